@@ -1,0 +1,8 @@
+"""torch-katas: auto-graded PyTorch exercises.
+
+The package is split by step of the grading flow:
+exercises (find) -> submission (load) -> sandbox (run learner code) -> judge (pytest over
+grader/checks) -> report. `checking` and `gradients` are the toolkit the hidden checks use.
+"""
+
+__version__ = "0.1.0"

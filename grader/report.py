@@ -1,0 +1,72 @@
+"""Show a grading result: a table of checks for the terminal, or one JSON object."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+SYMBOLS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "not_started": ("·", "yellow"),
+           "skipped": ("–", "blue")}
+PLAIN = {"passed": "ok", "failed": "FAIL", "not_started": "todo", "skipped": "skip"}
+STATUS_TEXT = {
+    "error": ("Your file could not be loaded.", "无法加载你的文件。"),
+    "timeout": ("Your code ran past its time limit.", "你的代码超过了时间限制。"),
+    "crashed": ("Your code crashed the sandbox process.", "你的代码导致沙箱进程崩溃。"),
+    "tampered": ("Your code tampered with the grader: the score is 0.", "你的代码篡改了评分器：得分为 0。"),
+}
+
+
+def use_color(stream=None) -> bool:
+    stream = stream or sys.stdout
+    return not os.environ.get("NO_COLOR") and hasattr(stream, "isatty") and stream.isatty()
+
+
+def _points(x: float) -> str:
+    return f"{x:g}"
+
+
+def render(result: dict, lang: str = "en", color: bool | None = None) -> str:
+    """The terminal report of one result."""
+    color = use_color() if color is None else color
+    style = click.style if color else (lambda text, **_: text)
+    lines = [style(f"{result['exercise']} · {result['title']}" if result.get("title") else result["name"], bold=True)]
+    width = max((len(c["title"]) for c in result["checks"]), default=10)
+    for c in result["checks"]:
+        symbol, colour = SYMBOLS[c["outcome"]]
+        mark = style(symbol, fg=colour) if color else PLAIN[c["outcome"]].ljust(4)
+        pts = f"{_points(c['points'])}/{_points(c['max_points'])}"
+        lines.append(f"  {mark} {c['title'].ljust(width)}  {pts:>7}")
+        if c["message"]:
+            lines.append(f"      {c['message']}")
+    if result["status"] in STATUS_TEXT:
+        en, zh = STATUS_TEXT[result["status"]]
+        lines.append(style(zh if lang == "zh" else en, fg="red"))
+    if result.get("output"):
+        label = "你的代码输出：" if lang == "zh" else "Your code printed:"
+        shown = "\n".join("      " + line for line in result["output"].rstrip().splitlines()[-8:])
+        lines += [f"  {label}", shown]
+    for note in result.get("notes", []):
+        lines.append(f"  note: {note}")
+    full = result["score"] >= result["max_score"]
+    total = f"{_points(result['score'])}/{_points(result['max_score'])}"
+    label = "得分" if lang == "zh" else "Score"
+    lines.append(style(f"{label}: {total}", fg="green" if full else "yellow", bold=True)
+                 + f"  ({result['duration_s']:.1f} s, seed {result['seed']})")
+    lines.append(next_step(result, lang))
+    return "\n".join(lines)
+
+
+def next_step(result: dict, lang: str) -> str:
+    ex = result["exercise"]
+    if result["score"] >= result["max_score"]:
+        return f"Next: {'全部通过！' if lang == 'zh' else 'all checks pass!'} `grade list` for the next exercise."
+    if all(c["outcome"] in ("not_started", "skipped") for c in result["checks"]):
+        return f"Next: open {result['submission']} and fill in the TODOs; `grade show {ex}` for the statement."
+    return f"Next: fix the first failing check above; stuck? `grade hint {ex}`."
+
+
+def to_json(result: dict) -> str:
+    return json.dumps(result, ensure_ascii=False)

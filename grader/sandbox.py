@@ -1,0 +1,431 @@
+"""The sandbox: learner code runs here, in a forked process with its own directory and limits.
+
+Judge side, `Sandbox` starts the process and exchanges plain-data messages with it (see wire.py);
+`Submission` is the proxy the checks use (`submission.linear_grads(x, y, w, b)`). Sandbox side,
+`_serve` loads the learner's code as a module and answers `call` and `probe` requests until the
+judge closes the connection. The judge never imports learner code.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import traceback
+import types
+from dataclasses import dataclass
+
+import torch
+
+from grader import wire
+from grader.source import Source
+
+OUTPUT_SHOWN = 500
+
+
+@dataclass
+class Limits:
+    """Resource limits of one sandbox."""
+
+    time: float = 10.0  # wall seconds per call (and for loading the code)
+    cpu: int = 120  # CPU seconds for the whole sandbox
+    memory: int = 4 << 30  # address space, bytes
+    output: int = 1 << 20  # bytes of stdout/stderr kept on disk
+    file_size: int = 64 << 20  # largest file learner code may write
+
+
+# -- what can go wrong on the learner's side (judge side exceptions) -----------------------
+
+class LearnerProblem(Exception):
+    """Base: learner code did not produce a value. `message` is learner-facing."""
+
+    status = "graded"
+
+    def __init__(self, message: str, zh: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.zh = zh or message
+
+
+class LearnerError(LearnerProblem):
+    """Learner code raised an exception."""
+
+    def __init__(self, message, zh=None, *, exc_type="", not_started=False):
+        super().__init__(message, zh)
+        self.exc_type = exc_type
+        self.not_started = not_started
+
+
+class LearnerTimeout(LearnerProblem):
+    status = "timeout"
+
+
+class LearnerCrashed(LearnerProblem):
+    status = "crashed"
+
+
+class LoadFailed(LearnerProblem):
+    """The learner's file could not be loaded (syntax error, exception at import)."""
+
+    status = "error"
+
+
+# -- the sandbox process -------------------------------------------------------------------
+
+PROBES: dict[str, types.FunctionType] = {}
+
+
+def probe(fn):
+    """Mark a check-module function as a probe: trusted code run inside the sandbox.
+
+    A probe receives the learner's module first, then the plain-data arguments the judge sent,
+    and returns plain data. It is how checks observe behaviour (count zero_grad calls, record a
+    loss curve) without the judge ever importing learner code.
+    """
+    PROBES[f"{fn.__module__}.{fn.__name__}"] = fn
+    fn.probe_name = f"{fn.__module__}.{fn.__name__}"
+    return fn
+
+
+def _set_limits(limits: Limits) -> None:
+    for name, value in (
+        ("RLIMIT_AS", limits.memory),
+        ("RLIMIT_CPU", limits.cpu),
+        ("RLIMIT_FSIZE", limits.file_size),
+        ("RLIMIT_CORE", 0),
+    ):
+        res = getattr(resource, name)
+        soft, hard = resource.getrlimit(res)
+        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+        resource.setrlimit(res, (value, value))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-large write fails instead of killing
+
+
+def _die_with_parent() -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover - not Linux
+        pass
+
+
+def _hide_solutions() -> None:
+    """Reference solutions are never importable from learner code."""
+    sys.path[:] = [p for p in sys.path if not os.path.isdir(os.path.join(p or ".", "solutions"))]
+    for name in [m for m in sys.modules if m == "solutions" or m.startswith("solutions.")]:
+        del sys.modules[name]
+
+
+def _learner_frames(tb, filename: str) -> list[str]:
+    frames = [f for f in traceback.extract_tb(tb) if f.filename == filename]
+    return [f"line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in frames[-3:]]
+
+
+def _error_reply(exc: BaseException, filename: str) -> dict:
+    if isinstance(exc, SystemExit):
+        text = f"SystemExit({exc.code!r}): your code called sys.exit() or exit()"
+    elif isinstance(exc, KeyboardInterrupt):
+        text = "KeyboardInterrupt raised by your code"
+    else:
+        text = f"{type(exc).__name__}: {exc}".strip()
+    return {
+        "ok": False,
+        "type": type(exc).__name__,
+        "message": text[:600],
+        "frames": _learner_frames(exc.__traceback__, filename),
+        "not_started": isinstance(exc, NotImplementedError),
+    }
+
+
+def _load_module(source: Source) -> types.ModuleType:
+    import linecache
+
+    lines = source.code.splitlines(keepends=True)
+    linecache.cache[source.filename] = (len(source.code), None, lines, source.filename)
+    module = types.ModuleType("submission")
+    module.__file__ = source.filename
+    sys.modules["submission"] = module
+    code = compile(source.code, source.filename, "exec", dont_inherit=True)
+    exec(code, module.__dict__)
+    return module
+
+
+def _answer(module, header: dict, blobs: list[bytes], filename: str) -> tuple[dict, list[bytes]]:
+    args = wire.decode(header.get("args", []), blobs, restore_grad=True)
+    kwargs = wire.decode(header.get("kwargs", {"__dict__": {}}), blobs, restore_grad=True)
+    try:
+        if header["op"] == "call":
+            fn = getattr(module, header["name"], None)
+            if fn is None:
+                return {"ok": False, "missing": True, "type": "AttributeError",
+                        "message": f"no `{header['name']}` defined", "frames": [], "not_started": False}, []
+            value = fn(*args, **kwargs)
+        else:
+            value = PROBES[header["name"]](module, *args, **kwargs)
+    except BaseException as exc:  # noqa: BLE001 - learner code may raise anything, SystemExit too
+        return _error_reply(exc, filename), []
+    out: list[bytes] = []
+    reply = {"ok": True, "value": wire.encode(value, out)}
+    if header.get("echo_args"):
+        reply["args"] = wire.encode(list(args), out)
+    return reply, out
+
+
+def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits) -> None:
+    """Sandbox main: never returns."""
+    status = 0
+    try:
+        os.setsid()
+        _die_with_parent()
+        os.chdir(workdir)
+        out = os.open(os.path.join(workdir, ".output"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        os.closerange(3, sock.fileno())
+        os.closerange(sock.fileno() + 1, 65536)
+        sys.stdout = open(1, "w", buffering=1, closefd=False)
+        sys.stderr = open(2, "w", buffering=1, closefd=False)
+        torch.set_num_threads(1)
+        _hide_solutions()
+        _set_limits(limits)
+        sys.argv = [source.filename]
+        try:
+            module = _load_module(source)
+            ready = {"ok": True}
+        except SyntaxError as exc:
+            module = None
+            ready = {"ok": False, "type": "SyntaxError", "frames": [], "not_started": False,
+                     "message": f"SyntaxError at line {exc.lineno}: {exc.msg}", "line": exc.lineno}
+        except BaseException as exc:  # noqa: BLE001
+            module = None
+            ready = _error_reply(exc, source.filename)
+        wire.send(sock, ready)
+        while module is not None:
+            try:
+                header, blobs = wire.recv(sock)
+            except EOFError:
+                break
+            reply, out_blobs = _answer(module, header, blobs, source.filename)
+            sys.stdout.flush()
+            wire.send(sock, reply, out_blobs)
+    except BaseException:  # noqa: BLE001 - the sandbox reports through its exit status only
+        status = 3
+    os._exit(status)
+
+
+# -- judge side ----------------------------------------------------------------------------
+
+def _describe_exit(status: int) -> tuple[type[LearnerProblem], str]:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGXCPU:
+            return LearnerTimeout, "used up its CPU time limit"
+        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+        if sig == signal.SIGSEGV:
+            return LearnerCrashed, "crashed with a segmentation fault (SIGSEGV)"
+        return LearnerCrashed, f"was killed by signal {name}"
+    code = os.WEXITSTATUS(status)
+    return LearnerCrashed, f"ended the process with exit status {code}: does your code call os._exit() or similar?"
+
+
+class Sandbox:
+    """One sandbox process for one submission, driven by the judge."""
+
+    def __init__(self, source: Source, limits: Limits):
+        self.source = source
+        self.limits = limits
+        self.pid: int | None = None
+        self.sock: socket.socket | None = None
+        self.workdir = tempfile.mkdtemp(prefix="torch-katas-")
+        self.load_reply: dict = {}
+        self.problem: LearnerProblem | None = None  # set once the process died or hung
+
+    def start(self) -> dict:
+        parent, child = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child
+            parent.close()
+            _serve(child, self.source, self.workdir, self.limits)
+        child.close()
+        self.pid, self.sock = pid, parent
+        self.load_reply = self._receive(self.limits.time, "loading your file")[0]
+        return self.load_reply
+
+    @property
+    def alive(self) -> bool:
+        return self.pid is not None and self.problem is None
+
+    def request(self, header: dict, blobs: list[bytes], what: str) -> tuple[dict, list[bytes]]:
+        try:
+            wire.send(self.sock, header, blobs)
+        except OSError:
+            pass  # the process is gone: _receive reports how it ended
+        return self._receive(self.limits.time, what)
+
+    def _receive(self, timeout: float, what: str) -> tuple[dict, list[bytes]]:
+        self.sock.settimeout(timeout)
+        try:
+            return wire.recv(self.sock)
+        except socket.timeout:
+            self.kill()
+            self.problem = LearnerTimeout(
+                f"{what} did not finish within {timeout:g} s: is there an endless loop, or a loop that never stops?",
+                f"{what} 在 {timeout:g} 秒内没有完成：是否有死循环，或者循环没有结束条件？")
+        except (EOFError, OSError, wire.ProtocolError):
+            status = self.kill()
+            kind, text = _describe_exit(status)
+            self.problem = kind(f"Your code {text} while {what}.", f"你的代码在{what}时{text}。")
+        raise self.problem
+
+    def kill(self) -> int:
+        """Kill the sandbox's whole process group; return its wait status."""
+        if self.pid is None:
+            return 0
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):  # not yet its own group leader
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            status = 0
+        self.pid = None
+        return status
+
+    def output(self) -> str:
+        try:
+            with open(os.path.join(self.workdir, ".output"), "rb") as f:
+                data = f.read(self.limits.output)
+        except OSError:
+            return ""
+        return data.decode("utf-8", "replace")
+
+    def close(self) -> None:
+        self.kill()
+        if self.sock is not None:
+            self.sock.close()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def describe_arg(value) -> str:
+    """How an argument reads in a call shown to the learner: `x[8, 1]`-style for tensors."""
+    if isinstance(value, torch.Tensor):
+        return f"tensor{list(value.shape)}"
+    if isinstance(value, (list, tuple)) and len(value) > 4:
+        return f"{type(value).__name__}[{len(value)}]"
+    text = repr(value)
+    return text if len(text) <= 30 else text[:27] + "..."
+
+
+class Submission:
+    """The proxy checks receive as the `submission` fixture.
+
+    `submission.fn(*args)` calls the learner's `fn` in the sandbox and returns its value as plain
+    data; `submission.probe(probe_fn, *args)` runs a trusted probe there. A sandbox that died
+    or hung is replaced by a fresh one for the next check; a file that failed to load fails every
+    check the same way.
+    """
+
+    def __init__(self, source: Source, limits: Limits):
+        self._source = source
+        self._limits = limits
+        self._sandbox: Sandbox | None = None
+        self._load_problem: LearnerProblem | None = None
+        self.problems: list[LearnerProblem] = []
+        self.outputs: list[str] = []
+
+    # -- lifecycle --
+    def _ready(self) -> Sandbox:
+        if self._load_problem is not None:
+            raise self._load_problem
+        if self._sandbox is not None and self._sandbox.alive:
+            return self._sandbox
+        self._retire()
+        self._sandbox = Sandbox(self._source, self._limits)
+        try:
+            reply = self._sandbox.start()
+        except LearnerProblem as problem:
+            self._load_problem = problem
+            self.problems.append(problem)
+            raise
+        if not reply.get("ok"):
+            where = f" ({'; '.join(reply['frames'])})" if reply.get("frames") else ""
+            self._load_problem = LoadFailed(
+                f"Your file could not be loaded: {reply['message']}{where}",
+                f"无法加载你的文件：{reply['message']}{where}")
+            self.problems.append(self._load_problem)
+            raise self._load_problem
+        return self._sandbox
+
+    def _retire(self) -> None:
+        if self._sandbox is not None:
+            self.outputs.append(self._sandbox.output())
+            self._sandbox.close()
+            self._sandbox = None
+
+    def close(self) -> None:
+        self._retire()
+
+    def output(self) -> str:
+        """The learner's printed output (the last OUTPUT_SHOWN characters)."""
+        text = "".join(self.outputs)
+        return text if len(text) <= OUTPUT_SHOWN else "..." + text[-OUTPUT_SHOWN:]
+
+    # -- requests --
+    def _request(self, header: dict, args, kwargs, what: str):
+        sandbox = self._ready()
+        blobs: list[bytes] = []
+        header = {**header, "args": wire.encode(list(args), blobs), "kwargs": wire.encode(dict(kwargs), blobs)}
+        try:
+            reply, out = sandbox.request(header, blobs, what)
+        except LearnerProblem as problem:
+            self.problems.append(problem)
+            raise
+        if not reply.get("ok"):
+            raise self._error(reply, what)
+        return reply, out
+
+    def _error(self, reply: dict, what: str) -> LearnerError:
+        if reply.get("missing"):
+            name = what.strip("`").split("(")[0]
+            return LearnerError(f"Your file does not define `{name}`: was it renamed or deleted?",
+                                f"你的文件里没有定义 `{name}`：是不是被改名或删除了？", exc_type="AttributeError")
+        if reply.get("not_started"):
+            return LearnerError(f"Not started: {what} still raises NotImplementedError (fill in its TODO).",
+                                f"尚未开始：{what} 仍然抛出 NotImplementedError（请完成其中的 TODO）。",
+                                exc_type="NotImplementedError", not_started=True)
+        where = f" ({'; '.join(reply['frames'])})" if reply.get("frames") else ""
+        return LearnerError(f"{what} raised {reply['message']}{where}",
+                            f"{what} 抛出了异常 {reply['message']}{where}", exc_type=reply.get("type", ""))
+
+    def call(self, name: str, *args, **kwargs):
+        """Call the learner's `name(*args, **kwargs)` and return its value."""
+        what = f"`{name}({', '.join(map(describe_arg, args))})`"
+        reply, out = self._request({"op": "call", "name": name}, args, kwargs, what)
+        return wire.decode(reply["value"], out)
+
+    def call_with_args(self, name: str, *args, **kwargs):
+        """Like `call`, but also return the arguments as they were after the call (in-place changes)."""
+        what = f"`{name}({', '.join(map(describe_arg, args))})`"
+        reply, out = self._request({"op": "call", "name": name, "echo_args": True}, args, kwargs, what)
+        return wire.decode(reply["value"], out), wire.decode(reply["args"], out)
+
+    def probe(self, fn, *args, what: str | None = None, **kwargs):
+        """Run the probe `fn` (see `probe`) in the sandbox and return its plain-data result."""
+        what = what or f"`{fn.__name__}`"
+        reply, out = self._request({"op": "probe", "name": fn.probe_name}, args, kwargs, what)
+        return wire.decode(reply["value"], out)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return lambda *args, **kwargs: self.call(name, *args, **kwargs)

@@ -1,0 +1,80 @@
+"""`grade validate`: prove an exercise's checks are not vacuous.
+
+The reference solution must score full, the untouched stub less than full (and still load), and
+every known mistake in tests/mistakes/<exercise>/ less than full, with a failure message that
+contains the text its `# Expect:` line names.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from grader.exercises import PACKAGE_DIR, Exercise
+from grader.judge import grade
+from grader.source import load_source
+
+MISTAKES_DIR = PACKAGE_DIR.parent / "tests" / "mistakes"
+
+
+def expected_text(path: Path) -> str | None:
+    """The `# Expect: ...` line of a mistake file: text the feedback must contain."""
+    match = re.search(r"^# Expect: (.+)$", path.read_text(encoding="utf-8"), re.MULTILINE)
+    return match.group(1).strip() if match else None
+
+
+def mistakes(exercise: Exercise) -> list[Path]:
+    return sorted((MISTAKES_DIR / exercise.name).glob("*.py"))
+
+
+def _messages(result: dict) -> str:
+    return " | ".join(c["message"] for c in result["checks"] if not c["passed"])
+
+
+def validate(exercise: Exercise, seed: int | None = None, device: str = "cpu") -> dict:
+    """Grade solution, stub and mistakes; return {exercise, ok, rows: [{kind, file, ok, why}]}."""
+    rows = []
+
+    def run(kind: str, path: Path):
+        result = grade(exercise, load_source(path), seed=seed, device=device)
+        return result, f"{result['score']:g}/{result['max_score']:g} ({result['status']})"
+
+    result, score = run("solution", exercise.solution)
+    full = result["score"] >= result["max_score"] and result["status"] == "graded"
+    rows.append({"kind": "solution", "file": exercise.solution.name, "ok": full,
+                 "why": score if full else f"{score}: {_messages(result)[:300]}"})
+    result, score = run("stub", exercise.stub)
+    ok = result["score"] < result["max_score"] and result["status"] != "error"
+    rows.append({"kind": "stub", "file": exercise.stub.name, "ok": ok,
+                 "why": score if ok else f"{score}: the stub must load and score less than full"})
+    for path in mistakes(exercise):
+        want = expected_text(path)
+        result, score = run("mistake", path)
+        messages = _messages(result)
+        if want is None:
+            ok, why = False, "no `# Expect:` line names the message this mistake must get"
+        elif result["score"] >= result["max_score"]:
+            ok, why = False, f"{score}: this mistake scores full: the checks miss it"
+        elif want.lower() not in messages.lower():
+            ok, why = False, f"{score}: no message says '{want}'; got: {messages[:300]}"
+        else:
+            ok, why = True, f"{score}: '{want}'"
+        rows.append({"kind": "mistake", "file": path.name, "ok": ok, "why": why})
+    problems = []
+    if len(exercise.hints) < 3 or len(exercise.zh.get("hints", [])) < 3:
+        problems.append("needs 3 hints in English and in Chinese")
+    if len(rows) - 2 < 3:
+        problems.append(f"needs at least 3 mistakes in tests/mistakes/{exercise.name}/")
+    rows += [{"kind": "metadata", "file": "exercise.toml", "ok": False, "why": p} for p in problems]
+    return {"exercise": exercise.id, "name": exercise.name, "ok": all(r["ok"] for r in rows), "rows": rows}
+
+
+def render_validation(reports: list[dict]) -> str:
+    lines = []
+    for report in reports:
+        lines.append(f"{report['name']}: {'ok' if report['ok'] else 'FAILED'}")
+        for row in report["rows"]:
+            lines.append(f"  {'ok  ' if row['ok'] else 'FAIL'} {row['kind']:<8} {row['file']:<40} {row['why']}")
+    good = sum(r["ok"] for r in reports)
+    lines.append(f"{good} of {len(reports)} exercises valid")
+    return "\n".join(lines)
