@@ -24,7 +24,7 @@ def worst(statuses) -> str:
 
 class JudgePlugin:
     def __init__(self, source: Source, limits: Limits, seed: int, lang: str, device: str, emit):
-        self.proxy = Submission(source, limits)
+        self.proxy = Submission(source, limits, seed)
         self.seed = seed
         self.lang = lang
         self.device_name = device

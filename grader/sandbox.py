@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import random
 import resource
 import shutil
 import signal
@@ -175,7 +176,7 @@ def _answer(module, header: dict, blobs: list[bytes], filename: str) -> tuple[di
     return reply, out
 
 
-def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits) -> None:
+def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, seed: int) -> None:
     """Sandbox main: never returns."""
     status = 0
     try:
@@ -192,6 +193,8 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits) ->
         sys.stdout = open(1, "w", buffering=1, closefd=False)
         sys.stderr = open(2, "w", buffering=1, closefd=False)
         torch.set_num_threads(1)
+        torch.manual_seed(seed)
+        random.seed(seed)
         _hide_solutions()
         _set_limits(limits)
         sys.argv = [source.filename]
@@ -237,9 +240,10 @@ def _describe_exit(status: int) -> tuple[type[LearnerProblem], str]:
 class Sandbox:
     """One sandbox process for one submission, driven by the judge."""
 
-    def __init__(self, source: Source, limits: Limits):
+    def __init__(self, source: Source, limits: Limits, seed: int = 0):
         self.source = source
         self.limits = limits
+        self.seed = seed
         self.pid: int | None = None
         self.sock: socket.socket | None = None
         self.workdir = tempfile.mkdtemp(prefix="torch-katas-")
@@ -251,7 +255,7 @@ class Sandbox:
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child
             parent.close()
-            _serve(child, self.source, self.workdir, self.limits)
+            _serve(child, self.source, self.workdir, self.limits, self.seed)
         child.close()
         self.pid, self.sock = pid, parent
         self.load_reply = self._receive(self.limits.time, "loading your file")[0]
@@ -335,9 +339,10 @@ class Submission:
     check the same way.
     """
 
-    def __init__(self, source: Source, limits: Limits):
+    def __init__(self, source: Source, limits: Limits, seed: int = 0):
         self._source = source
         self._limits = limits
+        self._seed = seed
         self._sandbox: Sandbox | None = None
         self._load_problem: LearnerProblem | None = None
         self.problems: list[LearnerProblem] = []
@@ -350,7 +355,7 @@ class Submission:
         if self._sandbox is not None and self._sandbox.alive:
             return self._sandbox
         self._retire()
-        self._sandbox = Sandbox(self._source, self._limits)
+        self._sandbox = Sandbox(self._source, self._limits, self._seed)
         try:
             reply = self._sandbox.start()
         except LearnerProblem as problem:
