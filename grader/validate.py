@@ -1,8 +1,9 @@
 """`grade validate`: prove an exercise's checks are not vacuous.
 
-The reference solution must score full, the untouched stub less than full (and still load), and
-every known mistake in tests/mistakes/<exercise>/ less than full, with a failure message that
-contains the text its `# Expect:` line names.
+The reference solution and every correct variant in tests/variants/<exercise>/ must score full,
+the untouched stub less than full (and still load), and every known mistake in
+tests/mistakes/<exercise>/ less than full, with a failure message that contains the text its
+`# Expect:` line names.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from grader.judge import grade
 from grader.source import load_source
 
 MISTAKES_DIR = PACKAGE_DIR.parent / "tests" / "mistakes"
+VARIANTS_DIR = PACKAGE_DIR.parent / "tests" / "variants"
 
 
 def expected_text(path: Path) -> str | None:
@@ -25,6 +27,10 @@ def expected_text(path: Path) -> str | None:
 
 def mistakes(exercise: Exercise) -> list[Path]:
     return sorted((MISTAKES_DIR / exercise.name).glob("*.py"))
+
+
+def variants(exercise: Exercise) -> list[Path]:
+    return sorted((VARIANTS_DIR / exercise.name).glob("*.py"))
 
 
 def _messages(result: dict) -> str:
@@ -39,10 +45,11 @@ def validate(exercise: Exercise, seed: int | None = None, device: str = "cpu") -
         result = grade(exercise, load_source(path), seed=seed, device=device)
         return result, f"{result['score']:g}/{result['max_score']:g} ({result['status']})"
 
-    result, score = run("solution", exercise.solution)
-    full = result["score"] >= result["max_score"] and result["status"] == "graded"
-    rows.append({"kind": "solution", "file": exercise.solution.name, "ok": full,
-                 "why": score if full else f"{score}: {_messages(result)[:300]}"})
+    for kind, path in [("solution", exercise.solution)] + [("variant", p) for p in variants(exercise)]:
+        result, score = run(kind, path)
+        full = result["score"] >= result["max_score"] and result["status"] == "graded"
+        rows.append({"kind": kind, "file": path.name, "ok": full,
+                     "why": score if full else f"{score}: {_messages(result)[:300]}"})
     result, score = run("stub", exercise.stub)
     ok = result["score"] < result["max_score"] and result["status"] != "error"
     rows.append({"kind": "stub", "file": exercise.stub.name, "ok": ok,
@@ -63,7 +70,7 @@ def validate(exercise: Exercise, seed: int | None = None, device: str = "cpu") -
     problems = []
     if len(exercise.hints) < 3 or len(exercise.zh.get("hints", [])) < 3:
         problems.append("needs 3 hints in English and in Chinese")
-    if len(rows) - 2 < 3:
+    if sum(r["kind"] == "mistake" for r in rows) < 3:
         problems.append(f"needs at least 3 mistakes in tests/mistakes/{exercise.name}/")
     rows += [{"kind": "metadata", "file": "exercise.toml", "ok": False, "why": p} for p in problems]
     return {"exercise": exercise.id, "name": exercise.name, "ok": all(r["ok"] for r in rows), "rows": rows}
