@@ -8,6 +8,7 @@ sees, so nothing learner code prints or does can forge them.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import random
@@ -44,6 +45,7 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
         null = os.open(os.devnull, os.O_RDWR)
         for std in (0, 1, 2):
             os.dup2(null, std)
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugins: faster, and nothing else
     torch.manual_seed(seed)
     out = os.fdopen(fd, "w", buffering=1)
 
@@ -53,7 +55,8 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
     plugin = JudgePlugin(source, limits, seed, lang, device, emit)
     args = [
         str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR),
-        "-p", "no:cacheprovider", "--noconftest", "--assert=plain", "-q",
+        "-p", "pytest_timeout", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
+        "-p", "no:threadexception", "-p", "no:faulthandler", "--noconftest", "--assert=plain", "-q",
         "--timeout", str(int(limits.time * 3 + 10)), "--timeout-method", "signal",
     ]
     try:
@@ -90,6 +93,7 @@ def grade(exercise: Exercise, source: Source, *, seed: int | None = None, lang: 
     start = time.monotonic()
     sys.stdout.flush()
     sys.stderr.flush()
+    gc.freeze()  # the warm parent's objects: never collected in children, pages stay shared
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child
