@@ -70,9 +70,11 @@ def main():
 @click.option("--file", "file", type=click.Path(path_type=Path), help="Grade this .py file instead of your workspace's.")
 @click.option("--seed", type=int, help="Seed of the checks' random inputs (to reproduce a run).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", help="Device the checks run on.")
+@click.option("--time-limit", type=click.FloatRange(0.1, 3600), help="Seconds per call into your code (default: the exercise's).")
+@click.option("--memory", type=click.IntRange(256, 1 << 20), help="Memory limit of your code in MiB (default 4096).")
 @json_option
 @lang_option
-def check_cmd(exercise, file, seed, device, as_json, lang):
+def check_cmd(exercise, file, seed, device, time_limit, memory, as_json, lang):
     """Grade EXERCISE (ex05, 5 or ex05_manual_backward)."""
     from grader.source import SubmissionError, load_source
     from grader.workspace import learner_file
@@ -86,7 +88,8 @@ def check_cmd(exercise, file, seed, device, as_json, lang):
     from grader.judge import grade
     from grader.report import render, to_json
 
-    result = grade(ex, source, seed=seed, lang=lang, device=device)
+    result = grade(ex, source, seed=seed, lang=lang, device=device, time_limit=time_limit,
+                   memory=memory << 20 if memory else None)
     click.echo(to_json(result) if as_json else render(result, lang))
     sys.exit(0 if result["score"] >= result["max_score"] and result["status"] == "graded" else 1)
 

@@ -30,8 +30,9 @@ from grader.source import Source  # noqa: E402
 torch.set_num_threads(1)  # forked children must never inherit a multi-threaded OpenMP pool
 
 
-def limits_for(exercise: Exercise, memory: int | None = None) -> Limits:
-    limits = Limits(time=exercise.time_limit)
+def limits_for(exercise: Exercise, memory: int | None = None, time_limit: float | None = None) -> Limits:
+    """The sandbox limits: the exercise's time limit and the default memory, unless overridden."""
+    limits = Limits(time=time_limit or exercise.time_limit)
     if memory:
         limits.memory = memory
     return limits
@@ -86,10 +87,10 @@ def _read_events(fd: int, deadline: float) -> tuple[list[dict], bool]:
 
 
 def grade(exercise: Exercise, source: Source, *, seed: int | None = None, lang: str = "en",
-          device: str = "cpu", memory: int | None = None) -> dict:
+          device: str = "cpu", memory: int | None = None, time_limit: float | None = None) -> dict:
     """Grade `source` as `exercise`; return the result dict (the --json schema)."""
     seed = random.randrange(2**31) if seed is None else seed
-    limits = limits_for(exercise, memory)
+    limits = limits_for(exercise, memory, time_limit)
     start = time.monotonic()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -100,7 +101,7 @@ def grade(exercise: Exercise, source: Source, *, seed: int | None = None, lang: 
         os.close(read_fd)
         _judge_main(write_fd, exercise, source, seed, lang, device, limits)
     os.close(write_fd)
-    events, timed_out = _read_events(read_fd, start + max(60.0, exercise.time_limit * 20))
+    events, timed_out = _read_events(read_fd, start + max(60.0, limits.time * 20))
     os.close(read_fd)
     if timed_out:
         try:
@@ -129,7 +130,7 @@ def assemble(exercise: Exercise, source: Source, events: list[dict], timed_out: 
         })
     skipped = sum(c["max_points"] for c in checks if c["outcome"] == "skipped")
     max_score = exercise.points - skipped
-    score = min(sum(c["points"] for c in checks), max_score)
+    score = 0.0 if status == "tampered" else min(sum(c["points"] for c in checks), max_score)
     return {
         "exercise": exercise.id,
         "name": exercise.name,

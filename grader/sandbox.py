@@ -17,6 +17,7 @@ import signal
 import socket
 import sys
 import tempfile
+import time
 import traceback
 import types
 from dataclasses import dataclass
@@ -70,6 +71,12 @@ class LearnerCrashed(LearnerProblem):
     status = "crashed"
 
 
+class Tampered(LearnerProblem):
+    """Learner code replaced part of torch, the test runner or the grader."""
+
+    status = "tampered"
+
+
 class LoadFailed(LearnerProblem):
     """The learner's file could not be loaded (syntax error, exception at import)."""
 
@@ -119,6 +126,42 @@ def _hide_solutions() -> None:
     sys.path[:] = [p for p in sys.path if not os.path.isdir(os.path.join(p or ".", "solutions"))]
     for name in [m for m in sys.modules if m == "solutions" or m.startswith("solutions.")]:
         del sys.modules[name]
+
+
+WATCHED = {
+    "torch": ["allclose", "equal", "isclose", "eq", "manual_seed"],
+    "torch.Tensor": ["__eq__", "__torch_function__", "allclose", "equal", "backward"],
+    "torch.testing": ["assert_close"],
+    "torch.autograd": ["gradcheck", "gradgradcheck", "backward", "grad"],
+    "builtins": ["isinstance", "len", "abs", "float", "int", "type", "getattr", "__import__"],
+    "_pytest.runner": ["call_and_report", "runtestprotocol"],
+    "_pytest.python": ["Function"],
+    "_pytest.reports": ["TestReport"],
+    "grader.wire": ["encode", "send", "recv"],
+    "grader.sandbox": ["_answer", "_error_reply"],
+    "os": ["_exit", "write"],
+}
+
+
+def _watched_objects() -> dict[str, object]:
+    """What learner code has no business replacing (comparisons, gradcheck, the test runner, us)."""
+    import builtins
+    import importlib
+
+    found = {}
+    for owner_name, names in WATCHED.items():
+        if owner_name == "torch.Tensor":
+            owner = torch.Tensor
+        else:
+            owner = builtins if owner_name == "builtins" else importlib.import_module(owner_name)
+        for name in names:
+            found[f"{owner_name}.{name}"] = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
+    return found
+
+
+def _tampered(baseline: dict[str, object]) -> list[str]:
+    now = _watched_objects()
+    return sorted(name for name, obj in baseline.items() if now.get(name) is not obj)
 
 
 def _learner_frames(tb, filename: str) -> list[str]:
@@ -198,6 +241,7 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
         _hide_solutions()
         _set_limits(limits)
         sys.argv = [source.filename]
+        baseline = _watched_objects()
         try:
             module = _load_module(source)
             ready = {"ok": True}
@@ -208,6 +252,7 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
         except BaseException as exc:  # noqa: BLE001
             module = None
             ready = _error_reply(exc, source.filename)
+        ready["tampered"] = _tampered(baseline)
         wire.send(sock, ready)
         while module is not None:
             try:
@@ -215,6 +260,7 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
             except EOFError:
                 break
             reply, out_blobs = _answer(module, header, blobs, source.filename)
+            reply["tampered"] = _tampered(baseline)
             sys.stdout.flush()
             wire.send(sock, reply, out_blobs)
     except BaseException:  # noqa: BLE001 - the sandbox reports through its exit status only
@@ -234,7 +280,7 @@ def _describe_exit(status: int) -> tuple[type[LearnerProblem], str]:
             return LearnerCrashed, "crashed with a segmentation fault (SIGSEGV)"
         return LearnerCrashed, f"was killed by signal {name}"
     code = os.WEXITSTATUS(status)
-    return LearnerCrashed, f"ended the process with exit status {code}: does your code call os._exit() or similar?"
+    return LearnerCrashed, f"ended the process with exit status {code} (os._exit() or similar)"
 
 
 class Sandbox:
@@ -258,7 +304,7 @@ class Sandbox:
             _serve(child, self.source, self.workdir, self.limits, self.seed)
         child.close()
         self.pid, self.sock = pid, parent
-        self.load_reply = self._receive(self.limits.time, "loading your file")[0]
+        self.load_reply = self._receive(self.limits.time, "your file's top-level code")[0]
         return self.load_reply
 
     @property
@@ -282,15 +328,36 @@ class Sandbox:
                 f"{what} did not finish within {timeout:g} s: is there an endless loop, or a loop that never stops?",
                 f"{what} 在 {timeout:g} 秒内没有完成：是否有死循环，或者循环没有结束条件？")
         except (EOFError, OSError, wire.ProtocolError):
-            status = self.kill()
+            status = self.kill(grace=0.5)
             kind, text = _describe_exit(status)
-            self.problem = kind(f"Your code {text} while {what}.", f"你的代码在{what}时{text}。")
+            self.problem = kind(f"While running {what}, your code {text}.", f"运行 {what} 时，你的代码{text}。")
         raise self.problem
 
-    def kill(self) -> int:
-        """Kill the sandbox's whole process group; return its wait status."""
+    def kill(self, grace: float = 0.0) -> int:
+        """Kill the sandbox's whole process group; return its wait status.
+
+        With `grace`, a process that is already ending gets that long to exit by itself first, so
+        its own exit status (not our SIGKILL) is what gets reported.
+        """
         if self.pid is None:
             return 0
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self._kill_group()
+                self.pid = None
+                return status
+            time.sleep(0.01)
+        self._kill_group()
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            status = 0
+        self.pid = None
+        return status
+
+    def _kill_group(self) -> None:
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):  # not yet its own group leader
@@ -298,12 +365,6 @@ class Sandbox:
                 os.kill(self.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-        try:
-            _, status = os.waitpid(self.pid, 0)
-        except ChildProcessError:
-            status = 0
-        self.pid = None
-        return status
 
     def output(self) -> str:
         try:
@@ -345,6 +406,7 @@ class Submission:
         self._seed = seed
         self._sandbox: Sandbox | None = None
         self._load_problem: LearnerProblem | None = None
+        self._hung: dict[str, LearnerTimeout] = {}  # a call that timed out once fails at once after
         self.problems: list[LearnerProblem] = []
         self.outputs: list[str] = []
 
@@ -362,6 +424,7 @@ class Submission:
             self._load_problem = problem
             self.problems.append(problem)
             raise
+        self._note_tampering(reply)
         if not reply.get("ok"):
             where = f" ({'; '.join(reply['frames'])})" if reply.get("frames") else ""
             self._load_problem = LoadFailed(
@@ -387,6 +450,8 @@ class Submission:
 
     # -- requests --
     def _request(self, header: dict, args, kwargs, what: str):
+        if header["name"] in self._hung:
+            raise self._hung[header["name"]]
         sandbox = self._ready()
         blobs: list[bytes] = []
         header = {**header, "args": wire.encode(list(args), blobs), "kwargs": wire.encode(dict(kwargs), blobs)}
@@ -394,10 +459,20 @@ class Submission:
             reply, out = sandbox.request(header, blobs, what)
         except LearnerProblem as problem:
             self.problems.append(problem)
+            if isinstance(problem, LearnerTimeout):
+                self._hung[header["name"]] = problem
             raise
+        self._note_tampering(reply)
         if not reply.get("ok"):
             raise self._error(reply, what)
         return reply, out
+
+    def _note_tampering(self, reply: dict) -> None:
+        names = reply.get("tampered")
+        if names and not any(isinstance(p, Tampered) for p in self.problems):
+            listed = ", ".join(map(str, names[:5]))
+            self.problems.append(Tampered(f"Your code replaced {listed}: that is tampering, and the score is 0.",
+                                          f"你的代码替换了 {listed}：这属于篡改评分，得分为 0。"))
 
     def _error(self, reply: dict, what: str) -> LearnerError:
         if reply.get("missing"):
@@ -409,6 +484,10 @@ class Submission:
                                 f"尚未开始：{what} 仍然抛出 NotImplementedError（请完成其中的 TODO）。",
                                 exc_type="NotImplementedError", not_started=True)
         where = f" ({'; '.join(reply['frames'])})" if reply.get("frames") else ""
+        if reply.get("type") == "MemoryError" or "can't allocate memory" in reply.get("message", ""):
+            limit = self._limits.memory >> 20
+            return LearnerError(f"{what} ran out of memory (the limit is {limit} MiB): is a tensor far larger than needed?{where}",
+                                f"{what} 内存不足（上限 {limit} MiB）：是不是创建了过大的 tensor？{where}", exc_type="MemoryError")
         return LearnerError(f"{what} raised {reply['message']}{where}",
                             f"{what} 抛出了异常 {reply['message']}{where}", exc_type=reply.get("type", ""))
 

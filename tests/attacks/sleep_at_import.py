@@ -1,0 +1,4 @@
+# Attack: the file sleeps forever when loaded.
+import time
+
+time.sleep(10_000)
