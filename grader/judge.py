@@ -141,6 +141,7 @@ def assemble(exercise: Exercise, source: Source, events: list[dict], timed_out: 
         "checks": checks,
         "duration_s": round(duration, 3),
         "seed": seed,
+        "message": end["message"] if end else "The grading stopped before it finished.",
         "output": end["output"] if end else "",
         "notes": source.notes,
     }

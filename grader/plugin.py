@@ -58,7 +58,10 @@ class JudgePlugin:
     def pytest_sessionfinish(self):
         self.proxy.close()
         self.statuses.update(p.status for p in self.proxy.problems)
-        self.emit({"event": "end", "status": worst(self.statuses), "output": self.proxy.output()})
+        status = worst(self.statuses)
+        first = next((p for p in self.proxy.problems if p.status == status), None)
+        self.emit({"event": "end", "status": status, "output": self.proxy.output(),
+                   "message": self._text(first.message, first.zh) if first else ""})
 
     def _text(self, en: str, zh: str | None) -> str:
         return zh if self.lang == "zh" and zh else en

@@ -43,7 +43,7 @@ def render(result: dict, lang: str = "en", color: bool | None = None) -> str:
             lines.append(f"      {c['message']}")
     if result["status"] in STATUS_TEXT:
         en, zh = STATUS_TEXT[result["status"]]
-        lines.append(style(zh if lang == "zh" else en, fg="red"))
+        lines.append(style(f"{zh if lang == 'zh' else en} {result.get('message', '')}".strip(), fg="red"))
     if result.get("output"):
         label = "你的代码输出：" if lang == "zh" else "Your code printed:"
         shown = "\n".join("      " + line for line in result["output"].rstrip().splitlines()[-8:])

@@ -1,0 +1,311 @@
+"""Hidden checks of ex03: broadcasting on purpose ([N] vs [N, 1], keepdim, [N, 1, D] - [1, M, D])
+and vectorizing a per-row loop (observed by counting torch calls and executed lines in the sandbox)."""
+
+import sys
+import traceback
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from grader.checking import check, expect_close, expect_tensor, fail, probe, relation
+
+# -- sandbox side ----------------------------------------------------------------------------
+
+
+@probe
+def attempt(module, name, *args):
+    """Call module.<name>(*args). A RuntimeError (a shape error, usually) comes back as data, so the
+    check can explain it in broadcasting terms; every other exception goes to the judge as usual."""
+    fn = getattr(module, name, None)
+    if fn is None:
+        return {"missing": True}
+    try:
+        return {"value": fn(*args)}
+    except NotImplementedError:
+        raise
+    except RuntimeError as exc:
+        frames = [f"line {f.lineno}: {(f.line or '').strip()}"
+                  for f in traceback.extract_tb(exc.__traceback__) if f.filename == module.__file__]
+        return {"error": f"RuntimeError: {exc}"[:300], "where": "; ".join(frames[-2:])}
+
+
+class _CallCounter(TorchFunctionMode):
+    """Counts every torch function and Tensor method called while it is active."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.calls += 1
+        return func(*args, **(kwargs or {}))
+
+
+@probe
+def count_work(module, name, *arg_sets):
+    """Run module.<name> on each argument set; per run, the value, the number of torch calls made and
+    the number of lines run in the learner's own file. A loop over rows makes both grow with N."""
+    fn = getattr(module, name)
+    runs = []
+    for args in arg_sets:
+        lines = [0]
+
+        def local(frame, event, arg):
+            if event == "line":
+                lines[0] += 1
+            return local
+
+        def tracer(frame, event, arg):
+            return local if frame.f_code.co_filename == module.__file__ else None
+
+        counter = _CallCounter()
+        previous = sys.gettrace()
+        sys.settrace(tracer)
+        try:
+            with counter:
+                value = fn(*args)
+        finally:
+            sys.settrace(previous)
+        runs.append({"value": value, "torch_calls": counter.calls, "lines": lines[0]})
+    return runs
+
+
+# -- judge side ------------------------------------------------------------------------------
+
+def shape_of(t) -> str:
+    return str(list(t.shape))
+
+
+def call(submission, name, named, explain=None):
+    """Call the learner's `name` through `attempt`; a RuntimeError fails with `explain(error)` if given."""
+    what = f"{name}({', '.join(f'{k}{shape_of(v)}' for k, v in named.items())})"
+    reply = submission.probe(attempt, name, *named.values(), what=f"`{what}`")
+    if reply.get("missing"):
+        fail(f"Your file does not define `{name}`: was it renamed or deleted?",
+             f"你的文件里没有定义 `{name}`：是不是被改名或删除了？")
+    if "error" in reply:
+        where = f" ({reply['where']})" if reply.get("where") else ""
+        en, zh = explain(reply["error"]) if explain else (None, None)
+        if en is None:
+            en, zh = "", ""
+        fail(f"{what} raised {reply['error']}{where}. {en}".strip(),
+             f"{what} 抛出了异常 {reply['error']}{where}。{zh}".strip())
+    return what, reply["value"]
+
+
+def close(a: torch.Tensor, b: torch.Tensor, rtol=1e-4, atol=1e-5) -> bool:
+    return a.shape == b.shape and torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol)
+
+
+# -- mse: [N] against [N, 1] -----------------------------------------------------------------
+
+def expect_mse(value, yp: torch.Tensor, y: torch.Tensor, what: str) -> None:
+    n = yp.numel()
+    value = expect_tensor(value, what, floating=True)
+    if value.numel() != 1:
+        if list(value.shape) == [n, n] and yp.shape != y.shape:
+            fail(f"{what} returned shape {shape_of(value)} instead of one number: a [{n}] and a [{n}, 1] broadcast "
+                 f"to [{n}, {n}] (every prediction against every target); and the mean is missing.",
+                 f"{what} 返回了形状 {shape_of(value)} 而不是一个数：[{n}] 和 [{n}, 1] 会被广播成 [{n}, {n}]"
+                 f"（每个预测都和每个目标相减）；而且少了求平均。")
+        fail(f"{what} should return one number (a scalar tensor), got shape {shape_of(value)}: "
+             "did you forget the .mean()?",
+             f"{what} 应返回一个数（标量 tensor），实际形状为 {shape_of(value)}：是不是忘了 .mean()？")
+    got = value.reshape(()).double()
+    expected = ((yp.double().reshape(-1) - y.double().reshape(-1)) ** 2).mean()
+    if close(got, expected):
+        return
+    blown = ((yp.double() - y.double()) ** 2).mean()  # what the unreshaped subtraction gives
+    if yp.shape != y.shape and close(got, blown):
+        fail(f"{what} should be {float(expected):.4g}, got {float(got):.4g}: that is the mean over an [{n}, {n}] "
+             f"matrix. y_pred{shape_of(yp)} - y{shape_of(y)} silently broadcasts to [{n}, {n}] (every prediction "
+             "against every target): give both the same shape before subtracting.",
+             f"{what} 应为 {float(expected):.4g}，实际为 {float(got):.4g}：这是对一个 [{n}, {n}] 矩阵求的平均。"
+             f"y_pred{shape_of(yp)} - y{shape_of(y)} 会悄悄广播成 [{n}, {n}]（每个预测都和每个目标相减），"
+             "不会报错：相减之前先让两者形状相同。")
+    rel = relation(got.reshape(1), expected.reshape(1))
+    if rel == f"factor {n:.4g}":
+        fail(f"{what} should be {float(expected):.4g}, got {float(got):.4g} ({n} times too big): a sum where the "
+             "mean belongs?",
+             f"{what} 应为 {float(expected):.4g}，实际为 {float(got):.4g}（大了 {n} 倍）：是不是把 mean 写成了 sum？")
+    fail(f"{what} should be {float(expected):.4g}, got {float(got):.4g}: the mean of (y_pred - y) ** 2 over "
+         "the N pairs of samples.",
+         f"{what} 应为 {float(expected):.4g}，实际为 {float(got):.4g}：应是 N 对样本的 (y_pred - y) ** 2 的平均。")
+
+
+def mse_cases(rng, shapes):
+    for n in (7, 3):
+        for sp, sy in shapes:
+            base_p, base_y = torch.randn(n, generator=rng), torch.randn(n, generator=rng)
+            yield base_p.reshape(sp(n)), base_y.reshape(sy(n))
+
+
+FLAT, COLUMN = (lambda n: [n]), (lambda n: [n, 1])
+
+
+@check("mse of two tensors of the same shape", points=1, zh="mse：两个形状相同的 tensor")
+def test_mse_same_shapes(submission, rng):
+    for yp, y in mse_cases(rng, [(FLAT, FLAT), (COLUMN, COLUMN)]):
+        what, value = call(submission, "mse", {"y_pred": yp, "y": y})
+        expect_mse(value, yp, y, what)
+
+
+@check("mse pairs [N] with [N, 1] sample by sample", points=2, zh="mse：[N] 与 [N, 1] 按样本一一配对")
+def test_mse_mixed_shapes(submission, rng):
+    for yp, y in mse_cases(rng, [(FLAT, COLUMN), (COLUMN, FLAT)]):
+        what, value = call(submission, "mse", {"y_pred": yp, "y": y})
+        expect_mse(value, yp, y, what)
+
+
+# -- center_rows: keepdim --------------------------------------------------------------------
+
+def explain_rows(x):
+    n, d = x.shape
+
+    def explain(error):
+        if "must match the size" not in error:
+            return None, None
+        return (f"The {n} row means form a tensor of shape [{n}], and broadcasting lines a [{n}] up with the LAST "
+                f"axis of x (size {d}), not with its rows. Keep the reduced axis (keepdim=True) so the means form a "
+                f"column of shape [{n}, 1].",
+                f"{n} 个行均值组成形状为 [{n}] 的 tensor，而广播把 [{n}] 对齐到 x 的最后一维（大小 {d}），"
+                f"而不是对齐到行。保留被归约的维度（keepdim=True），让均值成为形状 [{n}, 1] 的一列。")
+    return explain
+
+
+def expect_centered(value, x, what):
+    expected = x.double() - x.double().mean(dim=1, keepdim=True)
+    value = expect_tensor(value, what, shape=x.shape, floating=True)
+    if close(value, expected):
+        return
+    if close(value, x.double() - x.double().mean(dim=0)):
+        fail(f"{what} subtracted each column's mean (the mean over dim=0) from x; a row's mean averages over "
+             "the columns of that row (dim=1).",
+             f"{what} 减去的是每一列的均值（对 dim=0 求平均）；一行的均值是对该行的各列求平均（dim=1）。")
+    if close(value, x.double() - x.double().mean(dim=1)):
+        n = x.shape[0]
+        fail(f"{what} has wrong values, and no error was raised: on a square x the row means of shape [{n}] "
+             f"broadcast along the LAST axis, so column j lost row j's mean. Keep the reduced axis "
+             f"(keepdim=True) so the means form a column [{n}, 1].",
+             f"{what} 的数值不对，而且没有报错：x 是方阵时，形状为 [{n}] 的行均值沿着最后一维广播，"
+             f"于是第 j 列减去的是第 j 行的均值。保留被归约的维度（keepdim=True），让均值成为 [{n}, 1] 的一列。")
+    expect_close(value, expected, what, atol=1e-5)
+
+
+@check("center_rows subtracts each row's mean", points=1, zh="center_rows 每行减去该行的均值")
+def test_center_rows(submission, rng):
+    for shape in ((3, 6), (7, 2)):
+        x = torch.randn(*shape, generator=rng) + 3 * torch.randn(shape[0], 1, generator=rng)
+        what, value = call(submission, "center_rows", {"x": x}, explain_rows(x))
+        expect_centered(value, x, what)
+
+
+@check("center_rows is right on a square matrix too", points=1, zh="center_rows 在方阵上也正确")
+def test_center_rows_square(submission, rng):
+    x = torch.randn(5, 5, generator=rng) + 3 * torch.randn(5, 1, generator=rng)
+    what, value = call(submission, "center_rows", {"x": x}, explain_rows(x))
+    expect_centered(value, x, what)
+
+
+# -- pairwise_sq_dists: broadcasting to a bigger shape on purpose ----------------------------
+
+def explain_pairs(a, b):
+    n, m, d = a.shape[0], b.shape[0], a.shape[1]
+
+    def explain(error):
+        if "must match the size" not in error:
+            return None, None
+        return (f"a [{n}, {d}] and b [{m}, {d}] cannot broadcast against each other ({n} vs {m}). Give each one a "
+                f"size-1 axis, in different places, so that together they broadcast to [{n}, {m}, {d}].",
+                f"a [{n}, {d}] 和 b [{m}, {d}] 无法相互广播（{n} 对 {m}）。给两者各加一个大小为 1 的维度"
+                f"（size-1 axis，位置不同），让它们一起广播成 [{n}, {m}, {d}]。")
+    return explain
+
+
+def expected_dists(a, b):
+    return ((a.double()[:, None, :] - b.double()[None, :, :]) ** 2).sum(dim=-1)
+
+
+@check("pairwise_sq_dists returns an [N, M] matrix", points=1, zh="pairwise_sq_dists 返回 [N, M] 矩阵")
+def test_pairwise_shape(submission, rng):
+    a, b = torch.randn(4, 3, generator=rng), torch.randn(6, 3, generator=rng)
+    what, value = call(submission, "pairwise_sq_dists", {"a": a, "b": b}, explain_pairs(a, b))
+    value = expect_tensor(value, what, floating=True)
+    if list(value.shape) == [6, 4]:
+        fail(f"{what} has shape [6, 4], the transpose of [4, 6]: row i of the result belongs to a[i], "
+             "column j to b[j].",
+             f"{what} 的形状是 [6, 4]，是 [4, 6] 的转置：结果的第 i 行对应 a[i]，第 j 列对应 b[j]。")
+    if list(value.shape) == [4, 6, 3]:
+        fail(f"{what} has shape [4, 6, 3]: the squared differences still have to be summed over the last "
+             "axis (the D features).",
+             f"{what} 的形状是 [4, 6, 3]：还需要把差的平方在最后一维（D 个特征）上求和。")
+    expect_tensor(value, what, shape=[4, 6])
+
+
+@check("pairwise_sq_dists values", points=1, zh="pairwise_sq_dists 的数值")
+def test_pairwise_values(submission, rng):
+    for n, m, d in ((5, 3, 4), (4, 4, 2), (3, 5, 1)):
+        a, b = torch.randn(n, d, generator=rng), torch.randn(m, d, generator=rng)
+        what, value = call(submission, "pairwise_sq_dists", {"a": a, "b": b}, explain_pairs(a, b))
+        expected = expected_dists(a, b)
+        value = expect_tensor(value, what, floating=True)
+        if n == m and list(value.shape) == [n]:
+            fail(f"{what} has shape [{n}] instead of [{n}, {m}]: that pairs a[i] only with b[i]. Every row of a "
+                 "must meet every row of b: give a and b size-1 axes so they broadcast to [N, M, D].",
+                 f"{what} 的形状是 [{n}] 而不是 [{n}, {m}]：这只把 a[i] 与 b[i] 配对。a 的每一行都要和 b 的每一行"
+                 "比较：给 a 和 b 加上大小为 1 的维度，让它们广播成 [N, M, D]。")
+        if value.shape == expected.shape and close(value, expected.sqrt()):
+            fail(f"{what} holds distances, not squared distances: leave out the square root.",
+                 f"{what} 里是距离而不是距离的平方：去掉开方。")
+        expect_close(value, expected, what, rtol=1e-4, atol=1e-4, hints={
+            "transpose": ("Row i of the result belongs to a[i] and column j to b[j].",
+                          "结果的第 i 行对应 a[i]，第 j 列对应 b[j]。")})
+
+
+# -- rowwise_dot: vectorize a per-row loop ---------------------------------------------------
+
+def expect_rowwise(value, a, b, what):
+    n = a.shape[0]
+    value = expect_tensor(value, what, floating=True)
+    if list(value.shape) == [n, n] and n > 1:
+        fail(f"{what} has shape [{n}, {n}]: that is every row of a against every row of b (as a @ b.T computes). "
+             f"Only matching rows are wanted: out[i] = dot(a[i], b[i]), shape [{n}].",
+             f"{what} 的形状是 [{n}, {n}]：这是 a 的每一行与 b 的每一行都做了点积（就像 a @ b.T）。"
+             f"只需要对应行：out[i] = dot(a[i], b[i])，形状 [{n}]。")
+    if list(value.shape) == [n, 1]:
+        fail(f"{what} has shape [{n}, 1], a column; the statement asks for a flat [{n}] (was keepdim=True kept?).",
+             f"{what} 的形状是 [{n}, 1]（一列）；题目要求扁平的 [{n}]（是不是用了 keepdim=True？）。")
+    expect_close(value, (a.double() * b.double()).sum(dim=1), what, atol=1e-5)
+
+
+@check("rowwise_dot gives one dot product per row", points=1, zh="rowwise_dot 每行给出一个点积")
+def test_rowwise_dot(submission, rng):
+    for n, d in ((6, 4), (1, 3)):
+        a, b = torch.randn(n, d, generator=rng), torch.randn(n, d, generator=rng)
+        what, value = call(submission, "rowwise_dot", {"a": a, "b": b})
+        expect_rowwise(value, a, b, what)
+
+
+@check("rowwise_dot is vectorized (no loop over rows)", points=2, zh="rowwise_dot 已向量化（不对行做循环）")
+def test_rowwise_vectorized(submission, rng):
+    sizes = (4, 40)
+    arg_sets = [(torch.randn(n, 5, generator=rng), torch.randn(n, 5, generator=rng)) for n in sizes]
+    runs = submission.probe(count_work, "rowwise_dot", *arg_sets, what="`rowwise_dot`")
+    for (a, b), run in zip(arg_sets, runs):
+        expect_rowwise(run["value"], a, b, f"rowwise_dot(a{shape_of(a)}, b{shape_of(b)})")
+    small, big = runs
+    grow = (sizes[1] - sizes[0]) // 2
+    if big["torch_calls"] - small["torch_calls"] >= grow:
+        fail(f"rowwise_dot made {small['torch_calls']} torch calls for N={sizes[0]} rows and {big['torch_calls']} "
+             f"for N={sizes[1]}: the work grows with N, so a Python loop runs over the rows. Replace the loop by "
+             "a few operations on the whole [N, D] tensors.",
+             f"rowwise_dot 在 N={sizes[0]} 行时调用了 {small['torch_calls']} 次 torch 函数，N={sizes[1]} 时调用了 "
+             f"{big['torch_calls']} 次：调用次数随 N 增长，说明有一个对行的 Python 循环（loop）。"
+             "请改成对整个 [N, D] tensor 的几次运算。")
+    if big["lines"] - small["lines"] >= grow:
+        fail(f"rowwise_dot ran {small['lines']} lines of your file for N={sizes[0]} rows and {big['lines']} for "
+             f"N={sizes[1]}: a Python loop (or comprehension) runs over the rows or their numbers. Replace the loop "
+             "by a few operations on the whole [N, D] tensors.",
+             f"rowwise_dot 在 N={sizes[0]} 行时执行了你文件中的 {small['lines']} 行代码，N={sizes[1]} 时执行了 "
+             f"{big['lines']} 行：有一个对行（或其中数字）的 Python 循环（loop）或推导式。"
+             "请改成对整个 [N, D] tensor 的几次运算。")

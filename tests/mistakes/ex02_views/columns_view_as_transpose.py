@@ -1,0 +1,22 @@
+# Mistake: believes view(n, m) transposes an [m, n] tensor; it only reinterprets the memory.
+# Expect: they do not transpose
+
+import torch
+
+
+def to_matrix(x: torch.Tensor, rows: int) -> torch.Tensor:
+    return x.view(rows, -1)
+
+
+def columns_flat(x: torch.Tensor) -> torch.Tensor:
+    m, n = x.shape
+    return x.view(n, m).flatten()
+
+
+def scale_row_(x: torch.Tensor, i: int, factor: float) -> None:
+    x[i].mul_(factor)
+
+
+def fill_flat_(x: torch.Tensor, k: int, value: float) -> None:
+    i, j = divmod(k, x.shape[1])
+    x[i, j] = value

@@ -1,0 +1,21 @@
+# Mistake: makes x contiguous first, which copies a transpose: the write goes into the copy.
+# Expect: went into that copy
+
+import torch
+
+
+def to_matrix(x: torch.Tensor, rows: int) -> torch.Tensor:
+    return x.view(rows, -1)
+
+
+def columns_flat(x: torch.Tensor) -> torch.Tensor:
+    return x.t().contiguous().view(-1)
+
+
+def scale_row_(x: torch.Tensor, i: int, factor: float) -> None:
+    x[i].mul_(factor)
+
+
+def fill_flat_(x: torch.Tensor, k: int, value: float) -> None:
+    flat = x.contiguous().view(-1)
+    flat[k] = value

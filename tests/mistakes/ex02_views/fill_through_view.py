@@ -1,0 +1,20 @@
+# Mistake: writes through x.view(-1), which fails on a non-contiguous x.
+# Expect: not contiguous
+
+import torch
+
+
+def to_matrix(x: torch.Tensor, rows: int) -> torch.Tensor:
+    return x.view(rows, -1)
+
+
+def columns_flat(x: torch.Tensor) -> torch.Tensor:
+    return x.t().contiguous().view(-1)
+
+
+def scale_row_(x: torch.Tensor, i: int, factor: float) -> None:
+    x[i].mul_(factor)
+
+
+def fill_flat_(x: torch.Tensor, k: int, value: float) -> None:
+    x.view(-1)[k] = value

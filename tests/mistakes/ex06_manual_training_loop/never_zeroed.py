@@ -1,0 +1,25 @@
+# Mistake: never zeroes the gradients, so each backward adds to the previous ones.
+# Expect: gradients accumulate
+
+import torch
+
+LR = 0.01
+
+
+def train_step(x, y, w, b, lr):
+    loss = ((w * x + b - y) ** 2).mean()
+    loss.backward()
+    with torch.no_grad():
+        w -= lr * w.grad
+        b -= lr * b.grad
+    return loss.item()
+
+
+def train(x, y, epochs):
+    w = torch.zeros(1, requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    losses = []
+    for _ in range(epochs):
+        losses.append(train_step(x, y, w, b, LR))
+    return w, b, losses
+

@@ -1,0 +1,27 @@
+# Mistake: zeroes the gradients right after backward, before the update uses them: nothing moves.
+# Expect: zeroed before the update
+
+import torch
+
+LR = 0.01
+
+
+def train_step(x, y, w, b, lr):
+    loss = ((w * x + b - y) ** 2).mean()
+    loss.backward()
+    w.grad.zero_()
+    b.grad.zero_()
+    with torch.no_grad():
+        w -= lr * w.grad
+        b -= lr * b.grad
+    return loss.item()
+
+
+def train(x, y, epochs):
+    w = torch.zeros(1, requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    losses = []
+    for _ in range(epochs):
+        losses.append(train_step(x, y, w, b, LR))
+    return w, b, losses
+

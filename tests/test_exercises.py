@@ -1,0 +1,42 @@
+"""Every exercise is proven: the solution and correct variants score full, the stub scores less,
+every known mistake scores less with a message that names it (grade validate, in-process)."""
+
+import re
+
+import pytest
+
+from grader.exercises import all_exercises
+from grader.validate import mistakes, validate
+
+EXERCISES = all_exercises()
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda ex: ex.id)
+def test_validate(exercise):
+    report = validate(exercise)
+    bad = [f"{r['kind']} {r['file']}: {r['why']}" for r in report["rows"] if not r["ok"]]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("exercise", EXERCISES, ids=lambda ex: ex.id)
+def test_exercise_is_complete(exercise):
+    assert exercise.stub.exists() and exercise.solution.exists() and exercise.checks.exists()
+    assert (exercise.folder / "README.md").exists() and (exercise.folder / "README.zh.md").exists()
+    assert len(exercise.hints) == 3 and len(exercise.zh["hints"]) == 3 and exercise.zh["title"]
+    assert len(mistakes(exercise)) >= 3
+    stub = exercise.stub.read_text(encoding="utf-8")
+    assert "TODO" in stub, "the stub marks what to do with TODO"
+    statement = exercise.statement()
+    assert exercise.id in statement
+
+
+def test_check_points_add_up_to_metadata():
+    for exercise in EXERCISES:
+        text = exercise.checks.read_text(encoding="utf-8")
+        declared = sum(float(p) for p in re.findall(r"points=([0-9.]+)", text))
+        assert declared == exercise.points, f"{exercise.name}: checks declare {declared}, metadata {exercise.points}"
+
+
+def test_teaching_order():
+    numbers = [ex.number for ex in EXERCISES]
+    assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
