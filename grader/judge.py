@@ -57,7 +57,7 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
     args = [
         str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR),
         "-p", "pytest_timeout", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
-        "-p", "no:threadexception", "-p", "no:faulthandler", "--noconftest", "--assert=plain", "-q",
+        "-p", "no:threadexception", "-p", "no:faulthandler", "--noconftest", "--assert=plain", "-q", "--tb=line",
         "--timeout", str(int(limits.time * 3 + 10)), "--timeout-method", "signal",
     ]
     try:

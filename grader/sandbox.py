@@ -164,41 +164,44 @@ def _tampered(baseline: dict[str, object]) -> list[str]:
     return sorted(name for name, obj in baseline.items() if now.get(name) is not obj)
 
 
-def _learner_frames(tb, filename: str) -> list[str]:
-    frames = [f for f in traceback.extract_tb(tb) if f.filename == filename]
-    return [f"line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in frames[-3:]]
+def _learner_frames(tb, source: Source) -> list[str]:
+    labels = {label for label, _ in source.chunks}
+    frames = [f for f in traceback.extract_tb(tb) if f.filename in labels]
+    return [f"{source.where(f.filename, f.lineno)}, in {f.name}: {(f.line or '').strip()}" for f in frames[-3:]]
 
 
-def _error_reply(exc: BaseException, filename: str) -> dict:
+def _error_reply(exc: BaseException, source: Source) -> dict:
     if isinstance(exc, SystemExit):
         text = f"SystemExit({exc.code!r}): your code called sys.exit() or exit()"
     elif isinstance(exc, KeyboardInterrupt):
         text = "KeyboardInterrupt raised by your code"
+    elif isinstance(exc, SyntaxError) and exc.filename in {label for label, _ in source.chunks}:
+        text = f"SyntaxError at {source.where(exc.filename, exc.lineno)}: {exc.msg}"
     else:
         text = f"{type(exc).__name__}: {exc}".strip()
     return {
         "ok": False,
         "type": type(exc).__name__,
         "message": text[:600],
-        "frames": _learner_frames(exc.__traceback__, filename),
+        "frames": _learner_frames(exc.__traceback__, source),
         "not_started": isinstance(exc, NotImplementedError),
     }
 
 
 def _load_module(source: Source) -> types.ModuleType:
+    """Run the learner's chunks, in order, as the module `submission`."""
     import linecache
 
-    lines = source.code.splitlines(keepends=True)
-    linecache.cache[source.filename] = (len(source.code), None, lines, source.filename)
     module = types.ModuleType("submission")
     module.__file__ = source.filename
     sys.modules["submission"] = module
-    code = compile(source.code, source.filename, "exec", dont_inherit=True)
-    exec(code, module.__dict__)
+    for label, code in source.chunks:
+        linecache.cache[label] = (len(code), None, code.splitlines(keepends=True), label)
+        exec(compile(code, label, "exec", dont_inherit=True), module.__dict__)
     return module
 
 
-def _answer(module, header: dict, blobs: list[bytes], filename: str) -> tuple[dict, list[bytes]]:
+def _answer(module, header: dict, blobs: list[bytes], source: Source) -> tuple[dict, list[bytes]]:
     args = wire.decode(header.get("args", []), blobs, restore_grad=True)
     kwargs = wire.decode(header.get("kwargs", {"__dict__": {}}), blobs, restore_grad=True)
     try:
@@ -211,7 +214,7 @@ def _answer(module, header: dict, blobs: list[bytes], filename: str) -> tuple[di
         else:
             value = PROBES[header["name"]](module, *args, **kwargs)
     except BaseException as exc:  # noqa: BLE001 - learner code may raise anything, SystemExit too
-        return _error_reply(exc, filename), []
+        return _error_reply(exc, source), []
     out: list[bytes] = []
     reply = {"ok": True, "value": wire.encode(value, out)}
     if header.get("echo_args"):
@@ -245,13 +248,9 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
         try:
             module = _load_module(source)
             ready = {"ok": True}
-        except SyntaxError as exc:
+        except BaseException as exc:  # noqa: BLE001 - SyntaxError, SystemExit and the rest alike
             module = None
-            ready = {"ok": False, "type": "SyntaxError", "frames": [], "not_started": False,
-                     "message": f"SyntaxError at line {exc.lineno}: {exc.msg}", "line": exc.lineno}
-        except BaseException as exc:  # noqa: BLE001
-            module = None
-            ready = _error_reply(exc, source.filename)
+            ready = _error_reply(exc, source)
         ready["tampered"] = _tampered(baseline)
         wire.send(sock, ready)
         while module is not None:
@@ -259,7 +258,7 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
                 header, blobs = wire.recv(sock)
             except EOFError:
                 break
-            reply, out_blobs = _answer(module, header, blobs, source.filename)
+            reply, out_blobs = _answer(module, header, blobs, source)
             reply["tampered"] = _tampered(baseline)
             sys.stdout.flush()
             wire.send(sock, reply, out_blobs)
