@@ -6,3 +6,10 @@ grader/checks) -> report. `checking` and `gradients` are the toolkit the hidden 
 """
 
 __version__ = "0.1.0"
+
+
+def check(exercise: str, **options):
+    """In Jupyter: grade the cells this notebook has run so far, e.g. `check("ex05")`."""
+    from grader.jupyter import check as run_check
+
+    return run_check(exercise, **options)

@@ -120,6 +120,28 @@ def hint_cmd(exercise, show_all, lang):
         click.echo(f"Hint {i}/{len(hints)}: {hint}")
 
 
+@main.command("notebook")
+@click.argument("exercises", nargs=-1)
+@click.option("--all", "every", is_flag=True, help="Write every exercise.")
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Notebook file (one exercise) or folder (several; default ./notebooks).")
+@lang_option
+def notebook_cmd(exercises, every, out, lang):
+    """Write exercises as Jupyter notebooks (statement, stub cells, a checking cell)."""
+    from grader.notebook import write_notebook
+
+    chosen = all_exercises() if every else [exercise_or_fail(e) for e in exercises]
+    if not chosen:
+        raise UsageProblem("name an exercise (grade notebook ex05) or use --all")
+    if len(chosen) == 1 and not every:
+        targets = [out or Path(f"{chosen[0].name}.ipynb")]
+    else:
+        folder = out or Path("notebooks")
+        targets = [folder / f"{ex.name}.ipynb" for ex in chosen]
+    for ex, target in zip(chosen, targets):
+        click.echo(f"wrote {write_notebook(ex, ex.stub, target, lang)}")
+
+
 @main.command("validate")
 @click.argument("exercises", nargs=-1)
 @json_option
@@ -133,5 +155,16 @@ def validate_cmd(exercises, as_json):
     sys.exit(0 if all(r["ok"] for r in reports) else 1)
 
 
+def run() -> None:
+    """Entry point: a grader bug ends with one line (the traceback with GRADER_DEBUG=1), exit 3."""
+    try:
+        main()
+    except Exception as exc:  # noqa: BLE001 - click handles usage errors; this is a last resort
+        if os.environ.get("GRADER_DEBUG"):
+            raise
+        click.echo(f"grade: internal error: {type(exc).__name__}: {exc} (GRADER_DEBUG=1 shows the traceback)", err=True)
+        sys.exit(3)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    run()
