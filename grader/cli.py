@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from grader.exercises import UnknownExercise, all_exercises, find_exercise
+from grader.report import display_width, use_color
 
 
 class UsageProblem(click.ClickException):
@@ -90,34 +91,147 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, as_json, lang):
 
     result = grade(ex, source, seed=seed, lang=lang, device=device, time_limit=time_limit,
                    memory=memory << 20 if memory else None)
+    if file is None:
+        from grader.workspace import Progress, workspace_root
+
+        Progress(workspace_root()).record(ex, result)
     click.echo(to_json(result) if as_json else render(result, lang))
     sys.exit(0 if result["score"] >= result["max_score"] and result["status"] == "graded" else 1)
+
+
+def progress_bar(done: int, total: int, width: int = 30) -> str:
+    filled = round(width * done / total) if total else 0
+    return f"[{'#' * filled}{'-' * (width - filled)}] {done}/{total} done"
 
 
 @main.command("list")
 @json_option
 @lang_option
 def list_cmd(as_json, lang):
-    """List the exercises in teaching order."""
+    """List the exercises in teaching order, with your progress."""
+    from grader.workspace import Progress, workspace_root
+
     exercises = all_exercises()
+    progress = Progress(workspace_root())
     if as_json:
-        click.echo(json.dumps([ex.as_dict(lang) for ex in exercises], ensure_ascii=False))
+        click.echo(json.dumps([{**ex.as_dict(lang), "state": progress.state(ex), "best": progress.entry(ex).get("best")}
+                               for ex in exercises], ensure_ascii=False))
         return
+    color = use_color()
+    marks = {"done": ("✓", "green"), "in progress": ("…", "yellow"), "not started": (" ", None)}
     for ex in exercises:
-        stars = "*" * ex.difficulty
-        click.echo(f"{ex.id}  {ex.text('title', lang):<58} {stars:<4} {', '.join(ex.topics)}")
+        state = progress.state(ex)
+        mark = click.style(marks[state][0], fg=marks[state][1]) if color else f"{state:<11}"
+        best = f"{progress.entry(ex).get('best', 0):g}/{ex.points:g}" if state == "in progress" else ""
+        title = ex.text("title", lang)
+        click.echo(f"{mark} {ex.id}  {title}{' ' * max(1, 56 - display_width(title))}{'*' * ex.difficulty:<4} {best}")
+    click.echo(progress_bar(sum(progress.state(ex) == "done" for ex in exercises), len(exercises)))
+
+
+@main.command("show")
+@click.argument("exercise")
+@json_option
+@lang_option
+def show_cmd(exercise, as_json, lang):
+    """Show the statement of EXERCISE."""
+    ex = exercise_or_fail(exercise)
+    from grader.workspace import learner_file
+
+    if as_json:
+        click.echo(json.dumps({**ex.as_dict(lang), "statement": ex.statement(lang), "file": str(learner_file(ex))},
+                              ensure_ascii=False))
+        return
+    click.echo(ex.statement(lang))
+    click.echo(f"Edit {learner_file(ex)}, then run `grade {ex.id}`.")
+
+
+@main.command("next")
+@json_option
+@lang_option
+@click.pass_context
+def next_cmd(ctx, as_json, lang):
+    """Show the first exercise you have not finished."""
+    from grader.workspace import Progress, workspace_root
+
+    ex = Progress(workspace_root()).first_unfinished(all_exercises())
+    if ex is None:
+        click.echo(json.dumps(None) if as_json else "Every exercise is done. Well done!")
+        return
+    ctx.invoke(show_cmd, exercise=ex.id, as_json=as_json, lang=lang)
 
 
 @main.command("hint")
 @click.argument("exercise")
 @click.option("--all", "show_all", is_flag=True, help="Show every hint.")
+@json_option
 @lang_option
-def hint_cmd(exercise, show_all, lang):
-    """Show a hint for EXERCISE."""
+def hint_cmd(exercise, show_all, as_json, lang):
+    """Reveal the next hint for EXERCISE (each call one more, gentle to strong)."""
+    from grader.workspace import Progress, workspace_root
+
     ex = exercise_or_fail(exercise)
     hints = ex.text("hints", lang)
-    for i, hint in enumerate(hints if show_all else hints[:1], 1):
+    shown = len(hints) if show_all else Progress(workspace_root()).next_hint(ex)
+    if as_json:
+        click.echo(json.dumps({"exercise": ex.id, "hints": hints[:shown], "total": len(hints)}, ensure_ascii=False))
+        return
+    for i, hint in enumerate(hints[:shown], 1):
         click.echo(f"Hint {i}/{len(hints)}: {hint}")
+    if shown < len(hints):
+        click.echo(f"(`grade hint {ex.id}` again for a stronger hint)")
+
+
+@main.command("init")
+@click.argument("directory", type=click.Path(path_type=Path), default=".")
+def init_cmd(directory):
+    """Create a workspace in DIRECTORY with every exercise's stub."""
+    from grader.workspace import init_workspace
+
+    try:
+        stubs = init_workspace(directory)
+    except FileExistsError as exc:
+        raise UsageProblem(f"{exc}: pick an empty folder") from None
+    click.echo(f"Created a workspace with {len(stubs)} exercises in {directory}.")
+    click.echo(f"Next: cd {directory} && grade next")
+
+
+@main.command("reset")
+@click.argument("exercise")
+def reset_cmd(exercise):
+    """Restore the stub of EXERCISE (your file is backed up first)."""
+    from grader.workspace import reset_exercise
+
+    ex = exercise_or_fail(exercise)
+    backup = reset_exercise(ex)
+    click.echo(f"Restored the stub of {ex.id}." + (f" Your file was saved as {backup}." if backup else ""))
+
+
+@main.command("solution")
+@click.argument("exercise")
+@click.option("--force", is_flag=True, help="Show it before you have solved the exercise.")
+def solution_cmd(exercise, force):
+    """Show the reference solution of EXERCISE, once you have a full score."""
+    from grader.workspace import Progress, workspace_root
+
+    ex = exercise_or_fail(exercise)
+    if Progress(workspace_root()).state(ex) != "done":
+        if not force:
+            raise UsageProblem(f"the solution of {ex.id} unlocks after a full score (or use --force)")
+        click.echo("Warning: reading the solution before solving it teaches much less. Try `grade hint` first.", err=True)
+    click.echo(ex.solution.read_text(encoding="utf-8"))
+
+
+@main.command("watch")
+@click.argument("exercise", required=False)
+@click.option("--interval", type=click.FloatRange(0.05, 60), default=0.5, show_default=True,
+              help="Seconds between checks for a saved file.")
+@click.option("--runs", type=click.IntRange(1), help="Stop after this many gradings (for scripts).")
+@lang_option
+def watch_cmd(exercise, interval, runs, lang):
+    """Regrade on every save. Without EXERCISE, follow the first unfinished one and move on when done."""
+    from grader.watch import watch
+
+    watch(exercise_or_fail(exercise) if exercise else None, lang=lang, interval=interval, runs=runs)
 
 
 @main.command("notebook")

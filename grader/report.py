@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import unicodedata
 
 import click
 
@@ -24,6 +25,15 @@ def use_color(stream=None) -> bool:
     return not os.environ.get("NO_COLOR") and hasattr(stream, "isatty") and stream.isatty()
 
 
+def display_width(text: str) -> int:
+    """Columns `text` takes in a terminal: Chinese characters take two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def pad(text: str, width: int) -> str:
+    return text + " " * max(0, width - display_width(text))
+
+
 def _points(x: float) -> str:
     return f"{x:g}"
 
@@ -33,12 +43,12 @@ def render(result: dict, lang: str = "en", color: bool | None = None) -> str:
     color = use_color() if color is None else color
     style = click.style if color else (lambda text, **_: text)
     lines = [style(f"{result['exercise']} · {result['title']}" if result.get("title") else result["name"], bold=True)]
-    width = max((len(c["title"]) for c in result["checks"]), default=10)
+    width = max((display_width(c["title"]) for c in result["checks"]), default=10)
     for c in result["checks"]:
         symbol, colour = SYMBOLS[c["outcome"]]
         mark = style(symbol, fg=colour) if color else PLAIN[c["outcome"]].ljust(4)
         pts = f"{_points(c['points'])}/{_points(c['max_points'])}"
-        lines.append(f"  {mark} {c['title'].ljust(width)}  {pts:>7}")
+        lines.append(f"  {mark} {pad(c['title'], width)}  {pts:>7}")
         if c["message"]:
             lines.append(f"      {c['message']}")
     if result["status"] in STATUS_TEXT:

@@ -1,13 +1,21 @@
-"""The learner's workspace: the folder whose exercises/ holds the files they edit.
+"""The learner's workspace: the folder whose exercises/ holds the files they edit, and the plain
+JSON file there that remembers progress (best scores, hints revealed).
 
-Found from the current directory upwards; without one, the exercises shipped with the grader.
+Found from the current directory upwards; without one, the exercises shipped with the grader
+(a clone of the repository is itself a workspace). Never imports torch.
 """
 
 from __future__ import annotations
 
+import json
+import shutil
+import time
 from pathlib import Path
 
-from grader.exercises import EXERCISES_DIR, Exercise
+from grader.exercises import EXERCISES_DIR, Exercise, all_exercises
+
+PROGRESS_FILE = ".torch-katas-progress.json"
+BACKUP_DIR = ".torch-katas-backup"
 
 
 def find_workspace(start: Path | None = None) -> Path | None:
@@ -20,8 +28,85 @@ def find_workspace(start: Path | None = None) -> Path | None:
     return None
 
 
+def workspace_root(start: Path | None = None) -> Path:
+    """The workspace in use: the one found from `start`, else the folder holding the shipped exercises."""
+    return find_workspace(start) or EXERCISES_DIR.parent
+
+
 def learner_file(exercise: Exercise, start: Path | None = None) -> Path:
     """The file `grade exNN` grades: the workspace's copy of the stub."""
-    workspace = find_workspace(start)
-    root = workspace / "exercises" if workspace else EXERCISES_DIR
-    return root / exercise.name / f"{exercise.name}.py"
+    return workspace_root(start) / "exercises" / exercise.name / f"{exercise.name}.py"
+
+
+def init_workspace(target: Path) -> list[Path]:
+    """Create a fresh workspace in `target` with every stub and statement; return the stubs written."""
+    if (target / "exercises").exists():
+        raise FileExistsError(f"{target / 'exercises'} already exists")
+    written = []
+    for ex in all_exercises():
+        folder = target / "exercises" / ex.name
+        folder.mkdir(parents=True)
+        for name in (ex.stub.name, "README.md", "README.zh.md"):
+            if (ex.folder / name).exists():
+                shutil.copy2(ex.folder / name, folder / name)
+        written.append(folder / ex.stub.name)
+    (target / ".gitignore").write_text(f"{BACKUP_DIR}/\n__pycache__/\n")
+    return written
+
+
+def reset_exercise(exercise: Exercise, start: Path | None = None) -> Path | None:
+    """Restore the stub in the workspace; return the backup of the learner's file (None if it was untouched)."""
+    path = learner_file(exercise, start)
+    backup = None
+    if path.exists() and path.read_bytes() != exercise.stub.read_bytes():
+        folder = workspace_root(start) / BACKUP_DIR
+        folder.mkdir(exist_ok=True)
+        backup = folder / f"{exercise.name}.{time.strftime('%Y%m%d-%H%M%S')}.py"
+        shutil.copy2(path, backup)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(exercise.stub, path)
+    return backup
+
+
+class Progress:
+    """Per exercise: best score, whether it is done, attempts, hints revealed. A plain JSON file."""
+
+    def __init__(self, root: Path):
+        self.path = root / PROGRESS_FILE
+        try:
+            self.data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.data = {}
+
+    def entry(self, exercise: Exercise) -> dict:
+        return self.data.get(exercise.id, {})
+
+    def state(self, exercise: Exercise) -> str:
+        """'done', 'in progress' or 'not started'."""
+        entry = self.entry(exercise)
+        if entry.get("done"):
+            return "done"
+        return "in progress" if entry.get("attempts") else "not started"
+
+    def record(self, exercise: Exercise, result: dict) -> None:
+        entry = self.data.setdefault(exercise.id, {})
+        entry["attempts"] = entry.get("attempts", 0) + 1
+        entry["best"] = max(entry.get("best", 0.0), result["score"])
+        entry["max"] = result["max_score"]
+        entry["done"] = entry.get("done", False) or (
+            result["status"] == "graded" and result["score"] >= result["max_score"])
+        entry["last"] = time.strftime("%Y-%m-%d %H:%M:%S")
+        self.save()
+
+    def next_hint(self, exercise: Exercise) -> int:
+        """Reveal one more hint; return how many are revealed now."""
+        entry = self.data.setdefault(exercise.id, {})
+        entry["hints"] = min(entry.get("hints", 0) + 1, len(exercise.hints))
+        self.save()
+        return entry["hints"]
+
+    def first_unfinished(self, exercises: list[Exercise]) -> Exercise | None:
+        return next((ex for ex in exercises if self.state(ex) != "done"), None)
+
+    def save(self) -> None:
+        self.path.write_text(json.dumps(self.data, indent=1, sort_keys=True), encoding="utf-8")
