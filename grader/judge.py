@@ -67,51 +67,77 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
         os._exit(0)
 
 
-def _read_events(fd: int, deadline: float) -> tuple[list[dict], bool]:
-    """Read JSON lines until EOF or the deadline; return (events, timed_out)."""
-    buf, events = b"", []
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return events, True
-        ready, _, _ = select.select([fd], [], [], left)
-        if not ready:
-            continue
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        buf += chunk
-        *lines, buf = buf.split(b"\n")
-        events += [json.loads(line) for line in lines if line.strip()]
-    return events, False
+class Grading:
+    """One grading in flight: a forked judge whose result lines arrive on a pipe.
 
+    `grade` waits for one; batch grading keeps several in flight and feeds each as its pipe
+    becomes readable (`fileno`, `feed`), killing any that pass their deadline.
+    """
 
-def grade(exercise: Exercise, source: Source, *, seed: int | None = None, lang: str = "en",
-          device: str = "cpu", memory: int | None = None, time_limit: float | None = None) -> dict:
-    """Grade `source` as `exercise`; return the result dict (the --json schema)."""
-    seed = random.randrange(2**31) if seed is None else seed
-    limits = limits_for(exercise, memory, time_limit)
-    start = time.monotonic()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    gc.freeze()  # the warm parent's objects: never collected in children, pages stay shared
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - runs in the child
-        os.close(read_fd)
-        _judge_main(write_fd, exercise, source, seed, lang, device, limits)
-    os.close(write_fd)
-    events, timed_out = _read_events(read_fd, start + max(60.0, limits.time * 20))
-    os.close(read_fd)
-    if timed_out:
+    def __init__(self, exercise: Exercise, source: Source, *, seed: int | None = None, lang: str = "en",
+                 device: str = "cpu", memory: int | None = None, time_limit: float | None = None):
+        self.exercise, self.source, self.lang = exercise, source, lang
+        self.seed = random.randrange(2**31) if seed is None else seed
+        limits = limits_for(exercise, memory, time_limit)
+        self.started = time.monotonic()
+        self.deadline = self.started + max(60.0, limits.time * 20)
+        self.events: list[dict] = []
+        self.timed_out = False
+        self._buf = b""
+        sys.stdout.flush()
+        sys.stderr.flush()
+        gc.freeze()  # the warm parent's objects: never collected in children, pages stay shared
+        read_fd, write_fd = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # pragma: no cover - runs in the child
+            os.close(read_fd)
+            _judge_main(write_fd, exercise, source, self.seed, lang, device, limits)
+        os.close(write_fd)
+        self.fd = read_fd
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def feed(self) -> bool:
+        """Read what the judge sent; True once it has finished (end of the pipe)."""
+        chunk = os.read(self.fd, 65536)
+        self._buf += chunk
+        *lines, self._buf = self._buf.split(b"\n")
+        self.events += [json.loads(line) for line in lines if line.strip()]
+        return not chunk
+
+    def kill(self) -> None:
+        """Stop a judge past its deadline (its sandbox dies with it)."""
+        self.timed_out = True
         try:
-            os.killpg(pid, signal.SIGKILL)
+            os.killpg(self.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    os.waitpid(pid, 0)
-    result = assemble(exercise, source, events, timed_out, seed, time.monotonic() - start)
-    result["title"] = exercise.text("title", lang)
-    return result
+
+    def result(self) -> dict:
+        """Reap the judge and assemble its result."""
+        os.close(self.fd)
+        os.waitpid(self.pid, 0)
+        result = assemble(self.exercise, self.source, self.events, self.timed_out, self.seed,
+                          time.monotonic() - self.started)
+        result["title"] = self.exercise.text("title", self.lang)
+        return result
+
+
+def grade(exercise: Exercise, source: Source, **options) -> dict:
+    """Grade `source` as `exercise`; return the result dict (the --json schema).
+
+    Options: seed, lang, device, memory (bytes), time_limit (seconds per call).
+    """
+    grading = Grading(exercise, source, **options)
+    while True:
+        left = grading.deadline - time.monotonic()
+        if left <= 0:
+            grading.kill()
+            break
+        if select.select([grading], [], [], left)[0] and grading.feed():
+            break
+    return grading.result()
 
 
 def assemble(exercise: Exercise, source: Source, events: list[dict], timed_out: bool, seed: int,
