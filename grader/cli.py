@@ -256,6 +256,51 @@ def notebook_cmd(exercises, every, out, lang):
         click.echo(f"wrote {write_notebook(ex, ex.stub, target, lang)}")
 
 
+@main.command("batch")
+@click.argument("submissions", type=click.Path(path_type=Path))
+@click.option("--exercise", "-e", "chosen", multiple=True, help="Grade only these exercises (repeatable).")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("grades"), show_default=True,
+              help="Folder for results.jsonl, grades.csv, feedback/ and junit.xml.")
+@click.option("--workers", type=click.IntRange(1, 256), default=lambda: os.cpu_count() or 1,
+              help="Submissions graded at once (default: the machine's cores).")
+@click.option("--force", is_flag=True, help="Regrade what results.jsonl already holds.")
+@click.option("--seed", type=int, help="Seed of the checks' random inputs.")
+@click.option("--time-limit", type=click.FloatRange(0.1, 3600), help="Seconds per call into student code.")
+@click.option("--memory", type=click.IntRange(256, 1 << 20), help="Memory limit of student code in MiB (default 4096).")
+@json_option
+@lang_option
+def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory, as_json, lang):
+    """Grade SUBMISSIONS: one folder or .zip per student, files named after the exercise (ex05*.py)."""
+    if not submissions.is_dir():
+        raise UsageProblem(f"no such folder: {submissions}")
+    exercises = [exercise_or_fail(e) for e in chosen] or all_exercises()
+    from grader.batch import run_batch
+
+    summary = run_batch(submissions, exercises, out, workers=workers, force=force, seed=seed, lang=lang,
+                        time_limit=time_limit, memory=memory << 20 if memory else None)
+    if as_json:
+        click.echo(json.dumps(summary))
+    else:
+        kinds = ", ".join(f"{summary.get(k, 0)} {k}" for k in ("full", "partial", "zero", "error", "timeout",
+                                                               "crashed", "tampered"))
+        click.echo(f"Graded {summary['graded']} ({kinds}); {summary['skipped']} already graded; "
+                   f"{summary['problems']} problems noted. Gradebook in {out}/")
+    if summary["interrupted"]:
+        click.echo("Interrupted: what was graded is kept; run the same command to go on.", err=True)
+        sys.exit(130)
+
+
+@main.command("gradescope")
+@click.argument("exercises", nargs=-1, required=True)
+@click.option("--out", type=click.Path(path_type=Path), default=Path("autograder.zip"), show_default=True)
+def gradescope_cmd(exercises, out):
+    """Build a Gradescope autograder bundle that grades EXERCISES."""
+    from grader.gradescope import build_bundle
+
+    chosen = [exercise_or_fail(e) for e in exercises]
+    click.echo(f"wrote {build_bundle(chosen, out)}: upload it as the assignment's autograder")
+
+
 @main.command("validate")
 @click.argument("exercises", nargs=-1)
 @json_option

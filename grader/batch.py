@@ -1,0 +1,112 @@
+"""`grade batch`: grade a folder of student submissions with several judges in flight.
+
+This process is the warm parent: it imports torch, pytest, the grader and the exercises' check
+modules once, then forks one fresh judge per submission (no import per submission, no state
+carried from one student to the next). Each result is appended to results.jsonl and flushed the
+moment it completes, so an interrupted run loses nothing; a rerun skips what is already graded.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import select
+import signal
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import click
+
+from grader.collect import Job, collect
+from grader.exercises import Exercise
+from grader.gradebook import read_results, write_gradebook
+from grader.judge import Grading
+from grader.source import SubmissionError, load_source
+
+
+def _error_result(job_or_problem: dict, exercise: Exercise, message: str) -> dict:
+    return {"student": job_or_problem["student"], "exercise": exercise.id, "name": exercise.name,
+            "submission": job_or_problem.get("submission", ""), "status": "error", "score": 0.0,
+            "max_score": exercise.points, "checks": [], "duration_s": 0.0, "message": message, "output": "",
+            "notes": [], "sha256": job_or_problem.get("sha256")}
+
+
+def outcome_kind(result: dict) -> str:
+    """full, partial or zero for graded results; the status otherwise."""
+    if result["status"] != "graded":
+        return result["status"]
+    if result["score"] >= result["max_score"]:
+        return "full"
+    return "partial" if result["score"] > 0 else "zero"
+
+
+def run_batch(submissions: Path, exercises: list[Exercise], out: Path, *, workers: int, force: bool = False,
+              **options) -> dict:
+    """Grade every student's files; write out/; return a summary of counts."""
+    out.mkdir(parents=True, exist_ok=True)
+    records = out / "results.jsonl"
+    done = {(r["student"], r["exercise"], r.get("sha256")) for r in read_results(records)}
+    for ex in exercises:  # import the checks once, here, rather than once per judge
+        importlib.import_module(f"grader.checks.{ex.name}")
+    with tempfile.TemporaryDirectory(prefix="torch-katas-batch-") as unpack:
+        found = collect(submissions, exercises, Path(unpack))
+        by_id = {ex.id: ex for ex in exercises}
+        todo = [j for j in found.jobs if force or (j.student, j.exercise.id, j.sha256) not in done]
+        skipped = len(found.jobs) - len(todo)
+        counts: Counter = Counter()
+        with records.open("a", encoding="utf-8") as log:
+            def record(result: dict) -> None:
+                log.write(json.dumps(result, ensure_ascii=False) + "\n")
+                log.flush()
+                counts[outcome_kind(result)] += 1
+
+            for problem in found.problems:
+                if "exercise" in problem:
+                    record(_error_result(problem, by_id[problem["exercise"]], problem["message"]))
+            interrupted = _grade_all(todo, workers, record, options)
+    write_gradebook(out, exercises, found.problems)
+    return {"graded": sum(counts.values()), "skipped": skipped, "problems": len(found.problems),
+            "interrupted": interrupted, **counts}
+
+
+def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
+    """Keep up to `workers` judges in flight; return True if interrupted by Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C stops cleanly, even if started ignoring it
+    queue = list(reversed(jobs))
+    running: dict[Grading, Job] = {}
+    with click.progressbar(length=len(jobs), label="Grading", show_eta=True, file=sys.stderr,
+                           hidden=not sys.stderr.isatty()) as bar:
+        try:
+            while queue or running:
+                while queue and len(running) < workers:
+                    job = queue.pop()
+                    try:
+                        source = load_source(job.path)
+                    except SubmissionError as exc:
+                        record(_error_result({"student": job.student, "submission": str(job.path),
+                                              "sha256": job.sha256}, job.exercise, str(exc)))
+                        bar.update(1)
+                        continue
+                    running[Grading(job.exercise, source, **options)] = job
+                if not running:
+                    continue
+                wait = max(0.0, min(g.deadline for g in running) - time.monotonic())
+                ready = select.select(list(running), [], [], wait)[0]
+                for grading in list(running):
+                    finished = grading in ready and grading.feed()
+                    if not finished and time.monotonic() >= grading.deadline:
+                        grading.kill()
+                        finished = True
+                    if finished:
+                        job = running.pop(grading)
+                        record({"student": job.student, **grading.result(), "sha256": job.sha256})
+                        bar.update(1)
+        except KeyboardInterrupt:
+            for grading in running:
+                grading.kill()
+                grading.result()
+            return True
+    return False

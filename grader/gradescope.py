@@ -1,0 +1,117 @@
+"""Scale out with Gradescope: build an autograder bundle, and grade inside its container.
+
+`grade gradescope ex05 ex06 --out autograder.zip` writes a zip with `setup.sh` (installs the
+grader's dependencies), `run_autograder` (grades /autograder/submission) and the grader itself.
+Gradescope runs every submission in its own container, so a course of any size is graded in
+parallel. Inside, `python -m grader.gradescope --root /autograder ex05 ex06` writes
+/autograder/results/results.json in Gradescope's schema.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import stat
+import tempfile
+import zipfile
+from pathlib import Path
+
+from grader.exercises import EXERCISES_DIR, PACKAGE_DIR, Exercise
+
+SETUP = """#!/usr/bin/env bash
+# Gradescope runs this once when it builds the autograder image.
+set -euo pipefail
+apt-get update -qq && apt-get install -y -qq python3 python3-pip >/dev/null
+pip3 install --index-url https://download.pytorch.org/whl/cpu 'torch>=2.4,<2.15'
+pip3 install 'pytest>=8' 'pytest-timeout>=2.2' 'nbformat>=5.9' 'click>=8.1' numpy
+"""
+
+RUN = """#!/usr/bin/env bash
+# Gradescope runs this for every submission (the zip is unpacked in /autograder/source).
+source="${{AUTOGRADER_SOURCE:-/autograder/source}}"
+cd "$source" && PYTHONPATH="$source" exec python3 -m grader.gradescope --root "${{AUTOGRADER_ROOT:-/autograder}}" {ids}
+"""
+
+
+def build_bundle(exercises: list[Exercise], out: Path) -> Path:
+    """Write the autograder zip: setup.sh, run_autograder and the grader package with its exercises.
+
+    The reference solutions stay out: student code runs in that container.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        package = root / "grader"
+        shutil.copytree(PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__", "_bundle"))
+        shutil.copytree(EXERCISES_DIR, package / "_bundle" / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
+        (root / "setup.sh").write_text(SETUP)
+        (root / "run_autograder").write_text(RUN.format(ids=" ".join(ex.id for ex in exercises)))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+            for path in sorted(root.rglob("*")):
+                if path.is_file():
+                    info = zipfile.ZipInfo(path.relative_to(root).as_posix())
+                    executable = path.name in ("setup.sh", "run_autograder")
+                    info.external_attr = ((0o755 if executable else 0o644) | stat.S_IFREG) << 16
+                    info.compress_type = zipfile.ZIP_DEFLATED
+                    zf.writestr(info, path.read_bytes())
+    return out
+
+
+def to_gradescope(results: list[dict], problems: list[str]) -> dict:
+    """Gradescope's results.json: a test per check, named with the exercise, visible to students."""
+    tests = []
+    for r in results:
+        for c in r["checks"]:
+            tests.append({"name": f"{r['exercise']}: {c['title']}", "score": c["points"], "max_score": c["max_points"],
+                          "status": "passed" if c["passed"] else "failed", "output": c["message"],
+                          "visibility": "visible"})
+        if not r["checks"]:
+            tests.append({"name": f"{r['exercise']}: submission", "score": 0.0, "max_score": r["max_score"],
+                          "status": "failed", "output": r["message"], "visibility": "visible"})
+    output = [f"{r['exercise']}: {r['score']:g}/{r['max_score']:g} ({r['status']}) {r.get('message', '')}".rstrip()
+              for r in results] + problems
+    return {"score": sum(r["score"] for r in results), "output": "\n".join(output), "tests": tests,
+            "visibility": "visible", "stdout_visibility": "hidden"}
+
+
+def run(root: Path, exercise_ids: list[str]) -> dict:
+    """Grade root/submission as the given exercises; write root/results/results.json."""
+    from grader.batch import _error_result
+    from grader.collect import collect
+    from grader.exercises import find_exercise
+    from grader.judge import grade
+    from grader.source import SubmissionError, load_source
+
+    exercises = [find_exercise(i) for i in exercise_ids]
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        staged = Path(tmp) / "in" / "student"
+        shutil.copytree(root / "submission", staged)
+        found = collect(staged.parent, exercises, Path(tmp) / "unpacked")
+        for job in found.jobs:
+            try:
+                results.append(grade(job.exercise, load_source(job.path)))
+            except SubmissionError as exc:
+                results.append(_error_result({"student": "student"}, job.exercise, str(exc)))
+    problems = [p["message"] for p in found.problems]
+    graded = {job.exercise.id for job in found.jobs}
+    for ex in exercises:
+        if ex.id not in graded:
+            results.append(_error_result({"student": "student"}, ex, f"no file named like {ex.id}*.py or {ex.id}*.ipynb was submitted"))
+    report = to_gradescope(results, problems)
+    (root / "results").mkdir(parents=True, exist_ok=True)
+    (root / "results" / "results.json").write_text(json.dumps(report, indent=1, ensure_ascii=False))
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=Path("/autograder"))
+    parser.add_argument("exercises", nargs="+")
+    args = parser.parse_args()
+    run(args.root, args.exercises)
+
+
+if __name__ == "__main__":
+    main()
