@@ -18,15 +18,22 @@ def missing(result, name: str) -> None:
              f"你的文件里没有定义 `{name}`：是不是被改名或删除了？")
 
 
-def view_error(result, what: str) -> None:
+def view_error(result, what: str, what_zh: str | None = None, writing: bool = False) -> None:
     """Explain the RuntimeError of view() on a non-contiguous tensor (the probes catch only that one)."""
-    if isinstance(result, dict) and "view_error" in result:
-        fail(f"{what} raised \"{VIEW_ERROR} with input tensor's size and stride\": the tensor you called "
-             ".view() on is not contiguous (a transpose only swaps the strides, the memory stays in the old order), "
-             "so view() cannot flatten it. Make a contiguous copy first with .contiguous(), or use .reshape().",
-             f"{what} 抛出了 \"{VIEW_ERROR} with input tensor's size and stride\"：你调用 .view() 的 tensor 不是"
-             "连续的（contiguous）（转置只交换了 stride，内存仍是原来的顺序），所以 view() 无法把它展平。"
-             "先用 .contiguous() 得到连续的副本，或者改用 .reshape()。")
+    if not (isinstance(result, dict) and "view_error" in result):
+        return
+    if writing:  # contiguous() or reshape() would copy: the write would be lost
+        advice = ("Careful: .contiguous() and .reshape() would make a copy here, and a write into a copy never reaches "
+                  "x. Write into x itself, by indexing it.")
+        advice_zh = "注意：这里 .contiguous() 和 .reshape() 会生成副本，而写入副本永远到不了 x。请通过索引直接写入 x 本身。"
+    else:
+        advice = "Make a contiguous copy first with .contiguous(), or use .reshape()."
+        advice_zh = "先用 .contiguous() 得到连续的副本，或者改用 .reshape()。"
+    fail(f"{what} raised \"{VIEW_ERROR} with input tensor's size and stride\": the tensor you called .view() on "
+         "is not contiguous (a transpose only swaps the strides, the memory stays in the old order), so view() "
+         f"cannot flatten it. {advice}",
+         f"{what_zh or what} 抛出了 \"{VIEW_ERROR} with input tensor's size and stride\"：你调用 .view() 的 tensor "
+         f"不是连续的（contiguous）（转置只交换了 stride，内存仍是原来的顺序），所以 view() 无法把它展平。{advice_zh}")
 
 
 def call_catching_view_error(fn, *args):
@@ -257,10 +264,11 @@ def test_fill_transposed(submission, rng):
     base = torch.randn(n, m, generator=rng)
     x = base.t()  # [m, n], as the sandbox will build it
     k, value = draw_fill(rng, m, n)
-    what = f"fill_flat_(x, {k}, {value:g}) with x = base.t() (not contiguous, [{m}, {n}])"
+    what = f"fill_flat_(x, {k}, {value:g}) (x = base.t(): tensor[{m}, {n}], not contiguous)"
+    what_zh = f"fill_flat_(x, {k}, {value:g})（x = base.t()：tensor[{m}, {n}]，不连续）"
     result = submission.probe(fill_probe, base, k, value, what=f"`fill_flat_(x, {k}, {value:g})` (x: a transpose)")
     missing(result, "fill_flat_")
-    view_error(result, what)
+    view_error(result, what, what_zh, writing=True)
     expected = x.clone(memory_format=torch.contiguous_format)  # a plain clone() keeps the transposed strides
     expected.view(-1)[k] = value
     x_after = expect_tensor(result["x_after"], f"x after {what}", shape=[m, n])
@@ -270,13 +278,13 @@ def test_fill_transposed(submission, rng):
         fail(f"x did not change after {what}: reshape(), flatten() and contiguous() return a copy when x is not "
              "contiguous, so a write into their result went into that copy, not into x. Write into x itself "
              "(x[i, j] = ... is a write through x).",
-             f"{what} 之后 x 没有变化：当 x 不连续时，reshape()、flatten() 和 contiguous() 返回的是副本，"
+             f"{what_zh} 之后 x 没有变化：当 x 不连续时，reshape()、flatten() 和 contiguous() 返回的是副本，"
              "写入它们的结果只会写进副本，而不是 x。请直接写入 x 本身（x[i, j] = ... 就是写入 x）。")
     storage_order = base.clone()
     storage_order.view(-1)[k] = value
     if torch.equal(x_after, storage_order.t()):
         fail(f"After {what}, the value landed at position {k} of the memory, not at entry {k} of x counted row by "
              "row: for a transpose the two orders differ. Count along x's rows.",
-             f"{what} 之后，数值被写到了内存中的第 {k} 个位置，而不是 x 按行计数的第 {k} 个元素：对转置而言这两种顺序不同。"
+             f"{what_zh} 之后，数值被写到了内存中的第 {k} 个位置，而不是 x 按行计数的第 {k} 个元素：对转置而言这两种顺序不同。"
              "请按 x 的行来计数。")
     expect_close(x_after, expected, f"x after {what}")
