@@ -7,10 +7,12 @@ Every learner-facing text comes in English and, where given, Simplified Chinese.
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 import torch
 
-from grader.sandbox import probe  # noqa: F401 - re-exported for check modules
+from grader.sandbox import LearnerError, probe  # noqa: F401 - probe is re-exported for check modules
 from grader.wire import Opaque, tensor_info  # noqa: F401 - re-exported for check modules
 
 
@@ -26,6 +28,23 @@ class CheckFailed(AssertionError):
 def fail(message: str, zh: str | None = None):
     """Fail the current check with a learner-facing message (English, and Chinese if given)."""
     raise CheckFailed(message, zh)
+
+
+@contextlib.contextmanager
+def explain(causes: dict[str, tuple[str, str]]):
+    """Turn a known learner exception into a teaching message.
+
+    `with explain({"view size is not compatible": (en, zh)}): submission.fn(x)` fails the check
+    with that explanation (and the original error) when the learner's code raised an error whose
+    text contains the key; any other error passes through unchanged.
+    """
+    try:
+        yield
+    except LearnerError as exc:
+        for needle, (en, zh) in causes.items():
+            if needle in exc.message:
+                fail(f"{en} ({exc.message})", f"{zh}（{exc.zh}）")
+        raise
 
 
 def check(title: str, points: float, zh: str | None = None):

@@ -208,11 +208,16 @@ def _answer(module, header: dict, blobs: list[bytes], source: Source) -> tuple[d
         if header["op"] == "call":
             fn = getattr(module, header["name"], None)
             if fn is None:
-                return {"ok": False, "missing": True, "type": "AttributeError",
+                return {"ok": False, "missing": True, "name": header["name"], "type": "AttributeError",
                         "message": f"no `{header['name']}` defined", "frames": [], "not_started": False}, []
             value = fn(*args, **kwargs)
         else:
             value = PROBES[header["name"]](module, *args, **kwargs)
+    except AttributeError as exc:
+        if getattr(exc, "obj", None) is module:  # a probe reached for something the file lacks
+            return {"ok": False, "missing": True, "name": exc.name, "type": "AttributeError",
+                    "message": str(exc), "frames": [], "not_started": False}, []
+        return _error_reply(exc, source), []
     except BaseException as exc:  # noqa: BLE001 - learner code may raise anything, SystemExit too
         return _error_reply(exc, source), []
     out: list[bytes] = []
@@ -476,7 +481,7 @@ class Submission:
 
     def _error(self, reply: dict, what: str) -> LearnerError:
         if reply.get("missing"):
-            name = what.strip("`").split("(")[0]
+            name = reply.get("name") or what.strip("`").split("(")[0]
             return LearnerError(f"Your file does not define `{name}`: was it renamed or deleted?",
                                 f"你的文件里没有定义 `{name}`：是不是被改名或删除了？", exc_type="AttributeError")
         if reply.get("not_started"):

@@ -73,13 +73,15 @@ def validate(exercise: Exercise, seed: int | None = None, device: str = "cpu") -
     if sum(r["kind"] == "mistake" for r in rows) < 3:
         problems.append(f"needs at least 3 mistakes in tests/mistakes/{exercise.name}/")
     rows += [{"kind": "metadata", "file": "exercise.toml", "ok": False, "why": p} for p in problems]
-    return {"exercise": exercise.id, "name": exercise.name, "ok": all(r["ok"] for r in rows), "rows": rows}
+    return {"exercise": exercise.id, "name": exercise.name, "seed": seed, "ok": all(r["ok"] for r in rows),
+            "rows": rows}
 
 
 def render_validation(reports: list[dict]) -> str:
     lines = []
     for report in reports:
-        lines.append(f"{report['name']}: {'ok' if report['ok'] else 'FAILED'}")
+        seed = f" (seed {report['seed']})" if report.get("seed") is not None else ""
+        lines.append(f"{report['name']}{seed}: {'ok' if report['ok'] else 'FAILED'}")
         for row in report["rows"]:
             lines.append(f"  {'ok  ' if row['ok'] else 'FAIL'} {row['kind']:<8} {row['file']:<40} {row['why']}")
     good = sum(r["ok"] for r in reports)

@@ -72,3 +72,16 @@ def test_gradient_messages_name_the_mistake():
     assert "Per-sample values" in text
     text = failure(expect_gradient, expected + torch.tensor([0.0, 1.0]), expected, "w", numerical=expected)
     assert "d loss/d w[1]: yours -0.5, expected -1.5, numerical -1.5" in text
+
+
+def test_explain_turns_a_known_learner_error_into_a_lesson():
+    from grader.checking import explain
+    from grader.sandbox import LearnerError
+
+    with pytest.raises(CheckFailed) as info:
+        with explain({"view size is not compatible": ("Call .contiguous() before .view().", "")}):
+            raise LearnerError("`f(tensor[2, 3])` raised RuntimeError: view size is not compatible with ...")
+    assert info.value.message.startswith("Call .contiguous() before .view(). (`f(tensor[2, 3])` raised")
+    with pytest.raises(LearnerError):
+        with explain({"view size": ("x", "y")}):
+            raise LearnerError("`f()` raised ValueError: other")
