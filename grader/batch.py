@@ -23,7 +23,7 @@ import click
 from grader.collect import Job, collect
 from grader.exercises import Exercise
 from grader.gradebook import read_results, write_gradebook
-from grader.judge import Grading
+from grader.judge import Grading, prewarm
 from grader.source import SubmissionError, load_source
 
 
@@ -49,6 +49,7 @@ def run_batch(submissions: Path, exercises: list[Exercise], out: Path, *, worker
     out.mkdir(parents=True, exist_ok=True)
     records = out / "results.jsonl"
     done = {(r["student"], r["exercise"], r.get("sha256")) for r in read_results(records)}
+    prewarm()
     for ex in exercises:  # import the checks once, here, rather than once per judge
         importlib.import_module(f"grader.checks.{ex.name}")
     with tempfile.TemporaryDirectory(prefix="torch-katas-batch-") as unpack:

@@ -30,6 +30,13 @@ from grader.source import Source  # noqa: E402
 torch.set_num_threads(1)  # forked children must never inherit a multi-threaded OpenMP pool
 
 
+def prewarm() -> None:
+    """For processes that grade many submissions (batch, watch, validate): import what torch loads
+    lazily on first use, once here rather than once per forked judge and sandbox. The first
+    `backward(gradient=...)` imports sympy through torch.fx (1-2 s)."""
+    import torch.fx.experimental.symbolic_shapes  # noqa: F401
+
+
 def limits_for(exercise: Exercise, memory: int | None = None, time_limit: float | None = None) -> Limits:
     """The sandbox limits: the exercise's time limit and the default memory, unless overridden."""
     limits = Limits(time=time_limit or exercise.time_limit)

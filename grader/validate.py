@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from grader.exercises import PACKAGE_DIR, Exercise
-from grader.judge import grade
+from grader.judge import grade, prewarm
 from grader.source import load_source
 
 MISTAKES_DIR = PACKAGE_DIR.parent / "tests" / "mistakes"
@@ -39,6 +39,7 @@ def _messages(result: dict) -> str:
 
 def validate(exercise: Exercise, seed: int | None = None, device: str = "cpu") -> dict:
     """Grade solution, stub and mistakes; return {exercise, ok, rows: [{kind, file, ok, why}]}."""
+    prewarm()
     rows = []
 
     def run(kind: str, path: Path):

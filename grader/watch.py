@@ -40,7 +40,9 @@ def headline(ex: Exercise, result: dict, progress: Progress, lang: str) -> list[
 
 
 def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | None) -> None:
-    from grader.judge import grade  # torch, once
+    from grader.judge import grade, prewarm  # torch, once
+
+    prewarm()
 
     follow = exercise is None
     seen: dict[str, float | None] = {}
