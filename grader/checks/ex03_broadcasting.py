@@ -12,6 +12,14 @@ from grader.checking import check, expect_close, expect_tensor, fail, probe, rel
 # -- sandbox side ----------------------------------------------------------------------------
 
 
+def first_sentences(text: str, most: int = 300) -> str:
+    """The error text, cut at a sentence end when it is long."""
+    if len(text) <= most:
+        return text
+    cut = text.rfind(". ", 0, most)
+    return text[:cut + 1] if cut > 0 else text[:most] + "..."
+
+
 @probe
 def attempt(module, name, *args):
     """Call module.<name>(*args). A RuntimeError (a shape error, usually) comes back as data, so the
@@ -26,7 +34,7 @@ def attempt(module, name, *args):
     except RuntimeError as exc:
         frames = [f"line {f.lineno}: {(f.line or '').strip()}"
                   for f in traceback.extract_tb(exc.__traceback__) if f.filename == module.__file__]
-        return {"error": f"RuntimeError: {exc}"[:300], "where": "; ".join(frames[-2:])}
+        return {"error": first_sentences(f"RuntimeError: {exc}"), "where": "; ".join(frames[-2:])}
 
 
 class _CallCounter(TorchFunctionMode):
@@ -226,20 +234,29 @@ def expected_dists(a, b):
     return ((a.double()[:, None, :] - b.double()[None, :, :]) ** 2).sum(dim=-1)
 
 
+def expect_dists_shape(value, what, n, m, d):
+    value = expect_tensor(value, what, floating=True)
+    if list(value.shape) == [m, n] and n != m:
+        fail(f"{what} has shape [{m}, {n}], the transpose of [{n}, {m}]: row i of the result belongs to a[i], "
+             "column j to b[j].",
+             f"{what} 的形状是 [{m}, {n}]，是 [{n}, {m}] 的转置：结果的第 i 行对应 a[i]，第 j 列对应 b[j]。")
+    if list(value.shape) == [n, m, d]:
+        fail(f"{what} has shape [{n}, {m}, {d}]: the squared differences still have to be summed over the last "
+             "axis (the D features).",
+             f"{what} 的形状是 [{n}, {m}, {d}]：还需要把差的平方在最后一维（D 个特征）上求和。")
+    if n == m and list(value.shape) == [n]:
+        fail(f"{what} has shape [{n}] instead of [{n}, {m}]: that pairs a[i] only with b[i]. Every row of a "
+             "must meet every row of b: give a and b size-1 axes so they broadcast to [N, M, D].",
+             f"{what} 的形状是 [{n}] 而不是 [{n}, {m}]：这只把 a[i] 与 b[i] 配对。a 的每一行都要和 b 的每一行"
+             "比较：给 a 和 b 加上大小为 1 的维度，让它们广播成 [N, M, D]。")
+    return expect_tensor(value, what, shape=[n, m])
+
+
 @check("pairwise_sq_dists returns an [N, M] matrix", points=1, zh="pairwise_sq_dists 返回 [N, M] 矩阵")
 def test_pairwise_shape(submission, rng):
     a, b = torch.randn(4, 3, generator=rng), torch.randn(6, 3, generator=rng)
     what, value = call(submission, "pairwise_sq_dists", {"a": a, "b": b}, explain_pairs(a, b))
-    value = expect_tensor(value, what, floating=True)
-    if list(value.shape) == [6, 4]:
-        fail(f"{what} has shape [6, 4], the transpose of [4, 6]: row i of the result belongs to a[i], "
-             "column j to b[j].",
-             f"{what} 的形状是 [6, 4]，是 [4, 6] 的转置：结果的第 i 行对应 a[i]，第 j 列对应 b[j]。")
-    if list(value.shape) == [4, 6, 3]:
-        fail(f"{what} has shape [4, 6, 3]: the squared differences still have to be summed over the last "
-             "axis (the D features).",
-             f"{what} 的形状是 [4, 6, 3]：还需要把差的平方在最后一维（D 个特征）上求和。")
-    expect_tensor(value, what, shape=[4, 6])
+    expect_dists_shape(value, what, 4, 6, 3)
 
 
 @check("pairwise_sq_dists values", points=1, zh="pairwise_sq_dists 的数值")
@@ -248,12 +265,7 @@ def test_pairwise_values(submission, rng):
         a, b = torch.randn(n, d, generator=rng), torch.randn(m, d, generator=rng)
         what, value = call(submission, "pairwise_sq_dists", {"a": a, "b": b}, explain_pairs(a, b))
         expected = expected_dists(a, b)
-        value = expect_tensor(value, what, floating=True)
-        if n == m and list(value.shape) == [n]:
-            fail(f"{what} has shape [{n}] instead of [{n}, {m}]: that pairs a[i] only with b[i]. Every row of a "
-                 "must meet every row of b: give a and b size-1 axes so they broadcast to [N, M, D].",
-                 f"{what} 的形状是 [{n}] 而不是 [{n}, {m}]：这只把 a[i] 与 b[i] 配对。a 的每一行都要和 b 的每一行"
-                 "比较：给 a 和 b 加上大小为 1 的维度，让它们广播成 [N, M, D]。")
+        value = expect_dists_shape(value, what, n, m, d)
         if value.shape == expected.shape and close(value, expected.sqrt()):
             fail(f"{what} holds distances, not squared distances: leave out the square root.",
                  f"{what} 里是距离而不是距离的平方：去掉开方。")
