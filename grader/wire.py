@@ -67,7 +67,7 @@ def encode(value, blobs: list, depth: int = 0):
 
 def _encode_tensor(t: torch.Tensor, blobs: list, depth: int) -> dict:
     with torch._C.DisableTorchFunction():
-        grad = t.grad if t.is_leaf else None
+        grad = t.grad if t.is_leaf or t.retains_grad else None
         blobs.append(_tensor_bytes(t))
         info = {
             "__tensor__": len(blobs) - 1,
