@@ -190,7 +190,7 @@ def expect_close(actual, expected: torch.Tensor, what: str, *, rtol: float = 1e-
         en, zh = f"{what} {rel_en}.", f"{what} {rel_zh}。"
         cause = (hints or {}).get(rel) or (hints or {}).get(rel.split()[0])
         if cause:
-            en, zh = f"{en} {cause[0]}", f"{zh} {cause[1]}"
+            en, zh = f"{en} {cause[0]}", f"{zh}{cause[1]}"
     fail(en, zh)
 
 

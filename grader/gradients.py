@@ -52,9 +52,13 @@ def _index(flat_index: int, shape) -> str:
     return ", ".join(map(str, reversed(idx)))
 
 
+WORDS = {"en": ("yours", "expected", "numerical", "rel.err"), "zh": ("你的", "期望", "数值", "相对误差")}
+
+
 def gradient_lines(yours: torch.Tensor, expected: torch.Tensor, label: str, numerical: torch.Tensor | None = None,
-                   most: int = 3) -> list[str]:
+                   most: int = 3, lang: str = "en") -> list[str]:
     """The worst few entries as 'd loss/d w[0]: yours 0.5, expected 0.25 (rel.err 1.0e+00)'."""
+    w_yours, w_expected, w_numerical, w_rel = WORDS[lang]
     a, e = yours.double().reshape(-1), expected.double().reshape(-1)
     err = (a - e).abs()
     rel = err / e.abs().clamp_min(1e-12)
@@ -62,9 +66,9 @@ def gradient_lines(yours: torch.Tensor, expected: torch.Tensor, label: str, nume
     for k in torch.argsort(err, descending=True)[:most].tolist():
         if err[k] == 0:
             break
-        num = f", numerical {float(numerical.reshape(-1)[k]):.4g}" if numerical is not None else ""
-        lines.append(f"{label}[{_index(k, yours.shape)}]: yours {float(a[k]):.4g}, expected {float(e[k]):.4g}"
-                     f"{num} (rel.err {float(rel[k]):.1e})")
+        num = f", {w_numerical} {float(numerical.reshape(-1)[k]):.4g}" if numerical is not None else ""
+        lines.append(f"{label}[{_index(k, yours.shape)}]: {w_yours} {float(a[k]):.4g}, {w_expected} {float(e[k]):.4g}"
+                     f"{num} ({w_rel} {float(rel[k]):.1e})")
     return lines
 
 
@@ -99,10 +103,11 @@ def expect_gradient(yours, expected: torch.Tensor, name: str, *, of: str = "loss
         return
     rel = relation(a, e)
     details = "; ".join(gradient_lines(a, e, label, numerical))
+    details_zh = "；".join(gradient_lines(a, e, label, numerical, lang="zh"))
     if rel is None:
-        fail(f"{label} is wrong: {details}.", f"{label} 不对：{details}。")
+        fail(f"{label} is wrong: {details}.", f"{label} 不对：{details_zh}。")
     rel_en, rel_zh = relation_text(rel)
     cause = hints.get(rel) or hints.get(rel.split()[0])
     en = f"{label} {rel_en}: {details}." + (f" {cause[0]}" if cause else "")
-    zh = f"{label} {rel_zh}：{details}。" + (f" {cause[1]}" if cause else "")
+    zh = f"{label} {rel_zh}：{details_zh}。" + (cause[1] if cause else "")
     fail(en, zh)

@@ -129,7 +129,7 @@ def _hide_solutions() -> None:
 
 
 WATCHED = {
-    "torch": ["allclose", "equal", "isclose", "eq", "manual_seed"],
+    "torch": ["allclose", "equal", "isclose", "eq"],
     "torch.Tensor": ["__eq__", "__torch_function__", "allclose", "equal", "backward"],
     "torch.testing": ["assert_close"],
     "torch.autograd": ["gradcheck", "gradgradcheck", "backward", "grad"],
