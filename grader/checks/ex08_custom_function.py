@@ -173,8 +173,8 @@ def expect_grad_shape(grad, name, tensor, n):
 
 
 GRAD_HINTS = {
-    "sign": ("backward must return dL/d input as it is; autograd (not backward) does the descent step.",
-             "backward 应原样返回 dL/d input；往下降方向走的是优化器，不是 backward。"),
+    "sign": ("backward returns dL/d input itself; the minus sign of gradient descent belongs to the optimizer, not to backward.",
+             "backward 返回的就是 dL/d input 本身；梯度下降的负号属于优化器，不属于 backward。"),
     "factor": ("A stray constant: the linear layer's gradients need no factor (no 2, no 1/N).",
                "多了一个常数：线性层的梯度不需要任何因子（没有 2，也没有 1/N）。"),
     "zero": ("backward returns zeros: is a gradient computed at all?", "backward 返回的全是 0：是否真的计算了梯度？"),
@@ -339,6 +339,10 @@ def test_fake_quantize(submission, rng):
     result = submission.probe(quantize_in_loss, x, y, step, what=f"`fake_quantize(x, {step:.3g})` in a loss")
     q_expected = torch.round(x / step) * step
     q = expect_tensor(result["q"], f"fake_quantize(x, {step:.3g})", shape=[10], floating=True)
+    if not torch.allclose(q, q_expected, atol=1e-5) and torch.allclose(q * step, q_expected, atol=1e-5):
+        fail(f"fake_quantize(x, {step:.3g}) returned round(x / step), the number of steps: multiply it back by step "
+             "to get a value on the scale of x.",
+             f"fake_quantize(x, {step:.3g}) 返回的是 round(x / step)，即步数：要再乘回 step，才能回到 x 的尺度。")
     if torch.allclose(q, torch.round(x), atol=1e-5) and not torch.allclose(q, q_expected, atol=1e-5):
         fail(f"fake_quantize(x, {step:.3g}) rounded to integers: divide by step, round, then multiply by step.",
              f"fake_quantize(x, {step:.3g}) 取整到了整数：应先除以 step，取整，再乘回 step。")
@@ -352,10 +356,11 @@ def test_fake_quantize(submission, rng):
     expected = autograd_gradient(lambda v: ((v + (q_expected.double() - v).detach() - y.double()) ** 2).mean(), [x])[0]
     grad = result["grad"]
     if grad is None or (isinstance(grad, torch.Tensor) and not grad.abs().gt(0).any()):
-        fail("The gradient of mean((fake_quantize(x, step) - y)^2) with respect to x is all zeros (or None): "
-             "torch.round's gradient is 0 almost everywhere. Round with RoundSTE.apply so the gradient passes through.",
-             "mean((fake_quantize(x, step) - y)^2) 对 x 的梯度全为 0（或 None）：torch.round 的梯度几乎处处为 0。"
-             "请用 RoundSTE.apply 取整，让梯度直通。")
+        fail("The gradient of mean((fake_quantize(x, step) - y)^2) with respect to x is all zeros (or None), as "
+             "torch.round's own gradient would give (0 almost everywhere): round with RoundSTE.apply, whose backward "
+             "passes the gradient straight through.",
+             "mean((fake_quantize(x, step) - y)^2) 对 x 的梯度全为 0（或 None），这正是 torch.round 自身梯度"
+             "（几乎处处为 0）的结果：请用 RoundSTE.apply 取整，它的 backward 让梯度直通。")
     expect_gradient(grad, expected, "x", hints={
         "factor": ("The straight-through gradient of fake_quantize is exactly 1: step / step cancels.",
                    "fake_quantize 的直通梯度恰好为 1：除以 step 再乘以 step 相互抵消。")})

@@ -1,5 +1,5 @@
 # Mistake: fake_quantize rounds x / step but forgets to multiply back by step.
-# Expect: back by step
+# Expect: multiply it back by step
 import torch
 
 
