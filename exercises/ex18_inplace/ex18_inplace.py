@@ -22,19 +22,19 @@ def sgd_update(params, lr):
     trainable leaves. Returns None.
     """
     for p in params:
-        p -= lr * p.grad  # BUG: autograd refuses this. Why, and what is the right way?
+        p -= lr * p.grad  # TODO fix: autograd refuses this. Why, and what is the right way?
 
 
 def swish(x):
     """Return swish(x) = x * sigmoid(x), elementwise, same shape as x. Do not change x."""
     s = torch.sigmoid(x)
-    return s.mul_(x)  # BUG: the forward value is right, but backward fails. Why?
+    return s.mul_(x)  # TODO fix: the forward value is right, but backward fails. Why?
 
 
 def residual_tanh(x, w):
     """Return tanh(x @ w) + x, a residual block (x: [N, D], w: [D, D]; result [N, D])."""
     h = torch.tanh(x @ w)
-    h += x  # BUG: same story as swish.
+    h += x  # TODO fix: same story as swish.
     return h
 
 

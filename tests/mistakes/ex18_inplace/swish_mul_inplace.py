@@ -1,4 +1,4 @@
-# Mistake: the activation's saved output is changed in place afterwards (sigmoid saves its output for backward).
+# Mistake: multiplies the sigmoid output in place with `*=`, but sigmoid saved that output for backward.
 # Expect: modified by an inplace operation
 
 import torch

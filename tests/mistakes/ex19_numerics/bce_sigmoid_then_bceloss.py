@@ -1,0 +1,25 @@
+# Mistake: sigmoid followed by BCELoss: sigmoid rounds to 1.0 for large logits and BCELoss clamps log(0) to -100.
+# Expect: BCEWithLogitsLoss
+
+import torch
+import torch.nn.functional as F
+
+
+def bce_with_logits(logits, targets):
+    return torch.nn.BCELoss()(torch.sigmoid(logits), targets)
+
+
+def logsumexp(x, dim=-1):
+    m = x.amax(dim=dim, keepdim=True)
+    return (m + torch.log(torch.exp(x - m).sum(dim=dim, keepdim=True))).squeeze(dim)
+
+
+def safe_train_step(model, optimizer, loss_fn, x, y, max_norm):
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    if not torch.isfinite(loss):
+        return loss.item()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    return loss.item()

@@ -1,0 +1,53 @@
+# Mistake: creates a new NumPy Generator instead of seeding NumPy's global one.
+# Expect: np.random.default_rng
+
+import os
+import random
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def set_seed(seed):
+    random.seed(seed)
+    np.random.default_rng(seed)
+    torch.manual_seed(seed)
+
+
+def enable_determinism():
+    os.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+
+
+def make_loader(x, y, batch_size, seed):
+    g = torch.Generator()
+    g.manual_seed(seed)
+    return DataLoader(TensorDataset(x, y), batch_size=batch_size, shuffle=True, generator=g)
+
+
+def make_model():
+    return nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Dropout(0.2), nn.Linear(16, 1))
+
+
+def train_run(x, y, seed, epochs=2, device="cpu"):
+    set_seed(seed)
+    enable_determinism()
+    model = make_model().to(device)
+    loader = make_loader(x, y, 8, seed)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    losses = []
+    model.train()
+    for _ in range(epochs):
+        for xb, yb in loader:
+            xb, yb = xb.to(device), yb.to(device)
+            loss = F.mse_loss(model(xb), yb)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+    return losses
