@@ -14,7 +14,7 @@ import math
 import torch
 from torch.overrides import TorchFunctionMode
 
-from grader.checking import check, expect_close, fail, probe, tensor_info
+from grader.checking import check, describe, fail, probe, relation, relation_text, tensor_info
 
 EPOCHS = 300  # what the README promises the checks pass to train()
 W_TOL, B_TOL = 0.05, 0.1  # how close train() must land to the least-squares fit
@@ -106,13 +106,14 @@ def _error_info(exc: BaseException, module) -> dict:
     info = {"type": type(exc).__name__, "message": str(exc)[:400], "where": "", "locals": {}}
     tb, frame = exc.__traceback__, None
     while tb is not None:
-        if tb.tb_frame.f_code.co_filename == getattr(module, "__file__", None):
+        if tb.tb_frame.f_globals is module.__dict__:  # the learner's code (a file, or notebook cells)
             frame = tb
         tb = tb.tb_next
     if frame is not None:
         code = frame.tb_frame.f_code
         line = linecache.getline(code.co_filename, frame.tb_lineno).strip()
-        info["where"] = f"line {frame.tb_lineno}, in {code.co_name}: {line}"
+        cell = "" if code.co_filename == getattr(module, "__file__", None) else f"{code.co_filename}, "
+        info["where"] = f"{cell}line {frame.tb_lineno}, in {code.co_name}: {line}"
         for name in ("w", "b"):
             value = frame.tb_frame.f_locals.get(name)
             if isinstance(value, torch.Tensor):
@@ -147,7 +148,7 @@ def run_steps(module, x, y, w0, b0, lr, steps):
             break
         log["steps"].append({"loss": loss, "w": _state(w), "b": _state(b)})
     log["grads_before"] = watch.grads_before
-    log["data_used"] = sorted(watch.data_used)
+    log["data_used"] = [n for n in ("w", "b") if n in watch.data_used]
     return log
 
 
@@ -166,22 +167,31 @@ def _graph_leaves(t: torch.Tensor) -> list[torch.Tensor]:
 
 
 def _observe_train(module, x, y, epochs):
-    """Run train(x, y, epochs), watching every backward: the loss, the parameters, their old gradients."""
+    """Run train(x, y, epochs), watching every backward (or autograd.grad): the loss, the parameters
+    and their old gradients at that moment."""
     seen = {"losses": [], "params": [], "grads_before": []}
-    real = torch.autograd.backward
+    real_backward, real_grad = torch.autograd.backward, torch.autograd.grad
+
+    def record(tensors):
+        t = tensors if isinstance(tensors, torch.Tensor) else next(iter(tensors), None)
+        if not isinstance(t, torch.Tensor):
+            return
+        with torch._C.DisableTorchFunction():
+            leaves = _graph_leaves(t)
+            seen["losses"].append(float(t.detach().reshape(-1)[0]) if t.numel() == 1 else math.nan)
+            seen["params"].append([(id(p), float(p.detach().reshape(-1)[0])) for p in leaves if p.numel() == 1])
+            sizes = [_grad_size(p) for p in leaves]
+            seen["grads_before"].append(max((s for s in sizes if s is not None), default=None))
 
     def backward(tensors, *args, **kwargs):
-        t = tensors if isinstance(tensors, torch.Tensor) else next(iter(tensors), None)
-        if isinstance(t, torch.Tensor):
-            with torch._C.DisableTorchFunction():
-                leaves = _graph_leaves(t)
-                seen["losses"].append(float(t.detach().reshape(-1)[0]) if t.numel() == 1 else math.nan)
-                seen["params"].append([(id(p), float(p.detach().reshape(-1)[0])) for p in leaves if p.numel() == 1])
-                sizes = [_grad_size(p) for p in leaves]
-                seen["grads_before"].append(max((s for s in sizes if s is not None), default=None))
-        return real(tensors, *args, **kwargs)
+        record(tensors)
+        return real_backward(tensors, *args, **kwargs)
 
-    torch.autograd.backward = backward
+    def grad(outputs, *args, **kwargs):
+        record(outputs)
+        return real_grad(outputs, *args, **kwargs)
+
+    torch.autograd.backward, torch.autograd.grad = backward, grad
     out = {"result": None, "error": None}
     try:
         out["result"] = module.train(x, y, epochs)
@@ -190,27 +200,30 @@ def _observe_train(module, x, y, epochs):
     except Exception as exc:  # noqa: BLE001 - explained by the judge
         out["error"] = _error_info(exc, module)
     finally:
-        torch.autograd.backward = real
+        torch.autograd.backward, torch.autograd.grad = real_backward, real_grad
     out.update(seen)
     out["w"], out["b"] = _param_history(seen["params"], out["result"])
     return out
 
 
 def _param_history(params: list, result) -> tuple[list, list]:
-    """w and b after each step: the values the next step's backward saw, then the values train returned."""
+    """w and b after each step: the values the next step's forward used, then the values train returned."""
     if not (isinstance(result, (tuple, list)) and len(result) >= 2 and params
             and all(isinstance(t, torch.Tensor) and t.numel() == 1 for t in result[:2])):
         return [], []
-    final = [float(t.detach().reshape(-1)[0]) for t in result[:2]]
-    ids = [id(t) for t in result[:2]]
+    later = params[1:]
     history = []
-    for name_id, fin in zip(ids, final):
-        values = [dict(step).get(name_id) for step in params[1:]]
-        if any(v is None for v in values) and all(len(step) == len(params[-1]) for step in params):
-            # new leaves every step (w = (...).detach().requires_grad_()): match by position in the graph
-            pos = min(range(len(params[-1])), key=lambda i: abs(params[-1][i][1] - fin))
-            values = [step[pos][1] for step in params[1:]]
-        history.append([v for v in values if v is not None] + [fin])
+    for t in result[:2]:
+        final = float(t.detach().reshape(-1)[0])
+        if all(any(i == id(t) for i, _ in step) for step in later):
+            values = [next(v for i, v in step if i == id(t)) for step in later]
+        elif params[-1] and all(len(step) == len(params[-1]) for step in params):
+            # a new leaf every step ((w - lr * g).detach().requires_grad_()): follow its place in the graph
+            pos = min(range(len(params[-1])), key=lambda i: abs(params[-1][i][1] - final))
+            values = [step[pos][1] for step in later]
+        else:
+            return [], []
+        history.append(values + [final])
     return history[0], history[1]
 
 
@@ -237,30 +250,30 @@ def explain_error(err: dict, fn: str):
     """Fail with the learner's exception turned into its likely cause."""
     msg, where = err["message"], f" ({err['where']})" if err["where"] else ""
     w = err["locals"].get("w") or err["locals"].get("b") or {}
-    said = f"{fn} raised {err['type']}: {msg.splitlines()[0][:200]}{where}."
-    said_zh = f"{fn} 抛出了 {err['type']}：{msg.splitlines()[0][:200]}{where}。"
+    said = f"{fn} raised {err['type']}: {msg.splitlines()[0][:200].rstrip('.')}{where}."
+    said_zh = f"{fn} 抛出了 {err['type']}：{msg.splitlines()[0][:200].rstrip('.')}{where}。"
     if "leaf Variable that requires grad is being used in an in-place operation" in msg:
         fail(f"{said} Autograd refuses to record a change of w itself: do the update inside "
              "`with torch.no_grad():`.",
-             f"{said_zh} autograd 不允许记录对 w 本身的原地修改：请把参数更新放进 `with torch.no_grad():` 里。")
+             f"{said_zh}autograd 不允许记录对 w 本身的原地修改：请把参数更新放进 `with torch.no_grad():` 里。")
     if "NoneType" in msg:
         if w and not w.get("is_leaf", True):
             fail(f"{said} w is no longer a leaf: `w = w - lr * w.grad` outside torch.no_grad() makes a new tensor "
                  "that autograd tracks, and its .grad stays None. Update w in place under torch.no_grad().",
-                 f"{said_zh} w 已经不是叶子节点了：在 torch.no_grad() 之外写 `w = w - lr * w.grad` 会生成一个被 autograd "
+                 f"{said_zh}w 已经不是叶子节点了：在 torch.no_grad() 之外写 `w = w - lr * w.grad` 会生成一个被 autograd "
                  "追踪的新 tensor，它的 .grad 一直是 None。请在 torch.no_grad() 下原地更新 w。")
         fail(f"{said} w.grad is None before the first backward: zero the gradients after the update, "
              "or check `if w.grad is not None` first.",
-             f"{said_zh} 第一次 backward 之前 w.grad 是 None：请在参数更新之后再清零梯度，或者先判断 `if w.grad is not None`。")
+             f"{said_zh}第一次 backward 之前 w.grad 是 None：请在参数更新之后再清零梯度，或者先判断 `if w.grad is not None`。")
     if "does not require grad and does not have a grad_fn" in msg:
         fail(f"{said} The loss depends on no tensor that requires grad: create w and b with requires_grad=True, "
              "and update them in place (a new tensor made under torch.no_grad() does not require grad).",
-             f"{said_zh} 损失不依赖任何 requires_grad 的 tensor：创建 w 和 b 时要设 requires_grad=True，并原地更新它们"
+             f"{said_zh}损失不依赖任何 requires_grad 的 tensor：创建 w 和 b 时要设 requires_grad=True，并原地更新它们"
              "（在 torch.no_grad() 下新建的 tensor 不需要梯度）。")
     if "backward through the graph a second time" in msg:
         fail(f"{said} A graph from an earlier step was used again: compute y_pred and the loss anew in every step, "
              "from leaves w and b.",
-             f"{said_zh} 重复使用了之前某一步的计算图：每一步都要从叶子节点 w、b 重新计算 y_pred 和 loss。")
+             f"{said_zh}重复使用了之前某一步的计算图：每一步都要从叶子节点 w、b 重新计算 y_pred 和 loss。")
     fail(said, said_zh)
 
 
@@ -297,8 +310,8 @@ def test_step_returns_loss(submission, rng):
                  "train_step 返回了仍然挂着整个计算图的 loss tensor：请返回 loss.item()，一个普通的 Python float。")
         loss = float(loss.reshape(()))
     if isinstance(loss, bool) or not isinstance(loss, (int, float)):
-        fail(f"train_step should return the loss as a Python float (loss.item()), got {type(loss).__name__}.",
-             f"train_step 应以 Python float 返回损失（loss.item()），实际得到 {type(loss).__name__}。")
+        fail(f"train_step should return the loss as a Python float (loss.item()), got {describe(loss)}.",
+             f"train_step 应以 Python float 返回损失（loss.item()），实际得到 {describe(loss)}。")
     want = float(mse64(x, y)(w0.double(), b0.double()))
     if abs(loss - want) <= 1e-4 * abs(want) + 1e-6:
         return
@@ -344,31 +357,46 @@ def test_step_in_place(submission, rng):
     _expect_changed_in_place(log, w0, b0)
 
 
-GD_HINTS = {
+GD_CAUSES = {
     "sign": ("Gradient descent goes downhill: subtract, w -= lr * w.grad.",
              "梯度下降是往下坡走：应该减去，w -= lr * w.grad。"),
     "factor": ("Is lr applied once, and is the loss the mean (not the sum) of the squared errors?",
                "lr 是否只乘了一次？损失是否是平方误差的均值（而不是求和）？"),
-    "zero": ("Were the gradients zeroed before the update used them?", "是不是在更新之前就把梯度清零了？"),
 }
+
+
+def expect_step(change: torch.Tensor, expected: torch.Tensor, name: str, where: tuple[str, str]) -> None:
+    """Fail unless the change of `name` in one step is `expected` (= -lr * gradient); name the likely cause."""
+    change, expected = change.double().reshape(-1), expected.double().reshape(-1)
+    if torch.allclose(change, expected, rtol=1e-3, atol=1e-5):
+        return
+    got, want = fmt(float(change[0])), fmt(float(expected[0]))
+    en = f"{where[0]} changed {name} by {got}, expected -lr * d loss/d {name} = {want}."
+    zh = f"{where[1]}让 {name} 变化了 {got}，应为 -lr * d loss/d {name} = {want}。"
+    rel = relation(change, expected)
+    if rel is not None and rel != "zero":
+        rel_en, rel_zh = relation_text(rel)
+        cause = GD_CAUSES.get(rel.split()[0], ("", ""))
+        en, zh = f"{en} The change {rel_en}. {cause[0]}", f"{zh}这个变化{rel_zh}。{cause[1]}"
+    fail(en.strip(), zh.strip())
 
 
 @check("one train_step is one gradient-descent step: w - lr * dL/dw", points=2,
        zh="一次 train_step 就是一步梯度下降：w - lr * dL/dw")
 def test_step_is_gradient_descent(submission, rng):
     (x, y, w0, b0, lr), log = steps_of(submission, rng, 1)
+    _expect_changed_in_place(log, w0, b0)
     gw, gb = gd_grads(x, y, w0, b0)
     st = log["steps"][0]
     for name, before, g in (("w", w0, gw), ("b", b0, gb)):
-        change = st[name]["value"].double() - before.double()
-        expect_close(change, (-lr * g).reshape(change.shape), f"the change of {name} in one step",
-                     rtol=1e-3, atol=1e-5, hints=GD_HINTS)
+        expect_step(st[name]["value"].double() - before.double(), -lr * g, name, ("One train_step", "一次 train_step "))
 
 
 @check("the gradients are zeroed every step (they do not accumulate)", points=2,
        zh="每一步都清零梯度（梯度不会累积）")
 def test_grads_zeroed(submission, rng):
     (x, y, w0, b0, lr), log = steps_of(submission, rng, 3)
+    _expect_changed_in_place(log, w0, b0)
     for k, sizes in enumerate(log["grads_before"][1:], start=2):
         stale = {n: s for n, s in sizes.items() if s}
         if stale:
@@ -378,18 +406,25 @@ def test_grads_zeroed(submission, rng):
                  "Zero w.grad and b.grad every step.",
                  f"梯度在累积：第 {k} 步 backward 之前，{name}.grad 仍保留着上一步的梯度（|{name}.grad| = {fmt(size)}），"
                  "而 backward 是往 .grad 上累加，不是替换。请每一步都把 w.grad 和 b.grad 清零。")
+    # Each later step must use the fresh gradient at its own starting point, scaled as step 1 was
+    # (step 1 itself is judged by the gradient-descent check): accumulated gradients break the proportion.
     values = [(w0, b0)] + [(s["w"]["value"], s["b"]["value"]) for s in log["steps"]]
+    scale = {}
     for k in range(1, len(values)):
         (w, b), (w1, b1) = values[k - 1], values[k]
         gw, gb = gd_grads(x, y, w, b)
         for name, before, after, g in (("w", w, w1, gw), ("b", b, b1, gb)):
-            change = after.double() - before.double()
-            if not torch.allclose(change, (-lr * g).reshape(change.shape), rtol=1e-3, atol=1e-5):
-                fail(f"Step {k} of 3 moved {name} by {fmt(float(change))}, expected {fmt(float(-lr * g))} "
-                     f"(a fresh gradient step from where step {k - 1} left it): is the update using stale "
-                     "or accumulated gradients?",
-                     f"3 步中的第 {k} 步让 {name} 变化了 {fmt(float(change))}，应为 {fmt(float(-lr * g))}（从上一步结果出发的"
-                     "一步新的梯度下降）：更新用的是不是旧的或累积的梯度？")
+            change, fresh = after.double() - before.double(), (-lr * g).reshape(after.shape)
+            if k == 1:
+                scale[name] = float(change[0] / fresh[0]) if float(fresh[0]) else 1.0
+                continue
+            if not torch.allclose(change, scale[name] * fresh, rtol=1e-3, atol=1e-5):
+                fail(f"Step {k} moved {name} by {fmt(float(change[0]))}, but the gradient at the start of that step "
+                     f"gives {fmt(float(scale[name] * fresh[0]))} (as step 1 did): is the update using stale or "
+                     "accumulated gradients? Zero w.grad and b.grad every step.",
+                     f"第 {k} 步让 {name} 变化了 {fmt(float(change[0]))}，但按这一步起点的梯度应为 "
+                     f"{fmt(float(scale[name] * fresh[0]))}（与第 1 步同样的规则）：更新用的是不是旧的或累积的梯度？"
+                     "请每一步都清零 w.grad 和 b.grad。")
 
 
 @check("the update goes through torch.no_grad(), not .data", points=1, zh="参数更新用 torch.no_grad()，而不是 .data")
@@ -470,6 +505,11 @@ def test_train_converges(submission, rng):
              "spread like randn * 5, so each step overshoots and training diverges. Try one 10 times smaller.",
              f"损失从 {fmt(first)} 增大到 {fmt(last)}（w = {fmt(w)}）：对于 randn * 5 这样分布的 x，学习率太大了，"
              "每一步都冲过头，训练发散。试试小 10 倍的学习率。")
+    if len(set(losses)) == 1:
+        fail(f"The loss stayed at {fmt(first)} for all {EPOCHS} epochs (w = {fmt(w)}, b = {fmt(b)}): the parameters "
+             "never moved. Is each update applied in place to the w and b that train returns?",
+             f"损失在全部 {EPOCHS} 个 epoch 中一直是 {fmt(first)}（w = {fmt(w)}，b = {fmt(b)}）：参数根本没动。"
+             "每次更新是否原地作用在 train 返回的 w 和 b 上？")
     if abs(w - best_w) > W_TOL or abs(b - best_b) > B_TOL:
         fail(f"After {EPOCHS} epochs w = {fmt(w)}, b = {fmt(b)}, but the best fit is w = {fmt(best_w)}, "
              f"b = {fmt(best_b)} (the loss went {fmt(first)} -> {fmt(last)}): the learning rate is too small "

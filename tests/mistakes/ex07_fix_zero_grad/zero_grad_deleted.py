@@ -1,0 +1,32 @@
+# Mistake: "fixes" the classifier by deleting the misplaced zero_grad instead of moving it: gradients now accumulate.
+# Expect: zero_grad is never called
+
+import torch
+from torch import nn
+
+
+def train_regression(model, x, y, lr, epochs):
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    loss_fn = nn.MSELoss()
+    losses = []
+    for epoch in range(epochs):
+        optimizer.zero_grad()
+        pred = model(x)
+        loss = loss_fn(pred, y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+def train_classifier(model, x, labels, lr, epochs):
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    loss_fn = nn.CrossEntropyLoss()
+    losses = []
+    for epoch in range(epochs):
+        logits = model(x)
+        loss = loss_fn(logits, labels)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses

@@ -1,0 +1,35 @@
+# Mistake: clears the gradients only every 5 epochs (misapplied gradient accumulation) but steps every epoch.
+# Expect: not cleared in every iteration
+
+import torch
+from torch import nn
+
+
+def train_regression(model, x, y, lr, epochs):
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    loss_fn = nn.MSELoss()
+    losses = []
+    for epoch in range(epochs):
+        if epoch % 5 == 0:
+            optimizer.zero_grad()
+        pred = model(x)
+        loss = loss_fn(pred, y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
+
+def train_classifier(model, x, labels, lr, epochs):
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    loss_fn = nn.CrossEntropyLoss()
+    losses = []
+    for epoch in range(epochs):
+        optimizer.zero_grad()
+        logits = model(x)
+        loss = loss_fn(logits, labels)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses
+
