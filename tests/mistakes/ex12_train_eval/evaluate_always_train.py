@@ -1,0 +1,35 @@
+# Mistake: restores with model.train() unconditionally, which switches an evaluating model to training.
+# Expect: previous mode
+
+import torch
+from torch import nn
+
+
+class MyDropout(nn.Module):
+    def __init__(self, p: float = 0.5):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0:
+            return x
+        keep = (torch.rand_like(x) >= self.p).to(x.dtype)
+        return x * keep / (1 - self.p)
+
+
+def evaluate(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    model.eval()
+    with torch.no_grad():
+        out = model(x)
+    model.train()
+    return out
+
+
+def extract_features(backbone: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    was_training = backbone.training
+    backbone.eval()
+    try:
+        with torch.no_grad():
+            return backbone(x)
+    finally:
+        backbone.train(was_training)
