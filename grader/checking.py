@@ -47,6 +47,17 @@ def explain(causes: dict[str, tuple[str, str]]):
         raise
 
 
+CURVES: list[dict] = []  # what the checks recorded for the HTML report, emitted by the judge at the end
+
+
+def record_curve(title: str, series: dict[str, list[float]], *, truth: dict[str, float] | None = None,
+                 log: bool = False, xlabel: str = "step") -> None:
+    """Keep a curve for the report: e.g. the learner's loss per step beside the reference training's,
+    or w and b per step with their true values in `truth`. Checks record; they never plot."""
+    CURVES.append({"title": title, "series": {k: [float(v) for v in vs] for k, vs in series.items()},
+                   "truth": truth or {}, "log": log, "xlabel": xlabel})
+
+
 def check(title: str, points: float, zh: str | None = None):
     """Declare a check: `@check("dw matches autograd", points=3)` above a `test_...` function."""
     return pytest.mark.check(title=title, points=float(points), zh=zh or title)

@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 
 from grader.exercises import UnknownExercise, all_exercises, find_exercise
-from grader.report import display_width, use_color
+from grader.report import display_width, pad, use_color
 
 
 class UsageProblem(click.ClickException):
@@ -73,9 +73,10 @@ def main():
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", help="Device the checks run on.")
 @click.option("--time-limit", type=click.FloatRange(0.1, 3600), help="Seconds per call into your code (default: the exercise's).")
 @click.option("--memory", type=click.IntRange(256, 1 << 20), help="Memory limit of your code in MiB (default 4096).")
+@click.option("--report", type=click.Path(path_type=Path), help="Also write an HTML report (checks and plots).")
 @json_option
 @lang_option
-def check_cmd(exercise, file, seed, device, time_limit, memory, as_json, lang):
+def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json, lang):
     """Grade EXERCISE (ex05, 5 or ex05_manual_backward)."""
     from grader.source import SubmissionError, load_source
     from grader.workspace import learner_file
@@ -95,6 +96,10 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, as_json, lang):
         from grader.workspace import Progress, workspace_root
 
         Progress(workspace_root()).record(ex, result)
+    if report:
+        from grader.html_report import write_report
+
+        write_report([result], report, f"{ex.id} · {result['title']}")
     click.echo(to_json(result) if as_json else render(result, lang))
     sys.exit(0 if result["score"] >= result["max_score"] and result["status"] == "graded" else 1)
 
@@ -119,12 +124,13 @@ def list_cmd(as_json, lang):
         return
     color = use_color()
     marks = {"done": ("✓", "green"), "in progress": ("…", "yellow"), "not started": (" ", None)}
+    width = max(display_width(ex.text("title", lang)) for ex in exercises) + 2
     for ex in exercises:
         state = progress.state(ex)
         mark = click.style(marks[state][0], fg=marks[state][1]) if color else f"{state:<11}"
         best = f"{progress.entry(ex).get('best', 0):g}/{ex.points:g}" if state == "in progress" else ""
         title = ex.text("title", lang)
-        click.echo(f"{mark} {ex.id}  {title}{' ' * max(1, 56 - display_width(title))}{'*' * ex.difficulty:<4} {best}")
+        click.echo(f"{mark} {ex.id}  {pad(title, width)}{'*' * ex.difficulty:<4} {best}".rstrip())
     click.echo(progress_bar(sum(progress.state(ex) == "done" for ex in exercises), len(exercises)))
 
 

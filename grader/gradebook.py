@@ -92,7 +92,11 @@ def write_gradebook(out: Path, exercises: list[Exercise], problems: list[dict]) 
     write_junit(results, out / "junit.xml")
     feedback = out / "feedback"
     feedback.mkdir(exist_ok=True)
+    from grader.html_report import write_index, write_report
+
     for student in sorted({r["student"] for r in results} | {p["student"] for p in problems}):
         (feedback / f"{student}.md").write_text(feedback_markdown(student, results, exercises, problems), encoding="utf-8")
+        write_report([r for r in results if r["student"] == student], feedback / f"{student}.html", f"Feedback for {student}")
+    write_index(results, out / "index.html", sum(ex.points for ex in exercises))
     (out / "problems.json").write_text(json.dumps(problems, indent=1, ensure_ascii=False), encoding="utf-8")
     return results

@@ -177,4 +177,5 @@ def assemble(exercise: Exercise, source: Source, events: list[dict], timed_out: 
         "message": end["message"] if end else "The grading stopped before it finished.",
         "output": end["output"] if end else "",
         "notes": source.notes,
+        "curves": end.get("curves", []) if end else [],
     }

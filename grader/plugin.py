@@ -11,7 +11,7 @@ import zlib
 import pytest
 import torch
 
-from grader.checking import CheckFailed
+from grader.checking import CURVES, CheckFailed
 from grader.sandbox import Limits, LearnerError, LearnerProblem, Submission
 from grader.source import Source
 
@@ -61,7 +61,7 @@ class JudgePlugin:
         status = worst(self.statuses)
         first = next((p for p in self.proxy.problems if p.status == status), None)
         self.emit({"event": "end", "status": status, "output": self.proxy.output(),
-                   "message": self._text(first.message, first.zh) if first else ""})
+                   "message": self._text(first.message, first.zh) if first else "", "curves": CURVES})
 
     def _text(self, en: str, zh: str | None) -> str:
         return zh if self.lang == "zh" and zh else en

@@ -14,7 +14,7 @@ import math
 import torch
 from torch.overrides import TorchFunctionMode
 
-from grader.checking import check, describe, fail, probe, relation, relation_text, tensor_info
+from grader.checking import check, describe, fail, probe, record_curve, relation, relation_text, tensor_info
 
 EPOCHS = 300  # what the README promises the checks pass to train()
 W_TOL, B_TOL = 0.05, 0.1  # how close train() must land to the least-squares fit
@@ -459,6 +459,29 @@ def train_of(submission, rng):
     return x, y, seen
 
 
+def reference_training(x, y, epochs: int, lr: float = 0.01) -> dict:
+    """Plain gradient descent on the same data, in the judge: the curve the report compares with."""
+    w, b = torch.zeros(1, dtype=torch.float64), torch.zeros(1, dtype=torch.float64)
+    trace = {"losses": [], "w": [], "b": []}
+    for _ in range(epochs):
+        trace["losses"].append(float(mse64(x, y)(w, b)))
+        dw, db = gd_grads(x, y, w, b)
+        w, b = w - lr * dw, b - lr * db
+        trace["w"].append(float(w))
+        trace["b"].append(float(b))
+    return trace
+
+
+def keep_curves(x, y, seen) -> None:
+    """The learner's loss, w and b per epoch beside the reference training's, for the HTML report."""
+    losses = seen["losses"] or [float(v) for v in seen["result"][2]]
+    ref = reference_training(x, y, len(losses) or EPOCHS)
+    record_curve("loss per epoch", {"yours": losses, "reference": ref["losses"]}, log=True, xlabel="epoch")
+    record_curve("w and b per epoch", {"w (yours)": seen["w"], "b (yours)": seen["b"],
+                                       "w (reference)": ref["w"], "b (reference)": ref["b"]},
+                 truth={"w": 2.5, "b": 1.3}, xlabel="epoch")
+
+
 @check("train returns (w, b, losses): leaves that require grad, and one float loss per epoch", points=1,
        zh="train 返回 (w, b, losses)：requires_grad 的叶子节点，以及每个 epoch 一个 float 损失")
 def test_train_returns(submission, rng):
@@ -491,6 +514,7 @@ def test_train_returns(submission, rng):
        zh="train 收敛到最佳拟合：损失下降，w 和 b 达到最小二乘解")
 def test_train_converges(submission, rng):
     x, y, seen = train_of(submission, rng)
+    keep_curves(x, y, seen)
     stale = [k for k, s in enumerate(seen["grads_before"][1:], start=2) if s]
     if stale:
         fail(f"The gradients accumulate in train: before the backward of step {stale[0]}, the parameters' .grad still "
