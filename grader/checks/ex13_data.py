@@ -55,6 +55,7 @@ def _epoch(loader):
 def _loader_config(loader):
     return {
         "type": type(loader).__name__,
+        "is_loader": isinstance(loader, torch.utils.data.DataLoader),
         "batch_size": getattr(loader, "batch_size", None),
         "drop_last": getattr(loader, "drop_last", None),
         "num_workers": getattr(loader, "num_workers", None),
@@ -143,7 +144,7 @@ def worker_loader(module, n, num_workers, seed, torch_seed):
     config = _loader_config(loader)
     init_draws = None
     init_fn = getattr(loader, "worker_init_fn", None)
-    if init_fn is not None:
+    if init_fn is not None and num_workers > 0:
         torch.manual_seed(torch_seed)
         np.random.seed(12345)
         init_fn(0)
@@ -245,7 +246,7 @@ def test_transform(submission, rng):
 
 
 def _check_loader_type(config):
-    if config["type"] != "DataLoader":
+    if not config["is_loader"]:
         fail(f"make_loader should return a torch.utils.data.DataLoader, got a {config['type']}.",
              f"make_loader 应返回 torch.utils.data.DataLoader，实际得到 {config['type']}。")
 

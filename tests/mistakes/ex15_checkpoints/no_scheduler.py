@@ -1,0 +1,19 @@
+# Mistake: saves the optimizer but forgets the scheduler, so the learning-rate drops come at the wrong epochs.
+# Expect: Save scheduler.state_dict()
+
+import torch
+
+
+def save_checkpoint(path, model, optimizer, scheduler, epoch: int) -> None:
+    torch.save({
+        "epoch": epoch,
+        "model_state_dict": model.state_dict(),
+        "optimizer_state_dict": optimizer.state_dict(),
+    }, path)
+
+
+def load_checkpoint(path, model, optimizer, scheduler, map_location="cpu") -> int:
+    checkpoint = torch.load(path, map_location=map_location, weights_only=True)
+    model.load_state_dict(checkpoint["model_state_dict"])
+    optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
+    return checkpoint["epoch"] + 1

@@ -1,0 +1,21 @@
+# Mistake: updates the dict returned by model.state_dict() instead of calling model.load_state_dict().
+# Expect: still has its own initial weights
+
+import torch
+
+
+def save_checkpoint(path, model, optimizer, scheduler, epoch: int) -> None:
+    torch.save({
+        "epoch": epoch,
+        "model_state_dict": model.state_dict(),
+        "optimizer_state_dict": optimizer.state_dict(),
+        "scheduler_state_dict": scheduler.state_dict(),
+    }, path)
+
+
+def load_checkpoint(path, model, optimizer, scheduler, map_location="cpu") -> int:
+    checkpoint = torch.load(path, map_location=map_location, weights_only=True)
+    model.state_dict().update(checkpoint["model_state_dict"])  # updates a fresh dict, not the model
+    optimizer.load_state_dict(checkpoint["optimizer_state_dict"])
+    scheduler.load_state_dict(checkpoint["scheduler_state_dict"])
+    return checkpoint["epoch"] + 1
