@@ -82,14 +82,20 @@ def describe(value) -> str:
 
 # -- structure --------------------------------------------------------------------------
 
-def expect_tensor(value, what: str, *, shape=None, dtype=None, floating: bool = False,
+def names(what: str | tuple[str, str]) -> tuple[str, str]:
+    """A thing's name for messages: one string for both languages, or an (English, Chinese) pair."""
+    return (what, what) if isinstance(what, str) else what
+
+
+def expect_tensor(value, what: str | tuple[str, str], *, shape=None, dtype=None, floating: bool = False,
                   requires_grad: bool | None = None) -> torch.Tensor:
     """Fail unless `value` is a tensor with the given structure; return it."""
+    what, what_zh = names(what)
     if value is None:
-        fail(f"{what} is None: did you forget a `return`?", f"{what} 是 None：是不是忘了 `return`？")
+        fail(f"{what} is None: did you forget a `return`?", f"{what_zh} 是 None：是不是忘了 `return`？")
     if not isinstance(value, torch.Tensor):
         fail(f"{what} should be a tensor, got {describe(value)}.",
-             f"{what} 应该是一个 tensor，实际得到 {describe(value)}。")
+             f"{what_zh} 应该是一个 tensor，实际得到 {describe(value)}。")
     if shape is not None and list(value.shape) != list(shape):
         hint = ""
         if value.numel() == _numel(shape):
@@ -97,19 +103,19 @@ def expect_tensor(value, what: str, *, shape=None, dtype=None, floating: bool = 
         elif value.dim() != len(shape):
             hint = " Did a sum/mean drop a dimension, or did broadcasting add one?"
         fail(f"{what} should have shape {list(shape)}, got {list(value.shape)}.{hint}",
-             f"{what} 的形状应为 {list(shape)}，实际为 {list(value.shape)}。{hint}")
+             f"{what_zh} 的形状应为 {list(shape)}，实际为 {list(value.shape)}。{hint}")
     if floating and not value.is_floating_point():
         fail(f"{what} should be a floating-point tensor, got dtype {value.dtype}.",
-             f"{what} 应该是浮点类型的 tensor，实际 dtype 为 {value.dtype}。")
+             f"{what_zh} 应该是浮点类型的 tensor，实际 dtype 为 {value.dtype}。")
     if dtype is not None and value.dtype != dtype:
         fail(f"{what} should have dtype {dtype}, got {value.dtype}.",
-             f"{what} 的 dtype 应为 {dtype}，实际为 {value.dtype}。")
+             f"{what_zh} 的 dtype 应为 {dtype}，实际为 {value.dtype}。")
     if requires_grad is not None and tensor_info(value).get("requires_grad", value.requires_grad) != requires_grad:
         if requires_grad:
             fail(f"{what} should require grad (requires_grad=True), but it does not.",
-                 f"{what} 应该 requires_grad=True，但实际没有。")
+                 f"{what_zh} 应该 requires_grad=True，但实际没有。")
         fail(f"{what} should not require grad: detach it or compute it under torch.no_grad().",
-             f"{what} 不应该 requires_grad：请 detach，或在 torch.no_grad() 下计算。")
+             f"{what_zh} 不应该 requires_grad：请 detach，或在 torch.no_grad() 下计算。")
     return value
 
 
@@ -176,41 +182,44 @@ def value_mismatch(actual: torch.Tensor, expected: torch.Tensor, rtol: float, at
     return idx, float(a[idx]), float(e[idx]), float(diff.max()), int(bad.sum())
 
 
-def expect_close(actual, expected: torch.Tensor, what: str, *, rtol: float = 1e-4, atol: float = 1e-6,
-                 hints: dict[str, tuple[str, str]] | None = None) -> torch.Tensor:
+def expect_close(actual, expected: torch.Tensor, what: str | tuple[str, str], *, rtol: float = 1e-4,
+                 atol: float = 1e-6, hints: dict[str, tuple[str, str]] | None = None) -> torch.Tensor:
     """Fail unless `actual` is a tensor of `expected`'s shape with close values (any float dtype).
 
     `hints` maps a relation ("sign", "factor 2", "transpose", "zero") to a likely cause to show.
     """
     actual = expect_tensor(actual, what, shape=expected.shape)
+    what, what_zh = names(what)
     mismatch = value_mismatch(actual, expected, rtol, atol)
     if mismatch is None:
         return actual
     idx, got, want, max_abs, n_bad = mismatch
     if not torch.isfinite(actual.double()).all():
         fail(f"{what} contains NaN or inf (first at index {list(idx)}): look for a division by zero, log of 0 or an overflow.",
-             f"{what} 含有 NaN 或 inf（第一个在索引 {list(idx)}）：检查除以 0、log(0) 或溢出。")
+             f"{what_zh} 含有 NaN 或 inf（第一个在索引 {list(idx)}）：检查除以 0、log(0) 或溢出。")
     where = f"[{', '.join(map(str, idx))}]" if idx else ""
     rel = relation(actual, expected)
     en, zh = (f"{what} has wrong values: {what}{where} should be {_fmt(want)}, got {_fmt(got)} "
               f"({n_bad} of {actual.numel()} entries wrong, max abs error {max_abs:.2e}).",
-              f"{what} 的数值不对：{what}{where} 应为 {_fmt(want)}，实际为 {_fmt(got)}"
+              f"{what_zh} 的数值不对：{what_zh}{where} 应为 {_fmt(want)}，实际为 {_fmt(got)}"
               f"（{actual.numel()} 个元素中有 {n_bad} 个不对，最大绝对误差 {max_abs:.2e}）。")
     if rel is not None:
         rel_en, rel_zh = relation_text(rel)
-        en, zh = f"{what} {rel_en}.", f"{what} {rel_zh}。"
+        en, zh = f"{what} {rel_en}.", f"{what_zh} {rel_zh}。"
         cause = (hints or {}).get(rel) or (hints or {}).get(rel.split()[0])
         if cause:
             en, zh = f"{en} {cause[0]}", f"{zh}{cause[1]}"
     fail(en, zh)
 
 
-def expect_number(actual, expected: float, what: str, *, rtol: float = 1e-4, atol: float = 1e-6) -> float:
+def expect_number(actual, expected: float, what: str | tuple[str, str], *, rtol: float = 1e-4,
+                  atol: float = 1e-6) -> float:
     """Fail unless `actual` is a Python number or a one-element tensor close to `expected`."""
+    what, what_zh = names(what)
     if isinstance(actual, torch.Tensor) and actual.numel() == 1:
         actual = float(actual.reshape(()))
     if isinstance(actual, bool) or not isinstance(actual, (int, float)):
-        fail(f"{what} should be a number, got {describe(actual)}.", f"{what} 应该是一个数，实际得到 {describe(actual)}。")
+        fail(f"{what} should be a number, got {describe(actual)}.", f"{what_zh} 应该是一个数，实际得到 {describe(actual)}。")
     if not abs(actual - expected) <= atol + rtol * abs(expected):
-        fail(f"{what} should be {_fmt(expected)}, got {_fmt(actual)}.", f"{what} 应为 {_fmt(expected)}，实际为 {_fmt(actual)}。")
+        fail(f"{what} should be {_fmt(expected)}, got {_fmt(actual)}.", f"{what_zh} 应为 {_fmt(expected)}，实际为 {_fmt(actual)}。")
     return float(actual)

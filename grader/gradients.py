@@ -81,7 +81,7 @@ def expect_gradient(yours, expected: torch.Tensor, name: str, *, of: str = "loss
     relation ("sign", "factor", "zero", "transpose", "shape") to a likely cause in the learner's words.
     """
     hints = hints or {}
-    label = f"d {of}/d {name}"
+    label = f"d {of}/d {name}"  # symbols read the same in both languages
     if yours is None:
         fail(f"{label} is None: did you compute and return it?", f"{label} 是 None：有没有计算并返回它？")
     if not isinstance(yours, torch.Tensor):

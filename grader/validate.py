@@ -48,6 +48,10 @@ def validate(exercise: Exercise, seed: int | None = None, device: str = "cpu") -
 
     for kind, path in [("solution", exercise.solution)] + [("variant", p) for p in variants(exercise)]:
         result, score = run(kind, path)
+        declared = sum(c["max_points"] for c in result["checks"] if c["id"] != "unreported")
+        if kind == "solution" and declared != exercise.points:
+            rows.append({"kind": "metadata", "file": "exercise.toml", "ok": False,
+                         "why": f"the checks declare {declared:g} points, exercise.toml says {exercise.points:g}"})
         full = result["score"] >= result["max_score"] and result["status"] == "graded"
         rows.append({"kind": kind, "file": path.name, "ok": full,
                      "why": score if full else f"{score}: {_messages(result)[:300]}"})
@@ -86,5 +90,5 @@ def render_validation(reports: list[dict]) -> str:
         for row in report["rows"]:
             lines.append(f"  {'ok  ' if row['ok'] else 'FAIL'} {row['kind']:<8} {row['file']:<40} {row['why']}")
     good = sum(r["ok"] for r in reports)
-    lines.append(f"{good} of {len(reports)} exercises valid")
+    lines.append(f"{good} of {len(reports)} validations ok")
     return "\n".join(lines)

@@ -85,3 +85,10 @@ def test_explain_turns_a_known_learner_error_into_a_lesson():
     with pytest.raises(LearnerError):
         with explain({"view size": ("x", "y")}):
             raise LearnerError("`f()` raised ValueError: other")
+
+
+def test_names_can_be_given_in_both_languages():
+    with pytest.raises(CheckFailed) as info:
+        expect_close(-torch.ones(2), torch.ones(2), ("the change of w", "w 的变化量"))
+    assert info.value.message.startswith("the change of w has the right size but the opposite sign")
+    assert info.value.zh.startswith("w 的变化量 大小对但符号相反")
