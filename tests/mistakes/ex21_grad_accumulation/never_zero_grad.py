@@ -1,0 +1,19 @@
+# Mistake: steps every k micro-batches but never resets the gradients, so each update mixes in the old ones.
+# Expect: optimizer.zero_grad()
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def train_accumulated(model, optimizer, batches, k):
+    losses, total = [], 0.0
+    for i, (x, y) in enumerate(batches):
+        loss = F.mse_loss(model(x), y) / k
+        loss.backward()
+        total += loss.item()
+        if (i + 1) % k == 0:
+            optimizer.step()
+            losses.append(total)
+            total = 0.0
+    return losses
