@@ -311,14 +311,15 @@ def gradescope_cmd(exercises, out):
 @click.argument("exercises", nargs=-1)
 @click.option("--seeds", type=click.IntRange(1), default=1, show_default=True,
               help="Validate with this many seeds (0, 1, ...); without it, one random seed.")
+@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", help="Device the checks run on.")
 @json_option
-def validate_cmd(exercises, seeds, as_json):
+def validate_cmd(exercises, seeds, device, as_json):
     """Prove the checks: each solution and variant scores full, each stub and mistake scores less."""
     chosen = [exercise_or_fail(e) for e in exercises] or all_exercises()
     from grader.validate import render_validation, validate
 
     seed_list = list(range(seeds)) if seeds > 1 else [None]
-    reports = [validate(ex, seed=seed) for ex in chosen for seed in seed_list]
+    reports = [validate(ex, seed=seed, device=device) for ex in chosen for seed in seed_list]
     click.echo(json.dumps(reports) if as_json else render_validation(reports))
     sys.exit(0 if all(r["ok"] for r in reports) else 1)
 
