@@ -4,6 +4,7 @@ status, earns nothing it did not, and leaves nothing behind."""
 import os
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -115,3 +116,53 @@ def test_grader_process_survives_every_attack_in_one_batch_of_calls():
     # Grading keeps working after the attacks above: no stray state in the parent.
     result = grade_json("ex05", "--file", ROOT / "solutions" / "ex05_manual_backward.py")
     assert result["score"] == 10 and os.getpid() > 0
+
+
+def test_attacks_in_batch_mode_do_not_reach_other_students(tmp_path):
+    """Every attack as a student of one batch, with honest students between them: each attack
+    ends with its status, and every honest student still scores full."""
+    import json as _json
+    import shutil
+
+    subs = tmp_path / "subs"
+    attacks = ["patches_torch", "segfault", "os_exit_in_call", "exit_at_import", "child_processes",
+               "keyboard_interrupt", "lying_subclass", "writes_files", "infinite_loop"]
+    for k, name in enumerate(attacks):
+        (subs / f"a{k}_{name}").mkdir(parents=True)
+        shutil.copy(ATTACKS / f"{name}.py", subs / f"a{k}_{name}" / "ex05.py")
+        (subs / f"a{k}_zhonest").mkdir()
+        shutil.copy(ROOT / "solutions" / "ex05_manual_backward.py", subs / f"a{k}_zhonest" / "ex05.py")
+    out = tmp_path / "grades"
+    from conftest import run_grade
+
+    proc = run_grade("batch", subs, "-e", "ex05", "--out", out, "--time-limit", "2", "--workers", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    results = {r["student"]: r for r in map(_json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert all(r["score"] == 10 for s, r in results.items() if s.endswith("zhonest"))
+    assert results["a0_patches_torch"]["status"] == "tampered" and results["a1_segfault"]["status"] == "crashed"
+    assert results["a3_exit_at_import"]["status"] == "error" and results["a8_infinite_loop"]["status"] == "timeout"
+    assert all(r["score"] <= 3 for s, r in results.items() if not s.endswith("zhonest"))
+
+
+def test_planted_files_in_a_student_folder_are_never_imported(tmp_path):
+    """conftest.py, test_*.py and modules named like ours beside the submission do nothing."""
+    import shutil
+
+    marker = tmp_path / "imported.txt"
+    student = tmp_path / "subs" / "eve"
+    student.mkdir(parents=True)
+    shutil.copy(ROOT / "solutions" / "ex05_manual_backward.py", student / "ex05.py")
+    plant = f"open({str(marker)!r}, 'a').write(__name__)\nraise SystemExit(0)\n"
+    for name in ("conftest.py", "test_hack.py", "grader.py", "torch.py", "pytest.py", "submission.py"):
+        (student / name).write_text(plant)
+    import json as _json
+    import sys
+
+    grade = str(Path(sys.executable).parent / "grade")  # the console script, as a teacher runs it
+    out = tmp_path / "grades"
+    batch = subprocess.run([grade, "batch", str(tmp_path / "subs"), "-e", "ex05", "--out", str(out)], cwd=student,
+                           capture_output=True, text=True)
+    assert batch.returncode == 0, batch.stderr
+    single = subprocess.run([grade, "ex05", "--file", "ex05.py", "--json"], cwd=student, capture_output=True, text=True)
+    assert _json.loads(single.stdout)["score"] == 10 and not marker.exists()
+    assert "eve,10" in (out / "grades.csv").read_text()
