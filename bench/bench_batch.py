@@ -98,7 +98,8 @@ def main() -> None:
     print(f"naive pytest process each       {naive:7.1f} s   (from {len(sample)} timed, scaled)  "
           f"batch is {naive / batch:.1f}x faster")
     print(f"grading overhead per submission {per:7.3f} s   (target <= 0.2 s)")
-    print(f"peak RSS of a grading process   {peak_kib / 1024:7.0f} MiB (shared torch pages included)")
+    print(f"largest RSS of any process      {peak_kib / 1024:7.0f} MiB (warm parent, judges and sandboxes; the torch "
+          "pages forked children share are counted in each)")
 
 
 if __name__ == "__main__":
