@@ -9,6 +9,7 @@ import subprocess
 import zipfile
 from xml.etree import ElementTree as ET
 
+import nbformat
 import pytest
 
 from conftest import ROOT, run_grade
@@ -33,6 +34,10 @@ def submissions(tmp_path):
         (subs / student).mkdir(parents=True)
         for name, src in files.items():
             shutil.copy(src, subs / student / name)
+    (subs / "olga").mkdir()
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("my ex05"),
+                                         nbformat.v4.new_code_cell("%matplotlib inline\n" + SOLUTION.read_text())])
+    nbformat.write(nb, str(subs / "olga" / "ex05_work.ipynb"))
     with zipfile.ZipFile(subs / "zoe.zip", "w") as zf:
         zf.write(SOLUTION, "work/ex05.py")
         zf.writestr("../escape_ex05.py", "x = 1")
@@ -49,10 +54,11 @@ def test_batch_grades_everyone_and_reports_problems(submissions, tmp_path):
     proc = batch(submissions, out, "--json")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
-    assert summary["full"] == 3 and summary["tampered"] == 1 and summary["timeout"] == 1
+    assert summary["full"] == 4 and summary["tampered"] == 1 and summary["timeout"] == 1
 
     rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").open())}
     assert rows["alice"]["ex05"] == "10" and rows["nina"]["ex05"] == "10" and rows["zoe"]["ex05"] == "10"
+    assert rows["olga"]["ex05"] == "10"  # a notebook
     assert rows["bob"]["ex05"] == "6" and rows["mallory"]["ex05"] == "0" and rows["carol"]["ex05"] == "0"
     assert rows["dave"]["ex05"] == "3"
 
@@ -74,10 +80,10 @@ def test_rerun_skips_what_is_graded_unless_forced(submissions, tmp_path):
     out = tmp_path / "grades"
     batch(submissions, out)
     again = json.loads(batch(submissions, out, "--json").stdout)
-    assert again["skipped"] == 6 and again.get("full", 0) == 0
+    assert again["skipped"] == 7 and again.get("full", 0) == 0
     shutil.copy(SOLUTION, submissions / "bob" / "bob_ex05.py")  # bob resubmits: graded again
     third = json.loads(batch(submissions, out, "--json").stdout)
-    assert third["full"] == 1 and third["skipped"] == 5
+    assert third["full"] == 1 and third["skipped"] == 6
     rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").open())}
     assert rows["bob"]["ex05"] == "10"
     forced = json.loads(batch(submissions, out, "--json", "--force").stdout)
