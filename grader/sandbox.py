@@ -280,9 +280,12 @@ def _describe_exit(status: int) -> tuple[type[LearnerProblem], str]:
         sig = os.WTERMSIG(status)
         if sig == signal.SIGXCPU:
             return LearnerTimeout, "used up its CPU time limit"
-        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
         if sig == signal.SIGSEGV:
             return LearnerCrashed, "crashed with a segmentation fault (SIGSEGV)"
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
         return LearnerCrashed, f"was killed by signal {name}"
     code = os.WEXITSTATUS(status)
     return LearnerCrashed, f"ended the process with exit status {code} (os._exit() or similar)"
