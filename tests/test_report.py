@@ -67,3 +67,11 @@ def test_batch_writes_student_pages_and_a_class_index(tmp_path):
     assert len(images((out / "feedback" / "ann.html").read_text())) == 2
     index = (out / "index.html").read_text()
     assert len(images(index)) == 1 and "most failed first" in index and "feedback/ben.html" in index
+
+
+@pytest.mark.parametrize("name", ["ex09_optimizers", "ex14_training_loop", "ex17_amp"])
+def test_other_training_exercises_record_their_loss(name):
+    result = json.loads(run_grade(name, "--file", ROOT / "solutions" / f"{name}.py", "--json").stdout)
+    assert result["score"] == result["max_score"]
+    yours = [c["series"]["yours"] for c in result["curves"]]
+    assert yours and all(len(s) >= 5 and min(s[1:]) < s[0] for s in yours)

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 # pays the cost once per grading and makes the rebinding part of the sandbox's baseline.
 # (Better done once in the warm parent, for every exercise that uses torch.optim.)
 
-from grader.checking import CheckFailed, check, describe, expect_close, fail, probe
+from grader.checking import CheckFailed, check, describe, expect_close, fail, probe, record_curve
 
 SGD_DEFAULTS = {"dampening": 0.0, "nesterov": False}
 ADAM_DEFAULTS = {"betas": [0.9, 0.999], "eps": 1e-8, "amsgrad": False}
@@ -407,6 +407,9 @@ def test_trajectories(submission, rng):
                                   what=f'`train` with `make_optimizer(model, "{opt}", ...)` and '
                                        f'`make_scheduler(optimizer, "{sched}", ...)`')
         losses, params, _ = reference_training(state, batches, setup)
+        if isinstance(result["losses"], list) and all(isinstance(v, float) for v in result["losses"]):
+            record_curve(f"loss per epoch, {label}", {"yours": result["losses"], "reference": losses},
+                         log=True, xlabel="epoch")
         for name, expected in params.items():
             try:
                 expect_close(result["state"][name], expected, f"model.{name}", rtol=1e-4, atol=1e-5)

@@ -15,7 +15,7 @@ import torch._dynamo  # noqa: F401 - see below
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from grader.checking import check, fail, probe, tensor_info
+from grader.checking import check, fail, probe, record_curve, tensor_info
 
 # Creating the first optimizer imports torch._dynamo (~2 s, and it rebinds torch.manual_seed).
 # Imported here, in the judge, before the sandbox forks, that cost stays out of the learner's timed
@@ -469,6 +469,8 @@ def check_fit_structure(out):
        zh="fit：最佳权重在新数据上达到 85% 的准确率")
 def test_fit_accuracy(submission, rng):
     out, model, x_test, y_test = fit_case(submission, rng)
+    record_curve("validation loss per epoch (true loss of your model after each epoch)",
+                 {"yours": [r["loss"] for r in out["val"][:EPOCHS]]}, log=True, xlabel="epoch")
     check_fit_structure(out)
     model.load_state_dict(out["best"])
     _, loss, acc = expected_eval(model, x_test, y_test)

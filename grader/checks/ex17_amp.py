@@ -14,7 +14,7 @@ import torch
 import torch._dynamo  # noqa: F401 - see below
 from torch import nn
 
-from grader.checking import check, fail, probe
+from grader.checking import check, fail, probe, record_curve
 
 # The first optimizer in a process imports torch._dynamo (~3 s): imported here, the judge pays once and the
 # sandbox forked from it inherits it (CONTRIBUTING, "Traps").
@@ -426,6 +426,7 @@ def test_loss_decreases(submission, rng, device):
              + (": did you forget `return loss`?" if bad == "a NoneType" else "."),
              f"train_step 应返回 loss（一个数或只有一个元素的 tensor），实际得到 {bad}"
              + ("：是不是忘了 `return loss`？" if bad == "a NoneType" else "。"))
+    record_curve(f"loss per train_step under mixed precision ({device})", {"yours": losses}, log=True)
     if not all(v == v and abs(v) != float("inf") for v in losses):
         fail("train_step returned NaN or inf losses.", "train_step 返回的 loss 含有 NaN 或 inf。")
     before, after = result["loss_before"], result["loss_after"]
