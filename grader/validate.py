@@ -38,16 +38,16 @@ def _messages(result: dict) -> str:
 
 
 def validate(exercise: Exercise, seed: int | None = None, device: str = "cpu") -> dict:
-    """Grade solution, stub and mistakes; return {exercise, ok, rows: [{kind, file, ok, why}]}."""
+    """Grade solution, variants, stub and mistakes; return {exercise, seed, ok, rows: [{kind, file, ok, why}]}."""
     prewarm()
     rows = []
 
-    def run(kind: str, path: Path):
+    def run(path: Path):
         result = grade(exercise, load_source(path), seed=seed, device=device)
         return result, f"{result['score']:g}/{result['max_score']:g} ({result['status']})"
 
     for kind, path in [("solution", exercise.solution)] + [("variant", p) for p in variants(exercise)]:
-        result, score = run(kind, path)
+        result, score = run(path)
         declared = sum(c["max_points"] for c in result["checks"] if c["id"] != "unreported")
         if kind == "solution" and declared != exercise.points:
             rows.append({"kind": "metadata", "file": "exercise.toml", "ok": False,
@@ -55,13 +55,13 @@ def validate(exercise: Exercise, seed: int | None = None, device: str = "cpu") -
         full = result["score"] >= result["max_score"] and result["status"] == "graded"
         rows.append({"kind": kind, "file": path.name, "ok": full,
                      "why": score if full else f"{score}: {_messages(result)[:300]}"})
-    result, score = run("stub", exercise.stub)
+    result, score = run(exercise.stub)
     ok = result["score"] < result["max_score"] and result["status"] != "error"
     rows.append({"kind": "stub", "file": exercise.stub.name, "ok": ok,
                  "why": score if ok else f"{score}: the stub must load and score less than full"})
     for path in mistakes(exercise):
         want = expected_text(path)
-        result, score = run("mistake", path)
+        result, score = run(path)
         messages = _messages(result)
         if want is None:
             ok, why = False, "no `# Expect:` line names the message this mistake must get"
