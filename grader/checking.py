@@ -58,6 +58,14 @@ def record_curve(title: str, series: dict[str, list[float]], *, truth: dict[str,
                    "truth": truth or {}, "log": log, "xlabel": xlabel})
 
 
+def first_sentences(text: str, most: int = 300) -> str:
+    """The error text, cut at a sentence end when it is long."""
+    if len(text) <= most:
+        return text
+    cut = text.rfind(". ", 0, most)
+    return text[:cut + 1] if cut > 0 else text[:most] + "..."
+
+
 def check(title: str, points: float, zh: str | None = None):
     """Declare a check: `@check("dw matches autograd", points=3)` above a `test_...` function."""
     return pytest.mark.check(title=title, points=float(points), zh=zh or title)

@@ -7,17 +7,9 @@ import traceback
 import torch
 from torch.overrides import TorchFunctionMode
 
-from grader.checking import check, expect_close, expect_tensor, fail, probe, relation
+from grader.checking import check, expect_close, expect_tensor, fail, first_sentences, probe, relation
 
 # -- sandbox side ----------------------------------------------------------------------------
-
-
-def first_sentences(text: str, most: int = 300) -> str:
-    """The error text, cut at a sentence end when it is long."""
-    if len(text) <= most:
-        return text
-    cut = text.rfind(". ", 0, most)
-    return text[:cut + 1] if cut > 0 else text[:most] + "..."
 
 
 @probe

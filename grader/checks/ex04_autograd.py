@@ -9,18 +9,10 @@ import traceback
 
 import torch
 
-from grader.checking import check, describe, expect_close, expect_tensor, fail, probe, tensor_info
+from grader.checking import check, describe, expect_close, expect_tensor, fail, first_sentences, probe, tensor_info
 from grader.gradients import expect_gradient
 
 # -- sandbox side ----------------------------------------------------------------------------
-
-
-def first_sentences(text: str, most: int = 300) -> str:
-    """The error text, cut at a sentence end when it is long."""
-    if len(text) <= most:
-        return text
-    cut = text.rfind(". ", 0, most)
-    return text[:cut + 1] if cut > 0 else text[:most] + "..."
 
 
 @probe
