@@ -91,7 +91,11 @@ def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
                                               "sha256": job.sha256}, job.exercise, str(exc)))
                         bar.update(1)
                         continue
-                    running[Grading(job.exercise, source, **options)] = job
+                    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # no Ctrl-C between fork and
+                    try:                                                        # registering the judge
+                        running[Grading(job.exercise, source, **options)] = job
+                    finally:
+                        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
                 if not running:
                     continue
                 wait = max(0.0, min(g.deadline for g in running) - time.monotonic())
