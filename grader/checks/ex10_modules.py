@@ -140,7 +140,12 @@ def stack_step(module, sizes, x, y):
         for p in params:
             if p.grad is not None:
                 p -= 0.1 * p.grad
-    return {"empty": False, "unchanged": [name for (name, t), b in zip(tracked, before) if torch.equal(t.detach(), b)]}
+    # A registered tensor whose gradient is exactly zero (every ReLU dead on this batch) may stay put;
+    # what may not: a tensor the optimizer never saw, or one the forward never used (no grad at all).
+    seen = {id(p) for p in params}
+    return {"empty": False, "unchanged": [
+        name for (name, t), b in zip(tracked, before)
+        if torch.equal(t.detach(), b) and (id(t) not in seen or t.grad is None or t.grad.any())]}
 
 
 # -- Affine -------------------------------------------------------------------------------------
