@@ -13,7 +13,7 @@ EXERCISES = all_exercises()
 
 @pytest.mark.parametrize("exercise", EXERCISES, ids=lambda ex: ex.id)
 def test_validate(exercise):
-    report = validate(exercise)
+    report = validate(exercise, seed=0)  # fixed, so CI is repeatable; `grade validate --seeds N` explores more
     bad = [f"{r['kind']} {r['file']}: {r['why']}" for r in report["rows"] if not r["ok"]]
     assert not bad, "\n".join(bad)
 
