@@ -27,11 +27,12 @@ from grader.judge import Grading, prewarm
 from grader.source import SubmissionError, load_source
 
 
-def _error_result(job_or_problem: dict, exercise: Exercise, message: str) -> dict:
-    return {"student": job_or_problem["student"], "exercise": exercise.id, "name": exercise.name,
-            "submission": job_or_problem.get("submission", ""), "status": "error", "score": 0.0,
-            "max_score": exercise.points, "checks": [], "duration_s": 0.0, "message": message, "output": "",
-            "notes": [], "sha256": job_or_problem.get("sha256")}
+def error_result(student: str, exercise: Exercise, message: str, submission: str = "",
+                 sha256: str | None = None) -> dict:
+    """A result for a submission that could not be graded at all (unreadable, two candidates, missing)."""
+    return {"student": student, "exercise": exercise.id, "name": exercise.name, "submission": submission,
+            "status": "error", "score": 0.0, "max_score": exercise.points, "checks": [], "duration_s": 0.0,
+            "message": message, "output": "", "notes": [], "sha256": sha256}
 
 
 def outcome_kind(result: dict) -> str:
@@ -66,7 +67,7 @@ def run_batch(submissions: Path, exercises: list[Exercise], out: Path, *, worker
 
             for problem in found.problems:
                 if "exercise" in problem:
-                    record(_error_result(problem, by_id[problem["exercise"]], problem["message"]))
+                    record(error_result(problem["student"], by_id[problem["exercise"]], problem["message"]))
             interrupted = _grade_all(todo, workers, record, options)
     write_gradebook(out, exercises, found.problems)
     return {"graded": sum(counts.values()), "skipped": skipped, "problems": len(found.problems),
@@ -87,8 +88,7 @@ def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
                     try:
                         source = load_source(job.path)
                     except SubmissionError as exc:
-                        record(_error_result({"student": job.student, "submission": str(job.path),
-                                              "sha256": job.sha256}, job.exercise, str(exc)))
+                        record(error_result(job.student, job.exercise, str(exc), str(job.path), job.sha256))
                         bar.update(1)
                         continue
                     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # no Ctrl-C between fork and

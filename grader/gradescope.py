@@ -77,7 +77,7 @@ def to_gradescope(results: list[dict], problems: list[str]) -> dict:
 
 def run(root: Path, exercise_ids: list[str]) -> dict:
     """Grade root/submission as the given exercises; write root/results/results.json."""
-    from grader.batch import _error_result
+    from grader.batch import error_result
     from grader.collect import collect
     from grader.exercises import find_exercise
     from grader.judge import grade
@@ -93,12 +93,12 @@ def run(root: Path, exercise_ids: list[str]) -> dict:
             try:
                 results.append(grade(job.exercise, load_source(job.path)))
             except SubmissionError as exc:
-                results.append(_error_result({"student": "student"}, job.exercise, str(exc)))
+                results.append(error_result("student", job.exercise, str(exc)))
     problems = [p["message"] for p in found.problems]
     graded = {job.exercise.id for job in found.jobs}
     for ex in exercises:
         if ex.id not in graded:
-            results.append(_error_result({"student": "student"}, ex, f"no file named like {ex.id}*.py or {ex.id}*.ipynb was submitted"))
+            results.append(error_result("student", ex, f"no file named like {ex.id}*.py or {ex.id}*.ipynb was submitted"))
     report = to_gradescope(results, problems)
     (root / "results").mkdir(parents=True, exist_ok=True)
     (root / "results" / "results.json").write_text(json.dumps(report, indent=1, ensure_ascii=False))
