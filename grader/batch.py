@@ -8,7 +8,6 @@ moment it completes, so an interrupted run loses nothing; a rerun skips what is 
 
 from __future__ import annotations
 
-import importlib
 import json
 import select
 import signal
@@ -50,9 +49,7 @@ def run_batch(submissions: Path, exercises: list[Exercise], out: Path, *, worker
     out.mkdir(parents=True, exist_ok=True)
     records = out / "results.jsonl"
     done = {(r["student"], r["exercise"], r.get("sha256")) for r in read_results(records)}
-    prewarm()
-    for ex in exercises:  # import the checks once, here, rather than once per judge
-        importlib.import_module(f"grader.checks.{ex.name}")
+    prewarm(exercises)  # the checks and what they preload, once here rather than once per judge
     with tempfile.TemporaryDirectory(prefix="torch-katas-batch-") as unpack:
         found = collect(submissions, exercises, Path(unpack))
         by_id = {ex.id: ex for ex in exercises}

@@ -2,7 +2,9 @@
 and compare the learner's values with expectations structure first (type, shape, dtype,
 requires_grad), then values (max error, first bad index, a guess at the mistake).
 
-Every learner-facing text comes in English and, where given, Simplified Chinese.
+Every learner-facing message is a `Text` (grader/text.py): one template per language, filled from
+the same values. A failure can name the mistake it diagnosed with a short stable `key` ("sign",
+"factor-2", "zero-grad-missing"): the class view counts how many students made each one.
 """
 
 from __future__ import annotations
@@ -12,38 +14,54 @@ import contextlib
 import pytest
 import torch
 
-from grader.sandbox import LearnerError, probe  # noqa: F401 - probe is re-exported for check modules
+from grader.probing import learner_error, patched, pretend_cuda  # noqa: F401 - re-exported for check modules
+from grader.sandbox import LearnerError, does_not_define, probe  # noqa: F401 - re-exported for check modules
+from grader.text import Text, verbatim  # noqa: F401 - re-exported for check modules
 from grader.wire import Opaque, tensor_info  # noqa: F401 - re-exported for check modules
 
 
 class CheckFailed(AssertionError):
-    """A check's verdict: the learner's code is wrong, and `message` says how."""
+    """A check's verdict: the learner's code is wrong, `text` says how, `key` names the mistake."""
 
-    def __init__(self, message: str, zh: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.zh = zh or message
+    def __init__(self, text: Text, key: str | None = None):
+        super().__init__(text.render("en"))
+        self.text = text
+        self.key = key
+
+    @property
+    def message(self) -> str:
+        return self.text.render("en")
+
+    @property
+    def zh(self) -> str:
+        return self.text.render("zh")
 
 
-def fail(message: str, zh: str | None = None):
-    """Fail the current check with a learner-facing message (English, and Chinese if given)."""
-    raise CheckFailed(message, zh)
+def fail(message, zh: str | None = None, /, *, key: str | None = None, **values):
+    """Fail the current check with a learner-facing message.
+
+    `fail(Text(...))`, or the templates directly: `fail("{name} is None.", "{name} 是 None。", name=what)`.
+    Without values the templates are shown as they are (no `{}` formatting). `key` names the mistake.
+    """
+    text = message if isinstance(message, Text) else Text(message, zh, **values)
+    raise CheckFailed(text, key)
 
 
 @contextlib.contextmanager
-def explain(causes: dict[str, tuple[str, str]]):
+def explain(causes: dict, *, key: str | None = None):
     """Turn a known learner exception into a teaching message.
 
     `with explain({"view size is not compatible": (en, zh)}): submission.fn(x)` fails the check
     with that explanation (and the original error) when the learner's code raised an error whose
-    text contains the key; any other error passes through unchanged.
+    text contains the key; any other error passes through unchanged. A cause is a Text or an
+    (English, Chinese) pair.
     """
     try:
         yield
     except LearnerError as exc:
-        for needle, (en, zh) in causes.items():
+        for needle, cause in causes.items():
             if needle in exc.message:
-                fail(f"{en} ({exc.message})", f"{zh}（{exc.zh}）")
+                fail("{cause} ({error})", "{cause}（{error}）", cause=Text.of(cause), error=exc.text, key=key)
         raise
 
 
@@ -66,64 +84,76 @@ def first_sentences(text: str, most: int = 300) -> str:
     return text[:cut + 1] if cut > 0 else text[:most] + "..."
 
 
-def check(title: str, points: float, zh: str | None = None):
-    """Declare a check: `@check("dw matches autograd", points=3)` above a `test_...` function."""
-    return pytest.mark.check(title=title, points=float(points), zh=zh or title)
+def check(title: str, points: float, zh: str | None = None, *, depends: str | tuple[str, ...] = ()):
+    """Declare a check: `@check("dw matches autograd", points=3)` above a `test_...` function.
+
+    `depends` names earlier checks (their function names without `test_`) that this one builds on: when
+    one of them failed and this one fails too, the message says so first (one mistake, one lesson).
+    """
+    depends = (depends,) if isinstance(depends, str) else tuple(depends)
+    return pytest.mark.check(title=title, points=float(points), zh=zh or title, depends=depends)
 
 
-def describe(value) -> str:
+def describe(value) -> Text:
     """A value as a beginner would name it: 'a tensor of shape [8, 1] (float32)', 'None'."""
     if value is None:
-        return "None"
+        return Text("None", "None")
     if isinstance(value, torch.Tensor):
-        return f"a tensor of shape {list(value.shape)} ({str(value.dtype).removeprefix('torch.')})"
+        return Text("a tensor of shape {shape} ({dtype})", "形状为 {shape} 的 tensor（{dtype}）",
+                    shape=list(value.shape), dtype=str(value.dtype).removeprefix("torch."))
     if isinstance(value, Opaque):
-        return f"a {value.type_name} ({value.text[:60]})"
+        return Text("a {type} ({text})", "一个 {type}（{text}）", type=verbatim(value.type_name),
+                    text=verbatim(value.text[:60]))
     if isinstance(value, bool):
-        return f"the bool {value}"
-    if isinstance(value, (int, float)):
-        return f"the {type(value).__name__} {value:g}" if isinstance(value, float) else f"the int {value}"
+        return Text("the bool {value}", "布尔值 {value}", value=value)
+    if isinstance(value, float):
+        return Text("the float {value:g}", "浮点数 {value:g}", value=value)
+    if isinstance(value, int):
+        return Text("the int {value}", "整数 {value}", value=value)
     if isinstance(value, (list, tuple)):
-        return f"a {type(value).__name__} of {len(value)} items"
-    return f"a {type(value).__name__}"
+        return Text("a {type} of {n} items", "含 {n} 个元素的 {type}", type=type(value).__name__, n=len(value))
+    return Text("a {type}", "一个 {type}", type=verbatim(type(value).__name__))
 
 
 # -- structure --------------------------------------------------------------------------
 
-def names(what: str | tuple[str, str]) -> tuple[str, str]:
-    """A thing's name for messages: one string for both languages, or an (English, Chinese) pair."""
-    return (what, what) if isinstance(what, str) else what
+def names(what) -> Text:
+    """A thing's name for messages: a Text, an (English, Chinese) pair, or one string for both languages."""
+    return Text.of(what)
 
 
-def expect_tensor(value, what: str | tuple[str, str], *, shape=None, dtype=None, floating: bool = False,
+def expect_tensor(value, what, *, shape=None, dtype=None, floating: bool = False,
                   requires_grad: bool | None = None) -> torch.Tensor:
     """Fail unless `value` is a tensor with the given structure; return it."""
-    what, what_zh = names(what)
+    what = names(what)
     if value is None:
-        fail(f"{what} is None: did you forget a `return`?", f"{what_zh} 是 None：是不是忘了 `return`？")
+        fail("{what} is None: did you forget a `return`?", "{what} 是 None：是不是忘了 `return`？",
+             what=what, key="returned-none")
     if not isinstance(value, torch.Tensor):
-        fail(f"{what} should be a tensor, got {describe(value)}.",
-             f"{what_zh} 应该是一个 tensor，实际得到 {describe(value)}。")
+        fail("{what} should be a tensor, got {got}.", "{what} 应该是一个 tensor，实际得到 {got}。",
+             what=what, got=describe(value), key="not-a-tensor")
     if shape is not None and list(value.shape) != list(shape):
-        hint = ""
+        hint = Text("", "")
         if value.numel() == _numel(shape):
-            hint = " Same number of elements: a missing reshape, or a transpose?"
+            hint = Text(" Same number of elements: a missing reshape, or a transpose?",
+                        "元素个数相同：是不是少了 reshape，或者多了转置？")
         elif value.dim() != len(shape):
-            hint = " Did a sum/mean drop a dimension, or did broadcasting add one?"
-        fail(f"{what} should have shape {list(shape)}, got {list(value.shape)}.{hint}",
-             f"{what_zh} 的形状应为 {list(shape)}，实际为 {list(value.shape)}。{hint}")
+            hint = Text(" Did a sum/mean drop a dimension, or did broadcasting add one?",
+                        "是不是 sum/mean 去掉了一个维度，或者广播多出了一个维度？")
+        fail("{what} should have shape {want}, got {got}.{hint}", "{what} 的形状应为 {want}，实际为 {got}。{hint}",
+             what=what, want=list(shape), got=list(value.shape), hint=hint, key="wrong-shape")
     if floating and not value.is_floating_point():
-        fail(f"{what} should be a floating-point tensor, got dtype {value.dtype}.",
-             f"{what_zh} 应该是浮点类型的 tensor，实际 dtype 为 {value.dtype}。")
+        fail("{what} should be a floating-point tensor, got dtype {dtype}.",
+             "{what} 应该是浮点类型的 tensor，实际 dtype 为 {dtype}。", what=what, dtype=value.dtype, key="wrong-dtype")
     if dtype is not None and value.dtype != dtype:
-        fail(f"{what} should have dtype {dtype}, got {value.dtype}.",
-             f"{what_zh} 的 dtype 应为 {dtype}，实际为 {value.dtype}。")
+        fail("{what} should have dtype {want}, got {got}.", "{what} 的 dtype 应为 {want}，实际为 {got}。",
+             what=what, want=dtype, got=value.dtype, key="wrong-dtype")
     if requires_grad is not None and tensor_info(value).get("requires_grad", value.requires_grad) != requires_grad:
         if requires_grad:
-            fail(f"{what} should require grad (requires_grad=True), but it does not.",
-                 f"{what_zh} 应该 requires_grad=True，但实际没有。")
-        fail(f"{what} should not require grad: detach it or compute it under torch.no_grad().",
-             f"{what_zh} 不应该 requires_grad：请 detach，或在 torch.no_grad() 下计算。")
+            fail("{what} should require grad (requires_grad=True), but it does not.",
+                 "{what} 应该 requires_grad=True，但实际没有。", what=what, key="no-requires-grad")
+        fail("{what} should not require grad: detach it or compute it under torch.no_grad().",
+             "{what} 不应该 requires_grad：请 detach，或在 torch.no_grad() 下计算。", what=what, key="requires-grad")
     return value
 
 
@@ -136,8 +166,24 @@ def _numel(shape) -> int:
 
 # -- values -----------------------------------------------------------------------------
 
-def relation(actual: torch.Tensor, expected: torch.Tensor) -> str | None:
-    """Guess how a wrong value relates to the right one: sign, constant factor, transpose."""
+def _recognisable(factor: float, n: int | None) -> str | None:
+    """A name for a factor a learner plausibly introduced: 2, 1/2, N, 1/N."""
+    named = {2.0: "2", 0.5: "0.5"}
+    if n and n > 2:
+        named.update({float(n): "N", 1.0 / n: "1/N"})
+    for value, name in named.items():
+        if abs(factor - value) <= 1e-4 * abs(value):
+            return name
+    return None
+
+
+def relation(actual: torch.Tensor, expected: torch.Tensor, n: int | None = None) -> str | None:
+    """Guess how a wrong value relates to the right one: "sign", "zero", "transpose", "factor 2".
+
+    A constant factor is claimed only when it means something: a recognisable one (2, 1/2, and N, 1/N
+    when the batch size `n` is given), or the same ratio over several entries. For one number any
+    wrong value is "off by a factor", so only a recognisable factor is named there.
+    """
     a, e = actual.double().reshape(-1), expected.double().reshape(-1)
     if not (torch.isfinite(a).all() and torch.isfinite(e).all()):
         return None
@@ -152,26 +198,45 @@ def relation(actual: torch.Tensor, expected: torch.Tensor) -> str | None:
     ratios = a[mask] / e[mask]
     if ratios.numel() and torch.allclose(ratios, ratios[0].expand_as(ratios), rtol=1e-4) \
             and torch.allclose(a, ratios[0] * e, rtol=1e-4, atol=1e-6 * float(scale)):
-        return f"factor {float(ratios[0]):.4g}"
+        factor = float(ratios[0])
+        name = _recognisable(factor, n)
+        if name:
+            return f"factor {name}"
+        if ratios.numel() > 1:
+            return f"factor {factor:.4g}"
     if actual.dim() == 2 and actual.t().shape == expected.shape and torch.allclose(
             actual.double().t(), expected.double(), rtol=1e-4, atol=1e-6 * float(scale)):
         return "transpose"
     return None
 
 
+def relation_key(rel: str) -> str:
+    """The stable key of a relation: "sign", "zero", "transpose", "factor-2", "factor-N", "factor"."""
+    if rel.startswith("factor"):
+        name = rel.split()[1]
+        return f"factor-{name}" if name in ("2", "0.5", "N", "1/N") else "factor"
+    return rel
+
+
 RELATION_TEXT = {
-    "sign": ("has the right size but the opposite sign", "大小对但符号相反"),
-    "zero": ("is all zeros", "全是 0"),
-    "transpose": ("is the transpose of the expected value", "是期望值的转置"),
+    "sign": Text("has the right size but the opposite sign", "大小对但符号相反"),
+    "zero": Text("is all zeros", "全是 0"),
+    "transpose": Text("is the transpose of the expected value", "是期望值的转置"),
 }
 
 
-def relation_text(rel: str) -> tuple[str, str]:
+def relation_text(rel: str) -> Text:
     if rel.startswith("factor"):
-        f = rel.split()[1]
-        return (f"is off by a constant factor of {f} (a missing or extra constant, such as 2 or 1/N?)",
-                f"差了一个常数因子 {f}（是否多了或少了某个常数，比如 2 或 1/N？）")
+        return Text("is off by a constant factor of {f} (a missing or extra constant, such as 2 or 1/N?)",
+                    "差了一个常数因子 {f}（是否多了或少了某个常数，比如 2 或 1/N？）", f=rel.split()[1])
     return RELATION_TEXT[rel]
+
+
+def relation_cause(rel: str, hints: dict | None) -> Text | None:
+    """The likely cause a check gave for a relation: by its exact name ("factor 2"), else by its kind."""
+    hints = hints or {}
+    cause = hints.get(rel) or hints.get(rel.split()[0])
+    return Text.of(cause) if cause is not None else None
 
 
 def _fmt(x: float) -> str:
@@ -190,44 +255,50 @@ def value_mismatch(actual: torch.Tensor, expected: torch.Tensor, rtol: float, at
     return idx, float(a[idx]), float(e[idx]), float(diff.max()), int(bad.sum())
 
 
-def expect_close(actual, expected: torch.Tensor, what: str | tuple[str, str], *, rtol: float = 1e-4,
-                 atol: float = 1e-6, hints: dict[str, tuple[str, str]] | None = None) -> torch.Tensor:
+def expect_close(actual, expected: torch.Tensor, what, *, rtol: float = 1e-4, atol: float = 1e-6,
+                 hints: dict | None = None, n: int | None = None) -> torch.Tensor:
     """Fail unless `actual` is a tensor of `expected`'s shape with close values (any float dtype).
 
-    `hints` maps a relation ("sign", "factor 2", "transpose", "zero") to a likely cause to show.
+    `hints` maps a relation ("sign", "factor 2", "factor", "transpose", "zero") to a likely cause to
+    show (a Text or an (English, Chinese) pair); `n` is the batch size, so factors N and 1/N are named.
     """
     actual = expect_tensor(actual, what, shape=expected.shape)
-    what, what_zh = names(what)
+    what = names(what)
     mismatch = value_mismatch(actual, expected, rtol, atol)
     if mismatch is None:
         return actual
     idx, got, want, max_abs, n_bad = mismatch
     if not torch.isfinite(actual.double()).all():
-        fail(f"{what} contains NaN or inf (first at index {list(idx)}): look for a division by zero, log of 0 or an overflow.",
-             f"{what_zh} 含有 NaN 或 inf（第一个在索引 {list(idx)}）：检查除以 0、log(0) 或溢出。")
-    where = f"[{', '.join(map(str, idx))}]" if idx else ""
-    rel = relation(actual, expected)
-    en, zh = (f"{what} has wrong values: {what}{where} should be {_fmt(want)}, got {_fmt(got)} "
-              f"({n_bad} of {actual.numel()} entries wrong, max abs error {max_abs:.2e}).",
-              f"{what_zh} 的数值不对：{what_zh}{where} 应为 {_fmt(want)}，实际为 {_fmt(got)}"
-              f"（{actual.numel()} 个元素中有 {n_bad} 个不对，最大绝对误差 {max_abs:.2e}）。")
-    if rel is not None:
-        rel_en, rel_zh = relation_text(rel)
-        en, zh = f"{what} {rel_en}.", f"{what_zh} {rel_zh}。"
-        cause = (hints or {}).get(rel) or (hints or {}).get(rel.split()[0])
-        if cause:
-            en, zh = f"{en} {cause[0]}", f"{zh}{cause[1]}"
-    fail(en, zh)
+        fail("{what} contains NaN or inf (first at index {idx}): look for a division by zero, log of 0 or an overflow.",
+             "{what} 含有 NaN 或 inf（第一个在索引 {idx}）：检查除以 0、log(0) 或溢出。",
+             what=what, idx=list(idx), key="nan")
+    rel = relation(actual, expected, n)
+    if rel is None:
+        fail("{what} has wrong values: {what}{where} should be {want}, got {got} "
+             "({bad} of {total} entries wrong, max abs error {err:.2e}).",
+             "{what} 的数值不对：{what}{where} 应为 {want}，实际为 {got}"
+             "（{total} 个元素中有 {bad} 个不对，最大绝对误差 {err:.2e}）。",
+             what=what, where=f"[{', '.join(map(str, idx))}]" if idx else "", want=_fmt(want), got=_fmt(got),
+             bad=n_bad, total=actual.numel(), err=max_abs, key="wrong-values")
+    cause = relation_cause(rel, hints)
+    fail("{what} {relation}.{cause}", "{what} {relation}。{cause}", what=what, relation=relation_text(rel),
+         cause=Text(" {c}", "{c}", c=cause) if cause else "", key=relation_key(rel))
 
 
-def expect_number(actual, expected: float, what: str | tuple[str, str], *, rtol: float = 1e-4,
-                  atol: float = 1e-6) -> float:
-    """Fail unless `actual` is a Python number or a one-element tensor close to `expected`."""
-    what, what_zh = names(what)
-    if isinstance(actual, torch.Tensor) and actual.numel() == 1:
+def expect_number(actual, expected: float, what, *, rtol: float = 1e-4, atol: float = 1e-6,
+                  exact_type: bool = False) -> float:
+    """Fail unless `actual` is close to `expected`: a Python number, or (unless `exact_type`, for a
+    statement that names `int` or `float`) a one-element tensor."""
+    what = names(what)
+    if isinstance(actual, torch.Tensor) and actual.numel() == 1 and not exact_type:
         actual = float(actual.reshape(()))
     if isinstance(actual, bool) or not isinstance(actual, (int, float)):
-        fail(f"{what} should be a number, got {describe(actual)}.", f"{what_zh} 应该是一个数，实际得到 {describe(actual)}。")
+        extra = Text(" Use `.item()` to turn a one-element tensor into a Python number.",
+                     "用 `.item()` 把只有一个元素的 tensor 变成 Python 数。") \
+            if isinstance(actual, torch.Tensor) and actual.numel() == 1 else ""
+        fail("{what} should be a Python number, got {got}.{extra}", "{what} 应该是一个 Python 数，实际得到 {got}。{extra}",
+             what=what, got=describe(actual), extra=extra, key="not-a-number")
     if not abs(actual - expected) <= atol + rtol * abs(expected):
-        fail(f"{what} should be {_fmt(expected)}, got {_fmt(actual)}.", f"{what_zh} 应为 {_fmt(expected)}，实际为 {_fmt(actual)}。")
+        fail("{what} should be {want}, got {got}.", "{what} 应为 {want}，实际为 {got}。",
+             what=what, want=_fmt(expected), got=_fmt(actual), key="wrong-values")
     return float(actual)

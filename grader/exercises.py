@@ -44,6 +44,7 @@ class Exercise:
     hints: list[str]
     zh: dict = field(default_factory=dict)
     device: str = "cpu"
+    preload: list[str] = field(default_factory=list)  # modules the judge imports before learner code runs
 
     @property
     def id(self) -> str:
@@ -101,6 +102,7 @@ def load_exercise(folder: Path) -> Exercise:
         hints=list(meta.get("hints", [])),
         zh=dict(meta.get("zh", {})),
         device=meta.get("device", "cpu"),
+        preload=list(meta.get("preload", [])),
     )
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import torch
 
-from grader.checking import describe, fail, relation, relation_text
+from grader.checking import describe, fail, relation, relation_cause, relation_key, relation_text
+from grader.text import Text, joined
 
 
 def numerical_jacobian(f, inputs: list[torch.Tensor], eps: float = 1e-6) -> list[torch.Tensor]:
@@ -52,13 +53,9 @@ def _index(flat_index: int, shape) -> str:
     return ", ".join(map(str, reversed(idx)))
 
 
-WORDS = {"en": ("yours", "expected", "numerical", "rel.err"), "zh": ("你的", "期望", "数值", "相对误差")}
-
-
 def gradient_lines(yours: torch.Tensor, expected: torch.Tensor, label: str, numerical: torch.Tensor | None = None,
-                   most: int = 3, lang: str = "en") -> list[str]:
-    """The worst few entries as 'd loss/d w[0]: yours 0.5, expected 0.25 (rel.err 1.0e+00)'."""
-    w_yours, w_expected, w_numerical, w_rel = WORDS[lang]
+                   most: int = 3) -> Text:
+    """The worst few entries as 'd loss/d w[0]: yours 0.5, expected 0.25 (rel.err 1.0e+00)', joined."""
     a, e = yours.double().reshape(-1), expected.double().reshape(-1)
     err = (a - e).abs()
     rel = err / e.abs().clamp_min(1e-12)
@@ -66,48 +63,56 @@ def gradient_lines(yours: torch.Tensor, expected: torch.Tensor, label: str, nume
     for k in torch.argsort(err, descending=True)[:most].tolist():
         if err[k] == 0:
             break
-        num = f", {w_numerical} {float(numerical.reshape(-1)[k]):.4g}" if numerical is not None else ""
-        lines.append(f"{label}[{_index(k, yours.shape)}]: {w_yours} {float(a[k]):.4g}, {w_expected} {float(e[k]):.4g}"
-                     f"{num} ({w_rel} {float(rel[k]):.1e})")
-    return lines
+        num = Text(", numerical {v:.4g}", "，有限差分 {v:.4g}", v=float(numerical.reshape(-1)[k])) \
+            if numerical is not None else ""
+        lines.append(Text("{label}[{idx}]: yours {a:.4g}, expected {e:.4g}{num} (rel.err {r:.1e})",
+                          "{label}[{idx}]：你的 {a:.4g}，期望 {e:.4g}{num}（相对误差 {r:.1e}）",
+                          label=label, idx=_index(k, yours.shape), a=float(a[k]), e=float(e[k]), num=num,
+                          r=float(rel[k])))
+    return joined(lines, "; ", "；")
 
 
 def expect_gradient(yours, expected: torch.Tensor, name: str, *, of: str = "loss",
                     numerical: torch.Tensor | None = None, rtol: float = 1e-4, atol: float = 1e-6,
-                    hints: dict[str, tuple[str, str]] | None = None) -> None:
+                    hints: dict | None = None, n: int | None = None) -> None:
     """Fail unless the learner's gradient `yours` of `of` with respect to `name` matches `expected`.
 
     `numerical` (finite differences) is shown beside autograd's value when given; `hints` maps a
-    relation ("sign", "factor", "zero", "transpose", "shape") to a likely cause in the learner's words.
+    relation ("sign", "factor 2", "factor", "zero", "transpose", "shape") to a likely cause in the
+    learner's words (a Text or an (English, Chinese) pair); `n` is the batch size, so that factors N
+    and 1/N are recognised.
     """
-    hints = hints or {}
     label = f"d {of}/d {name}"  # symbols read the same in both languages
     if yours is None:
-        fail(f"{label} is None: did you compute and return it?", f"{label} 是 None：有没有计算并返回它？")
+        fail("{label} is None: did you compute and return it?", "{label} 是 None：有没有计算并返回它？",
+             label=label, key="returned-none")
     if not isinstance(yours, torch.Tensor):
-        fail(f"{label} should be a tensor, got {describe(yours)}.", f"{label} 应该是 tensor，实际得到 {describe(yours)}。")
+        fail("{label} should be a tensor, got {got}.", "{label} 应该是 tensor，实际得到 {got}。",
+             label=label, got=describe(yours), key="not-a-tensor")
     if yours.shape != expected.shape:
-        en = f"{label} should have the shape of {name}, {list(expected.shape)}, got {list(yours.shape)}."
-        zh = f"{label} 的形状应与 {name} 相同，即 {list(expected.shape)}，实际为 {list(yours.shape)}。"
+        more = Text("", "")
         if yours.numel() > expected.numel():
-            en += f" Per-sample values? Reduce them (sum or mean over the batch) to the shape of {name}."
-            zh += f" 是否保留了每个样本的梯度？需要对 batch 维度求和/平均，化为 {name} 的形状。"
-        cause = hints.get("shape")
-        fail(f"{en} {cause[0]}" if cause else en, f"{zh} {cause[1]}" if cause else zh)
+            more = Text(" Per-sample values? Reduce them (sum or mean over the batch) to the shape of {name}.",
+                        "是否保留了每个样本的梯度？需要对 batch 维度求和/平均，化为 {name} 的形状。", name=name)
+        cause = relation_cause("shape", hints)
+        fail("{label} should have the shape of {name}, {want}, got {got}.{more}{cause}",
+             "{label} 的形状应与 {name} 相同，即 {want}，实际为 {got}。{more}{cause}",
+             label=label, name=name, want=list(expected.shape), got=list(yours.shape), more=more,
+             cause=Text(" {c}", "{c}", c=cause) if cause else "", key="wrong-shape")
     if not yours.is_floating_point():
-        fail(f"{label} should be floating point, got {yours.dtype}.", f"{label} 应为浮点类型，实际为 {yours.dtype}。")
+        fail("{label} should be floating point, got {dtype}.", "{label} 应为浮点类型，实际为 {dtype}。",
+             label=label, dtype=yours.dtype, key="wrong-dtype")
     a, e = yours.double(), expected.double()
     if not torch.isfinite(a).all():
-        fail(f"{label} contains NaN or inf.", f"{label} 含有 NaN 或 inf。")
+        fail("{label} contains NaN or inf.", "{label} 含有 NaN 或 inf。", label=label, key="nan")
     if torch.allclose(a, e, rtol=rtol, atol=atol):
         return
-    rel = relation(a, e)
-    details = "; ".join(gradient_lines(a, e, label, numerical))
-    details_zh = "；".join(gradient_lines(a, e, label, numerical, lang="zh"))
+    rel = relation(a, e, n)
+    details = gradient_lines(a, e, label, numerical)
     if rel is None:
-        fail(f"{label} is wrong: {details}.", f"{label} 不对：{details_zh}。")
-    rel_en, rel_zh = relation_text(rel)
-    cause = hints.get(rel) or hints.get(rel.split()[0])
-    en = f"{label} {rel_en}: {details}." + (f" {cause[0]}" if cause else "")
-    zh = f"{label} {rel_zh}：{details_zh}。" + (cause[1] if cause else "")
-    fail(en, zh)
+        fail("{label} is wrong: {details}.", "{label} 不对：{details}。", label=label, details=details,
+             key="wrong-values")
+    cause = relation_cause(rel, hints)
+    fail("{label} {relation}: {details}.{cause}", "{label} {relation}：{details}。{cause}",
+         label=label, relation=relation_text(rel), details=details,
+         cause=Text(" {c}", "{c}", c=cause) if cause else "", key=relation_key(rel))

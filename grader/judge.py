@@ -9,6 +9,7 @@ sees, so nothing learner code prints or does can forge them.
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import os
 import random
@@ -30,11 +31,24 @@ from grader.source import Source  # noqa: E402
 torch.set_num_threads(1)  # forked children must never inherit a multi-threaded OpenMP pool
 
 
-def prewarm() -> None:
+def prewarm(exercises: list[Exercise] = ()) -> None:
     """For processes that grade many submissions (batch, watch, validate): import what torch loads
     lazily on first use, once here rather than once per forked judge and sandbox. The first
-    `backward(gradient=...)` imports sympy through torch.fx (1-2 s)."""
+    `backward(gradient=...)` imports sympy through torch.fx (1-2 s); the exercises' `preload`
+    modules and their checks are imported too."""
     import torch.fx.experimental.symbolic_shapes  # noqa: F401
+
+    for exercise in exercises:
+        preload(exercise)
+        importlib.import_module(f"grader.checks.{exercise.name}")
+
+
+def preload(exercise: Exercise) -> None:
+    """Import the modules the exercise's metadata names (`preload`), such as torch._dynamo, which the
+    first optimizer imports (seconds): in the judge, before the sandbox forks, that cost stays out of
+    the learner's timed calls, and what the import rebinds is part of the sandbox's baseline."""
+    for name in exercise.preload:
+        importlib.import_module(name)
 
 
 def limits_for(exercise: Exercise, memory: int | None = None, time_limit: float | None = None) -> Limits:
@@ -46,7 +60,7 @@ def limits_for(exercise: Exercise, memory: int | None = None, time_limit: float 
 
 
 def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: str, device: str,
-                limits: Limits) -> None:
+                limits: Limits, languages: tuple[str, ...]) -> None:
     """The judge process: run the checks under pytest, emit results on `fd`. Never returns."""
     os.setsid()
     if not os.environ.get("GRADER_DEBUG"):
@@ -54,13 +68,14 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
         for std in (0, 1, 2):
             os.dup2(null, std)
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugins: faster, and nothing else
+    preload(exercise)
     torch.manual_seed(seed)
     out = os.fdopen(fd, "w", buffering=1)
 
     def emit(event: dict) -> None:
         out.write(json.dumps(event) + "\n")
 
-    plugin = JudgePlugin(source, limits, seed, lang, device, emit)
+    plugin = JudgePlugin(source, limits, seed, lang, device, emit, languages)
     args = [
         str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR),
         "-p", "pytest_timeout", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
@@ -82,7 +97,8 @@ class Grading:
     """
 
     def __init__(self, exercise: Exercise, source: Source, *, seed: int | None = None, lang: str = "en",
-                 device: str = "cpu", memory: int | None = None, time_limit: float | None = None):
+                 device: str = "cpu", memory: int | None = None, time_limit: float | None = None,
+                 languages: tuple[str, ...] = ()):
         self.exercise, self.source, self.lang = exercise, source, lang
         self.seed = random.randrange(2**31) if seed is None else seed
         limits = limits_for(exercise, memory, time_limit)
@@ -98,7 +114,7 @@ class Grading:
         self.pid = os.fork()
         if self.pid == 0:  # pragma: no cover - runs in the child
             os.close(read_fd)
-            _judge_main(write_fd, exercise, source, self.seed, lang, device, limits)
+            _judge_main(write_fd, exercise, source, self.seed, lang, device, limits, languages)
         os.close(write_fd)
         self.fd = read_fd
 
@@ -134,7 +150,8 @@ class Grading:
 def grade(exercise: Exercise, source: Source, **options) -> dict:
     """Grade `source` as `exercise`; return the result dict (the --json schema).
 
-    Options: seed, lang, device, memory (bytes), time_limit (seconds per call).
+    Options: seed, lang, device, memory (bytes), time_limit (seconds per call), languages (also give
+    each check's message in these languages, under "messages").
     """
     grading = Grading(exercise, source, **options)
     while True:

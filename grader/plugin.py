@@ -14,6 +14,7 @@ import torch
 from grader.checking import CURVES, CheckFailed
 from grader.sandbox import Limits, LearnerError, LearnerProblem, Submission
 from grader.source import Source
+from grader.text import Text, verbatim
 
 STATUS_ORDER = ["graded", "timeout", "crashed", "tampered", "error"]
 
@@ -23,13 +24,16 @@ def worst(statuses) -> str:
 
 
 class JudgePlugin:
-    def __init__(self, source: Source, limits: Limits, seed: int, lang: str, device: str, emit):
+    def __init__(self, source: Source, limits: Limits, seed: int, lang: str, device: str, emit,
+                 languages: tuple[str, ...] = ()):
         self.proxy = Submission(source, limits, seed)
         self.seed = seed
         self.lang = lang
+        self.languages = languages  # also emit every message in these languages (grade validate reads them)
         self.device_name = device
         self.emit = emit
         self.statuses = {"graded"}
+        self.failed: dict[str, Text] = {}  # id -> title of the checks that failed so far
 
     # -- fixtures --
     @pytest.fixture(scope="session")
@@ -61,44 +65,53 @@ class JudgePlugin:
         status = worst(self.statuses)
         first = next((p for p in self.proxy.problems if p.status == status), None)
         self.emit({"event": "end", "status": status, "output": self.proxy.output(),
-                   "message": self._text(first.message, first.zh) if first else "", "curves": CURVES})
-
-    def _text(self, en: str, zh: str | None) -> str:
-        return zh if self.lang == "zh" and zh else en
+                   "message": first.text.render(self.lang) if first else "", "curves": CURVES})
 
     def _result(self, item, call, report) -> dict:
         marker = item.get_closest_marker("check")
         meta = marker.kwargs if marker else {"title": item.name, "points": 0.0, "zh": item.name}
-        outcome, message = self._outcome(call, report)
+        check_id = item.name.removeprefix("test_")
+        title = Text(meta["title"], meta.get("zh"))
+        outcome, text, key = self._outcome(call, report)
+        if outcome == "failed":
+            earlier = [self.failed[d] for d in meta.get("depends", ()) if d in self.failed]
+            if earlier:
+                text = Text("“{check}” above fails too, and this check builds on it: fix that first. {text}",
+                            "上面的“{check}”也没有通过，而这个检查依赖它：请先修正它。{text}", check=earlier[0], text=text)
+            self.failed[check_id] = title
         passed = outcome == "passed"
-        return {
-            "id": item.name.removeprefix("test_"),
-            "title": self._text(meta["title"], meta.get("zh")),
+        result = {
+            "id": check_id,
+            "title": title.render(self.lang),
             "outcome": outcome,
             "passed": passed,
             "points": meta["points"] if passed else 0.0,
             "max_points": meta["points"],
-            "message": message,
+            "message": text.render(self.lang),
+            "key": key,
         }
+        if self.languages:
+            result["messages"] = {lang: text.render(lang, mask=True) for lang in self.languages}
+        return result
 
-    def _outcome(self, call, report) -> tuple[str, str]:
+    def _outcome(self, call, report) -> tuple[str, Text, str | None]:
         if report.passed:
-            return "passed", ""
+            return "passed", Text("", ""), None
         if report.skipped:
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-            return "skipped", reason.removeprefix("Skipped: ")
+            reason = reason.removeprefix("Skipped: ")
+            return "skipped", Text(reason), None
         exc = call.excinfo.value if call.excinfo else None
         if isinstance(exc, CheckFailed):
-            return "failed", self._text(exc.message, exc.zh)
+            return "failed", exc.text, exc.key
         if isinstance(exc, LearnerError) and exc.not_started:
-            return "not_started", self._text(exc.message, exc.zh)
+            return "not_started", exc.text, exc.key
         if isinstance(exc, LearnerProblem):
-            return "failed", self._text(exc.message, exc.zh)
+            return "failed", exc.text, exc.key
         if isinstance(exc, pytest.fail.Exception) and "Timeout" in str(exc):
             self.statuses.add("timeout")
-            return "failed", self._text("This check ran past its time limit: is your code very slow, or stuck in a loop?",
-                                        "这个检查超过了时间限制：你的代码是不是太慢，或者卡在循环里？")
-        text = f"{type(exc).__name__}: {exc}" if exc else "unknown failure"
-        return "failed", self._text(f"The check could not finish ({text[:300]}): does your code return what the "
-                                    f"statement asks for?",
-                                    f"检查无法完成（{text[:300]}）：你的代码返回的是题目要求的内容吗？")
+            return "failed", Text("This check ran past its time limit: is your code very slow, or stuck in a loop?",
+                                  "这个检查超过了时间限制：你的代码是不是太慢，或者卡在循环里？"), "timeout"
+        error = verbatim(f"{type(exc).__name__}: {exc}"[:300] if exc else "unknown failure")
+        return "failed", Text("The check could not finish ({error}): does your code return what the statement asks for?",
+                              "检查无法完成（{error}）：你的代码返回的是题目要求的内容吗？", error=error), "check-error"

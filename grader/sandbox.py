@@ -26,8 +26,10 @@ import torch
 
 from grader import wire
 from grader.source import Source
+from grader.text import Text, verbatim
 
 OUTPUT_SHOWN = 500
+TOP_LEVEL = Text("your file's top-level code", "你的文件的顶层代码")
 
 
 @dataclass
@@ -44,43 +46,52 @@ class Limits:
 # -- what can go wrong on the learner's side (judge side exceptions) -----------------------
 
 class LearnerProblem(Exception):
-    """Base: learner code did not produce a value. `message` is learner-facing."""
+    """Base: learner code did not produce a value. `text` is learner-facing, `key` names the problem."""
 
     status = "graded"
+    key = "learner-problem"
 
-    def __init__(self, message: str, zh: str | None = None):
-        super().__init__(message)
-        self.message = message
-        self.zh = zh or message
+    def __init__(self, text: Text):
+        super().__init__(text.render("en"))
+        self.text = text
+
+    @property
+    def message(self) -> str:
+        return self.text.render("en")
 
 
 class LearnerError(LearnerProblem):
     """Learner code raised an exception."""
 
-    def __init__(self, message, zh=None, *, exc_type="", not_started=False):
-        super().__init__(message, zh)
+    def __init__(self, text: Text, *, exc_type: str = "", not_started: bool = False, key: str | None = None):
+        super().__init__(text)
         self.exc_type = exc_type
         self.not_started = not_started
+        self.key = key or ("not-started" if not_started else f"raised-{exc_type or 'error'}")
 
 
 class LearnerTimeout(LearnerProblem):
     status = "timeout"
+    key = "timeout"
 
 
 class LearnerCrashed(LearnerProblem):
     status = "crashed"
+    key = "crashed"
 
 
 class Tampered(LearnerProblem):
     """Learner code replaced part of torch, the test runner or the grader."""
 
     status = "tampered"
+    key = "tampered"
 
 
 class LoadFailed(LearnerProblem):
     """The learner's file could not be loaded (syntax error, exception at import)."""
 
     status = "error"
+    key = "load-failed"
 
 
 # -- the sandbox process -------------------------------------------------------------------
@@ -275,20 +286,21 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
 
 # -- judge side ----------------------------------------------------------------------------
 
-def _describe_exit(status: int) -> tuple[type[LearnerProblem], str]:
+def _describe_exit(status: int) -> tuple[type[LearnerProblem], Text]:
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         if sig == signal.SIGXCPU:
-            return LearnerTimeout, "used up its CPU time limit"
+            return LearnerTimeout, Text("used up its CPU time limit", "用完了 CPU 时间限额")
         if sig == signal.SIGSEGV:
-            return LearnerCrashed, "crashed with a segmentation fault (SIGSEGV)"
+            return LearnerCrashed, Text("crashed with a segmentation fault (SIGSEGV)", "因段错误（SIGSEGV）崩溃了")
         try:
             name = signal.Signals(sig).name
         except ValueError:
             name = str(sig)
-        return LearnerCrashed, f"was killed by signal {name}"
+        return LearnerCrashed, Text("was killed by signal {name}", "被信号 {name} 终止了", name=name)
     code = os.WEXITSTATUS(status)
-    return LearnerCrashed, f"ended the process with exit status {code} (os._exit() or similar)"
+    return LearnerCrashed, Text("ended the process with exit status {code} (os._exit() or similar)",
+                                "以退出状态 {code} 结束了进程（os._exit() 或类似调用）", code=code)
 
 
 class Sandbox:
@@ -312,7 +324,7 @@ class Sandbox:
             _serve(child, self.source, self.workdir, self.limits, self.seed)
         child.close()
         self.pid, self.sock = pid, parent
-        self.load_reply = self._receive(self.limits.time, "your file's top-level code")[0]
+        self.load_reply = self._receive(self.limits.time, TOP_LEVEL)[0]
         return self.load_reply
 
     @property
@@ -332,13 +344,14 @@ class Sandbox:
             return wire.recv(self.sock)
         except socket.timeout:
             self.kill()
-            self.problem = LearnerTimeout(
-                f"{what} did not finish within {timeout:g} s: is there an endless loop, or a loop that never stops?",
-                f"{what} 在 {timeout:g} 秒内没有完成：是否有死循环，或者循环没有结束条件？")
+            self.problem = LearnerTimeout(Text(
+                "{what} did not finish within {timeout:g} s: is there an endless loop, or a loop that never stops?",
+                "{what} 在 {timeout:g} 秒内没有完成：是否有死循环，或者循环没有结束条件？", what=what, timeout=timeout))
         except (EOFError, OSError, wire.ProtocolError):
             status = self.kill(grace=0.5)
             kind, text = _describe_exit(status)
-            self.problem = kind(f"While running {what}, your code {text}.", f"运行 {what} 时，你的代码{text}。")
+            self.problem = kind(Text("While running {what}, your code {text}.", "运行 {what} 时，你的代码{text}。",
+                                     what=what, text=text))
         raise self.problem
 
     def kill(self, grace: float = 0.0) -> int:
@@ -389,6 +402,17 @@ class Sandbox:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+def _where(reply: dict) -> str:
+    """Where in the learner's code an error came from, as the sandbox reported it (quoted as is)."""
+    return verbatim(f" ({'; '.join(reply['frames'])})") if reply.get("frames") else ""
+
+
+def does_not_define(name: str) -> Text:
+    """The message for a name the learner's file lacks."""
+    return Text("Your file does not define `{name}`: was it renamed or deleted?",
+                "你的文件里没有定义 `{name}`：是不是被改名或删除了？", name=name)
+
+
 def describe_arg(value) -> str:
     """How an argument reads in a call shown to the learner: `x[8, 1]`-style for tensors."""
     if isinstance(value, torch.Tensor):
@@ -434,10 +458,9 @@ class Submission:
             raise
         self._note_tampering(reply)
         if not reply.get("ok"):
-            where = f" ({'; '.join(reply['frames'])})" if reply.get("frames") else ""
-            self._load_problem = LoadFailed(
-                f"Your file could not be loaded: {reply['message']}{where}",
-                f"无法加载你的文件：{reply['message']}{where}")
+            self._load_problem = LoadFailed(Text("Your file could not be loaded: {error}{where}",
+                                                 "无法加载你的文件：{error}{where}",
+                                                 error=verbatim(reply["message"]), where=_where(reply)))
             self.problems.append(self._load_problem)
             raise self._load_problem
         return self._sandbox
@@ -478,26 +501,26 @@ class Submission:
     def _note_tampering(self, reply: dict) -> None:
         names = reply.get("tampered")
         if names and not any(isinstance(p, Tampered) for p in self.problems):
-            listed = ", ".join(map(str, names[:5]))
-            self.problems.append(Tampered(f"Your code replaced {listed}: that is tampering, and the score is 0.",
-                                          f"你的代码替换了 {listed}：这属于篡改评分，得分为 0。"))
+            listed = verbatim(", ".join(map(str, names[:5])))
+            self.problems.append(Tampered(Text("Your code replaced {listed}: that is tampering, and the score is 0.",
+                                               "你的代码替换了 {listed}：这属于篡改评分，得分为 0。", listed=listed)))
 
-    def _error(self, reply: dict, what: str) -> LearnerError:
+    def _error(self, reply: dict, what) -> LearnerError:
         if reply.get("missing"):
-            name = reply.get("name") or what.strip("`").split("(")[0]
-            return LearnerError(f"Your file does not define `{name}`: was it renamed or deleted?",
-                                f"你的文件里没有定义 `{name}`：是不是被改名或删除了？", exc_type="AttributeError")
+            name = reply.get("name") or str(what).strip("`").split("(")[0]
+            return LearnerError(does_not_define(name), exc_type="AttributeError", key="missing-name")
         if reply.get("not_started"):
-            return LearnerError(f"Not started: {what} still raises NotImplementedError (fill in its TODO).",
-                                f"尚未开始：{what} 仍然抛出 NotImplementedError（请完成其中的 TODO）。",
+            return LearnerError(Text("Not started: {what} still raises NotImplementedError (fill in its TODO).",
+                                     "尚未开始：{what} 仍然抛出 NotImplementedError（请完成其中的 TODO）。", what=what),
                                 exc_type="NotImplementedError", not_started=True)
-        where = f" ({'; '.join(reply['frames'])})" if reply.get("frames") else ""
         if reply.get("type") == "MemoryError" or "can't allocate memory" in reply.get("message", ""):
-            limit = self._limits.memory >> 20
-            return LearnerError(f"{what} ran out of memory (the limit is {limit} MiB): is a tensor far larger than needed?{where}",
-                                f"{what} 内存不足（上限 {limit} MiB）：是不是创建了过大的 tensor？{where}", exc_type="MemoryError")
-        return LearnerError(f"{what} raised {reply['message']}{where}",
-                            f"{what} 抛出了异常 {reply['message']}{where}", exc_type=reply.get("type", ""))
+            return LearnerError(Text("{what} ran out of memory (the limit is {limit} MiB): is a tensor far larger than "
+                                     "needed?{where}", "{what} 内存不足（上限 {limit} MiB）：是不是创建了过大的 tensor？{where}",
+                                     what=what, limit=self._limits.memory >> 20, where=_where(reply)),
+                                exc_type="MemoryError", key="out-of-memory")
+        return LearnerError(Text("{what} raised {error}{where}", "{what} 抛出了异常 {error}{where}",
+                                 what=what, error=verbatim(reply["message"]), where=_where(reply)),
+                            exc_type=reply.get("type", ""))
 
     def call(self, name: str, *args, **kwargs):
         """Call the learner's `name(*args, **kwargs)` and return its value."""

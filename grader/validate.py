@@ -14,6 +14,7 @@ from pathlib import Path
 from grader.exercises import PACKAGE_DIR, Exercise
 from grader.judge import grade, prewarm
 from grader.source import load_source
+from grader.text import english_prose
 
 MISTAKES_DIR = PACKAGE_DIR.parent / "tests" / "mistakes"
 VARIANTS_DIR = PACKAGE_DIR.parent / "tests" / "variants"
@@ -39,11 +40,12 @@ def _messages(result: dict) -> str:
 
 def validate(exercise: Exercise, seed: int | None = None, device: str = "cpu") -> dict:
     """Grade solution, variants, stub and mistakes; return {exercise, seed, ok, rows: [{kind, file, ok, why}]}."""
-    prewarm()
-    rows = []
+    prewarm([exercise])
+    rows: list[dict] = []
+    results: dict[str, dict] = {}
 
     def run(path: Path):
-        result = grade(exercise, load_source(path), seed=seed, device=device)
+        result = results[path.name] = grade(exercise, load_source(path), seed=seed, device=device, languages=("en", "zh"))
         return result, f"{result['score']:g}/{result['max_score']:g} ({result['status']})"
 
     for kind, path in [("solution", exercise.solution)] + [("variant", p) for p in variants(exercise)]:
@@ -72,6 +74,7 @@ def validate(exercise: Exercise, seed: int | None = None, device: str = "cpu") -
         else:
             ok, why = True, f"{score}: '{want}'"
         rows.append({"kind": "mistake", "file": path.name, "ok": ok, "why": why})
+    rows += [{"kind": "language", "file": name, "ok": False, "why": why} for name, why in english_in_chinese(results)]
     problems = []
     if len(exercise.hints) < 3 or len(exercise.zh.get("hints", [])) < 3:
         problems.append("needs 3 hints in English and in Chinese")
@@ -80,6 +83,17 @@ def validate(exercise: Exercise, seed: int | None = None, device: str = "cpu") -
     rows += [{"kind": "metadata", "file": "exercise.toml", "ok": False, "why": p} for p in problems]
     return {"exercise": exercise.id, "name": exercise.name, "seed": seed, "ok": all(r["ok"] for r in rows),
             "rows": rows}
+
+
+def english_in_chinese(results: dict[str, dict]) -> list[tuple[str, str]]:
+    """(file, why) for each Chinese message that still holds English prose, outside code and quotes."""
+    found = []
+    for name, result in results.items():
+        for c in result["checks"]:
+            prose = english_prose(c.get("messages", {}).get("zh", ""))
+            if prose:
+                found.append((name, f"{c['id']}: the Chinese message has English prose: {'; '.join(prose)[:200]}"))
+    return found
 
 
 def render_validation(reports: list[dict]) -> str:

@@ -77,14 +77,16 @@ def test_gradient_messages_name_the_mistake():
 def test_explain_turns_a_known_learner_error_into_a_lesson():
     from grader.checking import explain
     from grader.sandbox import LearnerError
+    from grader.text import Text
 
     with pytest.raises(CheckFailed) as info:
-        with explain({"view size is not compatible": ("Call .contiguous() before .view().", "")}):
-            raise LearnerError("`f(tensor[2, 3])` raised RuntimeError: view size is not compatible with ...")
+        with explain({"view size is not compatible": ("Call .contiguous() before .view().", "先调用 .contiguous()。")}):
+            raise LearnerError(Text("`f(tensor[2, 3])` raised RuntimeError: view size is not compatible with ..."))
     assert info.value.message.startswith("Call .contiguous() before .view(). (`f(tensor[2, 3])` raised")
+    assert info.value.zh.startswith("先调用 .contiguous()。（`f(tensor[2, 3])` raised")
     with pytest.raises(LearnerError):
         with explain({"view size": ("x", "y")}):
-            raise LearnerError("`f()` raised ValueError: other")
+            raise LearnerError(Text("`f()` raised ValueError: other"))
 
 
 def test_names_can_be_given_in_both_languages():

@@ -123,8 +123,7 @@ def expect_mse(value, yp: torch.Tensor, y: torch.Tensor, what: str) -> None:
              f"{what} 应为 {float(expected):.4g}，实际为 {float(got):.4g}：这是对一个 [{n}, {n}] 矩阵求的平均。"
              f"y_pred{shape_of(yp)} - y{shape_of(y)} 会悄悄广播成 [{n}, {n}]（每个预测都和每个目标相减），"
              "不会报错：相减之前先让两者形状相同。")
-    rel = relation(got.reshape(1), expected.reshape(1))
-    if rel == f"factor {n:.4g}":
+    if relation(got.reshape(1), expected.reshape(1), n) == "factor N":
         fail(f"{what} should be {float(expected):.4g}, got {float(got):.4g} ({n} times too big): a sum where the "
              "mean belongs?",
              f"{what} 应为 {float(expected):.4g}，实际为 {float(got):.4g}（大了 {n} 倍）：是不是把 mean 写成了 sum？")

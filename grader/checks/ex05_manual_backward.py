@@ -41,7 +41,7 @@ def test_mse_loss(submission, rng):
         fail(f"mse_loss should return one number (a scalar tensor), got shape {list(loss.shape)}: "
              "did you forget the .mean()?",
              f"mse_loss 应返回一个数（标量 tensor），实际形状为 {list(loss.shape)}：是不是忘了 .mean()？")
-    expect_close(loss.reshape(()), ((y_pred - y) ** 2).mean(), "mse_loss(y_pred, y)", hints={
+    expect_close(loss.reshape(()), ((y_pred - y) ** 2).mean(), "mse_loss(y_pred, y)", n=8, hints={
         "factor": ("Sum instead of mean? The loss averages over the N samples.",
                    "用了 sum 而不是 mean？损失要对 N 个样本求平均。")})
 
@@ -76,7 +76,7 @@ def test_dw(submission, rng):
     for n in (8, 1, 50):
         (dw, _), (ew, _), (nw, _) = _grads_case(submission, rng, n)
         expect_gradient(dw if not isinstance(dw, torch.Tensor) or dw.numel() != 1 else dw.reshape(1),
-                        ew, "w", numerical=nw, hints=GRAD_HINTS)
+                        ew, "w", numerical=nw, hints=GRAD_HINTS, n=n)
 
 
 @check("db matches autograd and finite differences", points=1, zh="db 与 autograd 和有限差分一致")
@@ -84,7 +84,7 @@ def test_db(submission, rng):
     for n in (8, 1, 50):
         (_, db), (_, eb), (_, nb) = _grads_case(submission, rng, n)
         expect_gradient(db if not isinstance(db, torch.Tensor) or db.numel() != 1 else db.reshape(1),
-                        eb, "b", numerical=nb, hints=GRAD_HINTS)
+                        eb, "b", numerical=nb, hints=GRAD_HINTS, n=n)
 
 
 @probe

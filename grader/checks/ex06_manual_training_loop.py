@@ -375,7 +375,7 @@ def expect_step(change: torch.Tensor, expected: torch.Tensor, name: str, where: 
     zh = f"{where[1]}让 {name} 变化了 {got}，应为 -lr * d loss/d {name} = {want}。"
     rel = relation(change, expected)
     if rel is not None and rel != "zero":
-        rel_en, rel_zh = relation_text(rel)
+        rel_en, rel_zh = relation_text(rel).render("en"), relation_text(rel).render("zh")
         cause = GD_CAUSES.get(rel.split()[0], ("", ""))
         en, zh = f"{en} The change {rel_en}. {cause[0]}", f"{zh}这个变化{rel_zh}。{cause[1]}"
     fail(en.strip(), zh.strip())

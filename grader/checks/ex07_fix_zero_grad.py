@@ -12,15 +12,10 @@ import linecache
 import math
 
 import torch
-import torch._dynamo  # noqa: F401 - see below
 from torch import nn
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from grader.checking import check, fail, probe, tensor_info
-
-# Creating the first optimizer in a process imports torch._dynamo, which rebinds torch.manual_seed: in the
-# sandbox that reads as tampering, and it costs seconds per submission. Imported here, in the judge, it is
-# already loaded when the sandbox forks. (Better in the core: import it once in the warm parent.)
 
 LOOPS = {
     "regression": {"fn": "train_regression", "in": 3, "out": 1, "n": 64, "lr": 0.1, "epochs": 40},

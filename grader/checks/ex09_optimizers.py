@@ -10,13 +10,7 @@ compares with torch's own optimizers and schedulers, run here on the same data.
 import math
 
 import torch
-import torch._dynamo  # noqa: F401 - see below
 import torch.nn.functional as F
-
-# The first optimizer.step() imports torch._dynamo (about 4 s), and that import rebinds torch.manual_seed,
-# which the sandbox reports as tampering. Importing it here, in the judge, before the sandbox is forked,
-# pays the cost once per grading and makes the rebinding part of the sandbox's baseline.
-# (Better done once in the warm parent, for every exercise that uses torch.optim.)
 
 from grader.checking import CheckFailed, check, describe, expect_close, fail, probe, record_curve
 

@@ -11,15 +11,10 @@ ReduceLROnPlateau.step.
 """
 
 import torch
-import torch._dynamo  # noqa: F401 - see below
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from grader.checking import check, fail, probe, record_curve, tensor_info
-
-# Creating the first optimizer imports torch._dynamo (~2 s, and it rebinds torch.manual_seed).
-# Imported here, in the judge, before the sandbox forks, that cost stays out of the learner's timed
-# calls. (Better done once in the core's warm parent.)
 
 FEATURES, HIDDEN, CLASSES = 4, 32, 3
 

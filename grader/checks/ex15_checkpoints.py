@@ -10,14 +10,9 @@ The judge compares what it gets back.
 """
 
 import torch
-import torch._dynamo  # noqa: F401 - see below
 from torch import nn
 
 from grader.checking import check, fail, probe
-
-# Creating the first optimizer imports torch._dynamo (~2 s, and it rebinds torch.manual_seed).
-# Imported here, in the judge, before the sandbox forks, that cost stays out of the learner's timed
-# calls. (Better done once in the core's warm parent.)
 
 EPOCHS, STEP_SIZE, GAMMA, LR = 6, 4, 0.5, 0.05
 

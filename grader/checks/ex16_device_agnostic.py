@@ -12,16 +12,12 @@ import re
 import traceback
 
 import torch
-import torch._dynamo  # noqa: F401 - see below
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
 from grader.checking import check, expect_close, fail, probe
 
 STEPS, LR = 12, 0.1
-
-# The first optimizer in a process imports torch._dynamo (~3 s): imported here, the judge pays once and the
-# sandbox forked from it inherits it (CONTRIBUTING, "Traps").
 
 
 # -- sandbox side ------------------------------------------------------------------------

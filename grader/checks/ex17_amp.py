@@ -11,13 +11,9 @@ import traceback
 import warnings
 
 import torch
-import torch._dynamo  # noqa: F401 - see below
 from torch import nn
 
 from grader.checking import check, fail, probe, record_curve
-
-# The first optimizer in a process imports torch._dynamo (~3 s): imported here, the judge pays once and the
-# sandbox forked from it inherits it (CONTRIBUTING, "Traps").
 
 EXPECTED = {"cpu": "bfloat16", "cuda": "float16"}
 

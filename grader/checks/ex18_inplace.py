@@ -9,7 +9,6 @@ check can explain them instead of showing a bare traceback.
 
 
 import torch
-import torch._dynamo  # noqa: F401 - optimizers import it lazily (3 s): once here, inherited by the sandbox
 
 from grader.checking import CheckFailed, check, describe, expect_close, expect_tensor, fail, probe
 from grader.gradients import autograd_gradient, expect_gradient
@@ -146,7 +145,7 @@ def expect_grad(yours, expected, name, of):
     try:
         expect_gradient(yours, expected, name, of=of)
     except CheckFailed as exc:
-        raise CheckFailed(exc.message + SILENT_EN, exc.zh + SILENT_ZH) from None
+        raise CheckFailed(exc.text + (SILENT_EN, SILENT_ZH), exc.key) from None
 
 
 # -- sgd_update -------------------------------------------------------------------------------

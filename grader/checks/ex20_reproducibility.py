@@ -11,7 +11,6 @@ import contextlib
 import math
 
 import torch
-import torch._dynamo  # noqa: F401 - optimizers import it lazily (3 s): once here, inherited by the sandbox
 
 from grader.checking import check, describe, fail, probe
 

@@ -9,15 +9,11 @@ big-batch gradients and the big-batch training with torch itself, in float64.
 import traceback
 
 import torch
-import torch._dynamo  # noqa: F401 - see below
 import torch.nn.functional as F
 from torch import nn
 
 from grader.checking import CheckFailed, check, expect_close, fail, probe
 from grader.gradients import expect_gradient
-
-# The first optimizer in a process imports torch._dynamo (~3 s): imported here, the judge pays once and the
-# sandbox forked from it inherits it (CONTRIBUTING, "Traps").
 
 MOMENTUM, LR = 0.9, 0.1
 

@@ -1,0 +1,141 @@
+"""Learner-facing text in the learner's language: one mechanism for check messages and the CLI.
+
+A `Text` holds one template per language, filled from the same values when it is rendered:
+
+    Text("{name} should have shape {want}, got {got}.",
+         "{name} 的形状应为 {want}，实际为 {got}。", name=what, want=[8, 1], got=[1, 8])
+
+A language without a template of its own is looked up in that language's catalogue,
+`grader/locale/<lang>.toml`, which maps English templates to translations (the CLI's lines live
+there), so a new language is a file. Values may be Texts themselves (rendered in the same
+language) or `verbatim(...)` text quoted as is: the learner's own error message, a file name.
+`english_prose` finds English prose left in a rendered non-English text, outside code and quotes.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+LANGUAGES = ("en", "zh")
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+QUOTE = "\u27e6\u27e7"  # a masked verbatim value, when rendering for the language check
+
+
+@functools.lru_cache(maxsize=None)
+def catalogue(lang: str) -> dict[str, str]:
+    """English template -> translation, from grader/locale/<lang>.toml (empty for English)."""
+    path = LOCALE_DIR / f"{lang}.toml"
+    if lang == "en" or not path.is_file():
+        return {}
+    return tomllib.loads(path.read_text(encoding="utf-8"))
+
+
+class Verbatim(str):
+    """Text quoted as it is in every language (a learner's error message, a file name, code)."""
+
+
+def verbatim(text) -> Verbatim:
+    return Verbatim(str(text))
+
+
+class Text:
+    """A message with one template per language, rendered with the same values in each."""
+
+    __slots__ = ("templates", "values")
+
+    def __init__(self, en: str, zh: str | None = None, /, **values):
+        self.templates = {"en": en}
+        if zh is not None:
+            self.templates["zh"] = zh
+        self.values = values
+
+    @classmethod
+    def of(cls, value) -> Text:
+        """A Text from a Text, an (English, Chinese) pair, or one string for every language."""
+        if isinstance(value, Text):
+            return value
+        if isinstance(value, tuple) and len(value) == 2:
+            return cls(*value)
+        return cls(str(value), str(value))
+
+    def template(self, lang: str) -> str:
+        own = self.templates.get(lang)
+        if own is not None:
+            return own
+        english = self.templates["en"]
+        return catalogue(lang).get(english, english)
+
+    def render(self, lang: str = "en", *, mask: bool = False) -> str:
+        """The text in `lang`; with `mask`, verbatim values are replaced by a marker (for `english_prose`)."""
+        template = self.template(lang)
+        if not self.values:
+            return template
+        return template.format_map({k: _value(v, lang, mask) for k, v in self.values.items()})
+
+    def __add__(self, other) -> Text:
+        """Two texts one after the other (a sentence, then the likely cause)."""
+        other = Text.of(other) if not isinstance(other, Text) else other
+        return Text("{a}{b}", "{a}{b}", a=self, b=other)
+
+    def __str__(self) -> str:
+        return self.render("en")
+
+    def __repr__(self) -> str:
+        return f"Text({self.render('en')!r})"
+
+
+def joined(items, en_sep: str, zh_sep: str | None = None) -> Text:
+    """Several texts (or plain values) as one, with a separator per language."""
+    slots = "{sep}".join(f"{{item{i}}}" for i in range(len(items)))
+    values = {f"item{i}": item for i, item in enumerate(items)}
+    return Text(slots, slots, sep=Text(en_sep, en_sep if zh_sep is None else zh_sep), **values)
+
+
+def _value(value, lang: str, mask: bool):
+    if isinstance(value, Text):
+        return value.render(lang, mask=mask)
+    if isinstance(value, Verbatim):
+        return QUOTE if mask else str(value)
+    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value):
+        return Text(*value).render(lang, mask=mask)
+    return value
+
+
+def say(lang: str, english: str, /, **values) -> str:
+    """A line of the CLI in `lang`: its English template, translated by the catalogue."""
+    return Text(english, **values).render(lang)
+
+
+# -- the language check -----------------------------------------------------------------
+
+_CODE = re.compile(r"`[^`]*`|\u27e6\u27e7|https?://\S+")
+_WORD = re.compile(r"[A-Za-z]{2,}(?:-[A-Za-z]+)*(?:'[a-z]{1,2})?|[aA]")
+STOPWORDS = frozenset(
+    "a an the your you yours is are was were be been of to in on at by for from with into and or not no it its "
+    "this that these those did does do has have had should would could can cannot got get than then there here "
+    "what which when where why how if else but so only once each every all any".split())
+
+
+def english_prose(text: str) -> list[str]:
+    """Runs of English words in `text` outside `code`, URLs and masked quotes: three or more words in a
+    row, or two where one is a common function word ("the", "your", "of"). Empty when there is none."""
+    found = []
+    for segment in re.split(r"[\u3000-\u303f\uff00-\uffef\u4e00-\u9fff]+|[:;!?()\[\]\"“”，。：；（）]", _CODE.sub(" ", text)):
+        run: list[str] = []
+        for token in segment.split() + [""]:
+            token = token.strip(",.'‘’")
+            if token and _WORD.fullmatch(token):
+                run.append(token)
+                continue
+            if len(run) >= 3 or (len(run) == 2 and any(w.lower() in STOPWORDS for w in run)):
+                found.append(" ".join(run))
+            run = []
+    return found

@@ -1,0 +1,63 @@
+"""The probes' shared helpers, run as a probe would: on a learner module executed from source."""
+
+import pytest
+import torch
+
+from grader.probing import learner_error, pretend_cuda
+from grader.sandbox import _load_module
+from grader.source import Source
+
+LEARNER = '''
+import torch
+from torch import nn
+from torch.cuda import is_available
+
+def train_on_gpu():
+    device = "cuda" if is_available() else "cpu"
+    x = torch.zeros(2, 3, device=device)
+    model = nn.Linear(3, 1).to(device)
+    torch.cuda.manual_seed_all(0)
+    return model(x.cuda()).shape, device
+
+def train_anywhere():
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.ones(2).to(device).sum(), device.type
+
+def broken():
+    y = 1
+    raise ValueError("no good")
+'''
+
+
+def learner_module(label="work.py"):
+    """The learner's code loaded as the sandbox loads it: a file, or (label "cell 3") a notebook cell."""
+    return _load_module(Source(chunks=[(label, LEARNER)], filename="work.py", path=None))
+
+
+def test_pretend_cuda_runs_the_gpu_branch_on_the_cpu_and_records_it():
+    module = learner_module()
+    with pretend_cuda(module) as seen:
+        shape, device = module.train_on_gpu()
+    assert device == "cuda" and list(shape) == [2, 1]
+    assert "zeros(device=cuda)" in seen.calls and ".cuda()" in seen.calls
+    assert "torch.cuda.manual_seed_all" in seen.calls and ".to(cuda)" in seen.calls
+    assert module.is_available is torch.cuda.is_available  # restored, the learner's alias too
+
+
+def test_pretend_no_cuda_takes_the_cpu_branch():
+    module = learner_module()
+    with pretend_cuda(module, available=False) as seen:
+        assert module.train_anywhere()[1] == "cpu"
+    with pretend_cuda(module) as seen:
+        assert module.train_anywhere()[1] == "cuda"
+    assert seen.calls == [".to(cuda)"]
+
+
+def test_learner_error_names_the_learners_line_in_a_file_and_a_notebook_cell():
+    for label, where in (("work.py", "line 19, in broken: raise ValueError"), ("cell 3", "cell 3, line 19")):
+        module = learner_module(label)
+        with pytest.raises(ValueError) as info:
+            module.broken()
+        error = learner_error(info.value, module)
+        assert error["type"] == "ValueError" and error["message"] == "no good"
+        assert where in error["where"] and not error["not_started"]
