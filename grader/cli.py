@@ -324,6 +324,17 @@ def validate_cmd(exercises, seeds, device, as_json):
     sys.exit(0 if all(r["ok"] for r in reports) else 1)
 
 
+@main.command("doctor")
+@json_option
+def doctor_cmd(as_json):
+    """Show what isolates learner code on this machine, proved by a test sandbox."""
+    from grader.doctor import render, run_self_test
+
+    report = run_self_test()
+    click.echo(json.dumps(report) if as_json else render(report))
+    sys.exit(1 if any(report["managed"].values()) else 0)
+
+
 def run() -> None:
     """Entry point: a grader bug ends with one line (the traceback with GRADER_DEBUG=1), exit 3."""
     try:

@@ -17,13 +17,15 @@ import select
 import signal
 import sys
 import time
+from pathlib import Path
 
 os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # is_available() stays fork-safe
 
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from grader.exercises import CHECKS_DIR, Exercise  # noqa: E402
+from grader import isolation  # noqa: E402
+from grader.exercises import CHECKS_DIR, PACKAGE_DIR, SOLUTIONS_DIR, Exercise  # noqa: E402
 from grader.plugin import JudgePlugin  # noqa: E402
 from grader.sandbox import Limits  # noqa: E402
 from grader.source import Source  # noqa: E402
@@ -51,9 +53,20 @@ def preload(exercise: Exercise) -> None:
         importlib.import_module(name)
 
 
-def limits_for(exercise: Exercise, memory: int | None = None, time_limit: float | None = None) -> Limits:
-    """The sandbox limits: the exercise's time limit and the default memory, unless overridden."""
-    limits = Limits(time=time_limit or exercise.time_limit)
+def hidden_paths(exercise: Exercise, extra=()) -> tuple[str, ...]:
+    """Folders learner code must never see: the reference solutions, the hidden checks, the known mistakes
+    (in a clone), and what the caller adds (a batch's submissions and gradebook)."""
+    folders = {SOLUTIONS_DIR, CHECKS_DIR, exercise.solution.parent, exercise.checks.parent,
+               PACKAGE_DIR.parent / "tests", *map(Path, extra)}
+    return tuple(sorted(str(f.resolve()) for f in folders if f.is_dir()))
+
+
+def limits_for(exercise: Exercise, memory: int | None = None, time_limit: float | None = None,
+               device: str = "cpu", hidden=()) -> Limits:
+    """The sandbox limits: the exercise's time limit and the default memory, unless overridden; the
+    folders it must not see; the GPU's device files with `device="cuda"`."""
+    limits = Limits(time=time_limit or exercise.time_limit, hidden=hidden_paths(exercise, hidden),
+                    cuda=device == "cuda")
     if memory:
         limits.memory = memory
     return limits
@@ -61,12 +74,17 @@ def limits_for(exercise: Exercise, memory: int | None = None, time_limit: float 
 
 def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: str, device: str,
                 limits: Limits, languages: tuple[str, ...]) -> None:
-    """The judge process: run the checks under pytest, emit results on `fd`. Never returns."""
+    """The judge process: run the checks under pytest, emit results on `fd`. Never returns.
+
+    It holds nothing of the parent's but its own pipe: in a batch, the other judges' pipes are closed.
+    """
     os.setsid()
-    if not os.environ.get("GRADER_DEBUG"):
-        null = os.open(os.devnull, os.O_RDWR)
-        for std in (0, 1, 2):
-            os.dup2(null, std)
+    isolation.die_with_parent()
+    null = os.open(os.devnull, os.O_RDWR)
+    for std in (0, 1, 2) if not os.environ.get("GRADER_DEBUG") else (0,):
+        os.dup2(null, std)
+    os.closerange(3, fd)
+    os.closerange(fd + 1, 65536)
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugins: faster, and nothing else
     preload(exercise)
     torch.manual_seed(seed)
@@ -98,10 +116,10 @@ class Grading:
 
     def __init__(self, exercise: Exercise, source: Source, *, seed: int | None = None, lang: str = "en",
                  device: str = "cpu", memory: int | None = None, time_limit: float | None = None,
-                 languages: tuple[str, ...] = ()):
+                 languages: tuple[str, ...] = (), hidden=()):
         self.exercise, self.source, self.lang = exercise, source, lang
         self.seed = random.randrange(2**31) if seed is None else seed
-        limits = limits_for(exercise, memory, time_limit)
+        limits = limits_for(exercise, memory, time_limit, device, hidden)
         self.started = time.monotonic()
         self.deadline = self.started + max(60.0, limits.time * 20)
         self.events: list[dict] = []
@@ -110,6 +128,7 @@ class Grading:
         sys.stdout.flush()
         sys.stderr.flush()
         gc.freeze()  # the warm parent's objects: never collected in children, pages stay shared
+        isolation.protect_self()  # no process of our uid opens our /proc/<pid>/fd; judges inherit it
         read_fd, write_fd = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:  # pragma: no cover - runs in the child
@@ -126,7 +145,11 @@ class Grading:
         chunk = os.read(self.fd, 65536)
         self._buf += chunk
         *lines, self._buf = self._buf.split(b"\n")
-        self.events += [json.loads(line) for line in lines if line.strip()]
+        for line in filter(bytes.strip, lines):
+            try:
+                self.events.append(json.loads(line))
+            except ValueError:
+                self.events.append({"event": "garbled"})  # refused by `assemble`
         return not chunk
 
     def kill(self) -> None:
@@ -140,9 +163,10 @@ class Grading:
     def result(self) -> dict:
         """Reap the judge and assemble its result."""
         os.close(self.fd)
-        os.waitpid(self.pid, 0)
+        _, status = os.waitpid(self.pid, 0)
+        judge_failed = not self.timed_out and status != 0
         result = assemble(self.exercise, self.source, self.events, self.timed_out, self.seed,
-                          time.monotonic() - self.started)
+                          time.monotonic() - self.started, judge_failed)
         result["title"] = self.exercise.text("title", self.lang)
         return result
 
@@ -164,17 +188,58 @@ def grade(exercise: Exercise, source: Source, **options) -> dict:
     return grading.result()
 
 
+GRADER_FAILURE = "The grader itself failed while grading this submission ({why}). This is not a grade: " \
+                 "grade it again."
+
+
+def check_stream(exercise: Exercise, events: list[dict]) -> str | None:
+    """None if the judge's events are what a judge sends: the checks it collected, then one result for
+    each of them with its declared points, then one `end`. Else what is wrong with them."""
+    if not events or events[0].get("event") != "collected":
+        return "no list of collected checks"
+    if events[0].get("problem"):
+        return events[0]["problem"]
+    declared = {c["id"]: c["max_points"] for c in events[0].get("checks", [])}
+    seen = set()
+    for i, e in enumerate(events[1:], 1):
+        kind = e.get("event")
+        if kind == "end":
+            return None if i == len(events) - 1 else "events after the end"
+        if kind != "check":
+            return f"an unexpected event {kind!r}"
+        cid = e.get("id")
+        if cid not in declared or cid in seen:
+            return f"a result for {'an unknown' if cid not in declared else 'the same'} check {cid!r}"
+        seen.add(cid)
+        if e.get("max_points") != declared[cid] or e.get("points") not in (0.0, declared[cid]) \
+                or bool(e.get("passed")) != (e.get("points") == declared[cid] and e.get("outcome") == "passed"):
+            return f"points that do not match check {cid!r}"
+    return None  # no end (yet): the judge stopped early, told apart by the caller
+
+
 def assemble(exercise: Exercise, source: Source, events: list[dict], timed_out: bool, seed: int,
-             duration: float) -> dict:
-    """The result: checks as reported, plus a failed entry for points no check reported."""
+             duration: float, judge_failed: bool = False) -> dict:
+    """The result: checks as reported, plus a failed entry for points no check reported.
+
+    A judge that died without finishing (killed from outside, out of memory) or whose events are not
+    well-formed gives a grader failure: status "error" with `grader_failure`, never a score.
+    """
+    end = next((e for e in events if e.get("event") == "end"), None)
+    broken = check_stream(exercise, events)
+    if broken is None and end is None and judge_failed:
+        broken = "the judge process ended before it finished"
+    result = {"exercise": exercise.id, "name": exercise.name, "submission": str(source.path),
+              "duration_s": round(duration, 3), "seed": seed, "notes": source.notes}
+    if broken is not None:
+        return {**result, "status": "error", "grader_failure": True, "score": 0.0, "max_score": exercise.points,
+                "checks": [], "message": GRADER_FAILURE.format(why=broken), "output": "", "curves": []}
     checks = [{k: v for k, v in e.items() if k != "event"} for e in events if e["event"] == "check"]
-    end = next((e for e in events if e["event"] == "end"), None)
-    status = end["status"] if end else ("timeout" if timed_out else "crashed")
+    status = end["status"] if end else "timeout" if timed_out else "crashed"
     reported = sum(c["max_points"] for c in checks)
     if reported < exercise.points:
         checks.append({
             "id": "unreported", "title": "Checks that never reported", "outcome": "failed", "passed": False,
-            "points": 0.0, "max_points": exercise.points - reported,
+            "points": 0.0, "max_points": exercise.points - reported, "key": None,
             "message": "The grading stopped before these checks ran." if end is None
             else "Some checks did not report a result.",
         })
@@ -182,17 +247,13 @@ def assemble(exercise: Exercise, source: Source, events: list[dict], timed_out: 
     max_score = exercise.points - skipped
     score = 0.0 if status == "tampered" else min(sum(c["points"] for c in checks), max_score)
     return {
-        "exercise": exercise.id,
-        "name": exercise.name,
-        "submission": str(source.path),
+        **result,
         "status": status,
         "score": round(score, 4),
         "max_score": round(max_score, 4),
         "checks": checks,
-        "duration_s": round(duration, 3),
-        "seed": seed,
         "message": end["message"] if end else "The grading stopped before it finished.",
         "output": end["output"] if end else "",
-        "notes": source.notes,
         "curves": end.get("curves", []) if end else [],
+        "isolation": end.get("isolation", []) if end else [],
     }

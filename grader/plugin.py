@@ -53,6 +53,16 @@ class JudgePlugin:
         return self.device_name
 
     # -- results --
+    def pytest_collection_finish(self, session):
+        """First event: the checks collected, with their points; the parent accepts results for these only."""
+        unmarked = [item.name for item in session.items if item.get_closest_marker("check") is None]
+        event = {"event": "collected", "checks": [
+            {"id": item.name.removeprefix("test_"), "max_points": item.get_closest_marker("check").kwargs["points"]}
+            for item in session.items if item.get_closest_marker("check") is not None]}
+        if unmarked:
+            event["problem"] = f"{', '.join(unmarked)} in the checks have no @check(title, points): not a check"
+        self.emit(event)
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         report = (yield).get_result()
@@ -65,11 +75,11 @@ class JudgePlugin:
         status = worst(self.statuses)
         first = next((p for p in self.proxy.problems if p.status == status), None)
         self.emit({"event": "end", "status": status, "output": self.proxy.output(),
-                   "message": first.text.render(self.lang) if first else "", "curves": CURVES})
+                   "message": first.text.render(self.lang) if first else "", "curves": CURVES,
+                   "isolation": self.proxy.isolation.get("applied", [])})
 
     def _result(self, item, call, report) -> dict:
-        marker = item.get_closest_marker("check")
-        meta = marker.kwargs if marker else {"title": item.name, "points": 0.0, "zh": item.name}
+        meta = item.get_closest_marker("check").kwargs
         check_id = item.name.removeprefix("test_")
         title = Text(meta["title"], meta.get("zh"))
         outcome, text, key = self._outcome(call, report)

@@ -8,10 +8,10 @@ judge closes the connection. The judge never imports learner code.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import random
 import resource
+import select
 import shutil
 import signal
 import socket
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
-from grader import wire
+from grader import isolation, wire
 from grader.source import Source
 from grader.text import Text, verbatim
 
@@ -34,13 +34,15 @@ TOP_LEVEL = Text("your file's top-level code", "你的文件的顶层代码")
 
 @dataclass
 class Limits:
-    """Resource limits of one sandbox."""
+    """What one sandbox may use and see."""
 
     time: float = 10.0  # wall seconds per call (and for loading the code)
     cpu: int = 120  # CPU seconds for the whole sandbox
     memory: int = 4 << 30  # address space, bytes
     output: int = 1 << 20  # bytes of stdout/stderr kept on disk
     file_size: int = 64 << 20  # largest file learner code may write
+    hidden: tuple[str, ...] = ()  # folders masked even where no other layer denies them (solutions, checks...)
+    cuda: bool = False  # let learner code open the GPU's device files
 
 
 # -- what can go wrong on the learner's side (judge side exceptions) -----------------------
@@ -123,13 +125,6 @@ def _set_limits(limits: Limits) -> None:
         value = value if hard == resource.RLIM_INFINITY else min(value, hard)
         resource.setrlimit(res, (value, value))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-large write fails instead of killing
-
-
-def _die_with_parent() -> None:
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # pragma: no cover - not Linux
-        pass
 
 
 def _hide_solutions() -> None:
@@ -238,12 +233,62 @@ def _answer(module, header: dict, blobs: list[bytes], source: Source) -> tuple[d
     return reply, out
 
 
-def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, seed: int) -> None:
-    """Sandbox main: never returns."""
-    status = 0
+def _sandbox_main(sock: socket.socket, source: Source, plan: isolation.Plan, limits: Limits, seed: int) -> None:
+    """The sandbox's first process: its own session, the isolation layers, then learner code. Never returns.
+
+    With namespaces, this process stays outside the new PID namespace and only waits: its child, PID 1
+    of the namespace, runs learner code, and this process ends as that child ended, so the judge reads
+    the child's exit status (a segfault, an `os._exit`) as its own. Killing this process kills the child
+    and everything it started (PR_SET_PDEATHSIG, then the end of the PID namespace).
+    """
     try:
         os.setsid()
-        _die_with_parent()
+        report = isolation.Report()
+        namespaces = isolation.enter_before_fork(plan, report)
+        isolation.die_with_parent()  # after any uid change, which clears it
+        if namespaces:
+            alive_r, alive_w = os.pipe()
+            child = os.fork()
+            if child:
+                os.closerange(0, alive_w)
+                os.closerange(alive_w + 1, 65536)
+                _, status = os.waitpid(child, 0)
+                _end_as(status)
+            isolation.die_with_parent()
+            os.close(alive_w)
+            if select.select([alive_r], [], [], 0)[0]:  # the waiting parent died before PDEATHSIG was set
+                os._exit(3)
+            os.close(alive_r)
+        isolation.enter_after_fork(plan, report, namespaces)
+    except BaseException:  # noqa: BLE001 - a sandbox that cannot be set up reports through its exit status
+        os._exit(4)
+    _serve(sock, source, plan.workdir, limits, seed, report)
+
+
+def _end_as(status: int) -> None:
+    """End this process as the waited-for child ended: the same signal, or the same exit code."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(sig, signal.SIG_DFL)
+        os.kill(os.getpid(), sig)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 3)
+
+
+def learner_environment(workdir: str) -> dict[str, str]:
+    """The environment learner code sees: nothing of the grader's (tokens, keys, paths), only what Python
+    and torch need, with the work dir as home and temp dir."""
+    env = {"PATH": "/usr/bin:/bin", "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1",
+           "PYTORCH_NVML_BASED_CUDA_CHECK": "1", "TORCH_KATAS_SANDBOX": "1"}  # check() in a graded notebook: no-op
+    env.update({k: v for k, v in os.environ.items() if k in ("CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH")})
+    return env
+
+
+def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, seed: int,
+           report: isolation.Report) -> None:
+    """The process that runs learner code: load it, then answer calls and probes. Never returns."""
+    status = 0
+    try:
         os.chdir(workdir)
         out = os.open(os.path.join(workdir, ".output"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         null = os.open(os.devnull, os.O_RDONLY)
@@ -254,13 +299,15 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
         os.closerange(sock.fileno() + 1, 65536)
         sys.stdout = open(1, "w", buffering=1, closefd=False)
         sys.stderr = open(2, "w", buffering=1, closefd=False)
+        os.environ.clear()
+        os.environ.update(learner_environment(workdir))
+        tempfile.tempdir = None  # tempfile reads TMPDIR again
         torch.set_num_threads(1)
         torch.manual_seed(seed)
         random.seed(seed)
         _hide_solutions()
         _set_limits(limits)
         sys.argv = [source.filename]
-        os.environ["TORCH_KATAS_SANDBOX"] = "1"  # grader.check() in a graded notebook does nothing
         baseline = _watched_objects()
         try:
             module = _load_module(source)
@@ -269,6 +316,7 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
             module = None
             ready = _error_reply(exc, source)
         ready["tampered"] = _tampered(baseline)
+        ready["isolation"] = {"applied": report.applied, "missing": report.missing}
         wire.send(sock, ready)
         while module is not None:
             try:
@@ -318,10 +366,11 @@ class Sandbox:
 
     def start(self) -> dict:
         parent, child = socket.socketpair()
+        plan = isolation.Plan(self.workdir, list(self.limits.hidden), self.limits.cuda)
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child
             parent.close()
-            _serve(child, self.source, self.workdir, self.limits, self.seed)
+            _sandbox_main(child, self.source, plan, self.limits, self.seed)
         child.close()
         self.pid, self.sock = pid, parent
         self.load_reply = self._receive(self.limits.time, TOP_LEVEL)[0]
@@ -441,6 +490,7 @@ class Submission:
         self._hung: dict[str, LearnerTimeout] = {}  # a call that timed out once fails at once after
         self.problems: list[LearnerProblem] = []
         self.outputs: list[str] = []
+        self.isolation: dict = {}  # the last sandbox's isolation: {"applied": [layers], "missing": {layer: why}}
 
     # -- lifecycle --
     def _ready(self) -> Sandbox:
@@ -457,6 +507,7 @@ class Submission:
             self.problems.append(problem)
             raise
         self._note_tampering(reply)
+        self.isolation = reply.get("isolation", {})
         if not reply.get("ok"):
             self._load_problem = LoadFailed(Text("Your file could not be loaded: {error}{where}",
                                                  "无法加载你的文件：{error}{where}",

@@ -1,0 +1,133 @@
+"""`grade doctor`: what isolates learner code on this machine, proved by a test sandbox.
+
+A small self-test runs as learner code in a real sandbox, set up exactly as for grading, and tries what a
+hostile submission would: read the reference solutions, see and signal the grading process, open its
+descriptors, ptrace it, connect to a TCP port this process opens, write outside its work dir, read the
+grader's environment, run a program. What it managed is reported beside the layers the sandbox applied.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import secrets
+import shutil
+import socket
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from grader import isolation
+from grader.exercises import SOLUTIONS_DIR
+from grader.sandbox import Limits, Submission
+from grader.source import Source
+
+SELF_TEST = '''
+import ctypes, os, socket, subprocess
+
+def attempts(solution, grader_pid, port, secret, outside):
+    done = {}
+    def attempt(name, action):
+        try:
+            action()
+            done[name] = True
+        except Exception:
+            done[name] = False
+    attempt("read the reference solutions", lambda: open(solution).read(1))
+    done["see other processes"] = any(p.isdigit() and int(p) != os.getpid() for p in os.listdir("/proc"))
+    attempt("signal the grading process", lambda: os.kill(grader_pid, 0))
+    attempt("open the grading process's descriptors", lambda: os.listdir(f"/proc/{grader_pid}/fd"))
+    libc = ctypes.CDLL(None, use_errno=True)
+    def ptrace():
+        if libc.ptrace(0x4206, grader_pid, None, None) != 0:  # PTRACE_SEIZE: attaches without stopping
+            raise OSError(ctypes.get_errno(), "ptrace")
+        libc.ptrace(17, grader_pid, None, None)  # PTRACE_DETACH
+    attempt("ptrace the grading process", ptrace)
+    attempt("connect to a TCP port on 127.0.0.1", lambda: socket.create_connection(("127.0.0.1", port), 2).close())
+    attempt("write outside its work dir", lambda: open(outside, "w").write("x"))
+    done["read the grader's environment"] = secret in os.environ
+    attempt("run a program", lambda: subprocess.run(["true"], check=True))
+    return done
+'''
+
+LAYERS = {
+    "namespaces": "other processes invisible, no network, private /tmp, /run and /dev/shm, solutions and checks masked",
+    "landlock": "files: read-only Python and libraries, writes only in the work dir, nothing run; TCP refused; "
+                "signals, ptrace and abstract sockets kept inside the sandbox",
+    "dedicated uid": "learner code runs as a uid that owns nothing",
+    "seccomp": "ptrace, process_vm_*, mount, bpf, kexec, io_uring and new namespaces refused",
+    "non-dumpable grader": "same-uid processes cannot open the grader's /proc/<pid>/fd or mem",
+}
+
+
+def run_self_test() -> dict:
+    """Start a sandbox as grading does, run the self-test in it; return what was applied and what it managed."""
+    isolation.protect_self()
+    secret = f"TORCH_KATAS_DOCTOR_{secrets.token_hex(4)}"
+    os.environ[secret] = "1"
+    solution = next(iter(sorted(SOLUTIONS_DIR.glob("*.py"))), None) if SOLUTIONS_DIR.is_dir() else None
+    outside_dir = Path(tempfile.mkdtemp(prefix="torch-katas-doctor-"))
+    outside_dir.chmod(0o777)
+    server = socket.create_server(("127.0.0.1", 0))
+    limits = Limits(time=20, hidden=tuple(str(p) for p in [SOLUTIONS_DIR] if p.is_dir()))
+    submission = Submission(Source(chunks=[("self_test.py", SELF_TEST)], filename="self_test.py",
+                                   path=Path("self_test.py")), limits)
+    try:
+        started = time.perf_counter()
+        done = submission.call("attempts", str(solution or "/nonexistent"), os.getpid(), server.getsockname()[1],
+                               secret, str(outside_dir / "written"))
+        elapsed = time.perf_counter() - started
+        done["write outside its work dir"] = done["write outside its work dir"] or (outside_dir / "written").exists()
+        if solution is None:
+            done.pop("read the reference solutions")
+    finally:
+        submission.close()
+        server.close()
+        shutil.rmtree(outside_dir, ignore_errors=True)
+        del os.environ[secret]
+    return {"applied": submission.isolation.get("applied", []), "missing": submission.isolation.get("missing", {}),
+            "managed": done, "setup_s": elapsed}
+
+
+def summary_line(report: dict) -> str:
+    """One line for batch and the Gradescope runner."""
+    applied = ", ".join(report["applied"]) or "none"
+    line = f"Isolation of student code: {applied}"
+    if report["missing"]:
+        line += f"; missing: {', '.join(report['missing'])}"
+    managed = [name for name, ok in report["managed"].items() if ok]
+    if managed:
+        line += f"; WARNING, student code could still: {', '.join(managed)}"
+    elif not report["applied"]:
+        line += " (plain processes only)"
+    return line + " (`grade doctor` for details)"
+
+
+def render(report: dict) -> str:
+    import torch
+
+    cuda = "CUDA available" if torch.cuda.is_available() else "no CUDA device"
+    lines = [f"Python {platform.python_version()} ({sys.executable}) · torch {torch.__version__} · {cuda}",
+             f"Linux {platform.release()}, running as {'root' if os.geteuid() == 0 else f'uid {os.geteuid()}'}", "",
+             "Layers isolating learner code here:"]
+    for layer, covers in LAYERS.items():
+        applied = next((a for a in report["applied"] if a.startswith(layer)), None)
+        if layer == "non-dumpable grader":
+            applied = layer
+        why = report["missing"].get(layer)
+        mark = "yes" if applied else "no "
+        lines.append(f"  {mark} {applied or layer}: {covers if applied else why or 'not applied'}")
+    if "capabilities" in report["missing"]:
+        lines.append(f"  no  dropping capabilities: {report['missing']['capabilities']}")
+    lines += ["", "A test sandbox, set up as for grading, just tried to:"]
+    for name, managed in report["managed"].items():
+        lines.append(f"  {'COULD   ' if managed else 'refused '} {name}")
+    lines.append("")
+    if any(report["managed"].values()):
+        lines.append("Learner code is NOT fully isolated here: grade untrusted code in a container or VM.")
+    else:
+        lines.append("Every attempt was refused.")
+    lines.append(f"Starting the sandbox and running the self-test took {report['setup_s'] * 1000:.0f} ms. "
+                 "What still needs a container or VM: kernel exploits and side channels (see docs/security.md).")
+    return "\n".join(lines)
