@@ -20,6 +20,7 @@ from pathlib import Path
 import click
 
 from grader.collect import Job, collect
+from grader.doctor import run_self_test, summary_line
 from grader.exercises import Exercise
 from grader.gradebook import read_results, write_gradebook
 from grader.judge import Grading, prewarm
@@ -65,7 +66,8 @@ def run_batch(submissions: Path, exercises: list[Exercise], out: Path, *, worker
             for problem in found.problems:
                 if "exercise" in problem:
                     record(error_result(problem["student"], by_id[problem["exercise"]], problem["message"]))
-            interrupted = _grade_all(todo, workers, record, options)
+            hidden = (submissions, out, Path(unpack))  # classmates' files and grades: never seen by student code
+            interrupted = _grade_all(todo, workers, record, {**options, "hidden": hidden})
     write_gradebook(out, exercises, found.problems)
     return {"graded": sum(counts.values()), "skipped": skipped, "problems": len(found.problems),
             "interrupted": interrupted, **counts}
@@ -73,9 +75,12 @@ def run_batch(submissions: Path, exercises: list[Exercise], out: Path, *, worker
 
 def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
     """Keep up to `workers` judges in flight; return True if interrupted by Ctrl-C."""
+    if jobs:
+        click.echo(summary_line(run_self_test()), err=True)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C stops cleanly, even if started ignoring it
     queue = list(reversed(jobs))
     running: dict[Grading, Job] = {}
+    retried: set[int] = set()  # jobs whose judge failed once: graded again, once
     with click.progressbar(length=len(jobs), label="Grading", show_eta=True, file=sys.stderr,
                            hidden=not sys.stderr.isatty()) as bar:
         try:
@@ -104,7 +109,12 @@ def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
                         finished = True
                     if finished:
                         job = running.pop(grading)
-                        record({"student": job.student, **grading.result(), "sha256": job.sha256})
+                        result = grading.result()
+                        if result.get("grader_failure") and id(job) not in retried:
+                            retried.add(id(job))
+                            queue.append(job)  # the grader's failure, not the student's: once more
+                            continue
+                        record({"student": job.student, **result, "sha256": job.sha256})
                         bar.update(1)
         except KeyboardInterrupt:
             for grading in running:

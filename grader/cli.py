@@ -92,6 +92,9 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json,
 
     result = grade(ex, source, seed=seed, lang=lang, device=device, time_limit=time_limit,
                    memory=memory << 20 if memory else None)
+    if result.get("grader_failure"):
+        click.echo(to_json(result) if as_json else f"grade: internal error: {result['message']}", err=not as_json)
+        sys.exit(3)
     if file is None:
         from grader.workspace import Progress, workspace_root
 

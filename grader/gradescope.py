@@ -83,7 +83,10 @@ def run(root: Path, exercise_ids: list[str]) -> dict:
     from grader.judge import grade
     from grader.source import SubmissionError, load_source
 
+    from grader.doctor import run_self_test, summary_line
+
     exercises = [find_exercise(i) for i in exercise_ids]
+    print(summary_line(run_self_test()))  # the container's log, seen by instructors
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         staged = Path(tmp) / "in" / "student"

@@ -290,23 +290,23 @@ class Plan:
     workdir: str
     hidden: list[str] = field(default_factory=list)
     cuda: bool = False
+    private: tuple[str, ...] = ("grader",)  # packages never readable from site-packages: ours holds the answers
 
     def readable(self) -> list[str]:
-        """Python, its packages and the system's libraries, minus any folder that holds a hidden one."""
-        hidden = [Path(h).resolve() for h in self.hidden]
-        roots = {sys.prefix, sys.base_prefix, sys.exec_prefix} | {p for p in sys.path if p and os.path.isdir(p)}
-        keep = []
-        for root in sorted(roots):
-            r = Path(root).resolve()
-            if any(h == r or r in h.parents for h in hidden):
-                continue  # e.g. a clone on sys.path (editable install): it holds solutions/
-            keep.append(str(r))
+        """Python's import path and the system's libraries, minus the hidden folders and any installed copy
+        of the private packages (the grader's own carries its checks and solutions)."""
+        excluded = {Path(h).resolve() for h in self.hidden}
+        roots = {Path(p).resolve() for p in sys.path if p and os.path.isdir(p)}
+        excluded |= {root / name for root in roots for name in self.private if (root / name).is_dir()}
+        # an import root that holds hidden folders further down is a clone of the project: never readable
+        roots = {r for r in roots if all(e.parent == r or r not in e.parents for e in excluded)}
+        keep = [str(path) for root in sorted(roots) for path in _except(root, excluded)]
         system = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd",
                   "/etc/group", "/etc/nsswitch.conf", "/etc/os-release", "/etc/ssl/certs", "/proc",
                   "/sys/devices/system/cpu", "/sys/devices/system/node", "/dev/urandom", "/dev/random", "/dev/zero"]
         if self.cuda:
             system += ["/proc/driver/nvidia", "/sys/bus/pci", "/sys/devices", "/usr/local/cuda", "/etc/nvidia"]
-        return keep + system
+        return keep + [path for root in system for path in _except(Path(root), excluded)]
 
     def writable(self) -> list[str]:
         return [self.workdir, "/dev/shm"]
@@ -316,6 +316,17 @@ class Plan:
         if self.cuda:
             found += [str(p) for p in Path("/dev").glob("nvidia*")]
         return found
+
+
+def _except(root: Path, excluded: set[Path]) -> list[Path]:
+    """`root`, or where it holds excluded folders, its other entries (recursively, links followed): what may be
+    allowed."""
+    root = root.resolve()
+    if root in excluded:
+        return []
+    if not any(root in e.parents for e in excluded) or not root.is_dir():
+        return [root]
+    return [path for entry in root.iterdir() for path in _except(entry, excluded)]
 
 
 @dataclass

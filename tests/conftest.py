@@ -1,6 +1,7 @@
 """Shared helpers of the test suite: run the real `grade` CLI and read its JSON."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,3 +27,76 @@ def grade_json(*args, **kwargs) -> dict:
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+# -- running the grader as an ordinary user (the attack tests run as root and as such a user) ----------
+
+ORDINARY_USER = "tkgrader"
+
+
+def ordinary_user_or_skip() -> str:
+    """The name of an unprivileged user that can run this checkout's grader; skip with the reason if
+    there is none (not root, no useradd, or Python or its packages not readable by other users)."""
+    import pwd
+    import shutil
+
+    from grader.isolation import readable_by_others
+
+    if os.geteuid() != 0:
+        pytest.skip("creating an ordinary user needs root; the tests already run as one")
+    try:
+        pwd.getpwnam(ORDINARY_USER)
+    except KeyError:
+        if not shutil.which("useradd"):
+            pytest.skip("no useradd to create an ordinary user")
+        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", ORDINARY_USER],
+                       check=True, capture_output=True)
+    blocked = readable_by_others([*user_pythonpath(), str(ROOT / "grader"), user_python()])
+    if blocked:
+        pytest.skip(f"{blocked} is not readable by an ordinary user")
+    return ORDINARY_USER
+
+
+def user_python() -> str:
+    """A Python interpreter an ordinary user can run, of this one's version: this one if it is readable,
+    else the system's (pyenv keeps its interpreters under /root)."""
+    from grader.isolation import readable_by_others
+
+    if not readable_by_others([sys.base_prefix]):
+        return sys.executable
+    system = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
+    if not Path(system).exists():
+        pytest.skip(f"{sys.base_prefix} is not readable by an ordinary user and there is no {system}")
+    return system
+
+
+def user_pythonpath() -> list[str]:
+    import site
+
+    return [p for p in site.getsitepackages() if Path(p).is_dir()]
+
+
+def run_grade_as(user: str | None, *args, cwd=ROOT, timeout=300, env=None):
+    """Run `grade ARGS` as root (user None) or as the ordinary `user`, with the same installed packages."""
+    if user is None:
+        return run_grade(*args, cwd=cwd, timeout=timeout, env=env)
+    env = dict(os.environ if env is None else env)
+    env["PYTHONPATH"] = os.pathsep.join([*user_pythonpath(), str(ROOT)])
+    command = ["runuser", "-u", user, "--", "env", *(f"{k}={v}" for k, v in env.items() if k in PASSED_ENV),
+               f"PYTHONPATH={env['PYTHONPATH']}", user_python(), "-m", "grader.cli", *map(str, args)]
+    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+PASSED_ENV = ("PATH", "LANG", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "NO_COLOR")
+
+
+@pytest.fixture
+def world_readable_tmp(tmp_path):
+    """A temporary folder an ordinary user can read and write (pytest's own tmp_path is root's alone)."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="torch-katas-test-"))
+    folder.chmod(0o777)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)

@@ -1,6 +1,7 @@
 """Hostile and broken submissions (tests/attacks/) through the real CLI: each ends with a clear
 status, earns nothing it did not, and leaves nothing behind."""
 
+import json
 import os
 import subprocess
 import time
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, grade_json
+from conftest import ROOT, grade_json, ordinary_user_or_skip, run_grade_as
 
 ATTACKS = ROOT / "tests" / "attacks"
 
@@ -166,3 +167,120 @@ def test_planted_files_in_a_student_folder_are_never_imported(tmp_path):
     single = subprocess.run([grade, "ex05", "--file", "ex05.py", "--json"], cwd=student, capture_output=True, text=True)
     assert _json.loads(single.stdout)["score"] == 10 and not marker.exists()
     assert "eve,10" in (out / "grades.csv").read_text()
+
+
+# -- attacks through the operating system: run as root and as an ordinary user ------------------------------
+
+@pytest.fixture(params=["root", "ordinary user"])
+def user(request):
+    """None for root (the tests' own user), or the name of an ordinary user."""
+    return None if request.param == "root" else ordinary_user_or_skip()
+
+
+def os_attack(user, folder: Path, name: str, *extra, env=None, source: str | None = None) -> dict:
+    """Grade tests/attacks/NAME.py (or `source`) as ex05, as `user`, from a folder that user can read."""
+    path = folder / f"{name}.py"
+    path.write_text(source if source is not None else (ATTACKS / f"{name}.py").read_text())
+    path.chmod(0o644)
+    proc = run_grade_as(user, "ex05", "--file", path, "--time-limit", "5", "--json", *extra, env=env)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_forging_the_judges_result_pipe_earns_nothing(user, world_readable_tmp):
+    result = os_attack(user, world_readable_tmp, "forge_result_pipe")
+    assert result["status"] == "graded" and (result["score"], result["max_score"]) == (0, 10)
+    assert {c["id"] for c in result["checks"]} == {"predict", "mse_loss", "grad_shapes", "dw", "db", "by_hand"}
+
+
+def test_ptrace_and_memory_writes_on_the_judge_are_refused(user, world_readable_tmp):
+    result = os_attack(user, world_readable_tmp, "ptrace_the_judge")
+    assert "reached: []" in result["output"] and result["score"] == 0
+
+
+def test_solutions_and_checks_cannot_be_read(user, world_readable_tmp):
+    result = os_attack(user, world_readable_tmp, "peek_at_solutions")
+    assert result["score"] == 0 and "read the checks: False" in result["output"]
+
+
+def test_the_teachers_environment_stays_out_of_reach(user, world_readable_tmp):
+    env = {**os.environ, "HF_TOKEN": "hf_secret_token_1234", "AWS_SECRET_ACCESS_KEY": "aws/secret/key/5678"}
+    result = os_attack(user, world_readable_tmp, "leak_environment", env=env)
+    assert "TMPDIR" in result["output"]  # it printed its environment: the sandbox's own
+    text = json.dumps(result)
+    assert "hf_secret_token_1234" not in text and "aws/secret/key/5678" not in text
+
+
+def test_nothing_is_written_outside_the_work_dir(user, world_readable_tmp):
+    import site
+
+    result = os_attack(user, world_readable_tmp, "write_outside")
+    assert result["score"] >= 1  # its predict ran: the attack ran to the end
+    targets = [Path("/tmp/torch-katas-planted.txt"), Path("/root/torch-katas-planted.txt"), ROOT / "grader" / "planted.py",
+               *(Path(p) / "torch_katas_planted.pth" for p in site.getsitepackages())]
+    assert not [t for t in targets if t.exists()]
+
+
+def test_no_network_not_even_loopback(user, world_readable_tmp):
+    import socket
+    import threading
+
+    tcp = socket.create_server(("127.0.0.1", 0))
+    unix_path = world_readable_tmp / "service.sock"
+    unix = socket.socket(socket.AF_UNIX)
+    unix.bind(str(unix_path))
+    unix_path.chmod(0o777)
+    unix.listen()
+    reached = []
+
+    def serve(server):
+        server.settimeout(15)
+        try:
+            conn, _ = server.accept()
+            reached.append(conn.recv(100))
+        except OSError:
+            pass
+
+    threads = [threading.Thread(target=serve, args=(s,)) for s in (tcp, unix)]
+    for t in threads:
+        t.start()
+    source = (ATTACKS / "reach_the_network.py").read_text().replace("PORT = 0", f"PORT = {tcp.getsockname()[1]}") \
+        .replace('SOCKET_PATH = ""', f"SOCKET_PATH = {str(unix_path)!r}")
+    try:
+        result = os_attack(user, world_readable_tmp, "reach_the_network", source=source)
+    finally:
+        tcp.close()
+        unix.close()  # ends the accepts
+        for t in threads:
+            t.join()
+    assert result["score"] >= 1 and reached == []
+
+
+def test_batch_attacks_on_classmates_and_the_grader_cost_nobody_anything(user, world_readable_tmp):
+    """Attackers that forge results, kill every process they see, copy a classmate or peek at the solutions,
+    graded beside honest students, several at once: every honest student keeps a full score, no attacker
+    gains a point."""
+    import shutil
+
+    subs = world_readable_tmp / "subs"
+    attackers = ["forge_result_pipe", "kill_everyone", "copy_a_classmate", "peek_at_solutions", "ptrace_the_judge"]
+    for k, name in enumerate(attackers):
+        for student, source in ((f"s{k}_{name}", ATTACKS / f"{name}.py"),
+                                (f"s{k}_honest", ROOT / "solutions" / "ex05_manual_backward.py")):
+            (subs / student).mkdir(parents=True)
+            shutil.copy(source, subs / student / "ex05.py")
+    for path in [subs, *subs.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    out = world_readable_tmp / "grades"
+    out.mkdir()
+    out.chmod(0o777)
+    proc = run_grade_as(user, "batch", subs, "-e", "ex05", "--out", out, "--time-limit", "5", "--workers", "3",
+                        "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "Isolation of student code:" in proc.stderr
+    results = {r["student"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert len(results) == 2 * len(attackers)
+    honest = {s: (r["status"], r["score"]) for s, r in results.items() if s.endswith("honest")}
+    assert set(honest.values()) == {("graded", 10)}, honest
+    gained = {s: r["score"] for s, r in results.items() if not s.endswith("honest") and r["score"] > 0}
+    assert gained == {}
