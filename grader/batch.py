@@ -111,6 +111,8 @@ def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
                         job = running.pop(grading)
                         result = grading.result()
                         if result.get("grader_failure") and id(job) not in retried:
+                            click.echo(f"{job.student}/{job.exercise.id}: {result['message']} Grading it again.",
+                                       err=True)
                             retried.add(id(job))
                             queue.append(job)  # the grader's failure, not the student's: once more
                             continue

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from grader import isolation
 from grader.exercises import SOLUTIONS_DIR
-from grader.sandbox import Limits, Submission
+from grader.sandbox import LearnerProblem, Limits, Submission
 from grader.source import Source
 
 SELF_TEST = '''
@@ -75,12 +75,15 @@ def run_self_test() -> dict:
                                    path=Path("self_test.py")), limits)
     try:
         started = time.perf_counter()
-        done = submission.call("attempts", str(solution or "/nonexistent"), os.getpid(), server.getsockname()[1],
-                               secret, str(outside_dir / "written"))
+        try:
+            done = submission.call("attempts", str(solution or "/nonexistent"), os.getpid(),
+                                   server.getsockname()[1], secret, str(outside_dir / "written"))
+        except LearnerProblem as problem:  # the test sandbox itself failed: say so, never pretend
+            done = {f"finish the self-test ({problem.message})": True}
         elapsed = time.perf_counter() - started
-        done["write outside its work dir"] = done["write outside its work dir"] or (outside_dir / "written").exists()
+        done["write outside its work dir"] = done.get("write outside its work dir") or (outside_dir / "written").exists()
         if solution is None:
-            done.pop("read the reference solutions")
+            done.pop("read the reference solutions", None)
     finally:
         submission.close()
         server.close()

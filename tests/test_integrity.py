@@ -4,6 +4,7 @@ status, earns nothing it did not, and leaves nothing behind."""
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -284,3 +285,83 @@ def test_batch_attacks_on_classmates_and_the_grader_cost_nobody_anything(user, w
     assert set(honest.values()) == {("graded", 10)}, honest
     gained = {s: r["score"] for s, r in results.items() if not s.endswith("honest") and r["score"] > 0}
     assert gained == {}
+
+
+# -- the result channel and judge failures ---------------------------------------------------------------
+
+def judge_events(*checks, end=True):
+    """A judge's event stream for ex05's checks: (id, points got) pairs."""
+    declared = {"predict": 1.0, "mse_loss": 2.0, "grad_shapes": 2.0, "dw": 3.0, "db": 1.0, "by_hand": 1.0}
+    events = [{"event": "collected", "checks": [{"id": k, "max_points": v} for k, v in declared.items()]}]
+    for cid, points, *max_points in checks:
+        full = max_points[0] if max_points else declared.get(cid, points)
+        events.append({"event": "check", "id": cid, "title": cid, "outcome": "passed" if points else "failed",
+                       "passed": bool(points), "points": points, "max_points": full, "message": "", "key": None})
+    if end:
+        events.append({"event": "end", "status": "graded", "output": "", "message": "", "curves": []})
+    return events
+
+
+@pytest.mark.parametrize("events,why", [
+    (judge_events(("predict", 1.0), ("forged", 1000.0, 1000.0)), "unknown check 'forged'"),
+    (judge_events(("predict", 1.0), ("predict", 1.0)), "the same check 'predict'"),
+    (judge_events(("dw", 30.0, 30.0)), "points that do not match check 'dw'"),
+    (judge_events(("dw", 2.0)), "points that do not match check 'dw'"),
+    (judge_events(("predict", 1.0)) + [{"event": "end", "status": "graded"}], "events after the end"),
+    (judge_events(("predict", 1.0))[1:], "no list of collected checks"),
+])
+def test_the_parent_accepts_only_what_a_judge_sends(events, why):
+    from grader.exercises import find_exercise
+    from grader.judge import assemble
+    from grader.source import Source
+
+    result = assemble(find_exercise("ex05"), Source([], "x.py", Path("x.py")), events, False, 0, 0.1)
+    assert result["status"] == "error" and result["grader_failure"] and result["score"] == 0
+    assert why in result["message"] and "not a grade" in result["message"]
+
+
+def test_a_well_formed_stream_is_a_grade_and_a_dead_judge_is_not():
+    from grader.exercises import find_exercise
+    from grader.judge import assemble
+    from grader.source import Source
+
+    ex, src = find_exercise("ex05"), Source([], "x.py", Path("x.py"))
+    good = assemble(ex, src, judge_events(("predict", 1.0), ("dw", 0.0)), False, 0, 0.1)
+    assert good["status"] == "graded" and good["score"] == 1 and "grader_failure" not in good
+    dead = assemble(ex, src, judge_events(("predict", 1.0), end=False), False, 0, 0.1, judge_failed=True)
+    assert dead["status"] == "error" and dead["grader_failure"] and "ended before it finished" in dead["message"]
+    late = assemble(ex, src, judge_events(("predict", 1.0), end=False), True, 0, 0.1)
+    assert late["status"] == "timeout" and "grader_failure" not in late  # killed at its deadline: slow code
+
+
+def test_a_judge_killed_from_outside_is_graded_again(tmp_path):
+    """In a batch, a judge that dies (here: SIGKILL from outside, as the OOM killer would) is retried once;
+    the student's grade is the retry's, never a crash."""
+    import signal
+
+    subs = tmp_path / "subs"
+    (subs / "slow").mkdir(parents=True)
+    (subs / "slow" / "ex05.py").write_text("import time\ntime.sleep(3)\n"
+                                           + (ROOT / "solutions" / "ex05_manual_backward.py").read_text())
+    out = tmp_path / "grades"
+    batch = subprocess.Popen([sys.executable, "-m", "grader.cli", "batch", str(subs), "-e", "ex05", "--out", str(out),
+                              "--workers", "1", "--time-limit", "10"], cwd=ROOT, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    def children(pid):
+        try:
+            return [int(k) for k in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        except OSError:
+            return []
+
+    judge = None
+    deadline = time.monotonic() + 60
+    while judge is None and time.monotonic() < deadline:  # batch -> judge -> sandbox -> learner code (PID 1)
+        judge = next((k for k in children(batch.pid) if any(children(s) for s in children(k))), None)
+        time.sleep(0.05)
+    assert judge is not None, "no judge was seen"
+    os.kill(judge, signal.SIGKILL)
+    _, err = batch.communicate(timeout=120)
+    assert batch.returncode == 0, err
+    assert "slow/ex05: The grader itself failed" in err and "Grading it again." in err
+    (result,) = map(json.loads, (out / "results.jsonl").read_text().splitlines())
+    assert (result["status"], result["score"]) == ("graded", 10.0)
