@@ -21,6 +21,7 @@ Plain-process hygiene (its own session, closed descriptors, a minimal environmen
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import platform
 import signal
@@ -295,18 +296,7 @@ class Plan:
     def readable(self) -> list[str]:
         """Python's import path and the system's libraries, minus the hidden folders and any installed copy
         of the private packages (the grader's own carries its checks and solutions)."""
-        excluded = {Path(h).resolve() for h in self.hidden}
-        roots = {Path(p).resolve() for p in sys.path if p and os.path.isdir(p)}
-        excluded |= {root / name for root in roots for name in self.private if (root / name).is_dir()}
-        # an import root that holds hidden folders further down is a clone of the project: never readable
-        roots = {r for r in roots if all(e.parent == r or r not in e.parents for e in excluded)}
-        keep = [str(path) for root in sorted(roots) for path in _except(root, excluded)]
-        system = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd",
-                  "/etc/group", "/etc/nsswitch.conf", "/etc/os-release", "/etc/ssl/certs", "/proc",
-                  "/sys/devices/system/cpu", "/sys/devices/system/node", "/dev/urandom", "/dev/random", "/dev/zero"]
-        if self.cuda:
-            system += ["/proc/driver/nvidia", "/sys/bus/pci", "/sys/devices", "/usr/local/cuda", "/etc/nvidia"]
-        return keep + [path for root in system for path in _except(Path(root), excluded)]
+        return allowed_reading(tuple(self.hidden), self.cuda, self.private, tuple(sys.path))
 
     def writable(self) -> list[str]:
         return [self.workdir, "/dev/shm"]
@@ -316,6 +306,24 @@ class Plan:
         if self.cuda:
             found += [str(p) for p in Path("/dev").glob("nvidia*")]
         return found
+
+
+@functools.lru_cache(maxsize=16)
+def allowed_reading(hidden: tuple[str, ...], cuda: bool, private: tuple[str, ...], path: tuple[str, ...]) -> list[str]:
+    """The read-only allow-list (see `Plan.readable`). Cached: the warm parent computes it once before it forks
+    (`Plan.readable()` there), and every judge and sandbox inherits the answer."""
+    excluded = {Path(h).resolve() for h in hidden}
+    roots = {Path(p).resolve() for p in path if p and os.path.isdir(p)}
+    excluded |= {root / name for root in roots for name in private if (root / name).is_dir()}
+    # an import root that holds hidden folders further down is a clone of the project: never readable
+    roots = {r for r in roots if all(e.parent == r or r not in e.parents for e in excluded)}
+    keep = [str(p) for root in sorted(roots) for p in _except(root, excluded)]
+    system = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd",
+              "/etc/group", "/etc/nsswitch.conf", "/etc/os-release", "/etc/ssl/certs", "/proc",
+              "/sys/devices/system/cpu", "/sys/devices/system/node", "/dev/urandom", "/dev/random", "/dev/zero"]
+    if cuda:
+        system += ["/proc/driver/nvidia", "/sys/bus/pci", "/sys/devices", "/usr/local/cuda", "/etc/nvidia"]
+    return keep + [str(p) for root in system for p in _except(Path(root), excluded)]
 
 
 def _except(root: Path, excluded: set[Path]) -> list[Path]:

@@ -69,6 +69,7 @@ def limits_for(exercise: Exercise, memory: int | None = None, time_limit: float 
                     cuda=device == "cuda")
     if memory:
         limits.memory = memory
+    isolation.Plan("", list(limits.hidden), limits.cuda).readable()  # computed here once, inherited by forks
     return limits
 
 
