@@ -43,6 +43,8 @@ def exercise_or_fail(key: str):
         raise UsageProblem(str(exc)) from None
 
 
+SIMILARITY = 0.8  # ten independently written correct ex14 solutions share at most 0.65 (tests/similarity)
+
 lang_option = click.option("--lang", type=click.Choice(["en", "zh"]), default=default_lang,
                            help="Language of statements, hints and messages (default: from the locale).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
@@ -276,8 +278,9 @@ def notebook_cmd(exercises, every, out, lang):
 @click.option("--memory", type=click.IntRange(256, 1 << 20), help="Memory limit of student code in MiB (default 4096).")
 @click.option("--roster", type=click.Path(path_type=Path),
               help="CSV naming the students (folder, id, name, email...; a Canvas or Moodle export works).")
-@click.option("--similarity", type=click.FloatRange(0, 1), is_flag=False, flag_value=0.6,
-              help="List similar submissions (share above the threshold, 0.6 alone) in similarity.html.")
+@click.option("--similarity", type=click.FloatRange(0, 1), is_flag=False, flag_value=SIMILARITY,
+              help=f"List pairs of similar submissions (sharing at least this part, {SIMILARITY} alone) in "
+              "similarity.html.")
 @json_option
 @lang_option
 def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory, roster, similarity, as_json, lang):

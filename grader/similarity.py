@@ -19,7 +19,6 @@ from pathlib import Path
 from grader.collect import Job
 from grader.source import SubmissionError, load_source
 
-THRESHOLD = 0.6
 NOISE = 25  # copydetect's defaults: k-grams of 25 filtered characters, every one kept (a window of 1)
 WINDOW = 1
 MIN_SHARED = 80  # filtered characters in common, at least: short answers look alike by necessity
@@ -46,7 +45,7 @@ def _code(path: Path) -> str | None:
         return None
 
 
-def find_similar(jobs: list[Job], threshold: float = THRESHOLD) -> list[dict]:
+def find_similar(jobs: list[Job], threshold: float) -> list[dict]:
     """Pairs of submissions of one exercise above `threshold`, most similar first; each with both files
     as HTML, the shared parts marked. Students with identical files are one entry."""
     detector = require()
