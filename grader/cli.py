@@ -309,9 +309,12 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
             raise UsageProblem(str(exc)) from None
     from grader.batch import run_batch
 
-    summary = run_batch(submissions, exercises, out, workers=workers, force=force, roster=roster,
-                        similarity=similarity, seed=seed, lang=lang, time_limit=time_limit,
-                        memory=memory << 20 if memory else None)
+    try:
+        summary = run_batch(submissions, exercises, out, workers=workers, force=force, roster=roster,
+                            similarity=similarity, seed=seed, lang=lang, time_limit=time_limit,
+                            memory=memory << 20 if memory else None)
+    except zipfile.BadZipFile as exc:
+        raise UsageProblem(f"{submissions} cannot be unpacked: {exc}") from None
     if as_json:
         click.echo(json.dumps(summary))
     else:

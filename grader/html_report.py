@@ -156,7 +156,7 @@ def page(title: str, body: str, script: str = "") -> str:
             + (f"<script>{script}</script>" if script else "") + "</body></html>\n")
 
 
-def write_report(results: list[dict], path: Path, title: str, notes: list[str] = ()) -> Path:
+def write_report(results: list[dict], path: Path, title: str, notes: list[str] | None = None) -> Path:
     """One page for one learner: every result's checks and charts, then notes (missing files, problems).
 
     A section's heading is left out when it would repeat the page's title (a one-exercise report)."""
