@@ -226,24 +226,37 @@ def _gradebook_table(book: dict) -> str:
             f"<table id='book' class='book'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
 
 
+def by_mistake(entries: list[dict]) -> list[dict]:
+    """The misconceptions as a teacher reads them: one entry per named mistake of an exercise (the students
+    who made it in any check, the checks' titles joined); a failed check without a name stays on its own."""
+    merged: dict[tuple, dict] = {}
+    for m in entries:
+        group = merged.setdefault((m["exercise"], m["key"] or m["check"], m["key"] is None),
+                                  {**m, "students": [], "titles": []})
+        group["students"] += [s for s in m["students"] if s not in group["students"]]
+        group["titles"].append(m["title"])
+    result = [{**g, "count": len(g["students"]), "title": "; ".join(g["titles"])} for g in merged.values()]
+    return sorted(result, key=lambda m: (-m["count"], m["exercise"], m["label"]))
+
+
 def _misconceptions(book: dict) -> str:
-    entries = book["misconceptions"]
+    entries = by_mistake(book["misconceptions"])
     if not entries:
         return "<h2>What the class got wrong</h2><p>No failed checks.</p>"
     parts = ["<h2>What the class got wrong</h2>", "<ul>"]
-    for m in entries[:3]:
+    for m in entries[:5]:
         parts.append(f"<li><b>{m['count']} of {m['submitted']} students</b> in {m['exercise']}: "
-                     f"{html.escape(m['label'])} ({html.escape(m['title'])})</li>")
+                     f"<code>{html.escape(m['label'])}</code> ({html.escape(m['title'])})</li>")
     parts.append("</ul>")
     for ex in book["exercises"]:
         mine = [m for m in entries if m["exercise"] == ex["id"]]
         if not mine:
             continue
         rows = "".join(
-            f"<tr><td class='num'>{m['count']}</td><td>{html.escape(m['title'])}</td><td><code>"
-            f"{html.escape(m['label'])}</code></td><td>{html.escape(m['example'])}</td></tr>" for m in mine)
-        parts.append(f"<h3>{ex['id']} · {html.escape(ex['title'])}</h3><table><tr><th>students</th><th>check</th>"
-                     f"<th>mistake</th><th>an example of the message they got</th></tr>{rows}</table>")
+            f"<tr><td class='num'>{m['count']}</td><td><code>{html.escape(m['label'])}</code></td>"
+            f"<td>{html.escape(m['title'])}</td><td>{html.escape(m['example'])}</td></tr>" for m in mine)
+        parts.append(f"<h3>{ex['id']} · {html.escape(ex['title'])}</h3><table><tr><th>students</th><th>mistake</th>"
+                     f"<th>failed check</th><th>an example of the message they got</th></tr>{rows}</table>")
     return "\n".join(parts)
 
 
@@ -278,7 +291,7 @@ def _pass_rates(book: dict) -> str:
         flag = "<span class='look'>a check or a statement to look at</span>" if c["look"] else ""
         rows.append(f"<tr><td>{c['exercise']}</td><td>{html.escape(c['title'])}</td><td class='num'>{c['passed']}/"
                     f"{c['attempted']}</td><td class='num'>{100 * c['rate']:.0f}%</td><td>{flag}</td></tr>")
-    return ("<h2>Checks, most failed first</h2><p>Students who reached the check (not started and skipped left out). "
+    return ("<h2 id='checks'>Checks, most failed first</h2><p>Students who reached the check (not started and skipped left out). "
             "A check that (nearly) every student fails may be wrong, or its statement unclear.</p><table><tr>"
             f"<th>exercise</th><th>check</th><th>passed</th><th>rate</th><th></th></tr>{''.join(rows)}</table>")
 
@@ -316,9 +329,10 @@ def write_index(book: dict, path: Path) -> Path:
             states[cell["state"]] = states.get(cell["state"], 0) + 1
     summary = ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
     body = [f"<p>{len(rows)} students, {len(book['exercises'])} exercises ({summary}).</p>",
-            _misconceptions(book), "<h2>Gradebook</h2>", _gradebook_table(book),
-            "<h2>Totals</h2>", histogram_svg([row["total"] for row in submitted], book["max_total"]),
-            f"<p>{len(rows) - len(submitted)} students submitted nothing (not in the histogram).</p>",
+            _misconceptions(book), "<h2 id='gradebook'>Gradebook</h2>", _gradebook_table(book),
+            "<h2 id='totals'>Totals</h2>", histogram_svg([row["total"] for row in submitted], book["max_total"]),
+            f"<p>{len(rows) - len(submitted)} students submitted nothing (not in the histogram).</p>"
+            if len(rows) > len(submitted) else "",
             _pass_rates(book), _problems(book), _similar(book)]
     path.write_text(page("Class report", "\n".join(body), SCRIPT), encoding="utf-8")
     return path
