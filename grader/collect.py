@@ -105,7 +105,7 @@ class _Student:
     notes: list[str] = field(default_factory=list)
 
 
-def _walk(folder: Path, shown: str, into: _Student) -> None:
+def _walk(folder: Path, into: _Student) -> None:
     """Add every regular file under `folder`; a symbolic link (file or folder) is reported, never followed."""
     for top, dirs, files in os.walk(folder):
         base = Path(top)
@@ -114,11 +114,10 @@ def _walk(folder: Path, shown: str, into: _Student) -> None:
             relative = path.relative_to(folder).as_posix()
             if IGNORED.search(relative):
                 continue
-            label = f"{shown}/{relative}" if shown else relative
             if path.is_symlink():
-                into.notes.append(f"{label} is a symbolic link: not graded")
+                into.notes.append(f"{relative} is a symbolic link: not graded")
             elif name in files:
-                into.files.append((path, label))
+                into.files.append((path, relative))
         dirs[:] = [d for d in dirs if not (base / d).is_symlink() and not IGNORED.search(d)]
 
 
@@ -131,7 +130,7 @@ def _add_zip(archive: Path, shown: str, unpack_dir: Path, into: _Student) -> Non
         into.notes.append(f"{shown} is not a readable zip: {exc}")
         return
     into.notes += [f"{link} in {shown} is a symbolic link: not graded" for link in links]
-    _walk(folder, "", into)
+    _walk(folder, into)
 
 
 def _gather(submissions: Path, unpack_dir: Path) -> tuple[dict[str, tuple[_Student, tuple[str, str]]], list[dict]]:
@@ -155,7 +154,7 @@ def _gather(submissions: Path, unpack_dir: Path) -> tuple[dict[str, tuple[_Stude
         if entry.is_symlink():
             student.notes.append(f"{entry.name} is a symbolic link: not graded")
         elif entry.is_dir():
-            _walk(entry, "", student)
+            _walk(entry, student)
         elif is_zip:
             _add_zip(entry, original or entry.name, unpack_dir / "zips", student)
         else:
