@@ -1,6 +1,9 @@
 """Batch grading speed: `grade batch` over 100 generated submissions (solutions, stubs and mistakes of
 ex05 and ex06) against one `grade --file` process per submission and a naive pytest process per
-submission; plus the per-submission grading overhead and a worker's peak memory.
+submission; plus the per-submission grading overhead, a worker's peak memory, a rerun with nothing to
+grade (against importing torch), and the class outputs of 500 students x 3 exercises (gradebook, page,
+a feedback page each) against the time grading them takes at the rate just measured; with chromium
+installed, the class page's load time in a headless browser against a blank page.
 
 Usage: python bench/bench_batch.py [--sample 20]   (sample: how many single runs to time and scale)
 """
@@ -19,6 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EXERCISES = ["ex05_manual_backward", "ex06_manual_training_loop"]
+CLASS_EXERCISES = ["ex05_manual_backward", "ex06_manual_training_loop", "ex07_fix_zero_grad"]
 NAIVE_TEST = ROOT / "bench" / "naive_test.py"
 
 
@@ -67,10 +71,48 @@ def overhead() -> float:
     return statistics.median(times)
 
 
+def class_outputs(students: int) -> tuple[float, Path]:
+    """Seconds to write every batch output of `students` x 3 exercises from results.jsonl (the results are
+    real gradings of the solutions, stubs and mistakes, spread over the class); and the folder written."""
+    from grader.exercises import find_exercise
+    from grader.gradebook import write_gradebook
+    from grader.judge import grade
+    from grader.source import load_source
+
+    graded = {name: [grade(find_exercise(name), load_source(p)) for p in candidates(name)] for name in CLASS_EXERCISES}
+    out = Path(tempfile.mkdtemp())
+    names = [f"s{i:03d}" for i in range(students)]
+    with (out / "results.jsonl").open("w", encoding="utf-8") as f:
+        for i, student in enumerate(names):
+            for results in graded.values():
+                f.write(json.dumps({**results[i % len(results)], "student": student}) + "\n")
+    start = time.perf_counter()
+    write_gradebook(out, [find_exercise(n) for n in CLASS_EXERCISES], [], {s: {} for s in names})
+    return time.perf_counter() - start, out
+
+
+def browser_load(page: Path) -> tuple[float, float] | None:
+    """Median seconds for headless chromium to load and lay out `page`, and a blank page (None without it)."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        return None
+
+    def load(target: Path) -> float:
+        with tempfile.TemporaryDirectory() as profile:
+            return timed([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                          "--disable-component-update", "--no-first-run", f"--user-data-dir={profile}", "--dump-dom",
+                          target.as_uri()])
+
+    blank = page.parent / "blank.html"
+    blank.write_text("<!doctype html><title>blank</title>")
+    return statistics.median(load(page) for _ in range(3)), statistics.median(load(blank) for _ in range(3))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, default=20, help="single-process runs timed (scaled to 100)")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--class-size", type=int, default=500, help="students of the class outputs measured")
     args = parser.parse_args()
     grade = [sys.executable, "-m", "grader.cli"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,6 +123,8 @@ def main() -> None:
         batch = timed(grade + ["batch", str(subs), "-e", "ex05", "-e", "ex06", "--out", str(Path(tmp) / "out"),
                                "--workers", str(args.workers)])
         peak_kib = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+        rerun = timed(grade + ["batch", str(subs), "-e", "ex05", "-e", "ex06", "--out", str(Path(tmp) / "out")])
+        torch_import = timed([sys.executable, "-c", "import torch"])
         lines = (Path(tmp) / "out" / "results.jsonl").read_text().splitlines()
         assert len(lines) == n, f"batch graded {len(lines)} of {n}"
         statuses = [json.loads(line)["status"] for line in lines]
@@ -91,6 +135,10 @@ def main() -> None:
                   env={"SUBMISSION": str(path), "EXERCISE": ex, "PATH": "/usr/bin:/bin"})
             for ex, path in sample) * n
     per = overhead()
+    outputs, folder = class_outputs(args.class_size)
+    grading = batch / n * args.class_size * len(CLASS_EXERCISES)
+    index = folder / "index.html"
+    loads = browser_load(index)
     print(f"{n} submissions ({statuses.count('graded')} graded, {n - statuses.count('graded')} other statuses)")
     print(f"grade batch --workers {args.workers}        {batch:7.1f} s   ({batch / n:.2f} s per submission)")
     print(f"grade --file, one process each  {single:7.1f} s   (from {len(sample)} timed, scaled)  "
@@ -100,6 +148,16 @@ def main() -> None:
     print(f"grading overhead per submission {per:7.3f} s   (target <= 0.2 s)")
     print(f"largest RSS of any process      {peak_kib / 1024:7.0f} MiB (warm parent, judges and sandboxes; the torch "
           "pages forked children share are counted in each)")
+    print(f"rerun, nothing to grade         {rerun:7.2f} s   ({rerun / torch_import:.2f}x `import torch`, "
+          f"{torch_import:.2f} s: torch is not imported)")
+    print(f"class outputs, {args.class_size} x {len(CLASS_EXERCISES)}         {outputs:7.2f} s   "
+          f"({100 * outputs / grading:.1f}% of the {grading:.0f} s grading them takes at the rate above); index.html "
+          f"{index.stat().st_size / 1024:.0f} KiB, all outputs "
+          f"{sum(p.stat().st_size for p in folder.rglob('*') if p.is_file()) / 2**20:.1f} MiB")
+    if loads:
+        print(f"index.html in headless chromium {loads[0]:7.2f} s   (a blank page: {loads[1]:.2f} s, so "
+              f"{loads[0] - loads[1]:.2f} s for the page)")
+    shutil.rmtree(folder)
 
 
 if __name__ == "__main__":

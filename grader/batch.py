@@ -1,9 +1,10 @@
 """`grade batch`: grade a folder of student submissions with several judges in flight.
 
-This process is the warm parent: it imports torch, pytest, the grader and the exercises' check
-modules once, then forks one fresh judge per submission (no import per submission, no state
+This process is the warm parent: when something must be graded, it imports torch, pytest, the grader
+and the exercises' check modules once, then forks one fresh judge per submission (no import per submission, no state
 carried from one student to the next). Each result is appended to results.jsonl and flushed the
-moment it completes, so an interrupted run loses nothing; a rerun skips what is already graded.
+moment it completes, so an interrupted run loses nothing; a rerun skips what is already graded (except
+a grader failure, regraded), and decides so before importing torch.
 """
 
 from __future__ import annotations
@@ -19,11 +20,9 @@ from pathlib import Path
 
 import click
 
-from grader.collect import Job, collect
-from grader.doctor import run_self_test, summary_line
-from grader.exercises import Exercise
+from grader.collect import Collection, Job, collect_from
+from grader.exercises import Exercise, all_exercises
 from grader.gradebook import read_results, write_gradebook
-from grader.judge import Grading, prewarm
 from grader.source import SubmissionError, load_source
 
 
@@ -44,19 +43,34 @@ def outcome_kind(result: dict) -> str:
     return "partial" if result["score"] > 0 else "zero"
 
 
-def run_batch(submissions: Path, exercises: list[Exercise], out: Path, *, workers: int, force: bool = False,
-              **options) -> dict:
-    """Grade every student's files; write out/; return a summary of counts."""
+def assignment(found: Collection, recorded: dict) -> list[Exercise]:
+    """Without -e, the assignment is the exercises some student handed in, now or in results.jsonl."""
+    ids = {j.exercise.id for j in found.jobs} | {p["exercise"] for p in found.problems if "exercise" in p}
+    ids |= {exercise for student, exercise in recorded if student in found.students}
+    return [ex for ex in all_exercises() if ex.id in ids]
+
+
+def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *, workers: int, force: bool = False,
+              roster: list[dict] | None = None, similarity: float | None = None, **options) -> dict:
+    """Grade every student's files as `exercises` (None: the exercises they handed in); write out/;
+    return a summary of counts. `roster` names the students; `similarity` is the threshold above which
+    pairs of submissions of one exercise are listed for a person to look at."""
     out.mkdir(parents=True, exist_ok=True)
     records = out / "results.jsonl"
-    done = {(r["student"], r["exercise"], r.get("sha256")) for r in read_results(records)}
-    prewarm(exercises)  # the checks and what they preload, once here rather than once per judge
+    recorded = {(r["student"], r["exercise"]): r for r in read_results(records)}
+    done = {(r["student"], r["exercise"], r.get("sha256")) for r in recorded.values() if not r.get("grader_failure")}
+    if roster is not None:
+        (out / "roster.json").write_text(json.dumps(roster, indent=1, ensure_ascii=False), encoding="utf-8")
+    elif (out / "roster.json").exists():
+        roster = json.loads((out / "roster.json").read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory(prefix="torch-katas-batch-") as unpack:
-        found = collect(submissions, exercises, Path(unpack))
-        by_id = {ex.id: ex for ex in exercises}
+        found = collect_from(submissions, exercises or all_exercises(), Path(unpack))
+        chosen = exercises or assignment(found, recorded)
+        by_id = {ex.id: ex for ex in chosen}
         todo = [j for j in found.jobs if force or (j.student, j.exercise.id, j.sha256) not in done]
         skipped = len(found.jobs) - len(todo)
         counts: Counter = Counter()
+        interrupted = False
         with records.open("a", encoding="utf-8") as log:
             def record(result: dict) -> None:
                 log.write(json.dumps(result, ensure_ascii=False) + "\n")
@@ -65,18 +79,33 @@ def run_batch(submissions: Path, exercises: list[Exercise], out: Path, *, worker
 
             for problem in found.problems:
                 if "exercise" in problem:
-                    record(error_result(problem["student"], by_id[problem["exercise"]], problem["message"]))
-            hidden = (submissions, out, Path(unpack))  # classmates' files and grades: never seen by student code
-            interrupted = _grade_all(todo, workers, record, {**options, "hidden": hidden})
-    write_gradebook(out, exercises, found.problems)
+                    result = error_result(problem["student"], by_id[problem["exercise"]], problem["message"])
+                    before = recorded.get((problem["student"], problem["exercise"]), {})
+                    if force or (before.get("status"), before.get("message")) != ("error", problem["message"]):
+                        record(result)  # a rerun does not append the same error again
+            if todo:
+                from grader.judge import prewarm  # torch: only when something must be graded
+
+                prewarm(list({j.exercise.name: j.exercise for j in todo}.values()))  # checks, preloads: once
+                hidden = (submissions, out, Path(unpack))  # classmates' files and grades: never seen by student code
+                interrupted = _grade_all(todo, workers, record, {**options, "hidden": hidden})
+        similar = None
+        if similarity is not None:
+            from grader.similarity import find_similar, write_similarity
+
+            similar = find_similar(found.jobs, similarity)
+            write_similarity(similar, out)
+    write_gradebook(out, chosen, found.problems, found.students, roster, similar)
     return {"graded": sum(counts.values()), "skipped": skipped, "problems": len(found.problems),
             "interrupted": interrupted, **counts}
 
 
 def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
     """Keep up to `workers` judges in flight; return True if interrupted by Ctrl-C."""
-    if jobs:
-        click.echo(summary_line(run_self_test()), err=True)
+    from grader.doctor import run_self_test, summary_line
+    from grader.judge import Grading
+
+    click.echo(summary_line(run_self_test()), err=True)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C stops cleanly, even if started ignoring it
     queue = list(reversed(jobs))
     running: dict[Grading, Job] = {}

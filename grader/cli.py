@@ -43,6 +43,8 @@ def exercise_or_fail(key: str):
         raise UsageProblem(str(exc)) from None
 
 
+SIMILARITY = 0.8  # ten independently written correct ex14 solutions share at most 0.65 (tests/similarity)
+
 lang_option = click.option("--lang", type=click.Choice(["en", "zh"]), default=default_lang,
                            help="Language of statements, hints and messages (default: from the locale).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
@@ -267,26 +269,55 @@ def notebook_cmd(exercises, every, out, lang):
 
 @main.command("batch")
 @click.argument("submissions", type=click.Path(path_type=Path))
-@click.option("--exercise", "-e", "chosen", multiple=True, help="Grade only these exercises (repeatable).")
+@click.option("--exercise", "-e", "chosen", multiple=True,
+              help="Grade only these exercises (repeatable; default: those the students handed in).")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("grades"), show_default=True,
-              help="Folder for results.jsonl, grades.csv, feedback/ and junit.xml.")
+              help="Folder for results.jsonl, grades.csv, index.html, feedback/ and junit.xml.")
 @click.option("--workers", type=click.IntRange(1, 256), default=lambda: os.cpu_count() or 1,
               help="Submissions graded at once (default: the machine's cores).")
 @click.option("--force", is_flag=True, help="Regrade what results.jsonl already holds.")
 @click.option("--seed", type=int, help="Seed of the checks' random inputs.")
 @click.option("--time-limit", type=click.FloatRange(0.1, 3600), help="Seconds per call into student code.")
 @click.option("--memory", type=click.IntRange(256, 1 << 20), help="Memory limit of student code in MiB (default 4096).")
+@click.option("--roster", type=click.Path(path_type=Path),
+              help="CSV naming the students (folder, id, name, email...; a Canvas or Moodle export works).")
+@click.option("--similarity", type=click.FloatRange(0, 1), is_flag=False, flag_value=SIMILARITY,
+              help=f"List pairs of similar submissions (sharing at least this part, {SIMILARITY} alone) in "
+              "similarity.html.")
 @json_option
 @lang_option
-def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory, as_json, lang):
-    """Grade SUBMISSIONS: one folder or .zip per student, files named after the exercise (ex05*.py)."""
-    if not submissions.is_dir():
+def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory, roster, similarity, as_json, lang):
+    """Grade SUBMISSIONS: a folder (or a download-all .zip) of one folder or .zip per student, files named
+    after the exercise (ex05*.py); Canvas and Moodle downloads as they come."""
+    import zipfile
+
+    if not submissions.exists():
         raise UsageProblem(f"no such folder: {submissions}")
-    exercises = [exercise_or_fail(e) for e in chosen] or all_exercises()
+    if not submissions.is_dir() and not zipfile.is_zipfile(submissions):
+        raise UsageProblem(f"{submissions} is neither a folder nor a readable zip")
+    exercises = [exercise_or_fail(e) for e in chosen] or None
+    if roster:
+        from grader.roster import RosterError, read_roster
+
+        try:
+            roster = read_roster(roster)
+        except RosterError as exc:
+            raise UsageProblem(str(exc)) from None
+    if similarity is not None:
+        from grader.similarity import MissingExtra, require
+
+        try:
+            require()
+        except MissingExtra as exc:
+            raise UsageProblem(str(exc)) from None
     from grader.batch import run_batch
 
-    summary = run_batch(submissions, exercises, out, workers=workers, force=force, seed=seed, lang=lang,
-                        time_limit=time_limit, memory=memory << 20 if memory else None)
+    try:
+        summary = run_batch(submissions, exercises, out, workers=workers, force=force, roster=roster,
+                            similarity=similarity, seed=seed, lang=lang, time_limit=time_limit,
+                            memory=memory << 20 if memory else None)
+    except zipfile.BadZipFile as exc:
+        raise UsageProblem(f"{submissions} cannot be unpacked: {exc}") from None
     if as_json:
         click.echo(json.dumps(summary))
     else:
@@ -297,6 +328,26 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
     if summary["interrupted"]:
         click.echo("Interrupted: what was graded is kept; run the same command to go on.", err=True)
         sys.exit(130)
+
+
+@main.command("export")
+@click.argument("grades", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["canvas", "moodle", "csv"]), required=True,
+              help="canvas: Canvas's gradebook import; moodle: Moodle's CSV grade import; csv: a plain table.")
+@click.option("--out", type=click.Path(path_type=Path), help="File to write (default: GRADES/<format>.csv).")
+@click.option("--assignment", help="One column with the total under this name, instead of one per exercise.")
+def export_cmd(grades, fmt, out, assignment):
+    """Write the gradebook of GRADES (a `grade batch --out` folder) as a CSV an LMS imports."""
+    from grader.export import ExportError, export, read_gradebook
+
+    try:
+        book = read_gradebook(grades)
+    except ExportError as exc:
+        raise UsageProblem(str(exc)) from None
+    out = out or grades / f"{fmt}.csv"
+    for warning in export(book, fmt, out, assignment):
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(f"wrote {out}")
 
 
 @main.command("gradescope")

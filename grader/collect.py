@@ -1,23 +1,37 @@
-"""Find what each student submitted: one folder or one .zip per student in a submissions folder,
-files matched to exercises by the exercise id in their name (ex05*.py, ex05*.ipynb).
+"""Find what each student submitted, files matched to exercises by the exercise id in their name
+(ex05*.py, ex05*.ipynb).
 
-Everything odd is reported, not fatal: two files for one exercise, a file matching nothing,
-an empty student, a corrupt or oversized zip.
+The submissions are one folder or one .zip per student, or an LMS download as it comes:
+- Canvas "Download Submissions": one flat folder of `name[_LATE]_userid_submissionid_original.py` files
+  (a resubmission adds `-1` before the extension); the student is the Canvas user id.
+- Moodle "Download all submissions": `Full Name_1234567_assignsubmission_file_` folders, or flat
+  `Full Name_1234567_assignsubmission_file_original.py` files; the student is the participant id.
+- Either of these as the single download-all zip (`collect_from` unpacks it first).
+
+Submissions are data: a symbolic link is never followed, read or unpacked, anywhere. Everything odd is
+reported, not fatal: two files for one exercise, a file matching nothing, an empty student, a corrupt
+or oversized zip, a link.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import stat
+import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.exercises import Exercise
 
-MAX_ZIP_BYTES = 50 << 20
+MAX_ZIP_BYTES = 50 << 20  # one student's zip
+MAX_DOWNLOAD_BYTES = 2 << 30  # a whole class's download-all zip
 IGNORED = re.compile(r"(^|/)(__MACOSX|\.ipynb_checkpoints|__pycache__|\.[^/]*)(/|$)")
 EXERCISE_ID = re.compile(r"(?i)(?:^|[^a-z0-9])ex(\d\d)(?:[^0-9]|$)")
+CANVAS_FILE = re.compile(r"^(?P<name>[^_]+)(?:_LATE)?_(?P<id>\d+)_\d+_(?P<original>.+)$")
+MOODLE_ENTRY = re.compile(r"^(?P<name>.+)_(?P<id>\d+)_assign(?:submission|feedback)_[a-z]+_(?P<original>.*)$")
 
 
 @dataclass
@@ -34,67 +48,157 @@ class Job:
 class Collection:
     jobs: list[Job] = field(default_factory=list)
     problems: list[dict] = field(default_factory=list)  # {"student", "exercise"?, "message"}
+    students: dict[str, dict] = field(default_factory=dict)  # every student seen: key -> {"id", "name"} (from the LMS)
 
 
 def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _extract(archive: Path, into: Path) -> None:
-    """Unpack a student's zip safely: no paths outside `into`, no more than MAX_ZIP_BYTES."""
+def natural_key(text: str) -> list:
+    """Sort key that puts s01_2 before s01_10."""
+    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", text)]
+
+
+def is_link(info: zipfile.ZipInfo) -> bool:
+    """A zip member stored as a symbolic link (unix mode bits in the external attributes)."""
+    return stat.S_ISLNK(info.external_attr >> 16)
+
+
+def extract(archive: Path, into: Path, limit: int = MAX_ZIP_BYTES) -> list[str]:
+    """Unpack a zip safely: no paths outside `into`, no more than `limit` bytes, no symbolic links.
+
+    Returns the names of the links left out.
+    """
+    links = []
     with zipfile.ZipFile(archive) as zf:
         members = [m for m in zf.infolist() if not m.is_dir()]
-        if sum(m.file_size for m in members) > MAX_ZIP_BYTES:
-            raise zipfile.BadZipFile(f"more than {MAX_ZIP_BYTES >> 20} MiB unpacked")
+        if sum(m.file_size for m in members) > limit:
+            raise zipfile.BadZipFile(f"more than {limit >> 20} MiB unpacked")
         for m in members:
+            if is_link(m):
+                links.append(m.filename)
+                continue
             target = (into / m.filename).resolve()
             if into.resolve() not in target.parents:
                 continue  # an absolute path or ../ escape: never written
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(zf.read(m))
+    return links
 
 
-def _student_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.is_file() and not IGNORED.search(p.relative_to(folder).as_posix()))
+def lms_identity(name: str) -> tuple[str, str, str, str] | None:
+    """(student key, LMS id, display name, original file name) for a Canvas or Moodle download entry."""
+    for pattern in (MOODLE_ENTRY, CANVAS_FILE):
+        match = pattern.match(name)
+        if match:
+            key = f"{match['name']}_{match['id']}"
+            return key, match["id"], match["name"], match["original"]
+    return None
+
+
+@dataclass
+class _Student:
+    """What one student handed in: (file, name shown and matched) pairs, and the notes on it."""
+
+    files: list[tuple[Path, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _walk(folder: Path, into: _Student) -> None:
+    """Add every regular file under `folder`; a symbolic link (file or folder) is reported, never followed."""
+    for top, dirs, files in os.walk(folder):
+        base = Path(top)
+        for name in sorted(dirs + files):
+            path = base / name
+            relative = path.relative_to(folder).as_posix()
+            if IGNORED.search(relative):
+                continue
+            if path.is_symlink():
+                into.notes.append(f"{relative} is a symbolic link: not graded")
+            elif name in files:
+                into.files.append((path, relative))
+        dirs[:] = [d for d in dirs if not (base / d).is_symlink() and not IGNORED.search(d)]
+
+
+def _add_zip(archive: Path, shown: str, unpack_dir: Path, into: _Student) -> None:
+    unpack_dir.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(dir=unpack_dir))
+    try:
+        links = extract(archive, folder)
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+        into.notes.append(f"{shown} is not a readable zip: {exc}")
+        return
+    into.notes += [f"{link} in {shown} is a symbolic link: not graded" for link in links]
+    _walk(folder, into)
+
+
+def _gather(submissions: Path, unpack_dir: Path) -> tuple[dict[str, tuple[_Student, tuple[str, str]]], list[dict]]:
+    """Each student's files and notes with (LMS id, display name), keyed by student; and the problems of
+    entries that are no student (a stray file beside the students' folders)."""
+    students: dict[str, tuple[_Student, tuple[str, str]]] = {}
+    stray = []
+    for entry in sorted(submissions.iterdir(), key=lambda p: natural_key(p.name)):
+        if IGNORED.search(entry.name):
+            continue
+        lms = lms_identity(entry.name)
+        is_zip = entry.suffix.lower() == ".zip"
+        if lms:
+            key, identity, original = lms[0], (lms[1], lms[2]), lms[3]
+        elif entry.is_dir() or is_zip or entry.is_symlink():
+            key, identity, original = entry.stem if is_zip else entry.name, ("", ""), ""
+        else:
+            stray.append({"student": entry.stem, "message": f"{entry.name} is neither a student folder nor a .zip"})
+            continue
+        student = students.setdefault(key, (_Student(), identity))[0]
+        if entry.is_symlink():
+            student.notes.append(f"{entry.name} is a symbolic link: not graded")
+        elif entry.is_dir():
+            _walk(entry, student)
+        elif is_zip:
+            _add_zip(entry, original or entry.name, unpack_dir / "zips", student)
+        else:
+            student.files.append((entry, original))
+    return students, stray
 
 
 def collect(submissions: Path, exercises: list[Exercise], unpack_dir: Path) -> Collection:
     """Match every student's files to `exercises`; zips are unpacked into `unpack_dir`."""
     by_number = {ex.number: ex for ex in exercises}
-    found = Collection()
-    for entry in sorted(submissions.iterdir()):
-        if IGNORED.search(entry.name):
-            continue
-        if entry.is_dir():
-            student, folder = entry.name, entry
-        elif entry.suffix.lower() == ".zip":
-            student, folder = entry.stem, unpack_dir / entry.stem
-            try:
-                _extract(entry, folder)
-            except (zipfile.BadZipFile, OSError, EOFError) as exc:
-                found.problems.append({"student": student, "message": f"{entry.name} is not a readable zip: {exc}"})
-                continue
-        else:
-            found.problems.append({"student": entry.stem, "message": f"{entry.name} is neither a student folder nor a .zip"})
-            continue
-        files = _student_files(folder)
-        if not files:
+    students, stray = _gather(submissions, unpack_dir)
+    found = Collection(problems=stray)
+    for student, (given, (lms_id, name)) in students.items():
+        found.students[student] = {"id": lms_id, "name": name} if lms_id else {}
+        found.problems += [{"student": student, "message": note} for note in given.notes]
+        if not given.files and not given.notes:
             found.problems.append({"student": student, "message": "no files submitted"})
-            continue
-        candidates: dict[int, list[Path]] = {}
-        for path in files:
-            match = EXERCISE_ID.search(path.name)
+        candidates: dict[int, list[tuple[Path, str]]] = {}
+        for path, label in given.files:
+            match = EXERCISE_ID.search(Path(label).name)
             if path.suffix not in (".py", ".ipynb") or not match:
-                found.problems.append({"student": student, "message": f"{path.relative_to(folder)} matches no exercise: ignored"})
+                found.problems.append({"student": student, "message": f"{label} matches no exercise: ignored"})
                 continue
             if int(match.group(1)) in by_number:
-                candidates.setdefault(int(match.group(1)), []).append(path)
-        for number, paths in sorted(candidates.items()):
+                candidates.setdefault(int(match.group(1)), []).append((path, label))
+        for number, files in sorted(candidates.items()):
             ex = by_number[number]
-            if len(paths) > 1:
-                names = ", ".join(str(p.relative_to(folder)) for p in paths)
+            if len(files) > 1:
+                names = ", ".join(label for _, label in files)
                 found.problems.append({"student": student, "exercise": ex.id,
                                        "message": f"two or more files for {ex.id} ({names}): keep one, none was graded"})
                 continue
-            found.jobs.append(Job(student, ex, paths[0], sha256(paths[0])))
+            found.jobs.append(Job(student, ex, files[0][0], sha256(files[0][0])))
     return found
+
+
+def collect_from(submissions: Path, exercises: list[Exercise], unpack_dir: Path) -> Collection:
+    """`collect` for a submissions folder, or for one download-all zip (unpacked first)."""
+    if submissions.is_file() and submissions.suffix.lower() == ".zip":
+        root = unpack_dir / "download"
+        root.mkdir(parents=True)
+        links = extract(submissions, root, limit=MAX_DOWNLOAD_BYTES)
+        found = collect(root, exercises, unpack_dir)
+        found.problems += [{"student": Path(link).parts[0], "message": f"{link} in {submissions.name} is a symbolic "
+                            "link: not graded"} for link in links]
+        return found
+    return collect(submissions, exercises, unpack_dir)

@@ -1,17 +1,29 @@
-"""Batch outputs rebuilt from results.jsonl: grades.csv, feedback/<student>.md and junit.xml.
+"""Batch outputs rebuilt from results.jsonl: the class's gradebook (gradebook.json, grades.csv, index.html),
+feedback/<student>.md and .html, junit.xml and problems.json.
 
 results.jsonl is the record (one line per graded student and exercise, appended as each result
 completes); everything here can be rebuilt from it at any time, the latest line winning.
+
+Every student gets a row: each one found in the submissions (even with nothing gradable), each one in
+results.jsonl, and each roster entry. A cell tells "missing" (no file), "error" (the student's file could
+not be graded: 0), "grader error" (the grader failed: no score, regraded by the next run) and a real
+score apart. Totals count the assignment's exercises only.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+from collections import defaultdict
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+from grader.collect import natural_key
 from grader.exercises import Exercise
+from grader.roster import IDENTITY_FIELDS, match_roster
+
+LOOK_AT = 0.1  # a check passed by at most this share of the students who reached it is flagged
+LOOK_AT_MIN = 5  # ... once at least this many reached it
 
 
 def read_results(path: Path) -> list[dict]:
@@ -27,28 +39,118 @@ def read_results(path: Path) -> list[dict]:
     return [latest[k] for k in sorted(latest)]
 
 
-def write_csv(results: list[dict], exercises: list[Exercise], path: Path) -> None:
-    students = sorted({r["student"] for r in results})
-    score = {(r["student"], r["exercise"]): r["score"] for r in results}
-    total_max = sum(ex.points for ex in exercises)
+def cell_state(result: dict | None) -> str:
+    """missing, grader error, or the result's status (graded, error, timeout, crashed, tampered)."""
+    if result is None:
+        return "missing"
+    return "grader error" if result.get("grader_failure") else result["status"]
+
+
+def _cell(result: dict | None, exercise: Exercise) -> dict:
+    state = cell_state(result)
+    scored = state not in ("missing", "grader error")
+    return {"state": state, "score": result["score"] if scored else None,
+            "max_score": result["max_score"] if scored else exercise.points,
+            "message": result.get("message", "") if result else ""}
+
+
+def misconceptions(results: list[dict]) -> list[dict]:
+    """How many students made each diagnosed mistake, per (exercise, check, key), with one example message.
+
+    A failed check without a key (an older result, or no mistake named) counts under its check as
+    "not diagnosed". Most frequent first.
+    """
+    groups: dict[tuple, dict] = {}
+    submitted: dict[str, int] = defaultdict(int)
+    for r in sorted(results, key=lambda r: natural_key(r["student"])):
+        if r.get("grader_failure"):
+            continue
+        submitted[r["exercise"]] += 1
+        for c in r["checks"]:
+            if c["outcome"] != "failed":
+                continue
+            key = c.get("key")
+            group = groups.setdefault((r["exercise"], c["id"], key), {
+                "exercise": r["exercise"], "check": c["id"], "title": c["title"], "key": key,
+                "label": key or "not diagnosed", "example": c["message"], "students": []})
+            group["students"].append(r["student"])
+    entries = [{**g, "count": len(g["students"]), "submitted": submitted[g["exercise"]]} for g in groups.values()]
+    return sorted(entries, key=lambda m: (-m["count"], m["exercise"], m["check"], m["label"]))
+
+
+def check_rates(results: list[dict]) -> list[dict]:
+    """Each check's pass rate among the students who reached it (passed or failed), lowest first; `look`
+    flags one that (nearly) everybody fails: a check or a statement to look at."""
+    rates: dict[tuple[str, str], dict] = {}
+    for r in results:
+        for c in r["checks"]:
+            if c["outcome"] in ("passed", "failed") and not r.get("grader_failure"):
+                entry = rates.setdefault((r["exercise"], c["id"]), {"exercise": r["exercise"], "check": c["id"],
+                                                                   "title": c["title"], "passed": 0, "attempted": 0})
+                entry["passed"] += c["outcome"] == "passed"
+                entry["attempted"] += 1
+    for entry in rates.values():
+        entry["rate"] = entry["passed"] / entry["attempted"]
+        entry["look"] = entry["attempted"] >= LOOK_AT_MIN and entry["rate"] <= LOOK_AT
+    return sorted(rates.values(), key=lambda e: (e["rate"], e["exercise"], e["check"]))
+
+
+def build_gradebook(results: list[dict], exercises: list[Exercise], students: dict[str, dict], problems: list[dict],
+                    roster: list[dict] | None = None, similar: list[dict] | None = None) -> dict:
+    """The class's gradebook: one row per student, one cell per exercise of the assignment."""
+    ids = {ex.id for ex in exercises}
+    results = [r for r in results if r["exercise"] in ids]
+    latest = {(r["student"], r["exercise"]): r for r in results}
+    identities = {key: dict(identity) for key, identity in students.items()}
+    for r in results:
+        identities.setdefault(r["student"], {})
+    problems = list(problems)
+    if roster is not None:
+        identities, unmatched = match_roster(identities, roster)
+        problems += unmatched
+    notes = defaultdict(list)
+    for p in problems:
+        notes[p["student"]].append(p["message"])
+    max_total = sum(ex.points for ex in exercises)
+    rows = []
+    for key in sorted(identities, key=natural_key):
+        cells = {ex.id: _cell(latest.get((key, ex.id)), ex) for ex in exercises}
+        rows.append({"student": key, **{f: identities[key].get(f, "") for f in IDENTITY_FIELDS},
+                     "cells": cells, "total": round(sum(c["score"] or 0 for c in cells.values()), 4),
+                     "max_total": max_total, "problems": notes[key]})
+    return {"exercises": [{"id": ex.id, "name": ex.name, "title": ex.title, "points": ex.points} for ex in exercises],
+            "max_total": max_total, "rows": rows, "misconceptions": misconceptions(results),
+            "checks": check_rates(results), "problems": problems,
+            "stray": [p for p in problems if p["student"] not in identities], "similar": similar}
+
+
+def write_csv(book: dict, path: Path) -> None:
+    """grades.csv: a score column per exercise (empty when missing or after a grader error), the total,
+    then each exercise's state, the student's identity and problems."""
+    ids = [ex["id"] for ex in book["exercises"]]
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["student", *[ex.id for ex in exercises], "total", "max_total"])
-        for s in students:
-            row = [score.get((s, ex.id), "") for ex in exercises]
-            writer.writerow([s, *[f"{v:g}" if v != "" else "" for v in row],
-                             f"{sum(v for v in row if v != ''):g}", f"{total_max:g}"])
+        writer.writerow(["student", *ids, "total", "max_total", *[f"{i}_status" for i in ids], "id", "name", "email",
+                         "problems"])
+        for row in book["rows"]:
+            cells = [row["cells"][i] for i in ids]
+            writer.writerow([row["student"], *["" if c["score"] is None else f"{c['score']:g}" for c in cells],
+                             f"{row['total']:g}", f"{row['max_total']:g}", *[c["state"] for c in cells],
+                             row["id"], row["name"], row["email"], " | ".join(row["problems"])])
 
 
-def feedback_markdown(student: str, results: list[dict], exercises: list[Exercise], problems: list[dict]) -> str:
-    mine = {r["exercise"]: r for r in results if r["student"] == student}
-    total = sum(r["score"] for r in mine.values())
-    lines = [f"# Feedback for {student}", "", f"Total: **{total:g}/{sum(ex.points for ex in exercises):g}**", ""]
+def feedback_markdown(row: dict, results: dict[str, dict], exercises: list[Exercise]) -> str:
+    """What one student reads: each exercise of the assignment, then the notes on the submission."""
+    lines = [f"# Feedback for {row['student']}", "", f"Total: **{row['total']:g}/{row['max_total']:g}**", ""]
     for ex in exercises:
-        r = mine.get(ex.id)
+        r = results.get(ex.id)
         lines.append(f"## {ex.id} · {ex.title}")
-        if r is None:
+        state = row["cells"][ex.id]["state"]
+        if state == "missing":
             lines += ["No file was submitted for this exercise.", ""]
+            continue
+        if state == "grader error":
+            lines += ["The grader failed on this exercise (not your code): it will be regraded.", ""]
             continue
         lines.append(f"Score: **{r['score']:g}/{r['max_score']:g}** ({r['status']})")
         if r.get("message"):
@@ -61,9 +163,8 @@ def feedback_markdown(student: str, results: list[dict], exercises: list[Exercis
                 message = c["message"].replace("|", "\\|").replace("\n", " ")
                 lines.append(f"| {marks[c['outcome']]} | {c['title']} | {c['points']:g}/{c['max_points']:g} | {message} |")
             lines.append("")
-    notes = [p["message"] for p in problems if p["student"] == student]
-    if notes:
-        lines += ["## Notes on your submission", *[f"- {n}" for n in notes], ""]
+    if row["problems"]:
+        lines += ["## Notes on your submission", *[f"- {n}" for n in row["problems"]], ""]
     return "\n".join(lines)
 
 
@@ -85,18 +186,27 @@ def write_junit(results: list[dict], path: Path) -> None:
     ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
 
 
-def write_gradebook(out: Path, exercises: list[Exercise], problems: list[dict]) -> list[dict]:
-    """Rebuild grades.csv, feedback/*.md and junit.xml from out/results.jsonl; return the results."""
+def write_gradebook(out: Path, exercises: list[Exercise], problems: list[dict], students: dict[str, dict] | None = None,
+                    roster: list[dict] | None = None, similar: list[dict] | None = None) -> dict:
+    """Rebuild every batch output from out/results.jsonl; return the gradebook."""
+    from grader.html_report import write_index, write_report
+
     results = read_results(out / "results.jsonl")
-    write_csv(results, exercises, out / "grades.csv")
+    book = build_gradebook(results, exercises, students or {}, problems, roster, similar)
+    (out / "gradebook.json").write_text(json.dumps(book, indent=1, ensure_ascii=False), encoding="utf-8")
+    write_csv(book, out / "grades.csv")
     write_junit(results, out / "junit.xml")
     feedback = out / "feedback"
     feedback.mkdir(exist_ok=True)
-    from grader.html_report import write_index, write_report
-
-    for student in sorted({r["student"] for r in results} | {p["student"] for p in problems}):
-        (feedback / f"{student}.md").write_text(feedback_markdown(student, results, exercises, problems), encoding="utf-8")
-        write_report([r for r in results if r["student"] == student], feedback / f"{student}.html", f"Feedback for {student}")
-    write_index(results, out / "index.html", sum(ex.points for ex in exercises))
-    (out / "problems.json").write_text(json.dumps(problems, indent=1, ensure_ascii=False), encoding="utf-8")
-    return results
+    mine = defaultdict(dict)
+    for r in results:
+        mine[r["student"]][r["exercise"]] = r
+    for row in book["rows"]:
+        student = row["student"]
+        (feedback / f"{student}.md").write_text(feedback_markdown(row, mine[student], exercises), encoding="utf-8")
+        missing = [f"{ex.id}: no file was submitted" for ex in exercises if row["cells"][ex.id]["state"] == "missing"]
+        write_report([mine[student][ex.id] for ex in exercises if ex.id in mine[student]],
+                     feedback / f"{student}.html", f"Feedback for {student}", missing + row["problems"])
+    write_index(book, out / "index.html")
+    (out / "problems.json").write_text(json.dumps(book["problems"], indent=1, ensure_ascii=False), encoding="utf-8")
+    return book

@@ -1,0 +1,89 @@
+"""The class roster: who the students are, from a CSV file, matched to the submissions' folders.
+
+Any CSV with a header row works, with these columns (case and spacing ignored; the others are ignored):
+folder, id (or "student id", "user id", Moodle's "identifier"), name (or "student", "full name"), email
+(or "email address"), section, "sis user id", "sis login id" (or "login", "username"). So a gradebook
+exported from Canvas (Student, ID, SIS User ID, SIS Login ID, Section) or Moodle's grading worksheet
+(Identifier "Participant 1234567", Full name, Email address) is a roster as it is.
+
+A submission matches the entry whose folder, id, e-mail or SIS login is its folder name, or whose id is
+the id its LMS download carried (Canvas user id, Moodle participant id).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+IDENTITY_FIELDS = ("id", "name", "email", "section", "sis_user_id", "sis_login_id")
+HEADERS = {
+    "folder": ("folder", "submission", "directory"),
+    "id": ("id", "student id", "user id", "identifier", "participant"),
+    "name": ("name", "student", "student name", "full name"),
+    "email": ("email", "e-mail", "email address"),
+    "section": ("section",),
+    "sis_user_id": ("sis user id",),
+    "sis_login_id": ("sis login id", "login", "username"),
+}
+MATCHED_BY = ("folder", "id", "email", "sis_login_id", "sis_user_id")
+
+
+class RosterError(ValueError):
+    """The roster file cannot be used (unreadable, or no column that names a student)."""
+
+
+def _field(header: str) -> str | None:
+    name = re.sub(r"[\s_]+", " ", header.strip().lower())
+    return next((field for field, names in HEADERS.items() if name in names), None)
+
+
+def read_roster(path: Path) -> list[dict]:
+    """The roster's entries: dicts with the fields above (empty strings where the file has none)."""
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RosterError(f"cannot read the roster {path}: {exc}") from None
+    reader = csv.reader(text.splitlines())
+    header = next(reader, [])
+    columns = {i: _field(h) for i, h in enumerate(header)}
+    if not {"folder", "id", "email", "sis_login_id", "sis_user_id"} & set(columns.values()):
+        raise RosterError(f"the roster {path} has no folder, id or email column (its header: {', '.join(header)})")
+    entries = []
+    for values in reader:
+        entry = {field: "" for field in ("folder", *IDENTITY_FIELDS)}
+        for i, value in enumerate(values):
+            if columns.get(i) and not entry[columns[i]]:
+                entry[columns[i]] = value.strip()
+        entry["id"] = entry["id"].removeprefix("Participant ").strip()  # Moodle's grading worksheet
+        if entry["name"] == "Points Possible" or not any(entry[f] for f in MATCHED_BY):
+            continue  # Canvas's second row, or a blank line
+        entries.append(entry)
+    return entries
+
+
+def match_roster(identities: dict[str, dict], roster: list[dict]) -> tuple[dict[str, dict], list[dict]]:
+    """Identities completed from the roster, plus a row for each roster entry nobody's folder matched;
+    and a problem for each student the roster does not know."""
+    index = {}
+    for n, entry in enumerate(roster):
+        for field in MATCHED_BY:
+            if entry[field]:
+                index.setdefault(entry[field].lower(), n)
+    matched, merged, problems = set(), {}, []
+    for key, identity in identities.items():
+        n = index.get(key.lower(), index.get(identity.get("id", "").lower() or None))
+        if n is None:
+            merged[key] = identity
+            problems.append({"student": key, "message": f"{key} has no entry in the roster"})
+            continue
+        if n in matched:
+            problems.append({"student": key, "message": f"{key} matches the same roster entry as another folder: "
+                             "keep one"})
+        matched.add(n)
+        merged[key] = {**identity, **{f: roster[n][f] for f in IDENTITY_FIELDS if roster[n][f]}}
+    for n, entry in enumerate(roster):
+        if n not in matched:
+            key = next(entry[f] for f in MATCHED_BY if entry[f])
+            merged.setdefault(key, {f: entry[f] for f in IDENTITY_FIELDS})
+    return merged, problems
