@@ -75,7 +75,7 @@ def main():
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", help="Device the checks run on.")
 @click.option("--time-limit", type=click.FloatRange(0.1, 3600), help="Seconds per call into your code (default: the exercise's).")
 @click.option("--memory", type=click.IntRange(256, 1 << 20), help="Memory limit of your code in MiB (default 4096).")
-@click.option("--report", type=click.Path(path_type=Path), help="Also write an HTML report (checks and plots).")
+@click.option("--report", type=click.Path(path_type=Path), help="Also write an HTML report (checks and charts).")
 @json_option
 @lang_option
 def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json, lang):
