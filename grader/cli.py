@@ -3,7 +3,10 @@
     grade ex05                  grade your exercises/ex05_*/ex05_*.py
     grade ex05 --file my.py     grade any file as ex05
     grade list                  the exercises
+    grade batch SUBMISSIONS     a teacher's gradebook of a class
     grade validate              prove every check: solutions full, stubs and mistakes less
+
+`grade --course PATH|NAME ...` works on another course than the built-in exercises.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from pathlib import Path
 
 import click
 
-from grader.exercises import UnknownExercise, all_exercises, find_exercise
+from grader.exercises import CourseError, UnknownExercise, all_exercises, course_from, find_exercise, use_course
 from grader.report import display_width, pad, use_color
 
 
@@ -36,10 +39,23 @@ def default_lang() -> str:
     return "zh" if (locale.getlocale()[0] or "").lower().startswith("zh") else "en"
 
 
-def exercise_or_fail(key: str):
+def exercise_or_fail(key: str, assignment: str | None = None):
     try:
-        return find_exercise(key)
-    except UnknownExercise as exc:
+        return find_exercise(key, assignment)
+    except (UnknownExercise, CourseError) as exc:
+        raise UsageProblem(str(exc)) from None
+
+
+def exercises_or_fail(keys, assignment: str | None = None, default=None):
+    """The exercises named (resolved in the assignment, if one is given), else the assignment's, else
+    `default` (None: every exercise of the course)."""
+    try:
+        if keys:
+            return [find_exercise(k, assignment) for k in keys]
+        if assignment or default is None:
+            return all_exercises(assignment)
+        return default
+    except (UnknownExercise, CourseError) as exc:
         raise UsageProblem(str(exc)) from None
 
 
@@ -50,22 +66,46 @@ lang_option = click.option("--lang", type=click.Choice(["en", "zh"]), default=de
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 
 
-class GradeGroup(click.Group):
-    """`grade ex05 ...` is short for `grade check ex05 ...`."""
+assignment_option = click.option("--assignment", "-a", help="An assignment of the course (its course.toml): its "
+                                 "exercises and points.")
 
-    def parse_args(self, ctx, args):
+SECTIONS = {
+    "For learners": ["check", "list", "show", "next", "hint", "watch", "reset", "solution", "init", "notebook"],
+    "For teachers": ["batch", "export", "gradescope", "release", "doctor"],
+    "For course authors": ["new", "validate"],
+}
+
+
+class GradeGroup(click.Group):
+    """`grade ex05 ...` is short for `grade check ex05 ...`; `--help` lists the commands by who uses them."""
+
+    def resolve_command(self, ctx, args):
         if args and args[0] not in self.commands and not args[0].startswith("-"):
-            args = ["check", *args]
-        return super().parse_args(ctx, args)
+            return "check", self.commands["check"], args
+        return super().resolve_command(ctx, args)
+
+    def format_commands(self, ctx, formatter):
+        for section, names in SECTIONS.items():
+            rows = [(name, self.commands[name].get_short_help_str(limit=120)) for name in names if name in self.commands]
+            with formatter.section(section):
+                formatter.write_dl(rows)
 
 
 @click.group(cls=GradeGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--course", envvar="TORCH_KATAS_COURSE", metavar="PATH|NAME",
+              help="The course: a folder with a course.toml, or an installed course's name (default: the one "
+              "found from the current folder, else the built-in exercises).")
 @click.version_option(package_name="torch-katas")
-def main():
+def main(course):
     """torch-katas: PyTorch exercises graded by hidden checks, with feedback that teaches.
 
     Run `grade ex05` (or `grade 5`) to grade an exercise; `grade list` to see them all.
     """
+    if course:
+        try:
+            use_course(course_from(course))
+        except CourseError as exc:
+            raise UsageProblem(str(exc)) from None
 
 
 @main.command("check")
@@ -148,11 +188,17 @@ def show_cmd(exercise, as_json, lang):
     ex = exercise_or_fail(exercise)
     from grader.workspace import learner_file
 
+    checks = [{**c, "points": ex.overrides.get(c["id"], c["points"])} for c in ex.declared_checks()]
     if as_json:
-        click.echo(json.dumps({**ex.as_dict(lang), "statement": ex.statement(lang), "file": str(learner_file(ex))},
-                              ensure_ascii=False))
+        click.echo(json.dumps({**ex.as_dict(lang), "statement": ex.statement(lang), "file": str(learner_file(ex)),
+                               "checks": checks}, ensure_ascii=False))
         return
     click.echo(ex.statement(lang))
+    if checks:
+        click.echo(f"Checks ({ex.points:g} points):")
+        width = max(len(c["title"]) for c in checks)
+        for c in checks:
+            click.echo(f"  {c['title']:<{width}}  {c['points']:g}")
     click.echo(f"Edit {learner_file(ex)}, then run `grade {ex.id}`.")
 
 
@@ -225,6 +271,9 @@ def solution_cmd(exercise, force):
     from grader.workspace import Progress, workspace_root
 
     ex = exercise_or_fail(exercise)
+    if not ex.solution.is_file():
+        raise UsageProblem(f"the reference solutions of {ex.course.name} are not installed here (a student install "
+                           "carries none): compare with your own passing code, or ask your teacher")
     if Progress(workspace_root()).state(ex) != "done":
         if not force:
             raise UsageProblem(f"the solution of {ex.id} unlocks after a full score (or use --force)")
@@ -284,9 +333,11 @@ def notebook_cmd(exercises, every, out, lang):
 @click.option("--similarity", type=click.FloatRange(0, 1), is_flag=False, flag_value=SIMILARITY,
               help=f"List pairs of similar submissions (sharing at least this part, {SIMILARITY} alone) in "
               "similarity.html.")
+@assignment_option
 @json_option
 @lang_option
-def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory, roster, similarity, as_json, lang):
+def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory, roster, similarity, assignment,
+              as_json, lang):
     """Grade SUBMISSIONS: a folder (or a download-all .zip) of one folder or .zip per student, files named
     after the exercise (ex05*.py); Canvas and Moodle downloads as they come."""
     import zipfile
@@ -295,7 +346,7 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
         raise UsageProblem(f"no such folder: {submissions}")
     if not submissions.is_dir() and not zipfile.is_zipfile(submissions):
         raise UsageProblem(f"{submissions} is neither a folder nor a readable zip")
-    exercises = [exercise_or_fail(e) for e in chosen] or None
+    exercises = exercises_or_fail(chosen, assignment, default=[]) or None
     if roster:
         from grader.roster import RosterError, read_roster
 
@@ -366,16 +417,76 @@ def gradescope_cmd(exercises, out):
 @click.option("--seeds", type=click.IntRange(1), default=1, show_default=True,
               help="Validate with this many seeds (0, 1, ...); without it, one random seed.")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", help="Device the checks run on.")
+@assignment_option
 @json_option
-def validate_cmd(exercises, seeds, device, as_json):
+def validate_cmd(exercises, seeds, device, assignment, as_json):
     """Prove the checks: each solution and variant scores full, each stub and mistake scores less."""
-    chosen = [exercise_or_fail(e) for e in exercises] or all_exercises()
+    chosen = exercises_or_fail(exercises, assignment)
     from grader.validate import render_validation, validate
 
     seed_list = list(range(seeds)) if seeds > 1 else [None]
     reports = [validate(ex, seed=seed, device=device) for ex in chosen for seed in seed_list]
     click.echo(json.dumps(reports) if as_json else render_validation(reports))
     sys.exit(0 if all(r["ok"] for r in reports) else 1)
+
+
+@main.command("new")
+@click.argument("exercise_id", required=False)
+@click.option("--course", "course_dir", type=click.Path(path_type=Path), required=True,
+              help="The course folder (made, with a course.toml, if it does not exist yet).")
+@click.option("--from-notebook", "notebook", type=click.Path(path_type=Path, exists=True, dir_okay=False),
+              help="An nbgrader notebook (### BEGIN SOLUTION / ### END SOLUTION): its stub and solution.")
+@click.option("--title", help="The exercise's title (default: from its id, or the notebook's first heading).")
+def new_cmd(exercise_id, course_dir, notebook, title):
+    """Scaffold a new exercise EXERCISE_ID in a course: stub, statement, metadata, solution, checks, a mistake."""
+    from grader.authoring import from_notebook, new_exercise
+
+    if not exercise_id and not notebook:
+        raise UsageProblem("name the exercise (grade new hw1_backprop --course my-course) or give --from-notebook")
+    try:
+        if notebook:
+            written, notes = from_notebook(course_dir, notebook, exercise_id)
+        else:
+            written, notes = new_exercise(course_dir, exercise_id, title), []
+    except CourseError as exc:
+        raise UsageProblem(str(exc)) from None
+    for path in written:
+        click.echo(f"wrote {path}")
+    for note in notes:
+        click.echo(f"note: {note}")
+    name = written[0].parent.name
+    click.echo(f"Next: grade --course {course_dir} validate {name}")
+
+
+@main.command("release")
+@assignment_option
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="An empty folder for the student version.")
+@click.option("--notebooks", is_flag=True, help="Also write each exercise as a Jupyter notebook.")
+@click.option("--check", "check_first", is_flag=True,
+              help="First prove that each stub scores less than full and each solution full; refuse if not.")
+@lang_option
+def release_cmd(assignment, out, notebooks, check_first, lang):
+    """Write the student version of the course (or of an assignment): stubs, statements, metadata, notebooks.
+    Never solutions, checks or mistakes."""
+    from grader.authoring import release
+    from grader.exercises import current_course
+
+    course = current_course()
+    exercises = exercises_or_fail((), assignment)
+    if check_first:
+        from grader.validate import check_release
+
+        refused = check_release(exercises)
+        if refused:
+            for line in refused:
+                click.echo(f"  {line}", err=True)
+            raise UsageProblem(f"not released: {len(refused)} exercise(s) would not grade as they should (above)")
+    try:
+        written = release(course, exercises, out, notebooks=notebooks, lang=lang)
+    except CourseError as exc:
+        raise UsageProblem(str(exc)) from None
+    click.echo(f"wrote the student version of {len(exercises)} exercise(s) of {course.name} in {out}/ "
+               f"({len(written)} files): hand it out, or `grade init` it as a workspace")
 
 
 @main.command("doctor")

@@ -1,5 +1,5 @@
-"""Find what each student submitted, files matched to exercises by the exercise id in their name
-(ex05*.py, ex05*.ipynb).
+"""Find what each student submitted, files matched to exercises by the exercise's id or name in their name
+(ex05*.py, my_ex05.ipynb, hw1_backprop.py).
 
 The submissions are one folder or one .zip per student, or an LMS download as it comes:
 - Canvas "Download Submissions": one flat folder of `name[_LATE]_userid_submissionid_original.py` files
@@ -24,12 +24,11 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.exercises import Exercise
+from grader.exercises import Exercise, all_exercises
 
 MAX_ZIP_BYTES = 50 << 20  # one student's zip
 MAX_DOWNLOAD_BYTES = 2 << 30  # a whole class's download-all zip
 IGNORED = re.compile(r"(^|/)(__MACOSX|\.ipynb_checkpoints|__pycache__|\.[^/]*)(/|$)")
-EXERCISE_ID = re.compile(r"(?i)(?:^|[^a-z0-9])ex(\d\d)(?:[^0-9]|$)")
 CANVAS_FILE = re.compile(r"^(?P<name>[^_]+)(?:_LATE)?_(?P<id>\d+)_\d+_(?P<original>.+)$")
 MOODLE_ENTRY = re.compile(r"^(?P<name>.+)_(?P<id>\d+)_assign(?:submission|feedback)_[a-z]+_(?P<original>.*)$")
 
@@ -162,26 +161,39 @@ def _gather(submissions: Path, unpack_dir: Path) -> tuple[dict[str, tuple[_Stude
     return students, stray
 
 
+def match_exercise(filename: str, exercises: list[Exercise]) -> Exercise | None:
+    """The exercise whose id or name stands in `filename` as a word of its own (`ex05`, `HW1_backprop`);
+    where several do, the longest match (`hw1_backprop_extra` before `hw1`)."""
+    stem = Path(filename).stem.lower()
+    best = None
+    for ex in exercises:
+        for key in {ex.id.lower(), ex.name.lower()}:
+            if re.search(rf"(?:^|[^a-z0-9]){re.escape(key)}(?:[^a-z0-9]|$)", stem) and (best is None or len(key) > best[0]):
+                best = (len(key), ex)
+    return best[1] if best else None
+
+
 def collect(submissions: Path, exercises: list[Exercise], unpack_dir: Path) -> Collection:
-    """Match every student's files to `exercises`; zips are unpacked into `unpack_dir`."""
-    by_number = {ex.number: ex for ex in exercises}
+    """Match every student's files to `exercises`; zips are unpacked into `unpack_dir`. A file named for
+    another exercise of the course is left out silently."""
     students, stray = _gather(submissions, unpack_dir)
+    chosen = {ex.name: ex for ex in exercises}
+    known = [*exercises, *(ex for ex in all_exercises() if ex.name not in chosen)]
     found = Collection(problems=stray)
     for student, (given, (lms_id, name)) in students.items():
         found.students[student] = {"id": lms_id, "name": name} if lms_id else {}
         found.problems += [{"student": student, "message": note} for note in given.notes]
         if not given.files and not given.notes:
             found.problems.append({"student": student, "message": "no files submitted"})
-        candidates: dict[int, list[tuple[Path, str]]] = {}
+        candidates: dict[str, list[tuple[Path, str]]] = {}
         for path, label in given.files:
-            match = EXERCISE_ID.search(Path(label).name)
-            if path.suffix not in (".py", ".ipynb") or not match:
+            ex = match_exercise(Path(label).name, known) if path.suffix in (".py", ".ipynb") else None
+            if ex is None:
                 found.problems.append({"student": student, "message": f"{label} matches no exercise: ignored"})
-                continue
-            if int(match.group(1)) in by_number:
-                candidates.setdefault(int(match.group(1)), []).append((path, label))
-        for number, files in sorted(candidates.items()):
-            ex = by_number[number]
+            elif ex.name in chosen:
+                candidates.setdefault(ex.name, []).append((path, label))
+        for name, files in sorted(candidates.items()):
+            ex = chosen[name]
             if len(files) > 1:
                 names = ", ".join(label for _, label in files)
                 found.problems.append({"student": student, "exercise": ex.id,

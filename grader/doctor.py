@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from grader import isolation
-from grader.exercises import SOLUTIONS_DIR
+from grader.exercises import current_course
 from grader.sandbox import LearnerProblem, Limits, Submission
 from grader.source import Source
 
@@ -66,11 +66,12 @@ def run_self_test() -> dict:
     isolation.protect_self()
     secret = f"TORCH_KATAS_DOCTOR_{secrets.token_hex(4)}"
     os.environ[secret] = "1"
-    solution = next(iter(sorted(SOLUTIONS_DIR.glob("*.py"))), None) if SOLUTIONS_DIR.is_dir() else None
+    solutions = current_course().solutions_dir
+    solution = next(iter(sorted(solutions.glob("*.py"))), None) if solutions.is_dir() else None
     outside_dir = Path(tempfile.mkdtemp(prefix="torch-katas-doctor-"))
     outside_dir.chmod(0o777)
     server = socket.create_server(("127.0.0.1", 0))
-    limits = Limits(time=20, hidden=tuple(str(p) for p in [SOLUTIONS_DIR] if p.is_dir()))
+    limits = Limits(time=20, hidden=tuple(str(p) for p in [solutions] if p.is_dir()))
     submission = Submission(Source(chunks=[("self_test.py", SELF_TEST)], filename="self_test.py",
                                    path=Path("self_test.py")), limits)
     try:

@@ -42,7 +42,15 @@ def prewarm(exercises: list[Exercise] = ()) -> None:
 
     for exercise in exercises:
         preload(exercise)
-        importlib.import_module(f"grader.checks.{exercise.name}")
+        import_checks(exercise)
+
+
+def import_checks(exercise: Exercise):
+    """Import the exercise's checks module as pytest will (a course's checks folder is put first on
+    sys.path, as pytest does for a folder that is not a package), so the judge finds it imported."""
+    if not exercise.course.checks_package and str(exercise.course.checks_dir) not in sys.path:
+        sys.path.insert(0, str(exercise.course.checks_dir))
+    return importlib.import_module(exercise.checks_module)
 
 
 def preload(exercise: Exercise) -> None:
@@ -56,8 +64,9 @@ def preload(exercise: Exercise) -> None:
 def hidden_paths(exercise: Exercise, extra=()) -> tuple[str, ...]:
     """Folders learner code must never see: the reference solutions, the hidden checks, the known mistakes
     (in a clone), and what the caller adds (a batch's submissions and gradebook)."""
-    folders = {SOLUTIONS_DIR, CHECKS_DIR, exercise.solution.parent, exercise.checks.parent,
-               PACKAGE_DIR.parent / "tests", *map(Path, extra)}
+    course = exercise.course
+    folders = {SOLUTIONS_DIR, CHECKS_DIR, PACKAGE_DIR.parent / "tests", course.solutions_dir, course.checks_dir,
+               course.mistakes_dir, course.variants_dir, *map(Path, extra)}
     return tuple(sorted(str(f.resolve()) for f in folders if f.is_dir()))
 
 
@@ -94,9 +103,9 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
     def emit(event: dict) -> None:
         out.write(json.dumps(event) + "\n")
 
-    plugin = JudgePlugin(source, limits, seed, lang, device, emit, languages)
+    plugin = JudgePlugin(source, limits, seed, lang, device, emit, languages, exercise.overrides)
     args = [
-        str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(CHECKS_DIR),
+        str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(exercise.course.checks_dir),
         "-p", "pytest_timeout", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
         "-p", "no:threadexception", "-p", "no:faulthandler", "--noconftest", "--assert=plain", "-q", "--tb=line",
         "--timeout", str(int(limits.time * 3 + 10)), "--timeout-method", "signal",

@@ -25,7 +25,7 @@ def worst(statuses) -> str:
 
 class JudgePlugin:
     def __init__(self, source: Source, limits: Limits, seed: int, lang: str, device: str, emit,
-                 languages: tuple[str, ...] = ()):
+                 languages: tuple[str, ...] = (), overrides: dict[str, float] | None = None):
         self.proxy = Submission(source, limits, seed)
         self.seed = seed
         self.lang = lang
@@ -34,6 +34,7 @@ class JudgePlugin:
         self.emit = emit
         self.statuses = {"graded"}
         self.failed: dict[str, Text] = {}  # id -> title of the checks that failed so far
+        self.overrides = overrides or {}  # check id -> points, from the course's course.toml
 
     # -- fixtures --
     @pytest.fixture(scope="session")
@@ -56,9 +57,8 @@ class JudgePlugin:
     def pytest_collection_finish(self, session):
         """First event: the checks collected, with their points; the parent accepts results for these only."""
         unmarked = [item.name for item in session.items if item.get_closest_marker("check") is None]
-        event = {"event": "collected", "checks": [
-            {"id": item.name.removeprefix("test_"), "max_points": item.get_closest_marker("check").kwargs["points"]}
-            for item in session.items if item.get_closest_marker("check") is not None]}
+        event = {"event": "collected", "checks": [{"id": item.name.removeprefix("test_"), "max_points": self._points(item)}
+                                                  for item in session.items if item.get_closest_marker("check")]}
         if unmarked:
             event["problem"] = f"{', '.join(unmarked)} in the checks have no @check(title, points): not a check"
         self.emit(event)
@@ -81,6 +81,7 @@ class JudgePlugin:
     def _result(self, item, call, report) -> dict:
         meta = item.get_closest_marker("check").kwargs
         check_id = item.name.removeprefix("test_")
+        points = self._points(item)
         title = Text(meta["title"], meta.get("zh"))
         outcome, text, key = self._outcome(call, report)
         if outcome == "failed":
@@ -95,14 +96,18 @@ class JudgePlugin:
             "title": title.render(self.lang),
             "outcome": outcome,
             "passed": passed,
-            "points": meta["points"] if passed else 0.0,
-            "max_points": meta["points"],
+            "points": points if passed else 0.0,
+            "max_points": points,
             "message": text.render(self.lang),
             "key": key,
         }
         if self.languages:
             result["messages"] = {lang: text.render(lang, mask=True) for lang in self.languages}
         return result
+
+    def _points(self, item) -> float:
+        """A check's points: as declared by @check, or as the course overrides them."""
+        return float(self.overrides.get(item.name.removeprefix("test_"), item.get_closest_marker("check").kwargs["points"]))
 
     def _outcome(self, call, report) -> tuple[str, Text, str | None]:
         if report.passed:

@@ -11,13 +11,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from grader.exercises import PACKAGE_DIR, Exercise
+from grader.exercises import Exercise
 from grader.judge import grade, prewarm
 from grader.source import load_source
 from grader.text import english_prose
 
-MISTAKES_DIR = PACKAGE_DIR.parent / "tests" / "mistakes"
-VARIANTS_DIR = PACKAGE_DIR.parent / "tests" / "variants"
 
 
 def expected_text(path: Path) -> str | None:
@@ -27,11 +25,11 @@ def expected_text(path: Path) -> str | None:
 
 
 def mistakes(exercise: Exercise) -> list[Path]:
-    return sorted((MISTAKES_DIR / exercise.name).glob("*.py"))
+    return sorted((exercise.course.mistakes_dir / exercise.name).glob("*.py"))
 
 
 def variants(exercise: Exercise) -> list[Path]:
-    return sorted((VARIANTS_DIR / exercise.name).glob("*.py"))
+    return sorted((exercise.course.variants_dir / exercise.name).glob("*.py"))
 
 
 def _messages(result: dict) -> str:
@@ -40,6 +38,10 @@ def _messages(result: dict) -> str:
 
 def validate(exercise: Exercise, seed: int | None = None, device: str = "cpu") -> dict:
     """Grade solution, variants, stub and mistakes; return {exercise, seed, ok, rows: [{kind, file, ok, why}]}."""
+    if not exercise.solution.is_file():
+        return {"exercise": exercise.id, "name": exercise.name, "seed": seed, "ok": False, "rows": [
+            {"kind": "solution", "file": str(exercise.solution), "ok": False,
+             "why": "no reference solution here: validate from the course's own folder (or a clone of torch-katas)"}]}
     prewarm([exercise])
     rows: list[dict] = []
     results: dict[str, dict] = {}
@@ -74,12 +76,16 @@ def validate(exercise: Exercise, seed: int | None = None, device: str = "cpu") -
         else:
             ok, why = True, f"{score}: '{want}'"
         rows.append({"kind": "mistake", "file": path.name, "ok": ok, "why": why})
-    rows += [{"kind": "language", "file": name, "ok": False, "why": why} for name, why in english_in_chinese(results)]
+    if "zh" in exercise.course.languages:
+        rows += [{"kind": "language", "file": name, "ok": False, "why": why} for name, why in english_in_chinese(results)]
+    course = exercise.course
     problems = []
-    if len(exercise.hints) < 3 or len(exercise.zh.get("hints", [])) < 3:
-        problems.append("needs 3 hints in English and in Chinese")
-    if sum(r["kind"] == "mistake" for r in rows) < 3:
-        problems.append(f"needs at least 3 mistakes in tests/mistakes/{exercise.name}/")
+    languages = [lang for lang in course.languages if lang in ("en", "zh")]
+    hints = {"en": exercise.hints, "zh": exercise.zh.get("hints", [])}
+    if any(len(hints[lang]) < course.min_hints for lang in languages):
+        problems.append(f"needs {course.min_hints} hint(s) in exercise.toml, in each of: {', '.join(languages)}")
+    if sum(r["kind"] == "mistake" for r in rows) < course.min_mistakes:
+        problems.append(f"needs at least {course.min_mistakes} known mistake(s) in {course.mistakes_dir / exercise.name}/")
     rows += [{"kind": "metadata", "file": "exercise.toml", "ok": False, "why": p} for p in problems]
     return {"exercise": exercise.id, "name": exercise.name, "seed": seed, "ok": all(r["ok"] for r in rows),
             "rows": rows}
@@ -106,3 +112,21 @@ def render_validation(reports: list[dict]) -> str:
     good = sum(r["ok"] for r in reports)
     lines.append(f"{good} of {len(reports)} validations ok")
     return "\n".join(lines)
+
+
+def check_release(exercises: list[Exercise]) -> list[str]:
+    """What stands in the way of releasing `exercises`: a solution that does not score full, a stub that does."""
+    prewarm(exercises)
+    refused = []
+    for ex in exercises:
+        if not ex.solution.is_file():
+            refused.append(f"{ex.id}: no reference solution at {ex.solution}")
+            continue
+        solution = grade(ex, load_source(ex.solution))
+        if solution["status"] != "graded" or solution["score"] < solution["max_score"]:
+            refused.append(f"{ex.id}: the solution scores {solution['score']:g}/{solution['max_score']:g} "
+                           f"({solution['status']}): {_messages(solution)[:200]}")
+        stub = grade(ex, load_source(ex.stub))
+        if stub["score"] >= stub["max_score"]:
+            refused.append(f"{ex.id}: the untouched stub already scores full: its checks test nothing it must do")
+    return refused

@@ -12,7 +12,7 @@ import shutil
 import time
 from pathlib import Path
 
-from grader.exercises import EXERCISES_DIR, Exercise, all_exercises
+from grader.exercises import WORKSPACE_FILE, Exercise, all_exercises, current_course
 
 PROGRESS_FILE = ".torch-katas-progress.json"
 BACKUP_DIR = ".torch-katas-backup"
@@ -23,14 +23,14 @@ def find_workspace(start: Path | None = None) -> Path | None:
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         exercises = folder / "exercises"
-        if exercises.is_dir() and any(exercises.glob("ex[0-9][0-9]_*/ex[0-9][0-9]_*.py")):
+        if exercises.is_dir() and any((p / f"{p.name}.py").is_file() for p in exercises.iterdir()):
             return folder
     return None
 
 
 def workspace_root(start: Path | None = None) -> Path:
-    """The workspace in use: the one found from `start`, else the folder holding the shipped exercises."""
-    return find_workspace(start) or EXERCISES_DIR.parent
+    """The workspace in use: the one found from `start`, else the folder holding the course's exercises."""
+    return find_workspace(start) or current_course().exercises_dir.parent
 
 
 def learner_file(exercise: Exercise, start: Path | None = None) -> Path:
@@ -39,9 +39,11 @@ def learner_file(exercise: Exercise, start: Path | None = None) -> Path:
 
 
 def init_workspace(target: Path) -> list[Path]:
-    """Create a fresh workspace in `target` with every stub and statement; return the stubs written."""
+    """Create a fresh workspace in `target` with every stub and statement of the current course (and, for
+    another course than the built-in one, a torch-katas.toml naming it); return the stubs written."""
     if (target / "exercises").exists():
         raise FileExistsError(f"{target / 'exercises'} already exists")
+    course = current_course()
     written = []
     for ex in all_exercises():
         folder = target / "exercises" / ex.name
@@ -51,6 +53,9 @@ def init_workspace(target: Path) -> list[Path]:
                 shutil.copy2(ex.folder / name, folder / name)
         written.append(folder / ex.stub.name)
     (target / ".gitignore").write_text(f"{BACKUP_DIR}/\n__pycache__/\n")
+    if not course.built_in:
+        (target / WORKSPACE_FILE).write_text(f"# this workspace follows the course below (grade --course)\n"
+                                             f"course = {json.dumps(course.spec)}\n", encoding="utf-8")
     return written
 
 

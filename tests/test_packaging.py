@@ -37,6 +37,7 @@ def test_wheel_carries_exercises_checks_and_metadata(installed):
     assert "grader/_bundle/exercises/ex05_manual_backward/README.zh.md" in names
     assert "grader/checks/ex05_manual_backward.py" in names and "grader/checks/pytest.ini" in names
     assert sum(n.endswith("exercise.toml") for n in names) == len(list((ROOT / "exercises").glob("ex*/exercise.toml")))
+    assert not [n for n in names if "solutions" in n or "mistakes" in n or "variants" in n]  # a student install
 
 
 def test_installed_grader_grades_from_anywhere(installed, tmp_path):
@@ -50,6 +51,14 @@ def test_installed_grader_grades_from_anywhere(installed, tmp_path):
     solution = ROOT / "solutions" / "ex05_manual_backward.py"
     graded = run_installed(target, "ex05", "--file", solution, "--json", cwd=tmp_path)
     assert json.loads(graded.stdout)["score"] == 10
+
+
+def test_an_installed_grader_has_no_solutions_to_show(installed, tmp_path):
+    _, target = installed
+    shown = run_installed(target, "solution", "ex05", "--force", cwd=tmp_path)
+    assert shown.returncode == 2 and "not installed here" in shown.stderr and "def " not in shown.stdout
+    proved = run_installed(target, "validate", "ex05", cwd=tmp_path)
+    assert proved.returncode == 1 and "no reference solution here" in proved.stdout
 
 
 def test_installed_grader_creates_a_workspace(installed, tmp_path):
