@@ -240,10 +240,16 @@ def hint_cmd(exercise, show_all, as_json, lang):
 
 @main.command("init")
 @click.argument("directory", type=click.Path(path_type=Path), default=".")
-def init_cmd(directory):
-    """Create a workspace in DIRECTORY with every exercise's stub."""
+@click.option("--course", "course", metavar="PATH|NAME", help="The course to work on (default: the built-in exercises).")
+def init_cmd(directory, course):
+    """Create a workspace in DIRECTORY with every exercise's stub (of the course, with --course)."""
     from grader.workspace import init_workspace
 
+    if course:
+        try:
+            use_course(course_from(course))
+        except CourseError as exc:
+            raise UsageProblem(str(exc)) from None
     try:
         stubs = init_workspace(directory)
     except FileExistsError as exc:
