@@ -20,6 +20,13 @@ from grader.text import Text, verbatim  # noqa: F401 - re-exported for check mod
 from grader.wire import Opaque, tensor_info  # noqa: F401 - re-exported for check modules
 
 
+__all__ = [  # what a checks module may import: the stable surface (docs/authoring.md)
+    "CheckFailed", "LearnerError", "Opaque", "Text", "check", "describe", "does_not_define", "expect_close",
+    "expect_number", "expect_tensor", "explain", "fail", "first_sentences", "learner_error", "names", "patched",
+    "pretend_cuda", "probe", "record_curve", "relation", "relation_text", "tensor_info", "verbatim",
+]
+
+
 class CheckFailed(AssertionError):
     """A check's verdict: the learner's code is wrong, `text` says how, `key` names the mistake."""
 

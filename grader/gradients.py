@@ -14,6 +14,9 @@ from grader.checking import describe, fail, relation, relation_cause, relation_k
 from grader.text import Text, joined
 
 
+__all__ = ["autograd_gradient", "expect_gradient", "gradient_lines", "numerical_gradient", "numerical_jacobian"]
+
+
 def numerical_jacobian(f, inputs: list[torch.Tensor], eps: float = 1e-6) -> list[torch.Tensor]:
     """Central differences: for each input, a Jacobian of shape [out.numel(), input.numel()]."""
     inputs = [x.detach().double().clone() for x in inputs]

@@ -199,3 +199,25 @@ def test_a_course_published_as_a_package(course, tmp_path):
     assert json.loads(graded.stdout)["score"] == 4, graded.stderr
     shown = run_grade("solution", "hw1", "--force", cwd=ws, env=env)
     assert shown.returncode == 2 and "not installed here" in shown.stderr
+
+
+def test_the_worked_example_in_docs_authoring_validates(tmp_path):
+    """docs/authoring.md builds hw1_softmax step by step: its code, as written there, proves itself."""
+    import re
+
+    doc = (ROOT / "docs" / "authoring.md").read_text()
+    blocks = re.findall(r"```(\w*)\n(.*?)```", doc, re.S)
+    stub, solution, checks, mistake = [code for lang, code in blocks if lang == "python"][:4]
+    metadata = next(code for lang, code in blocks if lang == "toml" and code.startswith("title"))
+    root = tmp_path / "dl101"
+    assert run_grade("new", "hw1_softmax", "--course", root, cwd=tmp_path).returncode == 0
+    shutil.rmtree(root / "mistakes" / "hw1_softmax")
+    shutil.rmtree(root / "variants" / "hw1_softmax")
+    for path, text in {root / "exercises" / "hw1_softmax" / "hw1_softmax.py": stub,
+                       root / "exercises" / "hw1_softmax" / "exercise.toml": metadata,
+                       root / "solutions" / "hw1_softmax.py": solution, root / "checks" / "hw1_softmax.py": checks,
+                       root / "mistakes" / "hw1_softmax" / "no_max_subtraction.py": mistake}.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    proved = run_grade("validate", "hw1", "--seeds", "2", cwd=root)
+    assert proved.returncode == 0, proved.stdout
