@@ -37,7 +37,7 @@ class JudgePlugin:
         self.overrides = overrides or {}  # check id -> points, from the course's course.toml
 
     # -- fixtures --
-    @pytest.fixture(scope="session")
+    @pytest.fixture
     def submission(self) -> Submission:
         return self.proxy
 
@@ -47,7 +47,7 @@ class JudgePlugin:
         the same inputs for the same --seed."""
         return torch.Generator().manual_seed(self.seed ^ zlib.crc32(request.node.name.encode()))
 
-    @pytest.fixture(scope="session")
+    @pytest.fixture
     def device(self) -> str:
         if self.device_name == "cuda" and not torch.cuda.is_available():
             pytest.skip("not verified here: this machine has no CUDA device")
