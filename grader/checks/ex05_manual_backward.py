@@ -58,8 +58,7 @@ def test_mse_loss(submission, rng):
              "mse_loss 应返回一个数（标量 tensor），实际形状为 {shape}：是不是忘了 .mean()？",
              shape=list(loss.shape), key="loss-not-reduced")
     expect_close(loss.reshape(()), ((y_pred - y) ** 2).mean(), "mse_loss(y_pred, y)", n=8, hints={
-        "factor N": ("Sum instead of mean? The loss averages over the N samples.",
-                     "用了 sum 而不是 mean？损失要对 N 个样本求平均。"),
+        "factor N": SUM_FOR_MEAN,
         "factor 0.5": ("Is the error squared, and not halved?", "误差平方了吗？有没有多乘了 1/2？")})
 
 
