@@ -2,8 +2,10 @@
 
 import torch
 
-from grader.checking import check, expect_close, expect_tensor, fail, probe
+from grader.checking import Text, check, expect_close, expect_tensor, fail, patched, probe
 from grader.gradients import autograd_gradient, expect_gradient, numerical_gradient
+
+BATCHES = (8, 1, 50)  # one sample too: a sum and a mean agree there, a squeeze() does not keep [1, 1]
 
 
 def draw(rng: torch.Generator, n: int):
@@ -18,19 +20,33 @@ def loss_of(x, y):
     return lambda w, b: ((w * x.double() + b - y.double()) ** 2).mean()
 
 
+SUM_FOR_MEAN = ("A sum where a mean belongs? The loss averages over the N samples.",
+                "是不是把 mean 写成了 sum？损失是对 N 个样本求平均。")
 GRAD_HINTS = {
     "sign": ("Check (y_pred - y) versus (y - y_pred).", "检查 (y_pred - y) 与 (y - y_pred) 的顺序。"),
     "factor 0.5": ("The derivative of a square brings a factor 2: d(e^2)/de = 2e.",
                    "平方求导会带出因子 2：d(e^2)/de = 2e。"),
-    "factor": ("A sum where a mean belongs (or the reverse)? The loss averages over N samples.",
-               "是不是把 mean 写成了 sum（或反过来）？损失是对 N 个样本求平均。"),
+    "factor 2": ("The factor 2 of the square's derivative appears once, not twice.",
+                 "平方求导带出的因子 2 只出现一次，不是两次。"),
+    "factor N": SUM_FOR_MEAN,
+    "factor 1/N": ("Divided by N twice? The mean already divides by N once.",
+                   "是不是除了两次 N？mean 已经除过一次 N 了。"),
 }
+GRADS = ("dw", "db")
 
 
 @check("predict computes w * x + b", points=1, zh="predict 计算 w * x + b")
 def test_predict(submission, rng):
-    x, _, w, b = draw(rng, 8)
-    expect_close(submission.predict(x, w, b), w * x + b, "predict(x, w, b)")
+    for n in (8, 1):
+        x, _, w, b = draw(rng, n)
+        y_pred = submission.predict(x, w, b)
+        if isinstance(y_pred, torch.Tensor) and list(y_pred.shape) in ([n], []):
+            fail("predict(x, w, b) should have shape {want}, got {got}: the column dimension is gone. `x @ w` with w "
+                 "of shape [1], or a squeeze(), does that; w * x + b keeps [N, 1] by broadcasting.",
+                 "predict(x, w, b) 的形状应为 {want}，实际为 {got}：列这一维没有了。w 形状为 [1] 时 `x @ w`，"
+                 "或者 squeeze()，都会这样；w * x + b 靠广播保持 [N, 1]。",
+                 want=[n, 1], got=list(y_pred.shape), key="lost-column-dim")
+        expect_close(y_pred, w * x + b, "predict(x, w, b)")
 
 
 @check("mse_loss is the mean of squared errors", points=2, zh="mse_loss 是误差平方的均值")
@@ -38,72 +54,91 @@ def test_mse_loss(submission, rng):
     y_pred, y = torch.randn(8, 1, generator=rng), torch.randn(8, 1, generator=rng)
     loss = expect_tensor(submission.mse_loss(y_pred, y), "mse_loss(y_pred, y)")
     if loss.numel() != 1:
-        fail(f"mse_loss should return one number (a scalar tensor), got shape {list(loss.shape)}: "
-             "did you forget the .mean()?",
-             f"mse_loss 应返回一个数（标量 tensor），实际形状为 {list(loss.shape)}：是不是忘了 .mean()？")
+        fail("mse_loss should return one number (a scalar tensor), got shape {shape}: did you forget the .mean()?",
+             "mse_loss 应返回一个数（标量 tensor），实际形状为 {shape}：是不是忘了 .mean()？",
+             shape=list(loss.shape), key="loss-not-reduced")
     expect_close(loss.reshape(()), ((y_pred - y) ** 2).mean(), "mse_loss(y_pred, y)", n=8, hints={
-        "factor": ("Sum instead of mean? The loss averages over the N samples.",
-                   "用了 sum 而不是 mean？损失要对 N 个样本求平均。")})
+        "factor N": SUM_FOR_MEAN,
+        "factor 0.5": ("Is the error squared, and not halved?", "误差平方了吗？有没有多乘了 1/2？")})
+
+
+def _grads(submission, rng, n):
+    """linear_grads on a fresh draw of n samples: (inputs, (dw, db)); fail unless it returns a pair."""
+    x, y, w, b = draw(rng, n)
+    grads = submission.linear_grads(x, y, w, b)
+    if not isinstance(grads, (tuple, list)) or len(grads) != 2:
+        fail("linear_grads should return two tensors, (dw, db).", "linear_grads 应返回两个 tensor：(dw, db)。",
+             key="not-a-pair")
+    return (x, y, w, b), grads
 
 
 @check("dw and db have the shapes of w and b", points=2, zh="dw 和 db 的形状与 w、b 相同")
 def test_grad_shapes(submission, rng):
-    x, y, w, b = draw(rng, 8)
-    grads = submission.linear_grads(x, y, w, b)
-    if not isinstance(grads, (tuple, list)) or len(grads) != 2:
-        fail("linear_grads should return two tensors, (dw, db).", "linear_grads 应返回两个 tensor：(dw, db)。")
-    for name, grad in zip(("dw", "db"), grads):
+    _, grads = _grads(submission, rng, 8)
+    for name, grad in zip(GRADS, grads):
         expect_tensor(grad, name, floating=True)
         if grad.shape != (1,):
-            more = " It holds one value per sample: reduce over the batch (mean)." if grad.numel() == 8 else ""
-            fail(f"{name} should have the shape of {name[1]}, [1], got {list(grad.shape)}.{more}",
-                 f"{name} 的形状应与 {name[1]} 相同，即 [1]，实际为 {list(grad.shape)}。"
-                 + (" 它包含每个样本的值：需要对 batch 求平均。" if more else ""))
+            more = Text(" It holds one value per sample: reduce over the batch (mean).",
+                        "它包含每个样本的值：需要对 batch 求平均。") if grad.numel() == 8 else ""
+            fail("{name} should have the shape of {param}, [1], got {got}.{more}",
+                 "{name} 的形状应与 {param} 相同，即 [1]，实际为 {got}。{more}",
+                 name=name, param=name[1], got=list(grad.shape), more=more,
+                 key="per-sample-grads" if more else "wrong-shape")
 
 
-def _grads_case(submission, rng, n):
-    x, y, w, b = draw(rng, n)
-    grads = submission.linear_grads(x, y, w, b)
-    if not isinstance(grads, (tuple, list)) or len(grads) != 2:
-        fail("linear_grads should return two tensors, (dw, db).", "linear_grads 应返回两个 tensor：(dw, db)。")
-    expected = autograd_gradient(loss_of(x, y), [w, b])
-    numerical = numerical_gradient(loss_of(x, y), [w, b])
-    return grads, expected, numerical
+def _one(grad):
+    """A one-element tensor as shape [1] (its shape is the shape check's lesson, not the value checks')."""
+    return grad.reshape(1) if isinstance(grad, torch.Tensor) and grad.numel() == 1 else grad
+
+
+def _close(value, expected) -> bool:
+    return isinstance(value, torch.Tensor) and value.numel() == 1 and \
+        torch.allclose(value.double().reshape(1), expected, rtol=1e-4, atol=1e-6)
 
 
 @check("dw matches autograd and finite differences", points=3, zh="dw 与 autograd 和有限差分一致")
 def test_dw(submission, rng):
-    for n in (8, 1, 50):
-        (dw, _), (ew, _), (nw, _) = _grads_case(submission, rng, n)
-        expect_gradient(dw if not isinstance(dw, torch.Tensor) or dw.numel() != 1 else dw.reshape(1),
-                        ew, "w", numerical=nw, hints=GRAD_HINTS, n=n)
+    expect_grads(submission, rng, 0)
 
 
 @check("db matches autograd and finite differences", points=1, zh="db 与 autograd 和有限差分一致")
 def test_db(submission, rng):
-    for n in (8, 1, 50):
-        (_, db), (_, eb), (_, nb) = _grads_case(submission, rng, n)
-        expect_gradient(db if not isinstance(db, torch.Tensor) or db.numel() != 1 else db.reshape(1),
-                        eb, "b", numerical=nb, hints=GRAD_HINTS, n=n)
+    expect_grads(submission, rng, 1)
+
+
+def expect_grads(submission, rng, which: int):
+    """The value of dw (which=0) or db (which=1) for several batch sizes, N = 1 among them."""
+    for n in BATCHES:
+        (x, y, w, b), grads = _grads(submission, rng, n)
+        expected = autograd_gradient(loss_of(x, y), [w, b])
+        if _close(grads[0], expected[1]) and _close(grads[1], expected[0]) and not _close(grads[0], expected[0]):
+            fail("linear_grads returned (db, dw): its first value is d loss/d b and its second d loss/d w. "
+                 "Return them in the order (dw, db).",
+                 "linear_grads 返回的是 (db, dw)：第一个值是 d loss/d b，第二个是 d loss/d w。请按 (dw, db) 的顺序返回。",
+                 key="swapped")
+        numerical = numerical_gradient(loss_of(x, y), [w, b])
+        expect_gradient(_one(grads[which]), expected[which], "wb"[which], numerical=numerical[which],
+                        hints=GRAD_HINTS, n=n)
 
 
 @probe
 def autograd_calls(module, x, y, w, b):
-    """Count autograd calls made inside linear_grads."""
+    """The autograd entry points linear_grads called (also through names the learner imported)."""
     calls = []
-    backward, grad = torch.autograd.backward, torch.autograd.grad
-    torch.autograd.backward = lambda *a, **k: (calls.append("backward"), backward(*a, **k))[1]
-    torch.autograd.grad = lambda *a, **k: (calls.append("grad"), grad(*a, **k))[1]
-    try:
+
+    def counting(name, real):
+        return lambda *a, **k: (calls.append(name), real(*a, **k))[1]
+
+    with patched(module, torch.autograd, "backward", counting("backward", torch.autograd.backward)), \
+            patched(module, torch.autograd, "grad", counting("grad", torch.autograd.grad)):
         module.linear_grads(x, y, w, b)
-    finally:
-        torch.autograd.backward, torch.autograd.grad = backward, grad
-    return calls
+    return sorted(set(calls))
 
 
 @check("linear_grads derives the gradients by hand (no autograd)", points=1, zh="linear_grads 手动求梯度（不用 autograd）")
 def test_by_hand(submission, rng):
     calls = submission.probe(autograd_calls, *draw(rng, 8), what="`linear_grads`")
     if calls:
-        fail(f"linear_grads called autograd ({', '.join(sorted(set(calls)))}): derive dw and db with the chain rule instead.",
-             f"linear_grads 调用了 autograd（{', '.join(sorted(set(calls)))}）：请用链式法则手动推导 dw 和 db。")
+        fail("linear_grads called autograd ({calls}): derive dw and db with the chain rule instead.",
+             "linear_grads 调用了 autograd（{calls}）：请用链式法则手动推导 dw 和 db。",
+             calls=", ".join(f"`{c}`" for c in calls), key="autograd-used")

@@ -1,23 +1,27 @@
 """Hidden checks of ex06: a gradient-descent training loop by hand (no optimizer).
 
-The probes run the learner's `train_step` on leaf tensors they create and watch the loop itself:
-the gradients before every backward (are they zeroed?), whether w and b are changed in place and
-stay leaves that require grad, whether `.data` is used. `training_trace` records the learner's
-`train` (loss, w and b per step) on judge-drawn data, for the checks and for plots.
+The probes run the learner's `train_step` on leaf tensors they create and watch the step itself: the
+gradients before every backward (are they zeroed?), whether the caller's w and b change in place and stay
+leaves that require grad, whether `.data` is used, and the values the step computed for w and b (its
+local `w` and `b` when it returns, so that a step that rebinds `w = w - lr * w.grad` is still judged on
+its arithmetic, once, by the in-place check alone). `training_trace` records the learner's `train` (loss,
+w and b per step) on judge-drawn data, for the checks and for plots.
 """
 
 from __future__ import annotations
 
-import linecache
 import math
+import sys
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-from grader.checking import check, describe, fail, probe, record_curve, relation, relation_text, tensor_info
+from grader.checking import (Text, check, describe, fail, learner_error, probe, record_curve, relation,
+                             relation_cause, relation_key, relation_text, tensor_info, verbatim)
 
 EPOCHS = 300  # what the README promises the checks pass to train()
 W_TOL, B_TOL = 0.05, 0.1  # how close train() must land to the least-squares fit
+PARAMS = ("w", "b")
 
 
 # -- data (judge side) --------------------------------------------------------------------
@@ -44,8 +48,8 @@ def mse64(x, y):
 
 def gd_grads(x, y, w, b):
     """dL/dw and dL/db of the MSE at (w, b), by autograd in float64."""
-    w = w.detach().double().clone().requires_grad_(True)
-    b = b.detach().double().clone().requires_grad_(True)
+    w = torch.as_tensor(w).detach().double().clone().reshape(1).requires_grad_(True)
+    b = torch.as_tensor(b).detach().double().clone().reshape(1).requires_grad_(True)
     return torch.autograd.grad(mse64(x, y)(w, b), [w, b])
 
 
@@ -97,31 +101,38 @@ class Watch(TorchFunctionMode):
 def _grad_size(t: torch.Tensor) -> float | None:
     """None if t.grad is None, else the largest |t.grad| (0.0 when zeroed)."""
     with torch._C.DisableTorchFunction():
-        g = t.grad
+        g = t.grad if t.is_leaf else None
         return None if g is None else float(g.detach().abs().max()) if g.numel() else 0.0
 
 
-def _error_info(exc: BaseException, module) -> dict:
-    """The learner's exception as plain data, with the line it came from and the state of w and b there."""
-    info = {"type": type(exc).__name__, "message": str(exc)[:400], "where": "", "locals": {}}
+def _learner_frame(exc: BaseException, module):
+    """The innermost frame of the learner's code in the exception's traceback."""
     tb, frame = exc.__traceback__, None
     while tb is not None:
-        if tb.tb_frame.f_globals is module.__dict__:  # the learner's code (a file, or notebook cells)
-            frame = tb
+        if tb.tb_frame.f_globals is module.__dict__:
+            frame = tb.tb_frame
         tb = tb.tb_next
-    if frame is not None:
-        code = frame.tb_frame.f_code
-        line = linecache.getline(code.co_filename, frame.tb_lineno).strip()
-        cell = "" if code.co_filename == getattr(module, "__file__", None) else f"{code.co_filename}, "
-        info["where"] = f"{cell}line {frame.tb_lineno}, in {code.co_name}: {line}"
-        for name in ("w", "b"):
-            value = frame.tb_frame.f_locals.get(name)
-            if isinstance(value, torch.Tensor):
-                with torch._C.DisableTorchFunction():
-                    info["locals"][name] = {"is_leaf": bool(value.is_leaf),
-                                            "requires_grad": bool(value.requires_grad),
-                                            "grad_is_none": value.grad is None if value.is_leaf else True}
+    return frame
+
+
+def _error_info(exc: BaseException, module, backwards: int) -> dict:
+    """The learner's exception as data, with the state of w and b where it was raised and how many
+    backward passes had run in that call."""
+    info = {**learner_error(exc, module), "locals": {}, "backwards": backwards}
+    frame = _learner_frame(exc, module)
+    for name in PARAMS:
+        value = frame.f_locals.get(name) if frame is not None else None
+        if isinstance(value, torch.Tensor):
+            with torch._C.DisableTorchFunction():
+                info["locals"][name] = {"is_leaf": bool(value.is_leaf), "requires_grad": bool(value.requires_grad)}
     return info
+
+
+def _value(t) -> torch.Tensor | None:
+    if not isinstance(t, torch.Tensor):
+        return None
+    with torch._C.DisableTorchFunction():
+        return t.detach().clone().reshape(-1)[:1].double() if t.numel() else None
 
 
 def _state(t: torch.Tensor) -> dict:
@@ -130,25 +141,50 @@ def _state(t: torch.Tensor) -> dict:
                 "version": int(t._version), "grad": _grad_size(t)}
 
 
+def _call_keeping_locals(fn, args):
+    """fn(*args), and fn's own local variables as they were when it returned."""
+    code, seen = getattr(fn, "__code__", None), {}
+
+    def profile(frame, event, arg):
+        if event == "return" and frame.f_code is code:
+            seen.update(frame.f_locals)
+
+    previous = sys.getprofile()
+    sys.setprofile(profile)
+    try:
+        return fn(*args), seen
+    finally:
+        sys.setprofile(previous)
+
+
 @probe
 def run_steps(module, x, y, w0, b0, lr, steps):
-    """Call train_step `steps` times on fresh leaves w, b; record what each call did."""
+    """Call train_step `steps` times on the same leaves w, b (as a loop would); record each call: the
+    returned loss, the caller's w and b after it, and the values the step computed (its local w and b)."""
     w = w0.detach().clone().requires_grad_(True)
     b = b0.detach().clone().requires_grad_(True)
     watch = Watch({"w": w, "b": b})
-    log = {"steps": [], "error": None}
+    log = {"steps": [], "error": None, "LR": getattr(module, "LR", None)}
     for _ in range(steps):
+        before = {"w": _value(w), "b": _value(b)}
+        done = len(watch.grads_before)
         try:
             with watch:
-                loss = module.train_step(x, y, w, b, lr)
+                loss, local = _call_keeping_locals(module.train_step, (x, y, w, b, lr))
         except NotImplementedError:
             raise
         except Exception as exc:  # noqa: BLE001 - explained by the judge
-            log["error"] = _error_info(exc, module)
+            log["error"] = _error_info(exc, module, len(watch.grads_before) - done)
             break
-        log["steps"].append({"loss": loss, "w": _state(w), "b": _state(b)})
+        computed = {n: _value(local.get(n)) for n in PARAMS}
+        log["steps"].append({"loss": loss, "before": before, "w": _state(w), "b": _state(b),
+                             "computed": {n: v if v is not None else _value(p) for (n, v), p in
+                                          zip(computed.items(), (w, b))},
+                             "rebound": [n for n, p in zip(PARAMS, (w, b)) if local.get(n) is not p]})
     log["grads_before"] = watch.grads_before
-    log["data_used"] = [n for n in ("w", "b") if n in watch.data_used]
+    log["data_used"] = [n for n in PARAMS if n in watch.data_used]
+    if not isinstance(log["LR"], (int, float)) or isinstance(log["LR"], bool):
+        log["LR"] = None
     return log
 
 
@@ -198,7 +234,7 @@ def _observe_train(module, x, y, epochs):
     except NotImplementedError:
         raise
     except Exception as exc:  # noqa: BLE001 - explained by the judge
-        out["error"] = _error_info(exc, module)
+        out["error"] = _error_info(exc, module, len(seen["losses"]))
     finally:
         torch.autograd.backward, torch.autograd.grad = real_backward, real_grad
     out.update(seen)
@@ -246,41 +282,52 @@ def training_trace(module, x, y, epochs=EPOCHS):
 
 # -- messages --------------------------------------------------------------------------------
 
+ERRORS = [  # (text in the error, key, the likely cause)
+    ("leaf Variable that requires grad is being used in an in-place operation", "no-grad-missing",
+     Text("Autograd refuses to record a change of w itself: do the update inside `with torch.no_grad():`.",
+          "autograd 不允许记录对 w 本身的原地修改：请把参数更新放进 `with torch.no_grad():` 里。")),
+    ("does not require grad and does not have a grad_fn", "no-requires-grad",
+     Text("The loss depends on no tensor that requires grad: create w and b with requires_grad=True, and update "
+          "them in place (a new tensor made under torch.no_grad() does not require grad).",
+          "损失不依赖任何 requires_grad 的 tensor：创建 w 和 b 时要设 requires_grad=True，并原地更新它们"
+          "（在 torch.no_grad() 下新建的 tensor 不需要梯度）。")),
+    ("backward through the graph a second time", "graph-reused",
+     Text("A graph from an earlier step was used again: compute y_pred and the loss anew in every step, from "
+          "leaves w and b.",
+          "重复使用了之前某一步的计算图：每一步都要从叶子节点 w、b 重新计算 y_pred 和 loss。")),
+]
+NOT_A_LEAF = Text("w is no longer a leaf: `w = w - lr * w.grad` outside torch.no_grad() makes a new tensor that "
+                  "autograd tracks, and its .grad stays None. Update w in place under torch.no_grad().",
+                  "w 已经不是叶子节点了：在 torch.no_grad() 之外写 `w = w - lr * w.grad` 会生成一个被 autograd "
+                  "追踪的新 tensor，它的 .grad 一直是 None。请在 torch.no_grad() 下原地更新 w。")
+GRAD_NONE_FIRST = Text("w.grad is None until the first backward: zero the gradients after the update, or check "
+                       "`if w.grad is not None` first.",
+                       "第一次 backward 之前 w.grad 是 None：请在参数更新之后再清零梯度，或者先判断 `if w.grad is not None`。")
+
+
 def explain_error(err: dict, fn: str):
-    """Fail with the learner's exception turned into its likely cause."""
-    msg, where = err["message"], f" ({err['where']})" if err["where"] else ""
-    w = err["locals"].get("w") or err["locals"].get("b") or {}
-    said = f"{fn} raised {err['type']}: {msg.splitlines()[0][:200].rstrip('.')}{where}."
-    said_zh = f"{fn} 抛出了 {err['type']}：{msg.splitlines()[0][:200].rstrip('.')}{where}。"
-    if "leaf Variable that requires grad is being used in an in-place operation" in msg:
-        fail(f"{said} Autograd refuses to record a change of w itself: do the update inside "
-             "`with torch.no_grad():`.",
-             f"{said_zh}autograd 不允许记录对 w 本身的原地修改：请把参数更新放进 `with torch.no_grad():` 里。")
-    if "NoneType" in msg:
-        if w and not w.get("is_leaf", True):
-            fail(f"{said} w is no longer a leaf: `w = w - lr * w.grad` outside torch.no_grad() makes a new tensor "
-                 "that autograd tracks, and its .grad stays None. Update w in place under torch.no_grad().",
-                 f"{said_zh}w 已经不是叶子节点了：在 torch.no_grad() 之外写 `w = w - lr * w.grad` 会生成一个被 autograd "
-                 "追踪的新 tensor，它的 .grad 一直是 None。请在 torch.no_grad() 下原地更新 w。")
-        fail(f"{said} w.grad is None before the first backward: zero the gradients after the update, "
-             "or check `if w.grad is not None` first.",
-             f"{said_zh}第一次 backward 之前 w.grad 是 None：请在参数更新之后再清零梯度，或者先判断 `if w.grad is not None`。")
-    if "does not require grad and does not have a grad_fn" in msg:
-        fail(f"{said} The loss depends on no tensor that requires grad: create w and b with requires_grad=True, "
-             "and update them in place (a new tensor made under torch.no_grad() does not require grad).",
-             f"{said_zh}损失不依赖任何 requires_grad 的 tensor：创建 w 和 b 时要设 requires_grad=True，并原地更新它们"
-             "（在 torch.no_grad() 下新建的 tensor 不需要梯度）。")
-    if "backward through the graph a second time" in msg:
-        fail(f"{said} A graph from an earlier step was used again: compute y_pred and the loss anew in every step, "
-             "from leaves w and b.",
-             f"{said_zh}重复使用了之前某一步的计算图：每一步都要从叶子节点 w、b 重新计算 y_pred 和 loss。")
-    fail(said, said_zh)
+    """Fail with the learner's exception turned into its likely cause (only a cause the evidence supports)."""
+    msg = err["message"]
+    said = Text("{fn} raised {type}: {msg}{where}.", "{fn} 抛出了 {type}：{msg}{where}。", fn=fn, type=err["type"],
+                msg=verbatim(msg.splitlines()[0][:200].rstrip(".") if msg else ""),
+                where=verbatim(f" ({err['where']})") if err["where"] else "")
+    state = err["locals"].get("w") or err["locals"].get("b") or {}
+    for needle, key, cause in ERRORS:
+        if needle in msg:
+            fail(said + Text(" {c}", "{c}", c=cause), key=key)
+    if "NoneType" in msg and state:
+        if not state["is_leaf"]:
+            fail(said + Text(" {c}", "{c}", c=NOT_A_LEAF), key="not-a-leaf")
+        if err["backwards"] == 0:
+            fail(said + Text(" {c}", "{c}", c=GRAD_NONE_FIRST), key="zero-grad-before-first-backward")
+    fail(said, key=f"raised-{err['type']}")
 
 
 def steps_of(submission, rng, steps: int):
     """Run train_step `steps` times on drawn data; fail on an exception. Return (inputs, log)."""
     x, y, w0, b0, lr = draw_step(rng)
-    log = submission.probe(run_steps, x, y, w0, b0, lr, steps, what=f"`train_step(x[{len(x)}, 1], y, w, b, lr)`")
+    log = submission.probe(run_steps, x, y, w0, b0, lr, steps,
+                           what=f"`train_step(x[{len(x)}, 1], y, w, b, lr={lr:.4g})`")
     if log["error"]:
         explain_error(log["error"], "train_step")
     return (x, y, w0, b0, lr), log
@@ -290,153 +337,198 @@ def fmt(v: float) -> str:
     return f"{v:.4g}"
 
 
+def expect_an_update(log) -> None:
+    """Fail when the first train_step changed neither w nor b in any way: a check about how the update is
+    done has nothing to judge then (and must not score on code that does not update yet)."""
+    st = log["steps"][0]
+    if all(st[n]["version"] == 0 and torch.equal(st["computed"][n], st["before"][n]) for n in PARAMS):
+        fail("train_step does not update w or b yet, so there is no update to judge.",
+             "train_step 还没有更新 w 或 b，因此无从判断更新的写法。", key="parameter-not-updated")
+
+
 # -- train_step ------------------------------------------------------------------------------
 
-@check("train_step returns the loss of the step as a number", points=1, zh="train_step 以数字形式返回这一步的损失")
+@check("train_step returns the loss of the step as a float", points=1, zh="train_step 以 float 返回这一步的损失")
 def test_step_returns_loss(submission, rng):
     (x, y, w0, b0, lr), log = steps_of(submission, rng, 1)
     loss = log["steps"][0]["loss"]
     if loss is None:
         fail("train_step returned None: did you forget `return loss.item()`?",
-             "train_step 返回了 None：是不是忘了 `return loss.item()`？")
+             "train_step 返回了 None：是不是忘了 `return loss.item()`？", key="returned-none")
     if isinstance(loss, torch.Tensor):
         if loss.numel() != 1:
-            fail(f"train_step should return one number, the loss, got a tensor of shape {list(loss.shape)}: "
-                 "is the mean missing?",
-                 f"train_step 应返回一个数（损失），实际返回了形状为 {list(loss.shape)} 的 tensor：是不是少了 mean？")
+            fail("train_step should return one number, the loss, got a tensor of shape {shape}: is the mean missing?",
+                 "train_step 应返回一个数（损失），实际返回了形状为 {shape} 的 tensor：是不是少了 mean？",
+                 shape=list(loss.shape), key="loss-not-reduced")
         if tensor_info(loss).get("requires_grad"):
             fail("train_step returned the loss tensor, which still holds the whole graph: return loss.item(), "
                  "a plain Python float.",
-                 "train_step 返回了仍然挂着整个计算图的 loss tensor：请返回 loss.item()，一个普通的 Python float。")
-        loss = float(loss.reshape(()))
+                 "train_step 返回了仍然挂着整个计算图的 loss tensor：请返回 loss.item()，一个普通的 Python float。",
+                 key="loss-tensor-returned")
+        fail("train_step returned {got}, not a Python float: return loss.item().",
+             "train_step 返回的是{got}，而不是 Python float：请返回 loss.item()。", got=describe(loss),
+             key="not-a-float")
     if isinstance(loss, bool) or not isinstance(loss, (int, float)):
-        fail(f"train_step should return the loss as a Python float (loss.item()), got {describe(loss)}.",
-             f"train_step 应以 Python float 返回损失（loss.item()），实际得到 {describe(loss)}。")
+        fail("train_step should return the loss as a Python float (loss.item()), got {got}.",
+             "train_step 应以 Python float 返回损失（loss.item()），实际得到 {got}。", got=describe(loss),
+             key="not-a-float")
     want = float(mse64(x, y)(w0.double(), b0.double()))
     if abs(loss - want) <= 1e-4 * abs(want) + 1e-6:
         return
-    st = log["steps"][0]
-    after = float(mse64(x, y)(st["w"]["value"].double(), st["b"]["value"].double()))
+    computed = log["steps"][0]["computed"]
+    after = float(mse64(x, y)(computed["w"], computed["b"])) if None not in computed.values() else math.nan
     if abs(loss - after) <= 1e-4 * abs(after) + 1e-6:
-        fail(f"train_step returned {fmt(loss)}, the loss after the update; expected {fmt(want)}, the loss of "
-             "this step's forward pass (before the update).",
-             f"train_step 返回了 {fmt(loss)}，这是更新之后的损失；应返回 {fmt(want)}，即本步前向传播（更新之前）的损失。")
-    ratio = loss / want if want else math.nan
-    hint = (" A sum where the mean belongs?" if abs(ratio - len(x)) < 1e-3 * len(x) else
-            " The loss is the mean of (w * x + b - y) ** 2.")
-    fail(f"train_step returned the loss {fmt(loss)}, expected the mean squared error {fmt(want)}.{hint}",
-         f"train_step 返回的损失是 {fmt(loss)}，应为均方误差 {fmt(want)}。"
-         + ("是不是把 mean 写成了 sum？" if "sum" in hint else "损失是 (w * x + b - y) ** 2 的均值。"))
+        fail("train_step returned {got}, the loss after the update; expected {want}, the loss of this step's "
+             "forward pass (before the update).",
+             "train_step 返回了 {got}，这是更新之后的损失；应返回 {want}，即本步前向传播（更新之前）的损失。",
+             got=fmt(loss), want=fmt(want), key="loss-after-update")
+    if abs(loss - len(x) * want) <= 1e-4 * len(x) * abs(want):
+        fail("train_step returned the loss {got}, expected the mean squared error {want}: {n} times larger, "
+             "a sum where the mean belongs?",
+             "train_step 返回的损失是 {got}，应为均方误差 {want}：大了 {n} 倍，是不是把 mean 写成了 sum？",
+             got=fmt(loss), want=fmt(want), n=len(x), key="factor-N")
+    if math.isclose(loss, want / 2, rel_tol=1e-4):
+        fail("train_step returned the loss {got}, half the mean squared error {want}: is there a 1/2 in the loss? "
+             "The loss is mean((w * x + b - y) ** 2), with no 1/2.",
+             "train_step 返回的损失是 {got}，只有均方误差 {want} 的一半：损失里是不是多了 1/2？"
+             "损失是 mean((w * x + b - y) ** 2)，没有 1/2。", got=fmt(loss), want=fmt(want), key="factor-0.5")
+    flat = w0 * x.reshape(1, -1) + b0  # y_pred of shape [N] against y of shape [N, 1]
+    if math.isclose(loss, float(((flat.double() - y.double()) ** 2).mean()), rel_tol=1e-4):
+        fail("train_step returned the loss {got}, expected {want}: y_pred has shape [N] while y has shape [N, 1], so "
+             "y_pred - y broadcasts to [N, N]. `x @ w` with w of shape [1], or a squeeze(), drops the column; "
+             "w * x + b keeps [N, 1].",
+             "train_step 返回的损失是 {got}，应为 {want}：y_pred 的形状是 [N]，而 y 是 [N, 1]，y_pred - y 会广播成 "
+             "[N, N]。w 形状为 [1] 时 `x @ w`，或者 squeeze()，都会去掉列这一维；w * x + b 保持 [N, 1]。",
+             got=fmt(loss), want=fmt(want), key="broadcast-to-n-by-n")
+    fail("train_step returned the loss {got}, expected the mean squared error {want}: the loss is the mean of "
+         "(w * x + b - y) ** 2.",
+         "train_step 返回的损失是 {got}，应为均方误差 {want}：损失是 (w * x + b - y) ** 2 的均值。",
+         got=fmt(loss), want=fmt(want), key="wrong-loss")
 
 
-def _expect_changed_in_place(log, w0, b0):
-    st = log["steps"][0]
-    for name, before in (("w", w0), ("b", b0)):
-        s = st[name]
-        if not s["is_leaf"] or not s["requires_grad"]:
-            fail(f"After train_step, {name} is no longer a leaf that requires grad: change it only in place "
-                 "(under torch.no_grad()), never detach it or switch off requires_grad.",
-                 f"train_step 之后 {name} 不再是 requires_grad 的叶子节点：只能原地修改它（在 torch.no_grad() 下），"
-                 "不要 detach 或关闭 requires_grad。")
-        if torch.equal(s["value"], before):
-            if s["version"] == 0:
-                fail(f"train_step did not change the {name} it was given ({name} stayed {fmt(float(before))}): "
-                     f"`{name} = {name} - lr * {name}.grad` only makes a new local tensor. Update it in place: "
-                     f"`{name} -= lr * {name}.grad` under torch.no_grad().",
-                     f"train_step 没有改变传入的 {name}（{name} 仍是 {fmt(float(before))}）：`{name} = {name} - lr * "
-                     f"{name}.grad` 只是新建了一个局部 tensor。请原地更新：在 torch.no_grad() 下写 `{name} -= lr * {name}.grad`。")
-            fail(f"train_step updated {name} in place but its value did not move: were the gradients zeroed "
-                 "before the update used them? Zero them after the update.",
-                 f"train_step 原地更新了 {name}，但数值没有变化：是不是在更新之前就把梯度清零了？请在更新之后再清零。")
-
-
-@check("train_step updates w and b in place; they stay leaves that require grad", points=2,
-       zh="train_step 原地更新 w 和 b，它们仍是 requires_grad 的叶子节点")
+@check("train_step updates the caller's w and b in place; they stay leaves that require grad", points=2,
+       zh="train_step 原地更新调用者的 w 和 b，它们仍是 requires_grad 的叶子节点")
 def test_step_in_place(submission, rng):
     (x, y, w0, b0, lr), log = steps_of(submission, rng, 1)
-    _expect_changed_in_place(log, w0, b0)
+    st = log["steps"][0]
+    for name, before in zip(PARAMS, (w0, b0)):
+        s = st[name]
+        if not s["is_leaf"] or not s["requires_grad"]:
+            fail("After train_step, {name} is no longer a leaf that requires grad: change it only in place "
+                 "(under torch.no_grad()), never detach it or switch off requires_grad.",
+                 "train_step 之后 {name} 不再是 requires_grad 的叶子节点：只能原地修改它（在 torch.no_grad() 下），"
+                 "不要 detach 或关闭 requires_grad。", name=name, key="not-a-leaf")
+        if s["version"] > 0 or not torch.equal(s["value"], before):
+            continue  # changed in place (a step that moves it by a wrong amount is the next check's lesson)
+        if name in st["rebound"] and not torch.equal(st["computed"][name], before.double()):
+            fail("train_step computed a new {name} but the caller's {name} did not move (it stayed {value}): "
+                 "`{name} = {name} - lr * {name}.grad` only makes a new local tensor. Update it in place: "
+                 "`{name} -= lr * {name}.grad` under torch.no_grad().",
+                 "train_step 算出了新的 {name}，但调用者的 {name} 没有变（仍是 {value}）：`{name} = {name} - lr * "
+                 "{name}.grad` 只是新建了一个局部 tensor。请原地更新：在 torch.no_grad() 下写 `{name} -= lr * {name}.grad`。",
+                 name=name, value=fmt(float(before)), key="rebinds-parameter")
+        fail("train_step did not change the {name} it was given ({name} stayed {value}): update it in place, "
+             "`{name} -= lr * {name}.grad` under torch.no_grad().",
+             "train_step 没有改变传入的 {name}（{name} 仍是 {value}）：请原地更新它，在 torch.no_grad() 下写 "
+             "`{name} -= lr * {name}.grad`。", name=name, value=fmt(float(before)), key="parameter-not-updated")
 
 
-GD_CAUSES = {
+STEP_CAUSES = {
     "sign": ("Gradient descent goes downhill: subtract, w -= lr * w.grad.",
              "梯度下降是往下坡走：应该减去，w -= lr * w.grad。"),
-    "factor": ("Is lr applied once, and is the loss the mean (not the sum) of the squared errors?",
-               "lr 是否只乘了一次？损失是否是平方误差的均值（而不是求和）？"),
+    "factor N": ("A sum where the mean belongs? The loss is the mean of the squared errors.",
+                 "是不是把 mean 写成了 sum？损失是平方误差的均值。"),
+    "factor 2": ("Is the update applied twice?", "是不是把更新做了两次？"),
+    "factor 0.5": ("Half the squared error? The loss is mean((w * x + b - y) ** 2), with no 1/2.",
+                   "损失里是不是多了 1/2？损失是 mean((w * x + b - y) ** 2)，没有 1/2。"),
 }
 
 
-def expect_step(change: torch.Tensor, expected: torch.Tensor, name: str, where: tuple[str, str]) -> None:
-    """Fail unless the change of `name` in one step is `expected` (= -lr * gradient); name the likely cause."""
-    change, expected = change.double().reshape(-1), expected.double().reshape(-1)
-    if torch.allclose(change, expected, rtol=1e-3, atol=1e-5):
+def expect_step(change: float, expected: float, name: str, *, n: int, lr: float, LR, grad_after, version: int):
+    """Fail unless one step changed `name` by `expected` (= -lr * gradient); name the likely cause."""
+    if math.isclose(change, expected, rel_tol=1e-3, abs_tol=1e-5):
         return
-    got, want = fmt(float(change[0])), fmt(float(expected[0]))
-    en = f"{where[0]} changed {name} by {got}, expected -lr * d loss/d {name} = {want}."
-    zh = f"{where[1]}让 {name} 变化了 {got}，应为 -lr * d loss/d {name} = {want}。"
-    rel = relation(change, expected)
-    if rel is not None and rel != "zero":
-        rel_en, rel_zh = relation_text(rel).render("en"), relation_text(rel).render("zh")
-        cause = GD_CAUSES.get(rel.split()[0], ("", ""))
-        en, zh = f"{en} The change {rel_en}. {cause[0]}", f"{zh}这个变化{rel_zh}。{cause[1]}"
-    fail(en.strip(), zh.strip())
+    said = Text("One train_step changed {name} by {got}, expected -lr * d loss/d {name} = {want}.",
+                "一次 train_step 让 {name} 变化了 {got}，应为 -lr * d loss/d {name} = {want}。",
+                name=name, got=fmt(change), want=fmt(expected))
+    if change == 0.0:
+        if version > 0 and grad_after == 0.0:
+            fail(said + Text(" {name} was updated in place but did not move, and {name}.grad is zero afterwards: were "
+                             "the gradients zeroed before the update used them? Zero them after the update.",
+                             "{name} 被原地更新了，却没有移动，而且之后 {name}.grad 为 0：是不是在更新之前就把梯度清零了？"
+                             "请在更新之后再清零。", name=name), key="zeroed-before-update")
+        fail(said + Text(" The step did not update {name}.", "这一步没有更新 {name}。", name=name),
+             key="parameter-not-updated")
+    if LR is not None and LR != lr and math.isclose(change, expected * LR / lr, rel_tol=1e-3, abs_tol=1e-6):
+        fail(said + Text(" That is a step with LR = {LR:g}, not with the lr = {lr:.4g} train_step was given: use "
+                         "its `lr` argument (train passes LR to it).",
+                         "这是用 LR = {LR:g} 走的一步，而不是传给 train_step 的 lr = {lr:.4g}：请使用参数 `lr`"
+                         "（由 train 把 LR 传进来）。", LR=LR, lr=lr), key="ignores-lr-argument")
+    rel = relation(torch.tensor([change]), torch.tensor([expected]), n)
+    cause = relation_cause(rel, STEP_CAUSES) if rel else None
+    if cause is not None:
+        fail(said + Text(" The change {relation}. {cause}", "这个变化{relation}。{cause}",
+                         relation=relation_text(rel), cause=cause), key=relation_key(rel))
+    fail(said, key="wrong-step")
 
 
 @check("one train_step is one gradient-descent step: w - lr * dL/dw", points=2,
        zh="一次 train_step 就是一步梯度下降：w - lr * dL/dw")
 def test_step_is_gradient_descent(submission, rng):
     (x, y, w0, b0, lr), log = steps_of(submission, rng, 1)
-    _expect_changed_in_place(log, w0, b0)
-    gw, gb = gd_grads(x, y, w0, b0)
     st = log["steps"][0]
-    for name, before, g in (("w", w0, gw), ("b", b0, gb)):
-        expect_step(st[name]["value"].double() - before.double(), -lr * g, name, ("One train_step", "一次 train_step "))
+    for name, before, g in zip(PARAMS, (w0, b0), gd_grads(x, y, w0, b0)):
+        change = float(st["computed"][name] - before.double())
+        expect_step(change, float(-lr * g), name, n=len(x), lr=lr, LR=log["LR"], grad_after=st[name]["grad"],
+                    version=st[name]["version"])
 
 
 @check("the gradients are zeroed every step (they do not accumulate)", points=2,
        zh="每一步都清零梯度（梯度不会累积）")
 def test_grads_zeroed(submission, rng):
     (x, y, w0, b0, lr), log = steps_of(submission, rng, 3)
-    _expect_changed_in_place(log, w0, b0)
+    if len(log["grads_before"]) < 2:  # zeroing shows only between two backward passes, or in the steps taken
+        expect_an_update(log)
     for k, sizes in enumerate(log["grads_before"][1:], start=2):
         stale = {n: s for n, s in sizes.items() if s}
         if stale:
             name, size = next(iter(stale.items()))
-            fail(f"The gradients accumulate: before the backward of step {k}, {name}.grad still held the last "
-                 f"step's gradient (|{name}.grad| = {fmt(size)}), and backward adds to .grad, it does not replace it. "
+            fail("The gradients accumulate: before the backward of step {k}, {name}.grad still held the last step's "
+                 "gradient (|{name}.grad| = {size}), and backward adds to .grad, it does not replace it. "
                  "Zero w.grad and b.grad every step.",
-                 f"梯度在累积：第 {k} 步 backward 之前，{name}.grad 仍保留着上一步的梯度（|{name}.grad| = {fmt(size)}），"
-                 "而 backward 是往 .grad 上累加，不是替换。请每一步都把 w.grad 和 b.grad 清零。")
-    # Each later step must use the fresh gradient at its own starting point, scaled as step 1 was
-    # (step 1 itself is judged by the gradient-descent check): accumulated gradients break the proportion.
-    values = [(w0, b0)] + [(s["w"]["value"], s["b"]["value"]) for s in log["steps"]]
-    scale = {}
-    for k in range(1, len(values)):
-        (w, b), (w1, b1) = values[k - 1], values[k]
-        gw, gb = gd_grads(x, y, w, b)
-        for name, before, after, g in (("w", w, w1, gw), ("b", b, b1, gb)):
-            change, fresh = after.double() - before.double(), (-lr * g).reshape(after.shape)
+                 "梯度在累积：第 {k} 步 backward 之前，{name}.grad 仍保留着上一步的梯度（|{name}.grad| = {size}），"
+                 "而 backward 是往 .grad 上累加，不是替换。请每一步都把 w.grad 和 b.grad 清零。",
+                 k=k, name=name, size=fmt(size), key="zero-grad-missing")
+    # The gradients may also pile up where .grad does not show it (a sum kept by hand): a later step that
+    # moves by the sum of all the fresh steps so far, scaled as step 1 was, accumulates.
+    scale, total = {}, {n: 0.0 for n in PARAMS}
+    for k, st in enumerate(log["steps"], start=1):
+        grads = gd_grads(x, y, st["before"]["w"], st["before"]["b"])
+        for name, g in zip(PARAMS, grads):
+            change, fresh = float(st["computed"][name] - st["before"][name]), float(-lr * g)
+            total[name] += fresh
             if k == 1:
-                scale[name] = float(change[0] / fresh[0]) if float(fresh[0]) else 1.0
-                continue
-            if not torch.allclose(change, scale[name] * fresh, rtol=1e-3, atol=1e-5):
-                fail(f"Step {k} moved {name} by {fmt(float(change[0]))}, but the gradient at the start of that step "
-                     f"gives {fmt(float(scale[name] * fresh[0]))} (as step 1 did): is the update using stale or "
-                     "accumulated gradients? Zero w.grad and b.grad every step.",
-                     f"第 {k} 步让 {name} 变化了 {fmt(float(change[0]))}，但按这一步起点的梯度应为 "
-                     f"{fmt(float(scale[name] * fresh[0]))}（与第 1 步同样的规则）：更新用的是不是旧的或累积的梯度？"
-                     "请每一步都清零 w.grad 和 b.grad。")
+                scale[name] = change / fresh if fresh else 1.0
+            elif math.isclose(change, scale[name] * total[name], rel_tol=1e-3, abs_tol=1e-5) \
+                    and not math.isclose(change, scale[name] * fresh, rel_tol=1e-3, abs_tol=1e-5):
+                fail("Step {k} moved {name} by {got}, the sum of the steps of all {k} gradients so far, where the "
+                     "gradient at the start of that step gives {want}: the gradients accumulate. Zero w.grad and "
+                     "b.grad every step.",
+                     "第 {k} 步让 {name} 变化了 {got}，等于到目前为止 {k} 个梯度的步长之和，而按这一步起点的梯度应为 "
+                     "{want}：梯度在累积。请每一步都清零 w.grad 和 b.grad。",
+                     k=k, name=name, got=fmt(change), want=fmt(scale[name] * fresh), key="zero-grad-missing")
 
 
 @check("the update goes through torch.no_grad(), not .data", points=1, zh="参数更新用 torch.no_grad()，而不是 .data")
 def test_no_data(submission, rng):
     (x, y, w0, b0, lr), log = steps_of(submission, rng, 2)
     if log["data_used"]:
-        name = log["data_used"][0]
-        fail(f"train_step uses {name}.data: it works here, but .data hides the change from autograd's checks, "
-             f"so a wrong gradient can pass silently. Update under `with torch.no_grad():` ({name} -= lr * {name}.grad).",
-             f"train_step 使用了 {name}.data：这里能跑，但 .data 会绕过 autograd 的检查，出错的梯度可能悄悄通过。"
-             f"请在 `with torch.no_grad():` 下更新（{name} -= lr * {name}.grad）。")
-    _expect_changed_in_place(log, w0, b0)
+        fail("train_step uses {name}.data: it works here, but .data hides the change from autograd's checks, so a "
+             "wrong gradient can pass silently. Update under `with torch.no_grad():` ({name} -= lr * {name}.grad).",
+             "train_step 使用了 {name}.data：这里能跑，但 .data 会绕过 autograd 的检查，出错的梯度可能悄悄通过。"
+             "请在 `with torch.no_grad():` 下更新（{name} -= lr * {name}.grad）。",
+             name=log["data_used"][0], key="data-update")
+    expect_an_update(log)
 
 
 # -- train -------------------------------------------------------------------------------------
@@ -449,18 +541,20 @@ def train_of(submission, rng):
     result = seen["result"]
     if result is None:
         fail("train returned None: did you forget `return w, b, losses`?",
-             "train 返回了 None：是不是忘了 `return w, b, losses`？")
+             "train 返回了 None：是不是忘了 `return w, b, losses`？", key="returned-none")
     if not isinstance(result, (tuple, list)) or len(result) != 3:
-        fail("train should return three things, (w, b, losses).", "train 应返回三个值：(w, b, losses)。")
-    for name, t in zip("wb", result[:2]):
+        fail("train should return three things, (w, b, losses), got {got}.",
+             "train 应返回三个值：(w, b, losses)，实际得到 {got}。", got=describe(result), key="wrong-return")
+    for name, t in zip(PARAMS, result[:2]):
         if not isinstance(t, torch.Tensor) or t.numel() != 1 or not t.is_floating_point():
-            fail(f"train should return {name} as a float tensor of shape [1].",
-                 f"train 返回的 {name} 应是形状为 [1] 的浮点 tensor。")
+            fail("train should return {name} as a float tensor of shape [1], got {got}.",
+                 "train 返回的 {name} 应是形状为 [1] 的浮点 tensor，实际得到 {got}。",
+                 name=name, got=describe(t), key="wrong-return")
     return x, y, seen
 
 
 def reference_training(x, y, epochs: int, lr: float = 0.01) -> dict:
-    """Plain gradient descent on the same data, in the judge: the curve the report compares with."""
+    """Plain gradient descent from w = b = 0 on the same data, in the judge (float64)."""
     w, b = torch.zeros(1, dtype=torch.float64), torch.zeros(1, dtype=torch.float64)
     trace = {"losses": [], "w": [], "b": []}
     for _ in range(epochs):
@@ -487,56 +581,100 @@ def keep_curves(x, y, seen) -> None:
 def test_train_returns(submission, rng):
     x, y, seen = train_of(submission, rng)
     w, b, losses = seen["result"]
-    for name, t in (("w", w), ("b", b)):
+    for name, t in zip(PARAMS, (w, b)):
         info = tensor_info(t)
         if not info.get("is_leaf", True) or not info.get("requires_grad", False):
-            fail(f"The {name} that train returns is not a leaf that requires grad: create it with requires_grad=True "
+            fail("The {name} that train returns is not a leaf that requires grad: create it with requires_grad=True "
                  "and change it only in place under torch.no_grad().",
-                 f"train 返回的 {name} 不是 requires_grad 的叶子节点：创建时设 requires_grad=True，并且只在 torch.no_grad() "
-                 "下原地修改它。")
+                 "train 返回的 {name} 不是 requires_grad 的叶子节点：创建时设 requires_grad=True，并且只在 "
+                 "torch.no_grad() 下原地修改它。", name=name, key="not-a-leaf")
     if not isinstance(losses, (list, tuple)):
-        fail(f"losses should be a list of floats, got {type(losses).__name__}.",
-             f"losses 应是 float 组成的 list，实际是 {type(losses).__name__}。")
+        fail("losses should be a list of floats, got {got}.", "losses 应是 float 组成的 list，实际是{got}。",
+             got=describe(losses), key="wrong-return")
     if len(losses) != EPOCHS:
-        fail(f"train(x, y, epochs={EPOCHS}) should record one loss per epoch ({EPOCHS}), got {len(losses)}.",
-             f"train(x, y, epochs={EPOCHS}) 应每个 epoch 记录一个损失（共 {EPOCHS} 个），实际有 {len(losses)} 个。")
+        fail("train(x, y, epochs={epochs}) should record one loss per epoch ({epochs}), got {got}.",
+             "train(x, y, epochs={epochs}) 应每个 epoch 记录一个损失（共 {epochs} 个），实际有 {got} 个。",
+             epochs=EPOCHS, got=len(losses), key="wrong-epochs")
     for v in losses:
         if isinstance(v, torch.Tensor) and tensor_info(v).get("requires_grad"):
             fail("losses holds loss tensors that keep every step's graph alive: record loss.item() instead.",
-                 "losses 里存的是 loss tensor，会让每一步的计算图都留在内存里：请记录 loss.item()。")
-        if not isinstance(v, (int, float, torch.Tensor)) or isinstance(v, bool) or (
-                isinstance(v, torch.Tensor) and v.numel() != 1):
-            fail(f"losses should hold numbers (loss.item()), found {type(v).__name__}.",
-                 f"losses 里应该是数字（loss.item()），却发现了 {type(v).__name__}。")
+                 "losses 里存的是 loss tensor，会让每一步的计算图都留在内存里：请记录 loss.item()。",
+                 key="loss-tensor-returned")
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            fail("losses should hold Python floats (loss.item()), found {got}.",
+                 "losses 里应该是 Python float（loss.item()），却发现了{got}。", got=describe(v), key="not-a-float")
+
+
+def _effective_lr(x, y, seen) -> float | None:
+    """The learning rate of the learner's train when its steps are gradient-descent steps (w and b moved by
+    -lr * gradient with one lr), negative for steps uphill; None when the steps are not of that form."""
+    ws, bs = seen["w"], seen["b"]
+    if len(ws) < 3 or not all(math.isfinite(v) for v in ws[:2] + bs[:2]):
+        return None
+    gw, gb = (float(g) for g in gd_grads(x, y, ws[0], bs[0]))
+    if abs(gw) < 1e-6 or abs(gb) < 1e-6:
+        return None
+    lr_w, lr_b = -(ws[1] - ws[0]) / gw, -(bs[1] - bs[0]) / gb
+    return lr_w if math.isclose(lr_w, lr_b, rel_tol=1e-2) else None
+
+
+def _converges(x, y, lr: float) -> bool:
+    ref = reference_training(x, y, EPOCHS, lr)
+    best_w, best_b = least_squares(x, y)
+    return math.isfinite(ref["w"][-1]) and abs(ref["w"][-1] - best_w) <= W_TOL and abs(ref["b"][-1] - best_b) <= B_TOL
 
 
 @check("train converges to the best fit: the loss goes down, w and b reach least squares", points=1,
-       zh="train 收敛到最佳拟合：损失下降，w 和 b 达到最小二乘解")
+       zh="train 收敛到最佳拟合：损失下降，w 和 b 达到最小二乘解", depends=("step_is_gradient_descent", "grads_zeroed"))
 def test_train_converges(submission, rng):
     x, y, seen = train_of(submission, rng)
     keep_curves(x, y, seen)
     stale = [k for k, s in enumerate(seen["grads_before"][1:], start=2) if s]
     if stale:
-        fail(f"The gradients accumulate in train: before the backward of step {stale[0]}, the parameters' .grad still "
-             "held old gradients. Zero w.grad and b.grad every step.",
-             f"train 中梯度在累积：第 {stale[0]} 步 backward 之前，参数的 .grad 仍保留着旧梯度。请每一步都清零 w.grad 和 b.grad。")
+        fail("The gradients accumulate in train: before the backward of step {k}, the parameters' .grad still held "
+             "old gradients. Zero w.grad and b.grad every step.",
+             "train 中梯度在累积：第 {k} 步 backward 之前，参数的 .grad 仍保留着旧梯度。请每一步都清零 w.grad 和 b.grad。",
+             k=stale[0], key="zero-grad-missing")
     losses = seen["losses"] or [float(v) for v in seen["result"][2]]
     w, b = (float(t.reshape(-1)[0]) for t in seen["result"][:2])
     best_w, best_b = least_squares(x, y)
     first, last = losses[0], losses[-1]
+    values = dict(first=fmt(first), last=fmt(last), w=fmt(w), b=fmt(b), epochs=EPOCHS)
+    lr = _effective_lr(x, y, seen)
     if not all(math.isfinite(v) for v in losses + [w, b]) or last > first:
-        fail(f"The loss grew from {fmt(first)} to {fmt(last)} (w = {fmt(w)}): the learning rate is too large for x "
-             "spread like randn * 5, so each step overshoots and training diverges. Try one 10 times smaller.",
-             f"损失从 {fmt(first)} 增大到 {fmt(last)}（w = {fmt(w)}）：对于 randn * 5 这样分布的 x，学习率太大了，"
-             "每一步都冲过头，训练发散。试试小 10 倍的学习率。")
+        grew = Text("The loss grew from {first} to {last} (w = {w}): ", "损失从 {first} 增大到 {last}（w = {w}）：",
+                    **values)
+        if lr is not None and lr < 0:
+            fail(grew + Text("each step moves w and b along the gradient, uphill. Gradient descent subtracts: "
+                             "w -= lr * w.grad.",
+                             "每一步都让 w 和 b 沿梯度方向移动，也就是往上坡走。梯度下降要减去梯度：w -= lr * w.grad。"),
+                 key="sign")
+        if lr is not None and not _converges(x, y, lr):
+            fail(grew + Text("your steps are gradient-descent steps with lr = {lr:.3g}, and the learning rate is too "
+                             "large for x spread like randn * 5: each step overshoots and training diverges. Try one "
+                             "10 times smaller.",
+                             "你的每一步都是 lr = {lr:.3g} 的梯度下降，对于 randn * 5 这样分布的 x，学习率太大了："
+                             "每一步都冲过头，训练发散。试试小 10 倍的学习率。", lr=lr), key="lr-too-large")
+        fail(grew + Text("the steps of train are not plain gradient-descent steps (-lr * gradient with one lr): is "
+                         "the update the one train_step makes?",
+                         "train 的每一步不是普通的梯度下降（-lr * 梯度，且 lr 不变）：更新方式和 train_step 一样吗？"),
+             key="diverges")
     if len(set(losses)) == 1:
-        fail(f"The loss stayed at {fmt(first)} for all {EPOCHS} epochs (w = {fmt(w)}, b = {fmt(b)}): the parameters "
-             "never moved. Is each update applied in place to the w and b that train returns?",
-             f"损失在全部 {EPOCHS} 个 epoch 中一直是 {fmt(first)}（w = {fmt(w)}，b = {fmt(b)}）：参数根本没动。"
-             "每次更新是否原地作用在 train 返回的 w 和 b 上？")
+        fail("The loss stayed at {first} for all {epochs} epochs (w = {w}, b = {b}): the parameters never moved. "
+             "Does each step apply -lr * grad, with the gradients backward just computed, in place to the w and b that "
+             "train returns?",
+             "损失在全部 {epochs} 个 epoch 中一直是 {first}（w = {w}，b = {b}）：参数根本没动。"
+             "每一步是否用 backward 刚算出的梯度，把 -lr * grad 原地作用在 train 返回的 w 和 b 上？", key="parameters-never-move", **values)
     if abs(w - best_w) > W_TOL or abs(b - best_b) > B_TOL:
-        fail(f"After {EPOCHS} epochs w = {fmt(w)}, b = {fmt(b)}, but the best fit is w = {fmt(best_w)}, "
-             f"b = {fmt(best_b)} (the loss went {fmt(first)} -> {fmt(last)}): the learning rate is too small "
-             "to get there in time, or the update is wrong.",
-             f"{EPOCHS} 个 epoch 之后 w = {fmt(w)}，b = {fmt(b)}，但最佳拟合是 w = {fmt(best_w)}，b = {fmt(best_b)}"
-             f"（损失 {fmt(first)} -> {fmt(last)}）：学习率太小，来不及收敛，或者更新写错了。")
+        far = Text("After {epochs} epochs w = {w}, b = {b}, but the best fit is w = {best_w}, b = {best_b} (the loss "
+                   "went {first} -> {last}): ",
+                   "{epochs} 个 epoch 之后 w = {w}，b = {b}，但最佳拟合是 w = {best_w}，b = {best_b}"
+                   "（损失 {first} -> {last}）：", best_w=fmt(best_w), best_b=fmt(best_b), **values)
+        if lr is not None and lr > 0 and not _converges(x, y, lr):
+            fail(far + Text("your steps are gradient-descent steps with a learning rate of {lr:.3g}, too small to get "
+                            "there in {epochs} epochs.",
+                            "你的每一步都是学习率为 {lr:.3g} 的梯度下降，学习率太小，{epochs} 个 epoch 内到不了。",
+                            lr=lr, epochs=EPOCHS), key="lr-too-small")
+        fail(far + Text("the steps of train are not plain gradient-descent steps (-lr * gradient with one lr): is the "
+                        "update right?",
+                        "train 的每一步不是普通的梯度下降（-lr * 梯度，且 lr 不变）：更新写对了吗？"), key="not-converged")

@@ -1,5 +1,5 @@
 # Mistake: the loss sums squared errors instead of averaging them.
-# Expect: sum instead of mean
+# Expect: a sum where a mean belongs
 
 import torch
 

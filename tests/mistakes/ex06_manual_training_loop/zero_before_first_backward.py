@@ -1,5 +1,5 @@
 # Mistake: calls w.grad.zero_() at the start of the step, but before the first backward w.grad is None.
-# Expect: None before the first backward
+# Expect: None until the first backward
 
 import torch
 

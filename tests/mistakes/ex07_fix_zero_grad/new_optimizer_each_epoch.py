@@ -1,5 +1,5 @@
 # Mistake: creates a new optimizer every epoch, believing that resets the gradients: .grad lives on the parameters.
-# Expect: zero_grad is never called
+# Expect: a new optimizer in every iteration
 
 import torch
 from torch import nn

@@ -1,5 +1,5 @@
 """A correct variant: zero_grad after step at the end of the iteration (regression), and clearing
-p.grad by hand (classifier); functional losses; loss values collected as detached tensors."""
+p.grad by hand (classifier); functional losses; loss values collected with float()."""
 
 import torch
 import torch.nn.functional as F
@@ -14,7 +14,7 @@ def train_regression(model: nn.Module, x, y, lr, epochs):
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
-        losses.append(loss.detach())
+        losses.append(float(loss))
     return losses
 
 

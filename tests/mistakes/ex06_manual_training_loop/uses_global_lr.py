@@ -1,0 +1,26 @@
+# Mistake: train_step ignores its lr argument and steps with the global LR.
+# Expect: use its `lr` argument
+
+import torch
+
+LR = 0.01
+
+
+def train_step(x, y, w, b, lr):
+    loss = ((w * x + b - y) ** 2).mean()
+    loss.backward()
+    with torch.no_grad():
+        w -= LR * w.grad
+        b -= LR * b.grad
+    w.grad.zero_()
+    b.grad.zero_()
+    return loss.item()
+
+
+def train(x, y, epochs):
+    w = torch.zeros(1, requires_grad=True)
+    b = torch.zeros(1, requires_grad=True)
+    losses = []
+    for _ in range(epochs):
+        losses.append(train_step(x, y, w, b, LR))
+    return w, b, losses
