@@ -141,7 +141,10 @@ def expect_tensor(value, what, *, shape=None, dtype=None, floating: bool = False
              what=what, got=describe(value), key="not-a-tensor")
     if shape is not None and list(value.shape) != list(shape):
         hint = Text("", "")
-        if value.numel() == _numel(shape):
+        if [s for s in value.shape if s != 1] == [s for s in shape if s != 1]:
+            hint = Text(" Only size-1 dimensions differ: a squeeze() without a dim, or a missing keepdim=True?",
+                        "只有大小为 1 的维度不同：是不是用了不带 dim 的 squeeze()，或者少了 keepdim=True？")
+        elif value.numel() == _numel(shape):
             hint = Text(" Same number of elements: a missing reshape, or a transpose?",
                         "元素个数相同：是不是少了 reshape，或者多了转置？")
         elif value.dim() != len(shape):
@@ -232,8 +235,12 @@ RELATION_TEXT = {
 }
 
 
-def relation_text(rel: str) -> Text:
+def relation_text(rel: str, explained: bool = False) -> Text:
+    """How the value relates to the right one, in words; for a factor, with a generic guess at the cause
+    unless the check `explained` it itself."""
     if rel.startswith("factor"):
+        if explained:
+            return Text("is off by a constant factor of {f}", "差了一个常数因子 {f}", f=rel.split()[1])
         return Text("is off by a constant factor of {f} (a missing or extra constant, such as 2 or 1/N?)",
                     "差了一个常数因子 {f}（是否多了或少了某个常数，比如 2 或 1/N？）", f=rel.split()[1])
     return RELATION_TEXT[rel]
@@ -288,7 +295,7 @@ def expect_close(actual, expected: torch.Tensor, what, *, rtol: float = 1e-4, at
              what=what, where=f"[{', '.join(map(str, idx))}]" if idx else "", want=_fmt(want), got=_fmt(got),
              bad=n_bad, total=actual.numel(), err=max_abs, key="wrong-values")
     cause = relation_cause(rel, hints)
-    fail("{what} {relation}.{cause}", "{what} {relation}。{cause}", what=what, relation=relation_text(rel),
+    fail("{what} {relation}.{cause}", "{what} {relation}。{cause}", what=what, relation=relation_text(rel, bool(cause)),
          cause=Text(" {c}", "{c}", c=cause) if cause else "", key=relation_key(rel))
 
 

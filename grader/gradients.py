@@ -117,5 +117,5 @@ def expect_gradient(yours, expected: torch.Tensor, name: str, *, of: str = "loss
              key="wrong-values")
     cause = relation_cause(rel, hints)
     fail("{label} {relation}: {details}.{cause}", "{label} {relation}：{details}。{cause}",
-         label=label, relation=relation_text(rel), details=details,
+         label=label, relation=relation_text(rel, bool(cause)), details=details,
          cause=Text(" {c}", "{c}", c=cause) if cause else "", key=relation_key(rel))
