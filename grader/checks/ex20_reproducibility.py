@@ -16,7 +16,7 @@ import math
 import pytest
 import torch
 
-from grader.checking import LearnerError, Text, check, describe, fail, pretend_cuda, probe
+from grader.checking import Text, check, describe, fail, pretend_cuda, probe
 
 GENERATORS = {
     "torch": (Text("torch's generator (torch.rand, initial weights, dropout)",
