@@ -60,7 +60,8 @@ def run_accumulated(module, weight, bias, batches, k, lr, momentum, pretend=Fals
     finally:
         torch.autograd.backward = backward
     if isinstance(returned, list):
-        returned = [float(v) if isinstance(v, float) else {"type": type(v).__name__} for v in returned]
+        returned = [float(v) if isinstance(v, float) else
+                    {"type": type(v).__name__, "graph": bool(getattr(v, "requires_grad", False))} for v in returned]
     else:
         returned = {"type": type(returned).__name__}
     return {"log": log, "returned": returned, "placed": placed,
@@ -69,8 +70,8 @@ def run_accumulated(module, weight, bias, batches, k, lr, momentum, pretend=Fals
 
 # -- judge side ----------------------------------------------------------------------------
 
-def draw(rng, groups=2, short=False):
-    """Micro-batches of 4 samples for `groups` groups of k, plus (with `short`) a last group of 1..k-1."""
+def draw(rng, short=False):
+    """Micro-batches of 4 samples for 2 groups of k, plus (with `short`) a last group of 1..k-1."""
     d = 3 + int(torch.randint(0, 3, (1,), generator=rng))
     o = 1 + int(torch.randint(0, 2, (1,), generator=rng))
     k = 2 + int(torch.randint(0, 3, (1,), generator=rng))
@@ -78,7 +79,7 @@ def draw(rng, groups=2, short=False):
     m = 4
     true_w = torch.randn(o, d, generator=rng)
     batches = []
-    for _ in range(groups * k + extra):
+    for _ in range(2 * k + extra):
         x = torch.randn(m, d, generator=rng)
         batches.append((x, x @ true_w.T + 0.1 * torch.randn(m, o, generator=rng)))
     weight = 0.3 * torch.randn(o, d, generator=rng)
@@ -115,8 +116,8 @@ def big_batch_reference(weight, bias, batches, k, lr, momentum):
     return grads, model.weight.detach(), model.bias.detach()
 
 
-def run(submission, rng, groups=2, short=False, pretend=False):
-    weight, bias, batches, k = draw(rng, groups, short)
+def run(submission, rng, short=False, pretend=False):
+    weight, bias, batches, k = draw(rng, short)
     result = submission.probe(run_accumulated, weight, bias, batches, k, LR, MOMENTUM, pretend,
                               what=f"`train_accumulated(model, optimizer, batches[{len(batches)}], k={k})`")
     return result, (weight, bias, batches, k)
@@ -244,7 +245,7 @@ def group_loss(batches, k, g, params):
     return float(((x @ weight.T + bias - y) ** 2).mean())
 
 
-def returned_floats(result, groups, n):
+def returned_floats(result, groups):
     """The returned list of losses, once it is a list of Python floats."""
     got = result["returned"]
     if isinstance(got, dict):
@@ -255,12 +256,14 @@ def returned_floats(result, groups, n):
         fail("train_accumulated should return a list of {groups} losses, got a {type}.",
              "train_accumulated 应返回包含 {groups} 个 loss 的 list，实际得到一个 {type}。", groups=groups,
              type=verbatim(got["type"]), key="not-a-list")
-    bad = next((verbatim(v["type"]) for v in got if isinstance(v, dict)), None)
+    bad = next((v for v in got if isinstance(v, dict)), None)
     if bad:
-        fail("Each returned loss should be a Python float, got a {bad}: take loss.item(). Keeping the loss tensor also "
-             "keeps its micro-batch's graph alive, the memory that accumulation is meant to free.",
-             "返回的每个 loss 都应是 Python float，实际得到一个 {bad}：请用 `loss.item()`。保留 loss tensor 还会让它所在"
-             "micro-batch 的计算图一直占着内存，而梯度累积本来就是为了释放这些内存。", bad=bad, key="not-a-float")
+        graph = Text(" Keeping the loss tensor also keeps its micro-batches' graphs alive, the memory that accumulation "
+                     "is meant to free.",
+                     "保留 loss tensor 还会让它的 micro-batch 的计算图一直占着内存，而梯度累积本来就是为了释放这些内存。")
+        fail("Each returned loss should be a Python float, got a {type}: take loss.item().{graph}",
+             "返回的每个 loss 都应是 Python float，实际得到一个 {type}：请用 `loss.item()`。{graph}",
+             type=verbatim(bad["type"]), graph=graph if bad["graph"] else "", key="not-a-float")
     return got
 
 
@@ -374,7 +377,7 @@ def test_weights(submission, rng):
 def test_returned_losses(submission, rng):
     result, (weight, bias, batches, k) = run(submission, rng)
     n, sizes = len(batches), group_sizes(len(batches), k)
-    got = returned_floats(result, len(sizes), n)
+    got = returned_floats(result, len(sizes))
     if len(got) != len(sizes):
         more = Text(" One loss per micro-batch? Return one loss per optimizer step, the mean of its micro-batch losses.",
                     "是不是每个 micro-batch 返回了一个？应每次 optimizer.step() 返回一个，即这一组 micro-batch loss 的平均。") \
