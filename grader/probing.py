@@ -90,6 +90,7 @@ class PretendCuda:
 
     def __init__(self):
         self.calls: list[str] = []  # ".cuda()", ".to(cuda)", "zeros(device=cuda)", "torch.cuda.manual_seed_all"...
+        self.seeds: list[int] = []  # the seeds given to torch.cuda.manual_seed and manual_seed_all
 
     @property
     def used(self) -> bool:
@@ -101,7 +102,8 @@ def pretend_cuda(module, available: bool = True):
     """Make torch report one CUDA device (or none, with `available=False`) while the block runs.
 
     With a device reported, calls that name CUDA (`.cuda()`, `.to("cuda")`, `device="cuda"`) run on
-    the CPU and are recorded, and so are calls of `torch.cuda`'s seeding functions, so a check can
+    the CPU and are recorded, and so are calls of `torch.cuda`'s seeding functions (with the seeds given,
+    `torch.manual_seed`'s own call of `torch.cuda.manual_seed_all` too), so a check can
     see the GPU branch of learner code run on a machine without a GPU. Yields a `PretendCuda`.
     """
     seen = PretendCuda()
@@ -115,8 +117,16 @@ def pretend_cuda(module, available: bool = True):
          lambda check_available=False: torch.device("cuda") if available else None),
         (torch.backends.mps, "is_available", lambda: False),
     ]
+
+    def recorder(name):
+        def fake(*args, **kwargs):
+            seen.calls.append(f"torch.cuda.{name}")
+            if name.startswith("manual_seed"):
+                seen.seeds.append(int(args[0] if args else kwargs["seed"]))
+        return fake
+
     for name in ("manual_seed", "manual_seed_all", "seed", "seed_all", "synchronize", "empty_cache"):
-        fakes.append((torch.cuda, name, lambda *a, _name=name, **k: seen.calls.append(f"torch.cuda.{_name}")))
+        fakes.append((torch.cuda, name, recorder(name)))
     with contextlib.ExitStack() as stack:
         for owner, name, fake in fakes:
             stack.enter_context(patched(module, owner, name, fake))

@@ -8,14 +8,14 @@ from torch import nn
 def train_accumulated(model: nn.Module, optimizer: torch.optim.Optimizer,
                       batches: list[tuple[torch.Tensor, torch.Tensor]], k: int) -> list[float]:
     losses = []
-    group_loss = 0.0
-    for i, (x, y) in enumerate(batches):
-        loss = F.mse_loss(model(x), y) / k  # k of these add up to the big batch's mean
-        loss.backward()  # gradients add up in .grad; this micro-batch's graph is freed
-        group_loss += loss.item()
-        if (i + 1) % k == 0:
-            optimizer.step()
-            optimizer.zero_grad()
-            losses.append(group_loss)
-            group_loss = 0.0
+    for start in range(0, len(batches), k):
+        group = batches[start:start + k]  # k micro-batches; the last group may hold fewer
+        group_loss = 0.0
+        for x, y in group:
+            loss = F.mse_loss(model(x), y) / len(group)  # the group's scaled losses add up to its big batch's mean
+            loss.backward()  # gradients add up in .grad; this micro-batch's graph is freed
+            group_loss += loss.item()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(group_loss)
     return losses

@@ -41,7 +41,16 @@ def test_pretend_cuda_runs_the_gpu_branch_on_the_cpu_and_records_it():
     assert device == "cuda" and list(shape) == [2, 1]
     assert "zeros(device=cuda)" in seen.calls and ".cuda()" in seen.calls
     assert "torch.cuda.manual_seed_all" in seen.calls and ".to(cuda)" in seen.calls
+    assert seen.seeds == [0]
     assert module.is_available is torch.cuda.is_available  # restored, the learner's alias too
+
+
+def test_pretend_cuda_sees_the_cuda_seed_that_torch_manual_seed_sets():
+    module = learner_module()
+    with pretend_cuda(module) as seen:
+        torch.manual_seed(123)
+        torch.default_generator.manual_seed(7)  # the CPU generator alone: no CUDA seed
+    assert seen.seeds == [123]
 
 
 def test_pretend_no_cuda_takes_the_cpu_branch():

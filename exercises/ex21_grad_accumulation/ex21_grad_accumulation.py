@@ -17,11 +17,13 @@ def train_accumulated(model: nn.Module, optimizer: torch.optim.Optimizer,
     """Train `model` on the micro-batches `batches` ([(x, y), ...], all the same size) with the mean squared
     error, accumulating the gradients of k micro-batches for each optimizer step.
 
-    len(batches) is a multiple of k; each group of k consecutive micro-batches makes one update, equal to one
-    step on the group's concatenation (the big batch). The gradients start at zero.
+    Each group of k consecutive micro-batches makes one update, equal to one step on the group's concatenation
+    (the big batch); when len(batches) is not a multiple of k, the last group holds the rest and makes its
+    update too. The gradients start at zero.
     Returns the big-batch loss of each group (before its update), one float per optimizer step.
     """
-    # TODO: one backward per micro-batch; step and reset the gradients once every k micro-batches.
+    # TODO: one backward per micro-batch; step and reset the gradients once per group of k micro-batches
+    # (the last group may be shorter).
     raise NotImplementedError
 
 

@@ -4,26 +4,47 @@ The sandbox seeds the global generators itself when it starts, so "two calls agr
 unless the state is disturbed in between. Every probe here scrambles the generators (random, NumPy,
 torch) to different states drawn in the judge, and consumes a different amount of randomness, between
 two runs with the same seed: only a learner's own seeding can make them agree. A third run with
-another seed must differ, so a seed hard-coded inside the function is caught too.
+another seed must differ, so a seed hard-coded inside the function is caught too. The GPU side runs
+on the CPU with `pretend_cuda`: the CUDA seed set_seed gives, the cuDNN settings made only when CUDA
+is available, and train_run's CUDA branch.
 """
 
 import contextlib
+import functools
 import math
 
+import pytest
 import torch
 
-from grader.checking import check, describe, fail, probe
+from grader.checking import Text, check, describe, fail, pretend_cuda, probe
 
 GENERATORS = {
-    "torch": ("torch's generator (torch.rand, initial weights, dropout)", "torch 的随机数生成器（torch.rand、初始权重、dropout）",
-              "torch.manual_seed(seed)"),
-    "random": ("Python's random module", "Python 的 random 模块", "random.seed(seed)"),
-    "numpy": ("NumPy's global generator (np.random.rand...)", "NumPy 的全局随机数生成器（np.random.rand……）",
+    "torch": (Text("torch's generator (torch.rand, initial weights, dropout)",
+                   "torch 的随机数生成器（torch.rand、初始权重、dropout）"), "torch.manual_seed(seed)"),
+    "random": (Text("Python's random module", "Python 的 random 模块"), "random.seed(seed)"),
+    "numpy": (Text("NumPy's global generator (np.random.rand...)", "NumPy 的全局随机数生成器（np.random.rand……）"),
               "np.random.seed(seed)"),
 }
 
 
+NUMPY_SEED_RANGE = "Seed must be between 0 and 2**32 - 1"
+
 # -- probes (run in the sandbox) --------------------------------------------------------------
+
+
+def numpy_seed_range_told(fn):
+    """A probe that returns {"numpy_seed_range": in_worker} when NumPy refuses a seed, since that error's text
+    (after a DataLoader worker's traceback) is cut off before it reaches the judge."""
+    @functools.wraps(fn)
+    def wrapper(module, *args):
+        try:
+            return fn(module, *args)
+        except Exception as exc:  # noqa: BLE001 - any other error goes on to the judge as it is
+            if NUMPY_SEED_RANGE not in str(exc):
+                raise
+            return {"numpy_seed_range": "DataLoader worker" in str(exc)}
+    return wrapper
+
 
 def _scramble(state: int) -> None:
     import random
@@ -55,8 +76,10 @@ def determinism_restored():
 
 
 @probe
+@numpy_seed_range_told
 def seeded_draws(module, seeds, scrambles):
-    """For each (seed, scramble): disturb every generator, set_seed(seed), draw from each generator."""
+    """For each (seed, scramble): disturb every generator, set_seed(seed) with a CUDA device pretended (its
+    branch runs, and the CUDA seed is seen), then draw from each generator."""
     import random
 
     import numpy as np
@@ -65,15 +88,17 @@ def seeded_draws(module, seeds, scrambles):
     with determinism_restored():
         for seed, state in zip(seeds, scrambles):
             _scramble(state)
-            module.set_seed(seed)
+            with pretend_cuda(module) as seen:
+                module.set_seed(seed)
             runs.append({"torch": torch.rand(4).tolist(), "random": [random.random() for _ in range(4)],
-                         "numpy": [float(v) for v in np.random.rand(4)]})
+                         "numpy": [float(v) for v in np.random.rand(4)], "cuda_seeds": seen.seeds})
     return runs
 
 
 @probe
 def determinism_flags(module):
-    """Start from the non-deterministic settings, call enable_determinism, read the settings back."""
+    """Start from the non-deterministic settings, call enable_determinism (a CUDA device pretended, so a branch
+    for it runs), read the settings back."""
     import os
 
     with determinism_restored():
@@ -81,7 +106,8 @@ def determinism_flags(module):
         torch.backends.cudnn.deterministic = False
         torch.backends.cudnn.benchmark = True
         os.environ.pop("CUBLAS_WORKSPACE_CONFIG", None)
-        module.enable_determinism()
+        with pretend_cuda(module):
+            module.enable_determinism()
         return {
             "algorithms": torch.are_deterministic_algorithms_enabled(),
             "warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
@@ -92,6 +118,7 @@ def determinism_flags(module):
 
 
 @probe
+@numpy_seed_range_told
 def loader_orders(module, n, batch_size, seeds, scrambles, draws):
     """For each run: disturb torch's generator, build the loader, draw some more numbers (as model init
     or dropout would), then read two epochs of sample ids."""
@@ -112,13 +139,15 @@ def loader_orders(module, n, batch_size, seeds, scrambles, draws):
             torch.manual_seed(state)
             loader = module.make_loader(x, y, batch_size, seed)
             torch.rand(extra)
-            runs.append({"type": type(loader).__name__, "first": epoch(loader), "second": epoch(loader)})
+            runs.append({"first": epoch(loader), "second": epoch(loader)})
     return runs
 
 
 @probe
-def training_runs(module, x, y, seeds, scrambles, epochs, device):
-    """Run train_run once per (seed, scramble); record its losses and the initial weights of its model."""
+@numpy_seed_range_told
+def training_runs(module, x, y, seeds, scrambles, epochs, device, pretend):
+    """Run train_run once per (seed, scramble); record its losses (as returned: a float, or the type of what is
+    not), the initial weights of its model and, with `pretend`, what it put on the pretended CUDA device."""
     inits = []
     original = getattr(module, "make_model", None)
 
@@ -128,29 +157,48 @@ def training_runs(module, x, y, seeds, scrambles, epochs, device):
         return model
 
     runs = []
+    placed = []
     if original is not None:
         module.make_model = recording_make_model
     try:
-        with determinism_restored():
+        with determinism_restored(), pretend_cuda(module) if pretend else contextlib.nullcontext() as seen:
             for seed, state in zip(seeds, scrambles):
                 _scramble(state)
                 count = len(inits)
                 losses = module.train_run(x, y, seed, epochs, device)
                 if isinstance(losses, (list, tuple)):
-                    losses = [float(v) if isinstance(v, (int, float)) or (isinstance(v, torch.Tensor) and v.numel() == 1)
-                              else describe_value(v) for v in losses]
+                    losses = [v if type(v) is float else f"a {type(v).__name__}" for v in losses]
                 runs.append({"losses": losses, "init": inits[count] if len(inits) > count else None})
+            if pretend:
+                placed = [call for call in seen.calls if not call.startswith("torch.cuda.")]
     finally:
         if original is not None:
             module.make_model = original
-    return runs
-
-
-def describe_value(v) -> str:
-    return f"<{type(v).__name__}>"
+    return {"runs": runs, "placed": placed}
 
 
 # -- helpers ----------------------------------------------------------------------------------
+
+def run(submission, probe_fn, *args, what):
+    """Run a probe; NumPy refusing a seed (the classic np.random.seed(torch.initial_seed()) in a DataLoader
+    worker) is told as a lesson instead of a traceback."""
+    result = submission.probe(probe_fn, *args, what=what)
+    if isinstance(result, dict) and "numpy_seed_range" in result:
+        if result["numpy_seed_range"]:
+            fail("{what} failed in a DataLoader worker: np.random.seed refused its seed (\"Seed must be between 0 and "
+                 "2**32 - 1\"). In a worker, torch.initial_seed() is a 64-bit number (the loader's base seed plus the "
+                 "worker id): reduce it with `% 2**32` before giving it to NumPy in your worker_init_fn.",
+                 "{what} 在 DataLoader 的 worker 进程里出错：np.random.seed 拒绝了它的种子（`Seed must be between 0 and "
+                 "2**32 - 1`）。在 worker 中，`torch.initial_seed()` 是一个 64 位的数（loader 的基础种子加上 worker 编号）："
+                 "在 worker_init_fn 里交给 NumPy 之前，先用 `% 2**32` 把它缩小。", what=what, key="numpy-seed-range")
+        fail("{what} failed: np.random.seed refused its seed (\"Seed must be between 0 and 2**32 - 1\"). NumPy's global "
+             "generator takes seeds from 0 to 2**32 - 1 only, torch's take 64-bit ones: reduce a seed with `% 2**32` "
+             "before giving it to NumPy.",
+             "{what} 出错：np.random.seed 拒绝了它的种子（`Seed must be between 0 and 2**32 - 1`）。NumPy 的全局生成器"
+             "只接受 0 到 2**32 - 1 的种子，而 torch 的种子是 64 位的：交给 NumPy 之前先用 `% 2**32` 把它缩小。",
+             what=what, key="numpy-seed-range")
+    return result
+
 
 def distinct_ints(rng, count, high=2**31 - 1):
     values = []
@@ -168,52 +216,63 @@ def draw_runs(rng):
 
 # -- set_seed ---------------------------------------------------------------------------------
 
-def seed_check(submission, rng, name):
+def seed_runs(submission, rng):
     seeds, scrambles = draw_runs(rng)
-    runs = submission.probe(seeded_draws, seeds, scrambles, what="`set_seed`")
-    en, zh, call = GENERATORS[name]
+    return seeds, run(submission, seeded_draws, seeds, scrambles, what="`set_seed`")
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param("torch", marks=check("set_seed makes torch's random numbers repeat (CPU and GPU)", points=1,
+                                      zh="set_seed 让 torch 的随机数可以重现（CPU 和 GPU）")),
+    pytest.param("random", marks=check("set_seed makes Python's random numbers repeat", points=1,
+                                       zh="set_seed 让 Python random 的随机数可以重现")),
+    pytest.param("numpy", marks=check("set_seed makes NumPy's random numbers repeat", points=1,
+                                      zh="set_seed 让 NumPy 的随机数可以重现")),
+])
+def test_seed_repeats(submission, rng, name):
+    seeds, runs = seed_runs(submission, rng)
+    generator, call = GENERATORS[name]
     if runs[0][name] != runs[1][name]:
-        extra = (" A generator made with np.random.default_rng(seed) is a separate object: the global one needs "
-                 "np.random.seed(seed)." if name == "numpy" else "")
-        extra_zh = ("用 np.random.default_rng(seed) 创建的生成器是另一个独立对象：全局生成器需要 np.random.seed(seed)。"
-                    if name == "numpy" else "")
-        fail(f"After set_seed({seeds[0]}) twice (with other random numbers drawn in between), {en} gave different "
-             f"numbers: set_seed does not seed it. Call {call}.{extra}",
-             f"两次调用 set_seed({seeds[0]})（中间抽取过别的随机数）之后，{zh}给出了不同的数：set_seed 没有给它设种子。"
-             f"请调用 {call}。{extra_zh}")
-    return seeds, runs
+        extra = Text(" A generator made with np.random.default_rng(seed) is a separate object: the global one needs "
+                     "np.random.seed(seed).",
+                     "用 `np.random.default_rng(seed)` 创建的生成器是另一个独立对象：全局生成器需要 `np.random.seed(seed)`。")
+        fail("After set_seed({seed}) twice (with other random numbers drawn in between), {generator} gave different "
+             "numbers: set_seed does not seed it. Call {call}.{extra}",
+             "两次调用 set_seed({seed})（中间抽取过别的随机数）之后，{generator}给出了不同的数：set_seed 没有给它设种子。"
+             "请调用 `{call}`。{extra}", seed=seeds[0], generator=generator, call=call,
+             extra=extra if name == "numpy" else "", key=f"{name}-not-seeded")
+    if name == "torch" and not runs[0]["cuda_seeds"]:
+        fail("set_seed seeds torch's CPU generator only: on a machine with a GPU (the checks pretend there is "
+             "one), each GPU has a generator of its own, and it was not seeded. torch.manual_seed(seed) seeds "
+             "every device; so does torch.cuda.manual_seed_all(seed).",
+             "set_seed 只给 torch 的 CPU 生成器设了种子：在有 GPU 的机器上（检查时假装有一块），每块 GPU 都有自己的"
+             "生成器，它没有被设种子。`torch.manual_seed(seed)` 会给所有设备设种子，`torch.cuda.manual_seed_all(seed)` "
+             "也可以。", key="cuda-not-seeded")
 
 
-@check("set_seed makes torch's random numbers repeat", points=1, zh="set_seed 让 torch 的随机数可以重现")
-def test_seed_torch(submission, rng):
-    seed_check(submission, rng, "torch")
-
-
-@check("set_seed makes Python's random numbers repeat", points=1, zh="set_seed 让 Python random 的随机数可以重现")
-def test_seed_random(submission, rng):
-    seed_check(submission, rng, "random")
-
-
-@check("set_seed makes NumPy's random numbers repeat", points=1, zh="set_seed 让 NumPy 的随机数可以重现")
-def test_seed_numpy(submission, rng):
-    seed_check(submission, rng, "numpy")
-
-
-@check("set_seed uses its seed: another seed, other numbers", points=1, zh="set_seed 使用传入的 seed：换一个 seed，随机数也不同")
+@check("set_seed uses its seed: another seed, other numbers", points=1, zh="set_seed 使用传入的 seed：换一个 seed，随机数也不同",
+       depends=("seed_repeats[torch]", "seed_repeats[random]", "seed_repeats[numpy]"))
 def test_seed_used(submission, rng):
-    seeds, scrambles = draw_runs(rng)
-    runs = submission.probe(seeded_draws, seeds, scrambles, what="`set_seed`")
+    seeds, runs = seed_runs(submission, rng)
     repeatable = [name for name in GENERATORS if runs[0][name] == runs[1][name]]
     if not repeatable:
-        fail("set_seed makes no generator repeatable yet (see the checks above).",
-             "set_seed 还没有让任何一个生成器可以重现（见上面的检查）。")
+        fail("set_seed makes no generator repeatable yet, so there is no seed to see used: this point comes with "
+             "seeding.",
+             "set_seed 还没有让任何一个生成器可以重现，所以还看不出它是否使用了 seed：设好种子之后才能得到这一分。",
+             key="nothing-seeded")
     for name in repeatable:
         if runs[2][name] == runs[0][name]:
-            en, zh, _ = GENERATORS[name]
-            fail(f"set_seed({seeds[0]}) and set_seed({seeds[2]}) give the same numbers from {en}: the seed argument is "
+            fail("set_seed({seed}) and set_seed({other}) give the same numbers from {generator}: the seed argument is "
                  "ignored (a hard-coded seed such as 42?). Pass `seed` on.",
-                 f"set_seed({seeds[0]}) 和 set_seed({seeds[2]}) 让{zh}给出了相同的数：参数 seed 被忽略了"
-                 "（是不是写死了 42 之类的种子？）。请把 `seed` 传下去。")
+                 "set_seed({seed}) 和 set_seed({other}) 让{generator}给出了相同的数：参数 seed 被忽略了"
+                 "（是不是写死了 42 之类的种子？）。请把 `seed` 传下去。",
+                 seed=seeds[0], other=seeds[2], generator=GENERATORS[name][0], key="seed-hardcoded")
+    cuda = runs[0]["cuda_seeds"]
+    if cuda and cuda[-1] != seeds[0]:
+        fail("set_seed({seed}) seeds the GPU's generator with {got}, not with the seed it was given (a hard-coded "
+             "seed?): pass `seed` on.",
+             "set_seed({seed}) 给 GPU 生成器设的种子是 {got}，而不是传入的 seed（是不是写死了种子？）：请把 `seed` 传下去。",
+             seed=seeds[0], got=cuda[-1], key="seed-hardcoded")
 
 
 # -- enable_determinism -----------------------------------------------------------------------
@@ -225,19 +284,20 @@ def test_deterministic_algorithms(submission):
     if not flags["algorithms"]:
         fail("After enable_determinism(), torch.are_deterministic_algorithms_enabled() is False: call "
              "torch.use_deterministic_algorithms(True).",
-             "调用 enable_determinism() 之后 torch.are_deterministic_algorithms_enabled() 仍为 False："
-             "请调用 torch.use_deterministic_algorithms(True)。")
+             "调用 enable_determinism() 之后 `torch.are_deterministic_algorithms_enabled()` 仍为 False："
+             "请调用 `torch.use_deterministic_algorithms(True)`。", key="deterministic-off")
     if flags["warn_only"]:
         fail("Deterministic algorithms are on with warn_only=True: a non-deterministic op then only warns and the run "
              "still varies. Leave warn_only off, so such an op raises an error you cannot miss.",
              "确定性算法以 warn_only=True 开启：非确定性的算子只会发出警告，结果照样会变。请不要开 warn_only，"
-             "让这种算子直接报错，不会被忽略。")
+             "让这种算子直接报错，不会被忽略。", key="warn-only")
     if flags["cublas"] not in (":4096:8", ":16:8"):
-        fail(f"CUBLAS_WORKSPACE_CONFIG is {flags['cublas']!r}: with deterministic algorithms on, matrix products on a GPU "
-             "(cuBLAS, CUDA >= 10.2) raise an error unless this environment variable is ':4096:8' or ':16:8'. Set it in "
+        fail("CUBLAS_WORKSPACE_CONFIG is {got!r}: with deterministic algorithms on, matrix products on a GPU (cuBLAS, "
+             "CUDA >= 10.2) raise an error unless this environment variable is ':4096:8' or ':16:8'. Set it in "
              "os.environ.",
-             f"CUBLAS_WORKSPACE_CONFIG 为 {flags['cublas']!r}：开启确定性算法后，GPU 上的矩阵乘法（cuBLAS，CUDA >= 10.2）"
-             "会报错，除非这个环境变量是 ':4096:8' 或 ':16:8'。请在 os.environ 中设置它。")
+             "CUBLAS_WORKSPACE_CONFIG 为 {got!r}：开启确定性算法后，GPU 上的矩阵乘法（cuBLAS，CUDA >= 10.2）会报错，"
+             "除非这个环境变量是 ':4096:8' 或 ':16:8'。请在 `os.environ` 中设置它。", got=flags["cublas"],
+             key="cublas-config")
 
 
 @check("enable_determinism makes cuDNN deterministic and turns its benchmark off", points=1,
@@ -246,14 +306,15 @@ def test_cudnn_flags(submission):
     flags = submission.probe(determinism_flags, what="`enable_determinism()`")
     if flags["cudnn_benchmark"]:
         fail("torch.backends.cudnn.benchmark is still True: benchmark mode times several convolution algorithms and "
-             "keeps the fastest, which can differ from run to run. It speeds training up (the seed tutorial's tip) but "
-             "must be False for reproducible runs.",
-             "torch.backends.cudnn.benchmark 仍为 True：benchmark 模式会对几种卷积算法计时并选最快的，每次运行的选择可能不同。"
-             "它能加速训练（种子教程里的技巧），但要复现结果就必须设为 False。")
+             "keeps the fastest, which can differ from run to run. It is a common speed tip, but it must be False for "
+             "reproducible runs.",
+             "`torch.backends.cudnn.benchmark` 仍为 True：benchmark 模式会对几种卷积算法计时并选最快的，每次运行的选择可能"
+             "不同。它是常见的加速技巧，但要复现结果就必须设为 False。", key="cudnn-benchmark")
     if not flags["cudnn_deterministic"]:
         fail("torch.backends.cudnn.deterministic is False: set it to True so cuDNN only uses deterministic convolution "
              "algorithms.",
-             "torch.backends.cudnn.deterministic 为 False：请设为 True，让 cuDNN 只使用确定性的卷积算法。")
+             "`torch.backends.cudnn.deterministic` 为 False：请设为 True，让 cuDNN 只使用确定性的卷积算法。",
+             key="cudnn-nondeterministic")
 
 
 # -- make_loader ------------------------------------------------------------------------------
@@ -261,92 +322,134 @@ def test_cudnn_flags(submission):
 @check("make_loader shuffles in an order fixed by its seed alone", points=2,
        zh="make_loader 打乱的顺序只由它的 seed 决定")
 def test_loader(submission, rng):
-    n = int(torch.randint(20, 33, (), generator=rng))
     batch_size = int(torch.randint(3, 7, (), generator=rng))
+    n = int(torch.randint(20, 33, (), generator=rng))
+    if n % batch_size == 0:
+        n += 1  # a short last batch, always
     seeds, scrambles = draw_runs(rng)
     first_draw = int(torch.randint(1, 6, (), generator=rng))
     draws = [first_draw, first_draw + int(torch.randint(1, 6, (), generator=rng)), first_draw]
-    runs = submission.probe(loader_orders, n, batch_size, seeds, scrambles, draws,
-                            what=f"`make_loader(x[{n}, 1], y[{n}, 1], {batch_size}, seed)`")
-    a, b, c = runs
-    ids = a["first"]["ids"]
+    what = f"`make_loader(x[{n}, 1], y[{n}, 1], {batch_size}, seed)`"
+    a, b, c = run(submission, loader_orders, n, batch_size, seeds, scrambles, draws, what=what)
+    ids, sizes = a["first"]["ids"], a["first"]["sizes"]
+    if len(ids) == n - n % batch_size and len(set(ids)) == len(ids) and sizes[-1] == batch_size:
+        fail("One epoch of the loader gave {got} of the {n} samples: the short last batch of {short} was dropped "
+             "(drop_last=True). Keep it: every sample counts once per epoch.",
+             "loader 的一个 epoch 只给出了 {n} 个样本中的 {got} 个：最后那个只有 {short} 个样本的 batch 被丢掉了"
+             "（drop_last=True）。请保留它：每个 epoch 每个样本都要出现一次。",
+             got=len(ids), n=n, short=n % batch_size, key="drop-last")
     if sorted(ids) != list(range(n)):
-        fail(f"One epoch of the loader should give each of the {n} samples exactly once, got {len(ids)} samples "
-             f"({len(set(ids))} distinct): build it on TensorDataset(x, y).",
-             f"loader 的一个 epoch 应该恰好给出 {n} 个样本各一次，实际得到 {len(ids)} 个（{len(set(ids))} 个不同）："
-             "请基于 TensorDataset(x, y) 构建。")
-    sizes = a["first"]["sizes"]
-    if any(s != batch_size for s in sizes[:-1]):
-        fail(f"Batches should hold batch_size={batch_size} samples, got sizes {sizes}.",
-             f"每个 batch 应包含 batch_size={batch_size} 个样本，实际大小为 {sizes}。")
+        fail("One epoch of the loader should give each of the {n} samples exactly once, got {got} samples ({distinct} "
+             "distinct): build it on TensorDataset(x, y).",
+             "loader 的一个 epoch 应该恰好给出 {n} 个样本各一次，实际得到 {got} 个（{distinct} 个不同）："
+             "请基于 TensorDataset(x, y) 构建。", n=n, got=len(ids), distinct=len(set(ids)), key="not-all-samples")
+    want = [batch_size] * (n // batch_size) + [n % batch_size]
+    if sizes != want:
+        fail("Batches should hold batch_size={batch_size} samples (the last one the {short} left over), got sizes "
+             "{sizes}.",
+             "每个 batch 应包含 batch_size={batch_size} 个样本（最后一个是剩下的 {short} 个），实际大小为 {sizes}。",
+             batch_size=batch_size, short=n % batch_size, sizes=sizes, key="wrong-batch-size")
     if ids == list(range(n)):
         fail("The loader gives the samples in their original order: pass shuffle=True.",
-             "loader 按原始顺序给出样本：请传入 shuffle=True。")
+             "loader 按原始顺序给出样本：请传入 shuffle=True。", key="no-shuffle")
     if a["first"]["ids"] != b["first"]["ids"] or a["second"]["ids"] != b["second"]["ids"]:
         fail("Two loaders made with the same seed gave different orders, because other code drew random numbers "
              "between making the loader and iterating it (as model init and dropout do): the shuffle drew from the "
              "global generator. Give the DataLoader its own torch.Generator, seeded with `seed` (generator=...).",
              "用同一个 seed 创建的两个 loader 给出了不同的顺序，因为在创建 loader 和遍历它之间，别的代码抽取了随机数"
              "（就像模型初始化和 dropout 那样）：打乱用的是全局生成器。请给 DataLoader 一个独立的、用 `seed` 设好种子的 "
-             "torch.Generator（generator=...）。")
+             "`torch.Generator`（`generator=...`）。", key="global-generator")
     if c["first"]["ids"] == a["first"]["ids"]:
-        fail(f"make_loader(..., seed={seeds[0]}) and make_loader(..., seed={seeds[2]}) give the same order: the seed is "
-             "not used. Seed the generator with it (generator.manual_seed(seed)); an unseeded torch.Generator() always "
+        fail("make_loader(..., seed={seed}) and make_loader(..., seed={other}) give the same order: the seed is not "
+             "used. Seed the generator with it (generator.manual_seed(seed)); an unseeded torch.Generator() always "
              "starts from the same default state.",
-             f"make_loader(..., seed={seeds[0]}) 和 make_loader(..., seed={seeds[2]}) 给出了相同的顺序：seed 没有被使用。"
-             "请用它给生成器设种子（generator.manual_seed(seed)）；没设种子的 torch.Generator() 总是从同一个默认状态开始。")
+             "make_loader(..., seed={seed}) 和 make_loader(..., seed={other}) 给出了相同的顺序：seed 没有被使用。"
+             "请用它给生成器设种子（`generator.manual_seed(seed)`）；没设种子的 `torch.Generator()` 总是从同一个默认状态开始。",
+             seed=seeds[0], other=seeds[2], key="loader-seed-unused")
     if a["second"]["ids"] == a["first"]["ids"]:
         fail("The second epoch repeats the order of the first: a fixed permutation is not a shuffle. Let the DataLoader "
              "shuffle (shuffle=True with a seeded generator), so each epoch gets a new order that is still reproducible.",
              "第二个 epoch 重复了第一个 epoch 的顺序：固定的排列不等于打乱。请让 DataLoader 自己打乱（shuffle=True 加上"
-             "设好种子的 generator），这样每个 epoch 顺序都不同，同时仍可复现。")
+             "设好种子的 generator），这样每个 epoch 顺序都不同，同时仍可复现。", key="fixed-permutation")
 
 
 # -- train_run --------------------------------------------------------------------------------
 
 def draw_data(rng):
     n = int(torch.randint(24, 41, (), generator=rng))
+    if n % 8 == 0:
+        n += 1  # a short last batch
     x = torch.randn(n, 4, generator=rng)
     y = x @ torch.randn(4, 1, generator=rng) + 0.1 * torch.randn(n, 1, generator=rng)
     return x, y
 
 
+def expect_same_runs(runs, n, epochs, device):
+    """The checks every pair of runs with the same seed must pass: floats, one per batch, the same start, the same
+    losses (`device` names the device the runs used, in messages)."""
+    want = epochs * math.ceil(n / 8)
+    on = Text(" (with device={device!r})", "（device={device!r}）", device=device)
+    for run_ in runs:
+        losses = run_["losses"]
+        if not isinstance(losses, list):
+            fail("train_run should return a list of Python floats (one loss per batch), got {got}.",
+                 "train_run 应返回 Python float 的列表（每个 batch 一个损失），实际得到 {got}。",
+                 got=describe(losses), key="not-a-list")
+        bad = next((v for v in losses if isinstance(v, str)), None)
+        if bad:
+            fail("train_run should return a list of Python floats, but it holds {bad}: use loss.item().",
+                 "train_run 应返回 Python float 的列表，但其中有 {bad}：请用 `loss.item()`。", bad=bad, key="not-a-float")
+        if len(losses) != want:
+            fail("train_run returned {got} losses; {epochs} epochs of {n} samples in batches of 8 make {want}.",
+                 "train_run 返回了 {got} 个损失；{n} 个样本、batch 大小 8、{epochs} 个 epoch 应有 {want} 个。",
+                 got=len(losses), epochs=epochs, n=n, want=want, key="wrong-count")
+        if not all(math.isfinite(v) for v in losses):
+            fail("train_run returned a loss that is NaN or inf.", "train_run 返回的损失中有 NaN 或 inf。", key="nan")
+    a, b = runs[:2]
+    if a["init"] is not None and b["init"] is not None and not all(
+            torch.equal(p, q) for p, q in zip(a["init"], b["init"])):
+        fail("Two runs with the same seed{on} started from different initial weights: make_model() draws them from "
+             "torch's CPU generator, whatever the device the model moves to, so seed it first. Call set_seed(seed) "
+             "before make_model().",
+             "同一个 seed 的两次运行{on}从不同的初始权重开始：不管模型之后放到哪个设备上，make_model() 都从 torch 的 CPU "
+             "生成器抽取初始权重，所以要先设种子。请在 make_model() 之前调用 set_seed(seed)。", on=on,
+             key="init-not-seeded")
+    if a["losses"] != b["losses"]:
+        first = next(i for i, (p, q) in enumerate(zip(a["losses"], b["losses"])) if p != q)
+        fail("Two runs with the same seed{on} gave different losses from batch {first} on ({p:.6g} vs {q:.6g}), though "
+             "they started from the same weights: the batch order or dropout drew from an unseeded generator. Seed "
+             "everything first, and build the loader with make_loader(x, y, 8, seed).",
+             "同一个 seed 的两次运行{on}从第 {first} 个 batch 起损失不同（{p:.6g} 对 {q:.6g}），尽管初始权重相同："
+             "batch 顺序或 dropout 用了没设种子的生成器。请先给所有生成器设种子，并用 `make_loader(x, y, 8, seed)` 构建 loader。",
+             on=on, first=first, p=a["losses"][first], q=b["losses"][first], key="losses-differ")
+
+
 @check("train_run gives the same losses for the same seed, and others for another", points=2,
-       zh="train_run 同一个 seed 给出相同的损失，换一个 seed 则不同")
+       zh="train_run 同一个 seed 给出相同的损失，换一个 seed 则不同", depends=("seed_repeats[torch]", "loader"))
 def test_train_run(submission, rng, device):
     x, y = draw_data(rng)
     epochs = 2
     seeds, scrambles = draw_runs(rng)
-    runs = submission.probe(training_runs, x, y, seeds, scrambles, epochs, device,
-                            what=f"`train_run(x[{len(x)}, 4], y[{len(x)}, 1], seed, {epochs}, {device!r})`")
-    want = epochs * math.ceil(len(x) / 8)
-    for run in runs:
-        losses = run["losses"]
-        if not isinstance(losses, list) or not all(isinstance(v, float) for v in losses):
-            fail(f"train_run should return a list of Python floats (one loss per batch), got {describe(losses)}.",
-                 f"train_run 应返回 Python float 的列表（每个 batch 一个损失），实际得到 {describe(losses)}。")
-        if len(losses) != want:
-            fail(f"train_run returned {len(losses)} losses; {epochs} epochs of {len(x)} samples in batches of 8 make "
-                 f"{want}.",
-                 f"train_run 返回了 {len(losses)} 个损失；{len(x)} 个样本、batch 大小 8、{epochs} 个 epoch 应有 {want} 个。")
-        if not all(math.isfinite(v) for v in losses):
-            fail("train_run returned a loss that is NaN or inf.", "train_run 返回的损失中有 NaN 或 inf。")
-    a, b, c = runs
-    if a["init"] is not None and b["init"] is not None and not all(
-            torch.equal(p, q) for p, q in zip(a["init"], b["init"])):
-        fail("Two runs with the same seed started from different initial weights: make_model() draws them from torch's "
-             "generator, so seed it first. Call set_seed(seed) before make_model().",
-             "同一个 seed 的两次运行从不同的初始权重开始：make_model() 从 torch 的生成器抽取初始权重，所以要先设种子。"
-             "请在 make_model() 之前调用 set_seed(seed)。")
-    if a["losses"] != b["losses"]:
-        first = next(i for i, (p, q) in enumerate(zip(a["losses"], b["losses"])) if p != q)
-        fail(f"Two runs with the same seed gave different losses from batch {first} on ({a['losses'][first]:.6g} vs "
-             f"{b['losses'][first]:.6g}), though they started from the same weights: the batch order or dropout drew "
-             "from an unseeded generator. Seed everything first, and build the loader with make_loader(x, y, 8, seed).",
-             f"同一个 seed 的两次运行从第 {first} 个 batch 起损失不同（{a['losses'][first]:.6g} 对 {b['losses'][first]:.6g}），"
-             "尽管初始权重相同：batch 顺序或 dropout 用了没设种子的生成器。请先给所有生成器设种子，"
-             "并用 make_loader(x, y, 8, seed) 构建 loader。")
-    if c["losses"] == a["losses"]:
-        fail(f"train_run with seed {seeds[0]} and with seed {seeds[2]} gave exactly the same losses: the seed argument "
-             "is ignored (a hard-coded seed?).",
-             f"seed 为 {seeds[0]} 和 {seeds[2]} 时 train_run 给出了完全相同的损失：参数 seed 被忽略了（是不是写死了种子？）。")
+
+    def runs_on(on, seeds, pretend):
+        what = f"`train_run(x[{len(x)}, 4], y[{len(x)}, 1], seed, {epochs}, {on!r})`"
+        return run(submission, training_runs, x, y, seeds, scrambles, epochs, on, pretend, what=what)
+
+    # On a CPU grader a GPU is pretended: train_run(..., "cpu") must not use it, and its CUDA branch
+    # (train_run(..., "cuda"), run on the CPU) must be as reproducible as the CPU one.
+    result = runs_on(device, seeds, device == "cpu")
+    if result["placed"]:
+        fail("train_run(..., device='cpu') still put something on the GPU ({calls}) when one was available: use the "
+             "`device` argument it is given, not torch.cuda.is_available().",
+             "train_run(..., device='cpu') 在有 GPU 时仍然把东西放到了 GPU 上（{calls}）：请使用传入的 `device` 参数，"
+             "而不是 `torch.cuda.is_available()`。", calls=", ".join(dict.fromkeys(result["placed"])),
+             key="hard-coded-cuda")
+    runs = result["runs"]
+    expect_same_runs(runs, len(x), epochs, device)
+    if device == "cpu":
+        expect_same_runs(runs_on("cuda", seeds[:2], True)["runs"], len(x), epochs, "cuda")
+    if runs[2]["losses"] == runs[0]["losses"]:
+        fail("train_run with seed {seed} and with seed {other} gave exactly the same losses: the seed argument is "
+             "ignored (a hard-coded seed?).",
+             "seed 为 {seed} 和 {other} 时 train_run 给出了完全相同的损失：参数 seed 被忽略了（是不是写死了种子？）。",
+             seed=seeds[0], other=seeds[2], key="seed-hardcoded")

@@ -3,16 +3,15 @@
 The learner's loop runs in the sandbox on a Linear model with an SGD optimizer made by the probe. The probe
 wraps torch.autograd.backward (was the gradient clean before this micro-batch?) and optimizer.step (how many
 backward calls since the last step, and the gradients the step is about to use). The judge recomputes the
-big-batch gradients and the big-batch training with torch itself, in float64.
+big-batch gradients and the big-batch training with torch itself, in float64. Most checks use whole groups
+of k; one adds a shorter last group, and one pretends a GPU is there to see where the micro-batches go.
 """
-
-import traceback
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.checking import CheckFailed, check, expect_close, fail, probe
+from grader.checking import CheckFailed, Text, check, expect_close, fail, pretend_cuda, probe, verbatim
 from grader.gradients import expect_gradient
 
 MOMENTUM, LR = 0.9, 0.1
@@ -20,14 +19,10 @@ MOMENTUM, LR = 0.9, 0.1
 
 # -- sandbox side ------------------------------------------------------------------------
 
-def _learner_frames(exc, filename):
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
-    return [f"line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in frames[-2:]]
-
-
 @probe
-def run_accumulated(module, weight, bias, batches, k, lr, momentum):
-    """Run train_accumulated on a fresh Linear model and SGD optimizer; log backward and step calls."""
+def run_accumulated(module, weight, bias, batches, k, lr, momentum, pretend=False):
+    """Run train_accumulated on a fresh Linear model and SGD optimizer; log backward and step calls (and, with
+    `pretend`, what the loop put on a pretended GPU while the model stays on the CPU)."""
     model = nn.Linear(weight.shape[1], weight.shape[0])
     with torch.no_grad():
         model.weight.copy_(weight)
@@ -53,44 +48,38 @@ def run_accumulated(module, weight, bias, batches, k, lr, momentum):
         return step(*args, **kwargs)
 
     optimizer.step = step_wrapper
-    result = {"log": log, "error": None, "returned": None}
     torch.autograd.backward = backward_wrapper
+    placed = []
     try:
-        returned = module.train_accumulated(model, optimizer, [tuple(b) for b in batches], k)
-    except Exception as exc:  # noqa: BLE001 - the log says how far it got
-        if isinstance(exc, NotImplementedError):
-            raise
-        result["error"] = {"type": type(exc).__name__, "message": str(exc)[:300],
-                           "frames": _learner_frames(exc, getattr(module, "__file__", ""))}
-        returned = None
+        if pretend:
+            with pretend_cuda(module) as seen:
+                returned = module.train_accumulated(model, optimizer, [tuple(b) for b in batches], k)
+            placed = [call for call in seen.calls if not call.startswith("torch.cuda.")]
+        else:
+            returned = module.train_accumulated(model, optimizer, [tuple(b) for b in batches], k)
     finally:
         torch.autograd.backward = backward
-    if isinstance(returned, (list, tuple)):
-        values = []
-        for v in returned:
-            if isinstance(v, torch.Tensor) and v.numel() == 1:
-                v = float(v.detach().reshape(()))
-            values.append(v if isinstance(v, (int, float)) and not isinstance(v, bool) else f"a {type(v).__name__}")
-        result["returned"] = values
-    elif isinstance(returned, torch.Tensor) and returned.dim() == 1:
-        result["returned"] = [float(v) for v in returned.detach()]
+    if isinstance(returned, list):
+        returned = [float(v) if isinstance(v, float) else
+                    {"type": type(v).__name__, "graph": bool(getattr(v, "requires_grad", False))} for v in returned]
     else:
-        result["returned"] = f"a {type(returned).__name__}"
-    result["weight"] = model.weight.detach().clone()
-    result["bias"] = model.bias.detach().clone()
-    return result
+        returned = {"type": type(returned).__name__}
+    return {"log": log, "returned": returned, "placed": placed,
+            "weight": model.weight.detach().clone(), "bias": model.bias.detach().clone()}
 
 
 # -- judge side ----------------------------------------------------------------------------
 
-def draw(rng, groups=2):
+def draw(rng, short=False):
+    """Micro-batches of 4 samples for 2 groups of k, plus (with `short`) a last group of 1..k-1."""
     d = 3 + int(torch.randint(0, 3, (1,), generator=rng))
     o = 1 + int(torch.randint(0, 2, (1,), generator=rng))
     k = 2 + int(torch.randint(0, 3, (1,), generator=rng))
+    extra = 1 + int(torch.randint(0, k - 1, (1,), generator=rng)) if short else 0
     m = 4
     true_w = torch.randn(o, d, generator=rng)
     batches = []
-    for _ in range(groups * k):
+    for _ in range(2 * k + extra):
         x = torch.randn(m, d, generator=rng)
         batches.append((x, x @ true_w.T + 0.1 * torch.randn(m, o, generator=rng)))
     weight = 0.3 * torch.randn(o, d, generator=rng)
@@ -98,41 +87,40 @@ def draw(rng, groups=2):
     return weight, bias, batches, k
 
 
+def group_sizes(n, k):
+    """The number of micro-batches in each group: k, ..., k, then what is left."""
+    return [min(k, n - start) for start in range(0, n, k)]
+
+
+def big_batch(batches, k, g):
+    """Group g's micro-batches concatenated, in float64."""
+    group = batches[g * k:(g + 1) * k]
+    return torch.cat([b[0] for b in group]).double(), torch.cat([b[1] for b in group]).double()
+
+
 def big_batch_reference(weight, bias, batches, k, lr, momentum):
-    """The same training with each group of k micro-batches concatenated into one big batch, in float64:
-    the loss and the gradients before each step, and the final weights."""
+    """The same training with each group of micro-batches concatenated into one big batch, in float64:
+    the gradients before each step, and the final weights."""
     model = nn.Linear(weight.shape[1], weight.shape[0]).double()
     with torch.no_grad():
         model.weight.copy_(weight)
         model.bias.copy_(bias)
     optimizer = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
-    losses, grads = [], []
-    for g in range(0, len(batches), k):
-        x = torch.cat([b[0] for b in batches[g:g + k]]).double()
-        y = torch.cat([b[1] for b in batches[g:g + k]]).double()
+    grads = []
+    for g in range(len(group_sizes(len(batches), k))):
+        x, y = big_batch(batches, k, g)
         optimizer.zero_grad()
-        loss = F.mse_loss(model(x), y)
-        loss.backward()
-        losses.append(float(loss))
+        F.mse_loss(model(x), y).backward()
         grads.append([model.weight.grad.clone(), model.bias.grad.clone()])
         optimizer.step()
-    return losses, grads, model.weight.detach(), model.bias.detach()
+    return grads, model.weight.detach(), model.bias.detach()
 
 
-def run(submission, rng, groups=2):
-    weight, bias, batches, k = draw(rng, groups)
-    result = submission.probe(run_accumulated, weight, bias, batches, k, LR, MOMENTUM,
+def run(submission, rng, short=False, pretend=False):
+    weight, bias, batches, k = draw(rng, short)
+    result = submission.probe(run_accumulated, weight, bias, batches, k, LR, MOMENTUM, pretend,
                               what=f"`train_accumulated(model, optimizer, batches[{len(batches)}], k={k})`")
-    reference = big_batch_reference(weight, bias, batches, k, LR, MOMENTUM)
-    return result, reference, (weight, bias, batches, k)
-
-
-def fail_on_error(result, k, n):
-    err = result["error"]
-    if err:
-        where = f" ({'; '.join(err['frames'])})" if err["frames"] else ""
-        fail(f"train_accumulated(model, optimizer, batches[{n}], k={k}) raised {err['type']}: {err['message']}{where}",
-             f"train_accumulated(model, optimizer, batches[{n}], k={k}) 抛出了异常 {err['type']}：{err['message']}{where}")
+    return result, (weight, bias, batches, k)
 
 
 def backwards_per_step(log):
@@ -147,39 +135,55 @@ def backwards_per_step(log):
     return counts, n
 
 
-def step_problem(result, k, n):
-    """(en, zh) if backward and step do not run k-to-1, else None."""
-    groups = n // k
+def step_problem(result, k, n) -> Text | None:
+    """What is wrong if backward and step do not run group by group (k to 1, the last group what is left)."""
+    sizes = group_sizes(n, k)
     counts, tail = backwards_per_step(result["log"])
     total = sum(counts) + tail
+    values = dict(n=n, k=k, total=total, groups=len(sizes))
     if total == 0:
-        return (f"train_accumulated(..., batches[{n}], k={k}) never called backward.",
-                f"train_accumulated(..., batches[{n}], k={k}) 没有调用 backward。")
+        return Text("train_accumulated(..., batches[{n}], k={k}) never called backward.",
+                    "train_accumulated(..., batches[{n}], k={k}) 没有调用 backward。", **values)
     if total < n:
-        return (f"backward ran {total} times for {n} micro-batches: call it once per micro-batch, on that "
-                "micro-batch's loss. One backward per micro-batch is what frees each micro-batch's graph; summing "
-                "the losses first keeps all k graphs in memory, which is what accumulation avoids.",
-                f"{n} 个 micro-batch 只调用了 {total} 次 backward：请对每个 micro-batch 的 loss 各调用一次。"
-                "每个 micro-batch 一次 backward，才能及时释放它的计算图；先把 loss 加起来会让 k 个计算图同时占用内存，"
-                "而这正是梯度累积要避免的。")
-    if len(counts) != groups:
-        return (f"optimizer.step() ran {len(counts)} times for {n} micro-batches with k={k}: step once every k "
-                f"micro-batches ({groups} steps here), after the k-th backward.",
-                f"{n} 个 micro-batch、k={k} 时 optimizer.step() 运行了 {len(counts)} 次：应每 k 个 micro-batch "
-                f"调用一次（这里共 {groups} 次），在第 k 次 backward 之后。")
-    if counts != [k] * groups or tail:
-        first = next((c for c in counts if c != k), tail)
-        return (f"A step came after {first} micro-batch(es) instead of k={k} (backward calls between steps: "
-                f"{counts}, then {tail} after the last step): step when the k-th micro-batch of a group is done, "
-                "e.g. when (i + 1) % k == 0.",
-                f"有一次 step 在 {first} 个 micro-batch 之后就调用了，而不是 k={k} 个（两次 step 之间的 backward 次数："
-                f"{counts}，最后一次 step 之后还有 {tail} 次）：应在一组的第 k 个 micro-batch 完成后 step，"
-                "例如当 (i + 1) % k == 0 时。")
+        return Text("backward ran {total} times for {n} micro-batches: call it once per micro-batch, on that "
+                    "micro-batch's loss. One backward per micro-batch is what frees each micro-batch's graph; summing "
+                    "the losses first keeps all k graphs in memory, which is what accumulation avoids.",
+                    "{n} 个 micro-batch 只调用了 {total} 次 backward：请对每个 micro-batch 的 loss 各调用一次。"
+                    "每个 micro-batch 一次 backward，才能及时释放它的计算图；先把 loss 加起来会让 k 个计算图同时占用内存，"
+                    "而这正是梯度累积要避免的。", **values)
+    if counts == sizes[:-1] and tail == sizes[-1] and sizes[-1] < k:
+        return Text("The last {tail} micro-batch(es), a group shorter than k={k}, were never stepped: their gradients "
+                    "stayed in .grad and no update used them. A shorter last group still makes its own "
+                    "optimizer.step().",
+                    "最后 {tail} 个 micro-batch（比 k={k} 少的一组）没有 step：它们的梯度留在 .grad 里，没有任何更新用到它们。"
+                    "较短的最后一组也要有自己的一次 optimizer.step()。", tail=tail, k=k)
+    if len(counts) != len(sizes):
+        return Text("optimizer.step() ran {steps} times for {n} micro-batches with k={k}: step once every k "
+                    "micro-batches ({groups} steps here), after the k-th backward.",
+                    "{n} 个 micro-batch、k={k} 时 optimizer.step() 运行了 {steps} 次：应每 k 个 micro-batch "
+                    "调用一次（这里共 {groups} 次），在第 k 次 backward 之后。", steps=len(counts), **values)
+    if counts != sizes or tail:
+        first = next((c for c, s in zip(counts, sizes) if c != s), tail)
+        return Text("A step came after {first} micro-batch(es) instead of k={k} (backward calls between steps: "
+                    "{counts}, then {tail} after the last step): step when the k-th micro-batch of a group is done, "
+                    "e.g. when (i + 1) % k == 0 (or at the last micro-batch).",
+                    "有一次 step 在 {first} 个 micro-batch 之后就调用了，而不是 k={k} 个（两次 step 之间的 backward 次数："
+                    "{counts}，最后一次 step 之后还有 {tail} 次）：应在一组的第 k 个 micro-batch 完成后 step，"
+                    "例如当 (i + 1) % k == 0 时（或者到了最后一个 micro-batch）。", first=first, k=k, counts=counts, tail=tail)
     return None
 
 
-def reset_problem(result, first_group_only=False):
-    """(en, zh) if the gradients are reset inside a group, or not reset between groups, else None."""
+STEP_KEYS = {"never called backward": "no-backward", "backward ran": "single-backward",
+             "never stepped": "last-group-dropped", "optimizer.step() ran": "wrong-step-count"}
+
+
+def step_key(problem: Text) -> str:
+    english = problem.render("en")
+    return next((key for needle, key in STEP_KEYS.items() if needle in english), "step-off-by-one")
+
+
+def reset_problem(result, first_group_only=False) -> tuple[Text, str] | None:
+    """(what is wrong, key) if the gradients are reset inside a group, or not reset between groups."""
     position, group = 0, 1  # backward calls since the last step
     for event in result["log"]:
         if event["what"] == "step":
@@ -188,145 +192,243 @@ def reset_problem(result, first_group_only=False):
             position, group = 0, group + 1
             continue
         if position > 0 and event["clean"]:
-            return (f"The gradients were reset before micro-batch {position + 1} of a group: a zero_grad() inside the "
-                    "micro-batch loop throws away the gradients accumulated so far. Reset them only after each "
-                    "optimizer.step().",
-                    f"在一组的第 {position + 1} 个 micro-batch 之前梯度被清零了：在 micro-batch 循环里调用 "
-                    "zero_grad() 会丢掉已经累积的梯度。只在每次 optimizer.step() 之后清零。")
+            return Text("The gradients were reset before micro-batch {i} of a group: a zero_grad() inside the "
+                        "micro-batch loop throws away the gradients accumulated so far. Reset them only after each "
+                        "optimizer.step().",
+                        "在一组的第 {i} 个 micro-batch 之前梯度被清零了：在 micro-batch 循环里调用 zero_grad() "
+                        "会丢掉已经累积的梯度。只在每次 optimizer.step() 之后清零。", i=position + 1), "zero-grad-in-group"
         if position == 0 and group > 1 and not event["clean"]:
-            return (f"Group {group} started with the gradients of the previous group still there: backward adds to "
-                    ".grad, so call optimizer.zero_grad() after each optimizer.step(), or every update mixes in the "
-                    "old gradients.",
-                    f"第 {group} 组开始时上一组的梯度还在：backward 会累加到 .grad 上，所以每次 optimizer.step() 之后"
-                    "都要调用 optimizer.zero_grad()，否则每次更新都会混入旧梯度。")
+            return Text("Group {group} started with the gradients of the previous group still there: backward adds to "
+                        ".grad, so call optimizer.zero_grad() after each optimizer.step(), or every update mixes in the "
+                        "old gradients.",
+                        "第 {group} 组开始时上一组的梯度还在：backward 会累加到 .grad 上，所以每次 optimizer.step() 之后"
+                        "都要调用 optimizer.zero_grad()，否则每次更新都会混入旧梯度。", group=group), "zero-grad-missing"
         position += 1
     return None
+
+
+def close(a, b) -> bool:
+    return a is not None and a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), rtol=1e-4, atol=1e-6))
+
+
+def expect_step_gradient(step, want, k, size, n):
+    """The gradients a step used against the big batch's, with a missing or wrong 1/size named."""
+    for name, yours, expected in zip(("weight", "bias"), step["grads"], want):
+        if close(yours, expected):
+            continue
+        if close(yours, expected * size):
+            fail("d loss/d {name} at the step is {size} times the big batch's: each micro-batch's loss must be divided "
+                 "by the number of micro-batches in its group ({size}) before backward. The gradients add up, and the "
+                 "big batch's loss is their mean, not their sum.",
+                 "step 时的 d loss/d {name} 是大 batch 梯度的 {size} 倍：每个 micro-batch 的 loss 在 backward 前都要除以"
+                 "这一组的 micro-batch 数（{size}）。梯度会相加，而大 batch 的 loss 是它们的平均，不是总和。",
+                 name=name, size=size, key="no-loss-scaling")
+        if size < k and close(yours, expected * size / k):
+            fail("d loss/d {name} at the last step is {size}/{k} of the big batch's: the last group holds only {size} "
+                 "micro-batch(es), and its losses were divided by k={k}. Divide by the size of the group, so the last "
+                 "one's mean is a mean too.",
+                 "最后一次 step 时的 d loss/d {name} 只有大 batch 梯度的 {size}/{k}：最后一组只有 {size} 个 micro-batch，"
+                 "它们的 loss 却除以了 k={k}。请除以这一组的大小，这样最后一组的平均才是真正的平均。",
+                 name=name, size=size, k=k, key="short-group-scaled-by-k")
+        if close(yours, expected * size / n):
+            fail("d loss/d {name} at the step is {size}/{n} of the big batch's: each loss was divided by the number of "
+                 "all micro-batches ({n}), not by the number in its group ({size}).",
+                 "step 时的 d loss/d {name} 只有大 batch 梯度的 {size}/{n}：每个 loss 除以的是所有 micro-batch 的数量"
+                 "（{n}），而不是这一组的数量（{size}）。", name=name, size=size, n=n, key="divided-by-all-batches")
+        expect_gradient(yours, expected, name, rtol=1e-4, atol=1e-6)
+
+
+def group_loss(batches, k, g, params):
+    """The big batch's loss of group g at the given weights, in float64."""
+    x, y = big_batch(batches, k, g)
+    weight, bias = (p.double() for p in params)
+    return float(((x @ weight.T + bias - y) ** 2).mean())
+
+
+def returned_floats(result, groups):
+    """The returned list of losses, once it is a list of Python floats."""
+    got = result["returned"]
+    if isinstance(got, dict):
+        if got["type"] == "NoneType":
+            fail("train_accumulated returned None: did you forget `return`? It should return a list of {groups} losses.",
+                 "train_accumulated 返回了 None：是不是忘了 `return`？它应返回包含 {groups} 个 loss 的 list。",
+                 groups=groups, key="returned-none")
+        fail("train_accumulated should return a list of {groups} losses, got a {type}.",
+             "train_accumulated 应返回包含 {groups} 个 loss 的 list，实际得到一个 {type}。", groups=groups,
+             type=verbatim(got["type"]), key="not-a-list")
+    bad = next((v for v in got if isinstance(v, dict)), None)
+    if bad:
+        graph = Text(" Keeping the loss tensor also keeps its micro-batches' graphs alive, the memory that accumulation "
+                     "is meant to free.",
+                     "保留 loss tensor 还会让它的 micro-batch 的计算图一直占着内存，而梯度累积本来就是为了释放这些内存。")
+        fail("Each returned loss should be a Python float, got a {type}: take loss.item().{graph}",
+             "返回的每个 loss 都应是 Python float，实际得到一个 {type}：请用 `loss.item()`。{graph}",
+             type=verbatim(bad["type"]), graph=graph if bad["graph"] else "", key="not-a-float")
+    return got
+
+
+def loss_problem(value, batches, k, g, size, params) -> tuple[Text, str] | None:
+    """What is wrong with the loss returned for group g (of `size` micro-batches), whose step started from
+    `params`: None when it is that group's big-batch loss."""
+    want = group_loss(batches, k, g, params)
+    if abs(value - want) <= 1e-4 * abs(want) + 1e-6:
+        return None
+    values = dict(g=g, got=value, want=want, k=k, size=size)
+    if size < k and abs(value - want * size / k) <= 1e-4 * abs(want) + 1e-6:
+        return Text("Loss {g} is {got:.4g}, {size}/{k} of the big batch's loss {want:.4g}: the last group holds only "
+                    "{size} micro-batch(es), and its losses were divided by k={k}. Its loss is the mean of its own {size}.",
+                    "第 {g} 个 loss 为 {got:.4g}，只有大 batch loss {want:.4g} 的 {size}/{k}：最后一组只有 {size} 个 "
+                    "micro-batch，它们的 loss 却除以了 k={k}。它的 loss 是这 {size} 个的平均。", **values), \
+            "short-group-scaled-by-k"
+    if abs(value - want / size) <= 1e-4 * abs(want) + 1e-6:
+        return Text("Loss {g} is {got:.4g}, the big batch's loss divided by {size} ({want:.4g}): report the unscaled "
+                    "loss (add up the scaled micro-batch losses, or average the unscaled ones).",
+                    "第 {g} 个 loss 为 {got:.4g}，是大 batch 的 loss（{want:.4g}）除以 {size}：请返回未缩放的 loss"
+                    "（把缩放后的 micro-batch loss 加起来，或对未缩放的求平均）。", **values), "loss-scaled-twice"
+    last_x, last_y = batches[g * k + size - 1]
+    w, b = (p.double() for p in params)
+    last = float(((last_x.double() @ w.T + b - last_y.double()) ** 2).mean())
+    also = abs(value - last) <= 1e-4 * abs(last) + 1e-6
+    return Text("Loss {g} should be the big batch's loss before its step, {want:.4g} (the mean of the group's {size} "
+                "micro-batch losses), got {got:.4g}.{also}",
+                "第 {g} 个 loss 应为该组 step 之前大 batch 的 loss，即 {want:.4g}（该组 {size} 个 micro-batch loss 的平均），"
+                "实际为 {got:.4g}。{also}", **values,
+                also=Text(" That is the loss of the group's last micro-batch only.", "这只是该组最后一个 micro-batch 的 loss。")
+                if also else ""), "last-micro-batch-loss" if also else "wrong-group-loss"
+
+
+def step_starts(result, weight, bias, k, n):
+    """The weights each group's step started from, as the learner's loop had them (so a wrong update is not
+    counted twice); only the first group's when the loop's structure is off."""
+    if step_problem(result, k, n) is not None:
+        return [[weight, bias]]
+    return [e["params"] for e in result["log"] if e["what"] == "step"]
 
 
 @check("optimizer.step() runs once every k micro-batches, after their k backward calls", points=2,
        zh="每 k 个 micro-batch 调用一次 optimizer.step()，在它们的 k 次 backward 之后")
 def test_step_every_k(submission, rng):
-    result, _, (_, _, batches, k) = run(submission, rng)
-    fail_on_error(result, k, len(batches))
+    result, (_, _, batches, k) = run(submission, rng)
     problem = step_problem(result, k, len(batches))
     if problem:
-        fail(*problem)
+        fail(problem, key=step_key(problem))
 
 
 @check("gradients are reset once per step, not per micro-batch", points=2,
        zh="每次 step 清零一次梯度，而不是每个 micro-batch 清零一次")
 def test_zero_grad_once_per_step(submission, rng):
-    result, _, (_, _, batches, k) = run(submission, rng)
-    fail_on_error(result, k, len(batches))
+    result, _ = run(submission, rng)
     problem = reset_problem(result)
     if problem:
-        fail(*problem)
+        fail(problem[0], key=problem[1])
 
 
 @check("the accumulated gradient equals the big batch's gradient", points=2,
-       zh="累积得到的梯度等于大 batch 的梯度")
+       zh="累积得到的梯度等于大 batch 的梯度", depends=("step_every_k", "zero_grad_once_per_step"))
 def test_accumulated_gradient(submission, rng):
-    result, (_, grads, _, _), (_, _, batches, k) = run(submission, rng)
-    n, groups = len(batches), len(batches) // k
-    fail_on_error(result, k, n)
+    result, (weight, bias, batches, k) = run(submission, rng)
     steps = [e for e in result["log"] if e["what"] == "step"]
     if not steps:
-        fail("optimizer.step() was never called.", "没有调用 optimizer.step()。")
+        fail("optimizer.step() was never called.", "没有调用 optimizer.step()。", key="no-step")
+    grads, _, _ = big_batch_reference(weight, bias, batches, k, LR, MOMENTUM)
+    if all(close(yours, want) for yours, want in zip(steps[0]["grads"], grads[0])):
+        return
     counts, _ = backwards_per_step(result["log"])
     if counts[0] != k:
-        fail(f"The first optimizer.step() came after {counts[0]} backward call(s) instead of k={k}: its gradient "
-             f"covers {counts[0]} micro-batch(es), not the big batch of k.",
-             f"第一次 optimizer.step() 在 {counts[0]} 次 backward 之后就调用了，而不是 k={k} 次：它的梯度只覆盖了 "
-             f"{counts[0]} 个 micro-batch，而不是 k 个组成的大 batch。")
+        fail("The first optimizer.step() came after {c} backward call(s) instead of k={k}, and its gradient is not the "
+             "big batch's: step once all k micro-batches of the group are done.",
+             "第一次 optimizer.step() 在 {c} 次 backward 之后就调用了，而不是 k={k} 次，它用的梯度也不是大 batch 的梯度："
+             "请在这一组的 k 个 micro-batch 都完成之后再 step。", c=counts[0], k=k, key="step-off-by-one")
     problem = reset_problem(result, first_group_only=True)
     if problem:
-        fail("The first step's gradient is not the big batch's. " + problem[0],
-             "第一次 step 用的梯度不是大 batch 的梯度。" + problem[1])
-    hints = {
-        f"factor {k}": (f"Each micro-batch's loss must be divided by k={k} before backward: the k gradients add up, "
-                        "and the big batch's loss is their mean, not their sum.",
-                        f"每个 micro-batch 的 loss 在 backward 前都要除以 k={k}：k 个梯度会相加，"
-                        "而大 batch 的 loss 是它们的平均，不是总和。"),
-        f"factor {1 / groups:.4g}": (f"Divide by k={k}, the number of micro-batches per step, not by the number of all "
-                                     f"micro-batches ({n}).",
-                                     f"要除以 k={k}（每次 step 的 micro-batch 数），而不是所有 micro-batch 的数量（{n}）。"),
-    }
-    for name, yours, want in zip(("weight", "bias"), steps[0]["grads"], grads[0]):
-        expect_gradient(yours, want, name, rtol=1e-4, atol=1e-6, hints=hints)
+        fail(Text("The first step's gradient is not the big batch's. {problem}", "第一次 step 用的梯度不是大 batch 的梯度。"
+                  "{problem}", problem=problem[0]), key=problem[1])
+    expect_step_gradient(steps[0], grads[0], k, k, len(batches))
 
 
-@check("after training, the weights equal big-batch training", points=2,
-       zh="训练结束后，权重与用大 batch 训练的结果一致")
+@check("after training, the weights equal big-batch training", points=1,
+       zh="训练结束后，权重与用大 batch 训练的结果一致",
+       depends=("step_every_k", "zero_grad_once_per_step", "accumulated_gradient"))
 def test_weights(submission, rng):
-    result, (_, _, want_w, want_b), (weight, _, batches, k) = run(submission, rng)
-    fail_on_error(result, k, len(batches))
-    problem = step_problem(result, k, len(batches)) or reset_problem(result)
-    if problem:
-        fail("The weights cannot match big-batch training. " + problem[0],
-             "权重不可能与大 batch 训练的结果一致。" + problem[1])
+    result, (weight, bias, batches, k) = run(submission, rng)
+    _, want_w, want_b = big_batch_reference(weight, bias, batches, k, LR, MOMENTUM)
+    if close(result["weight"], want_w) and close(result["bias"], want_b):
+        return
+    problem = step_problem(result, k, len(batches))
+    reset = reset_problem(result)
+    if problem or reset:
+        fail(Text("The weights do not match big-batch training. {problem}", "权重与大 batch 训练的结果不一致。{problem}",
+                  problem=problem or reset[0]), key=step_key(problem) if problem else reset[1])
     if torch.allclose(result["weight"], weight):
-        fail("The weights did not change: is optimizer.step() called?", "权重没有变化：调用 optimizer.step() 了吗？")
+        fail("The weights did not change: is optimizer.step() called?", "权重没有变化：调用 optimizer.step() 了吗？",
+             key="no-update")
     try:
         expect_close(result["weight"], want_w, "model.weight", rtol=1e-4, atol=1e-5)
         expect_close(result["bias"], want_b, "model.bias", rtol=1e-4, atol=1e-5)
     except CheckFailed as wrong:
-        fail(f"{wrong.message} Steps and resets happen at the right times, so look at the size of each update: is "
-             "each micro-batch's loss divided by k before backward, and nothing else changed?",
-             f"{wrong.zh} step 和清零的时机都对，所以请检查每次更新的大小：backward 之前是否把每个 micro-batch 的 loss "
-             "除以了 k，而没有改动别的？")
+        fail(wrong.text + Text(" Steps and resets happen at the right times, so look at the size of each update: is "
+                               "each micro-batch's loss divided by k before backward, and nothing else changed?",
+                               "step 和清零的时机都对，所以请检查每次更新的大小：backward 之前是否把每个 micro-batch 的 "
+                               "loss 除以了 k，而没有改动别的？"), key="wrong-update")
 
 
-def group_loss(batches, k, g, params):
-    """The big batch's loss of group g at the given weights, in float64."""
-    x = torch.cat([b[0] for b in batches[g * k:(g + 1) * k]]).double()
-    y = torch.cat([b[1] for b in batches[g * k:(g + 1) * k]]).double()
-    weight, bias = (p.double() for p in params)
-    return float(((x @ weight.T + bias - y) ** 2).mean())
-
-
-@check("returns one loss per optimizer step: the big batch's loss", points=2,
-       zh="每次 optimizer.step() 返回一个 loss：大 batch 的 loss")
+@check("returns one loss per optimizer step: the big batch's loss", points=1,
+       zh="每次 optimizer.step() 返回一个 loss：大 batch 的 loss", depends="step_every_k")
 def test_returned_losses(submission, rng):
-    result, _, (weight, bias, batches, k) = run(submission, rng)
-    n, groups = len(batches), len(batches) // k
-    fail_on_error(result, k, n)
-    got = result["returned"]
-    if isinstance(got, str):
-        fail(f"train_accumulated should return a list of {groups} losses, got {got}"
-             + (": did you forget `return`?" if got == "a NoneType" else "."),
-             f"train_accumulated 应返回包含 {groups} 个 loss 的 list，实际得到 {got}"
-             + ("：是不是忘了 `return`？" if got == "a NoneType" else "。"))
-    bad = next((v for v in got if isinstance(v, str)), None)
-    if bad:
-        fail(f"Each returned loss should be a number (use loss.item()), got {bad}.",
-             f"返回的每个 loss 都应是一个数（用 loss.item()），实际得到 {bad}。")
-    if len(got) != groups:
-        more = (" One loss per micro-batch? Return one loss per optimizer step, the mean of its k micro-batch losses."
-                if len(got) == n else "")
-        more_zh = ("是不是每个 micro-batch 返回了一个？应每次 optimizer.step() 返回一个，即 k 个 micro-batch loss 的平均。"
-                   if len(got) == n else "")
-        fail(f"{n} micro-batches with k={k} make {groups} steps, so {groups} losses; got {len(got)}.{more}",
-             f"{n} 个 micro-batch、k={k} 共 {groups} 次 step，应返回 {groups} 个 loss；实际为 {len(got)} 个。{more_zh}")
-    # The expected loss of each group at the weights the learner's loop had before that group's step (so a
-    # wrong update is not counted twice); only the first group when the loop's structure is off.
+    result, (weight, bias, batches, k) = run(submission, rng)
+    n, sizes = len(batches), group_sizes(len(batches), k)
+    got = returned_floats(result, len(sizes))
+    if len(got) != len(sizes):
+        more = Text(" One loss per micro-batch? Return one loss per optimizer step, the mean of its micro-batch losses.",
+                    "是不是每个 micro-batch 返回了一个？应每次 optimizer.step() 返回一个，即这一组 micro-batch loss 的平均。") \
+            if len(got) == n else ""
+        fail("{n} micro-batches with k={k} make {groups} steps, so {groups} losses; got {got}.{more}",
+             "{n} 个 micro-batch、k={k} 共 {groups} 次 step，应返回 {groups} 个 loss；实际为 {got} 个。{more}",
+             n=n, k=k, groups=len(sizes), got=len(got), more=more, key="wrong-loss-count")
+    for g, params in enumerate(step_starts(result, weight, bias, k, n)):
+        problem = loss_problem(got[g], batches, k, g, sizes[g], params)
+        if problem:
+            fail(problem[0], key=problem[1])
+
+
+@check("a shorter last group makes its own step, as its big batch would", points=1,
+       zh="较短的最后一组也有自己的一次 step，和它的大 batch 一样",
+       depends=("step_every_k", "zero_grad_once_per_step", "accumulated_gradient", "returned_losses"))
+def test_short_last_group(submission, rng):
+    result, (_, _, batches, k) = run(submission, rng, short=True)
+    n, sizes = len(batches), group_sizes(len(batches), k)
     steps = [e for e in result["log"] if e["what"] == "step"]
-    structured = step_problem(result, k, n) is None
-    starts = [s["params"] for s in steps] if structured else [[weight, bias]]
-    for g, params in enumerate(starts):
-        want, value = group_loss(batches, k, g, params), got[g]
-        if abs(value - want) <= 1e-4 * abs(want) + 1e-6:
-            continue
-        last_x, last_y = batches[(g + 1) * k - 1]
-        w, b = (p.double() for p in params)
-        last = float(((last_x.double() @ w.T + b - last_y.double()) ** 2).mean())
-        if abs(value - want / k) <= 1e-4 * abs(want) + 1e-6:
-            fail(f"Loss {g} is {value:.4g}, the big batch's loss divided by k={k} ({want:.4g}): report the unscaled "
-                 "loss (add up the k scaled losses, or average the k micro-batch losses).",
-                 f"第 {g} 个 loss 为 {value:.4g}，是大 batch 的 loss（{want:.4g}）除以 k={k}：请返回未缩放的 loss"
-                 "（把 k 个缩放后的 loss 加起来，或对 k 个 micro-batch 的 loss 求平均）。")
-        also = abs(value - last) <= 1e-4 * abs(last) + 1e-6
-        fail(f"Loss {g} should be the big batch's loss before its step, {want:.4g} (the mean of the group's k={k} "
-             f"micro-batch losses), got {value:.4g}."
-             + (" That is the loss of the group's last micro-batch only." if also else ""),
-             f"第 {g} 个 loss 应为该组 step 之前大 batch 的 loss，即 {want:.4g}（该组 k={k} 个 micro-batch loss 的平均），"
-             f"实际为 {value:.4g}。" + ("这只是该组最后一个 micro-batch 的 loss。" if also else ""))
+    right = False
+    if len(steps) == len(sizes):  # the last step's gradient, at the learner's own weights before that step
+        want = big_batch_reference(*steps[-1]["params"], batches[n - sizes[-1]:], k, LR, MOMENTUM)[0][0]
+        right = all(close(yours, expected) for yours, expected in zip(steps[-1]["grads"], want))
+    if not right:
+        problem = step_problem(result, k, n)
+        if problem:
+            fail(problem, key=step_key(problem))
+        expect_step_gradient(steps[-1], want, k, sizes[-1], n)
+    got = result["returned"]
+    if not (isinstance(got, list) and all(isinstance(v, float) for v in got)):
+        return  # what is returned is judged by the check above
+    if len(got) == len(sizes) - 1:
+        fail("train_accumulated returned {got} losses for {groups} steps: the last, shorter group's loss is missing.",
+             "train_accumulated 在 {groups} 次 step 之后只返回了 {got} 个 loss：缺少最后那个较短的组的 loss。",
+             got=len(got), groups=len(sizes), key="last-group-loss-missing")
+    starts = [e["params"] for e in steps]  # one step per group, as judged above
+    if len(got) == len(sizes) and not any(loss_problem(got[g], batches, k, g, k, starts[g]) for g in range(len(got) - 1)):
+        problem = loss_problem(got[-1], batches, k, len(got) - 1, sizes[-1], starts[-1])  # whole groups judged above
+        if problem:
+            fail(problem[0], key=problem[1])
+
+
+@check("train_accumulated leaves the micro-batches where the model is", points=1,
+       zh="train_accumulated 让 micro-batch 留在模型所在的设备上")
+def test_stays_on_model_device(submission, rng):
+    result, _ = run(submission, rng, pretend=True)
+    if result["placed"]:
+        fail("With a GPU available, train_accumulated moved data to it ({calls}) while the model is on the CPU: the "
+             "forward then mixes devices. Use the model's device (next(model.parameters()).device), not "
+             "torch.cuda.is_available().",
+             "在有 GPU 的情况下，train_accumulated 把数据搬到了 GPU 上（{calls}），而模型在 CPU 上：前向计算就会混用设备。"
+             "请使用模型所在的设备（`next(model.parameters()).device`），而不是 `torch.cuda.is_available()`。",
+             calls=", ".join(dict.fromkeys(result["placed"])), key="hard-coded-cuda")

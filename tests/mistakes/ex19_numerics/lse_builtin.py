@@ -1,5 +1,5 @@
 # Mistake: calls torch.logsumexp instead of writing the max trick.
-# Expect: torch.logsumexp
+# Expect: calls torch's own `logsumexp`
 
 import torch
 import torch.nn.functional as F

@@ -1,5 +1,5 @@
 # Mistake: subtracts the max of the whole tensor, so rows far below it still underflow.
-# Expect: not the max of the whole tensor
+# Expect: the max of the whole tensor was subtracted
 
 import torch
 import torch.nn.functional as F

@@ -1,5 +1,5 @@
 # Mistake: clips the gradients after optimizer.step(), when the update is already done.
-# Expect: clipping after the step is too late
+# Expect: clipped only after the step
 
 import torch
 import torch.nn.functional as F

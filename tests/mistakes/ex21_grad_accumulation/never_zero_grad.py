@@ -7,13 +7,14 @@ from torch import nn
 
 
 def train_accumulated(model, optimizer, batches, k):
-    losses, total = [], 0.0
-    for i, (x, y) in enumerate(batches):
-        loss = F.mse_loss(model(x), y) / k
-        loss.backward()
-        total += loss.item()
-        if (i + 1) % k == 0:
-            optimizer.step()
-            losses.append(total)
-            total = 0.0
+    losses = []
+    for start in range(0, len(batches), k):
+        group = batches[start:start + k]
+        total = 0.0
+        for x, y in group:
+            loss = F.mse_loss(model(x), y) / len(group)
+            loss.backward()
+            total += loss.item()
+        optimizer.step()
+        losses.append(total)
     return losses

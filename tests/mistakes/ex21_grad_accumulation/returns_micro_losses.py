@@ -8,11 +8,12 @@ from torch import nn
 
 def train_accumulated(model, optimizer, batches, k):
     losses = []
-    for i, (x, y) in enumerate(batches):
-        loss = F.mse_loss(model(x), y)
-        (loss / k).backward()
-        losses.append(loss.item())
-        if (i + 1) % k == 0:
-            optimizer.step()
-            optimizer.zero_grad()
+    for start in range(0, len(batches), k):
+        group = batches[start:start + k]
+        for x, y in group:
+            loss = F.mse_loss(model(x), y)
+            (loss / len(group)).backward()
+            losses.append(loss.item())
+        optimizer.step()
+        optimizer.zero_grad()
     return losses

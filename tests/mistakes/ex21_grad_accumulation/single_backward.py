@@ -8,8 +8,9 @@ from torch import nn
 
 def train_accumulated(model, optimizer, batches, k):
     losses = []
-    for g in range(0, len(batches), k):
-        total = sum(F.mse_loss(model(x), y) for x, y in batches[g:g + k]) / k
+    for start in range(0, len(batches), k):
+        group = batches[start:start + k]
+        total = sum(F.mse_loss(model(x), y) for x, y in group) / len(group)
         total.backward()
         optimizer.step()
         optimizer.zero_grad()

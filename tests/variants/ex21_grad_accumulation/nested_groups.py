@@ -1,5 +1,5 @@
 """A correct variant: a loop over groups, zero_grad(set_to_none=True) before each group, the loss multiplied
-by 1/k, the group's loss as the mean of its micro-batch losses."""
+by 1/(the group's size), the group's loss as the mean of its micro-batch losses."""
 
 import torch.nn.functional as F
 
@@ -9,9 +9,10 @@ def train_accumulated(model, optimizer, batches, k):
     for start in range(0, len(batches), k):
         optimizer.zero_grad(set_to_none=True)
         micro_losses = []
-        for x, y in batches[start:start + k]:
+        group = batches[start:start + k]
+        for x, y in group:
             loss = F.mse_loss(model(x), y)
-            (loss * (1.0 / k)).backward()
+            (loss * (1.0 / len(group))).backward()
             micro_losses.append(loss.item())
         optimizer.step()
         history.append(sum(micro_losses) / len(micro_losses))

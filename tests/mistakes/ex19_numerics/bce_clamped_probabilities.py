@@ -1,0 +1,27 @@
+# Mistake: the textbook formula with probabilities clamped to [eps, 1 - eps]: finite, but large-|z| terms are capped.
+# Expect: right on moderate logits
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def bce_with_logits(logits, targets):
+    p = torch.sigmoid(logits).clamp(1e-7, 1 - 1e-7)
+    return -(targets * torch.log(p) + (1 - targets) * torch.log(1 - p)).mean()
+
+
+def logsumexp(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
+    m = x.amax(dim=dim, keepdim=True)  # exp(x - m) <= 1: no overflow, and at least one term is 1
+    return (m + torch.log(torch.exp(x - m).sum(dim=dim, keepdim=True))).squeeze(dim)
+
+
+def safe_train_step(model: nn.Module, optimizer, loss_fn, x, y, max_norm: float) -> float:
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    if not torch.isfinite(loss):  # NaN and +-inf: skip before backward, nothing reaches .grad
+        return loss.item()
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    optimizer.step()
+    return loss.item()
