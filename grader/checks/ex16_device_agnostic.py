@@ -158,15 +158,8 @@ def run_pick_device(module, cuda_available):
             if error["not_started"]:
                 raise
             return {"error": error}
-    got = {"asked": asked, "type": type(device).__name__, "device": None, "value": repr(device)[:40]}
-    if isinstance(device, torch.device):
-        got["device"] = device.type
-    elif isinstance(device, str):
-        try:
-            got["device"] = torch.device(device).type
-        except RuntimeError:
-            pass
-    return got
+    return {"asked": asked, "type": type(device).__name__, "value": repr(device)[:40],
+            "device": device.type if isinstance(device, torch.device) else None}
 
 
 # -- judge side ----------------------------------------------------------------------------
@@ -360,12 +353,12 @@ def test_data_moved(submission, rng):
     sent_to_cuda(result, "meta", ("x", "y"))
     fail_on_error(result, "meta", unless=("model", "other", "item"))  # judged by the other checks
     if result["error"] is not None:  # stopped by another mistake: did x and y get used on the device first?
+        _, key, why = diagnose(result["error"], "meta")
         for name in ("x", "y"):
             if "meta" not in result["used"].get(name, []):
                 fail("{call} stopped before {name} was used on the device, so its move could not be checked: {why}",
                      "{call} 在 {name} 于设备上被使用之前就停止了，无法检查它是否被移动：{why}",
-                     call=call_text("meta"), name=name, why=diagnose(result["error"], "meta")[2],
-                     key=diagnose(result["error"], "meta")[1])
+                     call=call_text("meta"), name=name, why=why, key=key)
 
 
 @check("train runs entirely on the device, the losses tensor too", points=1,
@@ -424,7 +417,7 @@ def test_training_values(submission, rng, device):
                  "prediction [N, 1]? Keep both at the shape of y.",
                  "PyTorch 警告预测和目标的形状不同，而且{what}不对：loss 把它们互相广播了。是不是 `.squeeze()` 去掉了"
                  "预测值 [N, 1] 中大小为 1 的维度？请让两者都保持 y 的形状。", what=what, key="broadcast-loss")
-        expect_close(losses["values"], want_losses, what, rtol=1e-3, atol=1e-5, hints={
+        expect_close(losses["values"], want_losses, what, rtol=1e-3, atol=1e-5, n=x.shape[0], hints={
             "factor": ("Each entry is the mean squared error of the whole batch before that step's update.",
                        "每一项都是该步更新前整个 batch 的均方误差。")})
         expect_close(result["weight"], want_w, ("`model.weight` after train", "train 之后的 `model.weight`"),

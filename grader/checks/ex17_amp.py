@@ -77,7 +77,7 @@ class _Watch:
     """Observes train_step on one model, optimizer and scaler: each call's events go to `self.log`."""
 
     def __init__(self, model, optimizer, scaler, device_type):
-        self.model, self.scaler, self.device_type = model, scaler, device_type
+        self.device_type = device_type
         self.other = "cpu" if device_type == "cuda" else "cuda"
         self.log = []
         self.scaled = []  # what scaler.scale returned (kept alive, compared by identity)
@@ -87,12 +87,9 @@ class _Watch:
         def backward(tensors, *args, **kwargs):
             root = tensors[0] if isinstance(tensors, (list, tuple)) and tensors else tensors
             stale = any(p.grad is not None and bool(p.grad.detach().abs().sum() > 0) for p in model.parameters())
-            event = {"what": "backward", "scaled": any(root is s for s in self.scaled), "stale": stale,
-                     "autocast": self.autocast_on()}
-            self.log.append(event)
-            out = original_backward(tensors, *args, **kwargs)
-            event["norm"] = _grad_norm(model)
-            return out
+            self.log.append({"what": "backward", "scaled": any(root is s for s in self.scaled), "stale": stale,
+                             "autocast": self.autocast_on()})
+            return original_backward(tensors, *args, **kwargs)
         self.backward = backward
 
         def scale(outputs):
@@ -179,13 +176,18 @@ def run_steps(module, seed, inputs, y, device_type, max_norm, lr, pretend, repea
 # -- judge side ----------------------------------------------------------------------------
 
 def draw(rng, n=64):
-    """Inputs, a model seed, and a max_norm half the gradient's norm (clipping must act), away from 1.0."""
+    """Inputs, a model seed, and a max_norm half the gradient's norm (clipping must act), away from 1.0.
+
+    The target is the model's own first prediction plus a smaller learnable part, so that a loss which
+    broadcasts the prediction [N] against y [N, 1] differs from the mean squared error by construction
+    (by twice the prediction's variance), not by luck."""
     d = 4 + int(torch.randint(0, 4, (1,), generator=rng))
     x = torch.randn(n, d, generator=rng)
     w = torch.randn(d, 1, generator=rng)
-    y = torch.tanh(x @ w) + 0.05 * torch.randn(n, 1, generator=rng)
     seed = int(torch.randint(0, 2**31 - 1, (1,), generator=rng))
     model = _make_model(seed, d, "cpu")
+    with torch.no_grad():
+        y = model(x) + 0.3 * torch.tanh(x @ w) + 0.05 * torch.randn(n, 1, generator=rng)
     F.mse_loss(model(x), y).backward()
     norm = _grad_norm(model)
     max_norm = round(0.5 * norm, 4)
@@ -448,7 +450,7 @@ def test_clip_after_unscale(submission, rng, device):
                  "{call}：梯度到达 step 时范数为 {seen:.3g}，比 max_norm={max_norm:g} 小了 {scale:g} 倍：裁剪时梯度"
                  "还是缩放过的。请在裁剪前调用 `scaler.unscale_(optimizer)`，否则 max_norm 没有意义，更新也会小得多。",
                  scale=scale, **values, key="clip-before-unscale")
-        if math.isclose(seen, norm, rel_tol=0.05):
+        if seen > 1.5 * max_norm:  # the norm before clipping is twice max_norm
             if call.get("end_norm") is not None and math.isclose(call["end_norm"], max_norm, rel_tol=0.02):
                 fail("{call}: the gradients were clipped after the step: the optimizer used them unclipped "
                      "(norm {seen:.3g} > max_norm={max_norm:g}). Clip between `scaler.unscale_(optimizer)` and "
@@ -456,12 +458,12 @@ def test_clip_after_unscale(submission, rng, device):
                      "{call}：梯度是在 step 之后才裁剪的：优化器用的是未裁剪的梯度（范数 {seen:.3g} > max_norm="
                      "{max_norm:g}）。请在 `scaler.unscale_(optimizer)` 和 `scaler.step(optimizer)` 之间裁剪。",
                      **values, key="clip-after-step")
-            fail("{call}: the gradients reached the step with norm {seen:.3g}, above max_norm={max_norm:g}: they "
-                 "were not clipped. After `scaler.unscale_(optimizer)`, clip their norm to max_norm "
-                 "(`torch.nn.utils.clip_grad_norm_`).",
-                 "{call}：梯度到达 step 时范数为 {seen:.3g}，大于 max_norm={max_norm:g}：没有被裁剪。请在 "
-                 "`scaler.unscale_(optimizer)` 之后把梯度范数裁剪到 max_norm（`torch.nn.utils.clip_grad_norm_`）。",
-                 **values, key="clip-missing")
+            fail("{call}: the gradients reached the step with norm {seen:.3g}, above max_norm={max_norm:g}: their "
+                 "total norm was not clipped to it. After `scaler.unscale_(optimizer)`, clip it to the max_norm given "
+                 "(`torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)`).",
+                 "{call}：梯度到达 step 时范数为 {seen:.3g}，大于 max_norm={max_norm:g}：总范数没有被裁剪到它。请在 "
+                 "`scaler.unscale_(optimizer)` 之后把总范数裁剪到传入的 max_norm"
+                 "（`torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)`）。", **values, key="clip-missing")
         fail("{call}: the gradients reached the step with norm {seen:.3g}; clipped to max_norm={max_norm:g} their "
              "norm would be {max_norm:g} (it was {norm:.3g} before clipping). Clip with the max_norm given, and by "
              "the norm of all gradients together.",
@@ -496,19 +498,22 @@ def test_loss_decreases(submission, rng, device):
     if not all(math.isfinite(v) for v in losses):
         fail("{call} returned NaN or inf losses.", "{call} 返回的 loss 含有 NaN 或 inf。", call=call, key="nan")
     first, before = losses[0], calls[0]["mse_before"]
-    if not math.isclose(first, before, rel_tol=0.05, abs_tol=1e-3):
+    if not math.isclose(first, before, rel_tol=0.1, abs_tol=1e-4):  # 16-bit forward passes round
         values = dict(call=call, got=first, want=before)
-        if math.isclose(first, before * calls[0]["scale_before"], rel_tol=0.05):
+        if math.isclose(first, before * calls[0]["scale_before"], rel_tol=0.1):
             fail("{call} returned {got:.4g} the first time, the scaled loss: the model's mean squared error was "
                  "{want:.4g}. Return the loss itself, not `scaler.scale(loss)`.",
                  "{call} 第一次返回 {got:.4g}，这是缩放后的 loss：模型的均方误差是 {want:.4g}。请返回 loss 本身，"
                  "而不是 `scaler.scale(loss)`。", **values, key="returned-scaled-loss")
-        if any("target size" in w for w in result["warnings"]):
+        with torch.no_grad():
+            prediction = _make_model(seed, x.shape[1], "cpu")(x).reshape(-1)
+        broadcast = float(((prediction - y) ** 2).mean())  # [N] against [N, 1]: every prediction with every target
+        if any("target size" in w for w in result["warnings"]) or math.isclose(first, broadcast, rel_tol=0.1):
             fail("{call} returned {got:.4g} the first time, but the model's mean squared error was {want:.4g}, and "
-                 "PyTorch warned that the prediction and the target have different shapes: did a `.squeeze()` drop "
-                 "the size-1 dimension of the prediction [N, 1]? Keep both at the shape of y.",
-                 "{call} 第一次返回 {got:.4g}，但模型的均方误差是 {want:.4g}，而且 PyTorch 警告预测和目标的形状不同："
-                 "是不是 `.squeeze()` 去掉了预测值 [N, 1] 中大小为 1 的维度？请让两者都保持 y 的形状。",
+                 "that is what comparing a prediction of shape [N] with y of shape [N, 1] gives (the two broadcast to "
+                 "[N, N]). Did a `.squeeze()` drop the size-1 dimension of the prediction? Keep both at the shape of y.",
+                 "{call} 第一次返回 {got:.4g}，但模型的均方误差是 {want:.4g}；形状为 [N] 的预测与形状为 [N, 1] 的 y 相比较"
+                 "（两者广播成 [N, N]）正好得到这个值。是不是 `.squeeze()` 去掉了预测值中大小为 1 的维度？请让两者都保持 y 的形状。",
                  **values, key="broadcast-loss")
         fail("{call} returned {got:.4g} the first time, but the model's mean squared error on (x, y) was {want:.4g}: "
              "return the mean squared error of this step's forward pass.",

@@ -129,7 +129,8 @@ def explain_error(name: str, err: dict):
 
 def backward_through(submission, name, inputs, grad_out):
     """Run `name` forward and backward in the sandbox; fail on errors, a wrong shape or a cut graph."""
-    result = submission.probe(forward_backward, name, inputs, grad_out, what=f"`{name}` then backward")
+    result = submission.probe(forward_backward, name, inputs, grad_out,
+                              what=Text("`{name}`, then backward", "`{name}`，然后 backward", name=name))
     if "error" in result and result["error"]["stage"] == "forward":
         explain_error(name, result["error"])
     expect_tensor(result["out"], f"`{name}(...)`", shape=grad_out.shape)

@@ -1,5 +1,5 @@
 # Mistake: clips with the default max_norm of 1.0 instead of the max_norm given.
-# Expect: Clip with the max_norm given
+# Expect: the max_norm given
 
 import torch
 import torch.nn.functional as F
