@@ -1,45 +1,47 @@
 """Hidden checks of ex16: a training loop that runs on whatever device it is given.
 
 Three ways to see where things end up, none of which needs a GPU in the judge:
-- pick_device is called with CUDA availability faked on and off (no CUDA tensor is ever made);
-- train runs on PyTorch's "meta" device (shapes, no data): anything left on the CPU, a hard-coded "cpu" or a
-  tensor moved without reassigning collides with it, and a TorchFunctionMode names the tensors of the op
-  that failed (x, y, a model parameter, a tensor made inside train);
-- train runs on the `device` fixture ("cpu", or "cuda" with --device cuda) and must learn what plain SGD learns.
+- pick_device runs with CUDA pretended available and unavailable (`pretend_cuda`, no CUDA tensor is made);
+- train runs on PyTorch's "meta" device (shapes, no data) with CUDA pretended available, so the GPU branch
+  of the learner's code runs too: a `.cuda()` or a "cuda" string is recorded (and run on the CPU), anything
+  left on the CPU collides with the meta tensors, and a TorchFunctionMode names the tensors involved (x, y,
+  a model parameter, a tensor made inside train). Each placement check places everything else on the device
+  already, so that one mistake costs the check of what it breaks;
+- train runs on the `device` fixture ("cpu", or "cuda" with --device cuda) for real and must learn what plain
+  SGD learns.
 """
 
+import contextlib
 import re
-import traceback
+import warnings
 
 import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from grader.checking import check, expect_close, fail, probe
+from grader.checking import Text, check, expect_close, fail, learner_error, patched, pretend_cuda, probe, verbatim
 
 STEPS, LR = 12, 0.1
 
 
 # -- sandbox side ------------------------------------------------------------------------
 
-def _learner_frames(exc, filename):
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == filename]
-    return [f"line {f.lineno}, in {f.name}: {(f.line or '').strip()}" for f in frames[-2:]]
-
-
 class _Blame(TorchFunctionMode):
-    """Name the tensors of the first torch call that raised; remember which inputs got `.to()`, and which of
-    x, y (or their moved copies) took part in a call that worked."""
+    """Name the tensors of the first torch call that raised; remember which inputs got `.to()`, which of x, y
+    (or their moved copies) took part in a call that worked, and what was sent to CUDA (`seen`, the record of
+    `pretend_cuda`, grows during such a call)."""
 
-    def __init__(self, x, y, model):
+    def __init__(self, x, y, model, seen):
         super().__init__()
         self.model = model
+        self.seen = seen
         self.family = {id(x): "x", id(y): "y"}  # the inputs and the tensors .to()/.cuda() made of them
         self.keep = [x, y]  # keep them alive so that their ids stay theirs
         self.originals = {id(x), id(y)}
         self.failure = None
         self.moved = set()  # "x", "y": the original tensor was passed to .to()/.cuda()
         self.used = {}  # "x", "y" -> devices of the successful calls they took part in
+        self.to_cuda = set()  # "model", "x", "y", "other": what the learner's code sent to CUDA
 
     def role(self, t):
         if id(t) in self.family:
@@ -51,14 +53,12 @@ class _Blame(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         name = getattr(func, "__name__", str(func))
-        tensors = []
-        for a in list(args) + list(kwargs.values()):
-            for t in (a if isinstance(a, (list, tuple)) else [a]):
-                if isinstance(t, torch.Tensor):
-                    tensors.append(t)
-        moving = name in ("to", "cuda", "cpu") and args and id(args[0]) in self.family
+        tensors = [t for a in list(args) + list(kwargs.values())
+                   for t in (a if isinstance(a, (list, tuple)) else [a]) if isinstance(t, torch.Tensor)]
+        moving = name in ("to", "cuda", "cpu") and args and isinstance(args[0], torch.Tensor)
         if moving and id(args[0]) in self.originals:
             self.moved.add(self.family[id(args[0])])
+        cuda_calls = len(self.seen.calls) if self.seen is not None else 0
         try:
             out = func(*args, **kwargs)
         except Exception:
@@ -74,7 +74,9 @@ class _Blame(TorchFunctionMode):
                 self.failure = {"func": name, "tensors": [[self.role(t), t.device.type] for t in tensors],
                                 "target": target}
             raise
-        if moving and isinstance(out, torch.Tensor):
+        if self.seen is not None and len(self.seen.calls) > cuda_calls:
+            self.to_cuda.add(self.role(args[0]) if moving else "other")
+        if moving and id(args[0]) in self.family and isinstance(out, torch.Tensor):
             self.family[id(out)] = self.family[id(args[0])]
             self.keep.append(out)
         elif not moving and name != "__get__":
@@ -86,27 +88,32 @@ class _Blame(TorchFunctionMode):
 
 @probe
 def run_train(module, weight, bias, x, y, model_on, data_on, device, steps, lr):
-    """Run the learner's train with the model and data placed as asked; report where everything went."""
+    """Run the learner's train with the model and data placed as asked; report where everything went.
+
+    On the meta device CUDA is pretended available, so a GPU branch runs (on the CPU) and is recorded."""
     model = nn.Linear(weight.shape[1], weight.shape[0])
     with torch.no_grad():
         model.weight.copy_(weight)
         model.bias.copy_(bias)
     model.to(model_on)
     x, y = x.to(data_on), y.to(data_on)
-    blame = _Blame(x, y, model)
-    result = {"error": None, "moved": [], "model_devices": [], "losses": None}
-    try:
-        with blame:
+    result = {"error": None, "losses": None}
+    with contextlib.ExitStack() as stack:
+        seen = stack.enter_context(pretend_cuda(module)) if device == "meta" else None
+        blame = stack.enter_context(_Blame(x, y, model, seen))
+        caught = stack.enter_context(warnings.catch_warnings(record=True))
+        warnings.simplefilter("always")
+        try:
             losses = module.train(model, x, y, torch.device(device), steps, lr)
-    except Exception as exc:  # noqa: BLE001 - the probe explains device errors itself
-        if isinstance(exc, NotImplementedError) and "meta" not in str(exc) and blame.failure is None:
-            raise  # a TODO left in place: "not started"
-        result["error"] = {"type": type(exc).__name__, "message": str(exc)[:300],
-                           "frames": _learner_frames(exc, getattr(module, "__file__", "")),
-                           **(blame.failure or {"func": None, "tensors": [], "target": None})}
-        losses = None
+        except Exception as exc:  # noqa: BLE001 - the probe explains device errors itself
+            error = learner_error(exc, module)
+            if error["not_started"] and "meta" not in error["message"] and blame.failure is None:
+                raise  # a TODO left in place: "not started"
+            result["error"] = {**error, **(blame.failure or {"func": None, "tensors": [], "target": None})}
     result["moved"] = sorted(blame.moved)
     result["used"] = {k: sorted(v) for k, v in blame.used.items()}
+    result["to_cuda"] = sorted(blame.to_cuda)
+    result["broadcast"] = any("target size" in str(w.message) for w in caught)
     result["model_devices"] = sorted({p.device.type for p in model.parameters()})
     if result["error"] is None:
         if isinstance(losses, torch.Tensor):
@@ -121,57 +128,49 @@ def run_train(module, weight, bias, x, y, model_on, data_on, device, steps, lr):
     return result
 
 
+class _Availability:
+    """A stand-in for torch.cuda.is_available that notices being tested for truth without a call:
+    `if torch.cuda.is_available:` is always true, a function object is."""
+
+    def __init__(self, answer, record):
+        self.answer = answer
+        self.record = record
+
+    def __call__(self):
+        self.record.append("called")
+        return self.answer
+
+    def __bool__(self):
+        self.record.append("not called")
+        return True
+
+
 @probe
 def run_pick_device(module, cuda_available):
-    """Call pick_device with CUDA availability faked (nothing touches a real GPU)."""
-    fakes = [
-        (torch.cuda, "is_available", lambda: cuda_available),
-        (torch.cuda, "device_count", lambda: 1 if cuda_available else 0),
-        (torch.accelerator, "is_available", lambda: cuda_available),
-        (torch.accelerator, "current_accelerator",
-         lambda check_available=False: torch.device("cuda") if cuda_available else None),
-        (torch.accelerator, "device_count", lambda: 1 if cuda_available else 0),
-        (torch.backends.mps, "is_available", lambda: False),
-    ]
-    saved = [(obj, name, getattr(obj, name)) for obj, name, _ in fakes]
-    aliases = {}  # `from torch.cuda import is_available` in the learner's module
-    for obj, name, fake in fakes:
-        for key, value in vars(module).items():
-            if value is getattr(obj, name):
-                aliases[key] = (value, fake)
-        setattr(obj, name, fake)
-    for key, (_, fake) in aliases.items():
-        setattr(module, key, fake)
-    try:
-        device = module.pick_device()
-    except Exception as exc:  # noqa: BLE001
-        if isinstance(exc, NotImplementedError):
-            raise
-        return {"error": f"{type(exc).__name__}: {exc}"[:300]}
-    finally:
-        for obj, name, original in saved:
-            setattr(obj, name, original)
-        for key, (original, _) in aliases.items():
-            setattr(module, key, original)
-    if isinstance(device, torch.device):
-        return {"type": "device", "device": device.type}
-    if isinstance(device, str):
+    """Call pick_device with CUDA pretended available or not (nothing touches a real GPU)."""
+    asked = []
+    with pretend_cuda(module, available=cuda_available), \
+            patched(module, torch.cuda, "is_available", _Availability(cuda_available, asked)):
         try:
-            return {"type": "str", "device": torch.device(device).type}
-        except RuntimeError:
-            return {"type": "bad str", "device": device}
-    return {"type": type(device).__name__, "device": None}
+            device = module.pick_device()
+        except Exception as exc:  # noqa: BLE001
+            error = learner_error(exc, module)
+            if error["not_started"]:
+                raise
+            return {"error": error}
+    return {"asked": asked, "type": type(device).__name__, "value": repr(device)[:40],
+            "device": device.type if isinstance(device, torch.device) else None}
 
 
 # -- judge side ----------------------------------------------------------------------------
 
-def draw(rng):
-    d, o, n = 3 + int(torch.randint(0, 3, (1,), generator=rng)), 1 + int(torch.randint(0, 2, (1,), generator=rng)), 16
-    true_w = torch.randn(o, d, generator=rng)
+def draw(rng, out=2, n=16):
+    d = 3 + int(torch.randint(0, 3, (1,), generator=rng))
+    true_w = torch.randn(out, d, generator=rng)
     x = torch.randn(n, d, generator=rng)
-    y = x @ true_w.T + 0.1 * torch.randn(n, o, generator=rng)
-    weight = 0.3 * torch.randn(o, d, generator=rng)
-    bias = 0.1 * torch.randn(o, generator=rng)
+    y = x @ true_w.T + 0.1 * torch.randn(n, out, generator=rng)
+    weight = 0.3 * torch.randn(out, d, generator=rng)
+    bias = 0.1 * torch.randn(out, generator=rng)
     return weight, bias, x, y
 
 
@@ -195,70 +194,87 @@ def call_text(device):
     return f"`train(model, x, y, device={device!r})`"
 
 
-def explain_error(err, device):
-    """(kind, en, zh) for an error train raised while running on `device`: kind names the likely mistake
+def where(err):
+    return verbatim(f" ({err['where']})") if err.get("where") else ""
+
+
+THINGS = {"model": ("the model", "模型"), "x": ("x", " x "), "y": ("y", " y "),
+          "other": ("a tensor made inside train", "train 内部新建的 tensor ")}
+
+
+def sent_to_cuda(result, device, roles):
+    """Fail if the learner's code sent one of `roles` to CUDA although it was asked for another device."""
+    hit = [r for r in ("model", "x", "y", "other") if r in result["to_cuda"] and r in roles]
+    if hit:
+        fail("{call} sent {thing} to CUDA (`.cuda()`, `.to(\"cuda\")` or `device=\"cuda\"`) although the device asked "
+             "for was {device}: a hard-coded CUDA device ignores the `device` argument and breaks on any machine "
+             "without a GPU. Use `.to(device)` and `device=device`.",
+             "{call} 把{thing}送到了 CUDA（`.cuda()`、`.to(\"cuda\")` 或 `device=\"cuda\"`），但要求的设备是 "
+             "{device}：写死的 CUDA 设备忽略了 `device` 参数，在没有 GPU 的机器上都会出错。请使用 `.to(device)` 和 "
+             "`device=device`。", call=call_text(device), thing=THINGS[hit[0]], device=device, key="cuda-hard-coded")
+
+
+def diagnose(err, device):
+    """(kind, key, Text) for an error train raised while running on `device`: kind names the likely mistake
     ("cuda", "cpu", "item", "x", "y", "model", "other" or "error") so that each check judges only its own."""
-    msg, target = err["message"], err.get("target")
-    where = f" ({'; '.join(err['frames'])})" if err.get("frames") else ""
-    wrong = [(role, dev) for role, dev in err.get("tensors", []) if dev != device]
+    msg, target, call, at = err["message"], err.get("target"), call_text(device), where(err)
+    wrong = dict((role, dev) for role, dev in err.get("tensors", []) if dev != device)
     if device != "cuda" and (re.search(r"cuda|nvidia", msg, re.IGNORECASE) or target == "cuda"):
-        return ("cuda",
-                f"{call_text(device)} tried to use CUDA although the device asked for was {device}{where} "
-                f"({msg[:80]}). A `.cuda()` or a hard-coded \"cuda\" ignores the `device` argument and fails on "
-                "any machine with no CUDA: use `.to(device)` and `device=device` everywhere.",
-                f"{call_text(device)} 试图使用 CUDA，但要求的设备是 {device}{where}（{msg[:80]}）。"
-                "`.cuda()` 或写死的 \"cuda\" 忽略了 `device` 参数，在没有 CUDA 的机器上都会出错："
-                "请处处使用 `.to(device)` 和 `device=device`。")
+        return "cuda", "cuda-hard-coded", Text(
+            "{call} tried to use CUDA although the device asked for was {device}{at} ({error}). A `.cuda()` or a "
+            "hard-coded \"cuda\" ignores the `device` argument and fails on any machine with no CUDA: use "
+            "`.to(device)` and `device=device` everywhere.",
+            "{call} 试图使用 CUDA，但要求的设备是 {device}{at}（{error}）。`.cuda()` 或写死的 \"cuda\" 忽略了 "
+            "`device` 参数，在没有 CUDA 的机器上都会出错：请处处使用 `.to(device)` 和 `device=device`。",
+            call=call, device=device, at=at, error=verbatim(msg[:80]))
     if target == "cpu" and device != "cpu":
-        return ("cpu",
-                f"{call_text(device)} moved a tensor to cpu although the device asked for was {device}{where}: "
-                "a hard-coded cpu device (\"cpu\" or .cpu()) ignores the `device` argument; use `.to(device)`.",
-                f"{call_text(device)} 把 tensor 移到了 cpu，但要求的设备是 {device}{where}：写死的 cpu 设备"
-                "（\"cpu\" 或 .cpu()）忽略了 `device` 参数；请使用 `.to(device)`。")
+        return "cpu", "cpu-hard-coded", Text(
+            "{call} moved a tensor to cpu although the device asked for was {device}{at}: a hard-coded cpu device "
+            "(\"cpu\" or `.cpu()`) ignores the `device` argument; use `.to(device)`.",
+            "{call} 把 tensor 移到了 cpu，但要求的设备是 {device}{at}：写死的 cpu 设备（\"cpu\" 或 `.cpu()`）"
+            "忽略了 `device` 参数；请使用 `.to(device)`。", call=call, device=device, at=at)
     if "item() cannot be called on meta" in msg or (
             "Cannot copy out of meta" in msg and err.get("func") in ("item", "tolist", "__float__", "__format__", "numpy")):
-        return ("item",
-                f"{call_text(device)} read a tensor's value back to Python (.item(), float(), .tolist()){where}. "
-                "Keep the losses as tensors on the device: the checks also run train on the \"meta\" device, "
-                "which has shapes but no values, and on a GPU each .item() waits for the GPU.",
-                f"{call_text(device)} 把 tensor 的值读回了 Python（.item()、float()、.tolist()）{where}。"
-                "请把 loss 作为 tensor 留在设备上：检查也会在 \"meta\" 设备（只有形状，没有数值）上运行 train，"
-                "而在 GPU 上每次 .item() 都要等待 GPU。")
-    roles = dict(wrong)
+        return "item", "item-in-loop", Text(
+            "{call} read a tensor's value back to Python (`.item()`, `float()`, `.tolist()`){at}. Keep the losses as "
+            "tensors on the device: the checks also run train on the \"meta\" device, which has shapes but no "
+            "values, and on a GPU each `.item()` waits for the GPU.",
+            "{call} 把 tensor 的值读回了 Python（`.item()`、`float()`、`.tolist()`）{at}。请把 loss 作为 tensor "
+            "留在设备上：检查也会在 \"meta\" 设备（只有形状，没有数值）上运行 train，而在 GPU 上每次 `.item()` "
+            "都要等待 GPU。", call=call, at=at)
     for name in ("x", "y"):
-        if name in roles:
+        if name in wrong:
             if name in err.get("moved", []):
-                return (name,
-                        f"{call_text(device)}: {name} was still on {roles[name]} when it was used{where}. "
-                        f"`{name}.to(device)` returns a new tensor and leaves {name} where it was: reassign it, "
-                        f"`{name} = {name}.to(device)`.",
-                        f"{call_text(device)}：{name} 在使用时仍在 {roles[name]} 上{where}。`{name}.to(device)` "
-                        f"返回一个新 tensor，原来的 {name} 不动：请重新赋值，`{name} = {name}.to(device)`。")
-            return (name,
-                    f"{call_text(device)}: {name} was still on {roles[name]} when it was used{where}: move the data to "
-                    f"the device too, `{name} = {name}.to(device)`.",
-                    f"{call_text(device)}：{name} 在使用时仍在 {roles[name]} 上{where}：数据也要移到设备上，"
-                    f"`{name} = {name}.to(device)`。")
-    if "model" in roles:
-        return ("model",
-                f"{call_text(device)}: the model's parameters were still on {roles['model']} when it ran{where}: "
-                "move the model with `model.to(device)` before the loop.",
-                f"{call_text(device)}：模型参数在运行时仍在 {roles['model']} 上{where}：请在循环前用 "
-                "`model.to(device)` 移动模型。")
-    if "other" in roles:
-        return ("other",
-                f"{call_text(device)}: a tensor made inside train is on {roles['other']} while the rest is on "
-                f"{device}{where}. A new tensor (torch.zeros, torch.ones, torch.tensor...) lands on the CPU unless "
-                "you create it with `device=device`.",
-                f"{call_text(device)}：train 内部新建的一个 tensor 在 {roles['other']} 上，而其余都在 {device} 上"
-                f"{where}。新建的 tensor（torch.zeros、torch.ones、torch.tensor……）默认在 CPU 上，"
-                "除非创建时写 `device=device`。")
-    return ("error", f"{call_text(device)} raised {err['type']}: {msg}{where}",
-            f"{call_text(device)} 抛出了异常 {err['type']}：{msg}{where}")
+                return name, "to-without-reassign", Text(
+                    "{call}: {name} was still on {dev} when it was used{at}. `{name}.to(device)` returns a new tensor "
+                    "and leaves {name} where it was: reassign it, `{name} = {name}.to(device)`.",
+                    "{call}：{name} 在使用时仍在 {dev} 上{at}。`{name}.to(device)` 返回一个新 tensor，原来的 {name} "
+                    "不动：请重新赋值，`{name} = {name}.to(device)`。", call=call, name=name, dev=wrong[name], at=at)
+            return name, "data-not-moved", Text(
+                "{call}: {name} was still on {dev} when it was used{at}: move the data to the device too, "
+                "`{name} = {name}.to(device)`.",
+                "{call}：{name} 在使用时仍在 {dev} 上{at}：数据也要移到设备上，`{name} = {name}.to(device)`。",
+                call=call, name=name, dev=wrong[name], at=at)
+    if "model" in wrong:
+        return "model", "model-not-moved", Text(
+            "{call}: the model's parameters were still on {dev} when it ran{at}: move the model with "
+            "`model.to(device)` before the loop.",
+            "{call}：模型参数在运行时仍在 {dev} 上{at}：请在循环前用 `model.to(device)` 移动模型。",
+            call=call, dev=wrong["model"], at=at)
+    if "other" in wrong:
+        return "other", "tensor-created-on-cpu", Text(
+            "{call}: a tensor made inside train is on {dev} while the rest is on {device}{at}. A new tensor "
+            "(`torch.zeros`, `torch.ones`, `torch.tensor`...) lands on the CPU unless you create it with "
+            "`device=device`.",
+            "{call}：train 内部新建的一个 tensor 在 {dev} 上，而其余都在 {device} 上{at}。新建的 tensor"
+            "（`torch.zeros`、`torch.ones`、`torch.tensor`……）默认在 CPU 上，除非创建时写 `device=device`。",
+            call=call, dev=wrong["other"], device=device, at=at)
+    return "error", f"raised-{err['type']}", Text("{call} raised {error}{at}", "{call} 抛出了异常 {error}{at}",
+                                                   call=call, error=verbatim(f"{err['type']}: {msg}"), at=at)
 
 
-def run(submission, rng, model_on, data_on, device):
-    weight, bias, x, y = draw(rng)
+def run(submission, rng, model_on, data_on, device, out=2):
+    weight, bias, x, y = draw(rng, out)
     result = submission.probe(run_train, weight, bias, x, y, model_on, data_on, device, STEPS, LR,
                               what=call_text(device))
     if result["error"] is not None:
@@ -269,9 +285,9 @@ def run(submission, rng, model_on, data_on, device):
 def fail_on_error(result, device, *, unless=()):
     """Fail with the explanation of train's error, unless the error is one of the kinds another check owns."""
     if result["error"] is not None:
-        kind, en, zh = explain_error(result["error"], device)
+        kind, key, text = diagnose(result["error"], device)
         if kind not in unless:
-            fail(en, zh)
+            fail(text, key=key)
 
 
 @check("pick_device prefers CUDA and falls back to the CPU", points=2, zh="pick_device 优先使用 CUDA，没有时退回 CPU")
@@ -279,40 +295,54 @@ def test_pick_device(submission):
     for available, want in ((False, "cpu"), (True, "cuda")):
         got = submission.probe(run_pick_device, available, what="`pick_device()`")
         if "error" in got:
-            if re.search(r"cuda|nvidia", got["error"], re.IGNORECASE) and not available:
-                fail(f"pick_device() failed on a machine without CUDA ({got['error'][:100]}): check "
-                     "torch.cuda.is_available() before touching the GPU.",
-                     f"pick_device() 在没有 CUDA 的机器上出错（{got['error'][:100]}）：使用 GPU 前先检查 "
-                     "torch.cuda.is_available()。")
-            fail(f"pick_device() raised {got['error']}", f"pick_device() 抛出了异常 {got['error']}")
-        if got["device"] is None or got["type"] == "bad str":
-            fail(f"pick_device() should return a torch.device, got a {got['type']}"
-                 + (f" {got['device']!r}" if got["device"] else "") + ".",
-                 f"pick_device() 应返回 torch.device，实际得到 {got['type']}"
-                 + (f" {got['device']!r}" if got["device"] else "") + "。")
-        if got["device"] != want:
-            if available:
-                fail(f"pick_device() returned {got['device']} although CUDA was available: prefer the GPU when "
-                     "torch.cuda.is_available() is True.",
-                     f"CUDA 可用时 pick_device() 却返回了 {got['device']}：torch.cuda.is_available() 为 True 时应选 GPU。")
-            fail(f"pick_device() returned {got['device']} on a machine without CUDA: a hard-coded \"cuda\" breaks "
-                 "there; choose \"cuda\" only if torch.cuda.is_available(), else \"cpu\".",
-                 f"在没有 CUDA 的机器上 pick_device() 返回了 {got['device']}：写死 \"cuda\" 在这里会出错；"
-                 "只有 torch.cuda.is_available() 时才选 \"cuda\"，否则选 \"cpu\"。")
+            err = got["error"]
+            error = verbatim(f"{err['type']}: {err['message']}"[:100])
+            if re.search(r"cuda|nvidia", err["message"], re.IGNORECASE) and not available:
+                fail("`pick_device()` failed on a machine without CUDA ({error}){at}: check "
+                     "`torch.cuda.is_available()` before touching the GPU.",
+                     "`pick_device()` 在没有 CUDA 的机器上出错（{error}）{at}：使用 GPU 前先检查 "
+                     "`torch.cuda.is_available()`。", error=error, at=where(err), key="cuda-hard-coded")
+            fail("`pick_device()` raised {error}{at}", "`pick_device()` 抛出了异常 {error}{at}",
+                 error=error, at=where(err), key=f"raised-{err['type']}")
+        if got["type"] != "device":
+            fail("`pick_device()` should return a `torch.device`, got the {type} {value}: wrap the name, "
+                 "`torch.device(\"cuda\")` or `torch.device(\"cpu\")`.",
+                 "`pick_device()` 应返回 `torch.device`，实际得到 {type} {value}：请把名字包起来，"
+                 "`torch.device(\"cuda\")` 或 `torch.device(\"cpu\")`。",
+                 type=got["type"], value=verbatim(got["value"]), key="not-a-device")
+        if got["device"] == want:
+            continue
+        if available:
+            fail("`pick_device()` returned {got} although CUDA was available: prefer the GPU when "
+                 "`torch.cuda.is_available()` is True.",
+                 "CUDA 可用时 `pick_device()` 却返回了 {got}：`torch.cuda.is_available()` 为 True 时应选 GPU。",
+                 got=got["device"], key="cuda-not-preferred")
+        if "not called" in got["asked"]:
+            fail("`pick_device()` returned cuda on a machine without CUDA: it tests `torch.cuda.is_available` "
+                 "without calling it, and a function is always true. Add the parentheses: "
+                 "`torch.cuda.is_available()`.",
+                 "在没有 CUDA 的机器上 `pick_device()` 返回了 cuda：它判断的是 `torch.cuda.is_available` 本身而没有"
+                 "调用它，而函数对象永远为真。请加上括号：`torch.cuda.is_available()`。", key="is-available-not-called")
+        fail("`pick_device()` returned {got} on a machine without CUDA: a hard-coded \"cuda\" breaks there; choose "
+             "\"cuda\" only if `torch.cuda.is_available()`, else \"cpu\".",
+             "在没有 CUDA 的机器上 `pick_device()` 返回了 {got}：写死 \"cuda\" 在这里会出错；只有 "
+             "`torch.cuda.is_available()` 时才选 \"cuda\"，否则选 \"cpu\"。", got=got["device"], key="cuda-hard-coded")
 
 
 @check("train moves the model to the device it is given", points=2, zh="train 把模型移到传入的设备上")
 def test_model_moved(submission, rng):
     # The data already sits on the target device: only the model's placement is tested here.
     result, _ = run(submission, rng, "cpu", "meta", "meta")
+    sent_to_cuda(result, "meta", ("model",))
     fail_on_error(result, "meta", unless=("x", "y", "other", "item"))  # judged by the checks below
     if result["model_devices"] != ["meta"]:
         devices = ", ".join(result["model_devices"])
-        hint_en = (" A hard-coded cpu device, or the `device` argument ignored?" if devices == "cpu" else "")
-        hint_zh = (" 是写死了 cpu 设备，还是忽略了 `device` 参数？" if devices == "cpu" else "")
-        fail(f"After {call_text('meta')} the model's parameters are on {devices}, not on meta: move the model with "
-             f"`model.to(device)`.{hint_en}",
-             f"{call_text('meta')} 之后模型参数在 {devices} 上，而不是 meta：请用 `model.to(device)` 移动模型。{hint_zh}")
+        hint = Text(" A hard-coded cpu device, or the `device` argument ignored?", "是写死了 cpu 设备，还是忽略了 "
+                    "`device` 参数？") if devices == "cpu" else ""
+        fail("After {call} the model's parameters are on {devices}, not on meta: move the model with "
+             "`model.to(device)`.{hint}",
+             "{call} 之后模型参数在 {devices} 上，而不是 meta：请用 `model.to(device)` 移动模型。{hint}",
+             call=call_text("meta"), devices=devices, hint=hint, key="model-not-moved")
 
 
 @check("train moves x and y to the device and uses the moved tensors", points=2,
@@ -320,62 +350,77 @@ def test_model_moved(submission, rng):
 def test_data_moved(submission, rng):
     # The model already sits on the target device: only the data's placement is tested here.
     result, _ = run(submission, rng, "meta", "cpu", "meta")
+    sent_to_cuda(result, "meta", ("x", "y"))
     fail_on_error(result, "meta", unless=("model", "other", "item"))  # judged by the other checks
     if result["error"] is not None:  # stopped by another mistake: did x and y get used on the device first?
+        _, key, why = diagnose(result["error"], "meta")
         for name in ("x", "y"):
             if "meta" not in result["used"].get(name, []):
-                fail(f"{call_text('meta')} stopped before {name} was used on the device, so its move could not be "
-                     f"checked: {explain_error(result['error'], 'meta')[1]}",
-                     f"{call_text('meta')} 在 {name} 于设备上被使用之前就停止了，无法检查它是否被移动："
-                     f"{explain_error(result['error'], 'meta')[2]}")
+                fail("{call} stopped before {name} was used on the device, so its move could not be checked: {why}",
+                     "{call} 在 {name} 于设备上被使用之前就停止了，无法检查它是否被移动：{why}",
+                     call=call_text("meta"), name=name, why=why, key=key)
 
 
 @check("train runs entirely on the device, the losses tensor too", points=1,
        zh="train 完全在设备上运行，losses tensor 也在设备上")
 def test_losses_on_device(submission, rng):
-    result, _ = run(submission, rng, "cpu", "cpu", "meta")
+    # The model and the data already sit on the target device: only what train makes itself is tested here.
+    result, _ = run(submission, rng, "meta", "meta", "meta")
+    sent_to_cuda(result, "meta", ("other",))
     fail_on_error(result, "meta")
     losses = result["losses"]
     if "device" not in losses:
-        fail(f"train should return the losses as one tensor, got a {losses['type']}.",
-             f"train 应以一个 tensor 返回各步的 loss，实际得到 {losses['type']}。")
-    if losses["device"] != "meta" and result["model_devices"] == [losses["device"]]:
-        fail(f"{call_text('meta')} left the model and the losses on {losses['device']}: it ignores its `device` "
-             "argument (a hard-coded cpu device?). Move everything to `device`.",
-             f"{call_text('meta')} 把模型和 losses 都留在了 {losses['device']} 上：它忽略了 `device` 参数"
-             "（写死了 cpu 设备？）。请把所有东西都移到 `device` 上。")
+        fail("train should return the losses as one tensor, got a {type}.",
+             "train 应以一个 tensor 返回各步的 loss，实际得到 {type}。", type=verbatim(losses["type"]),
+             key="losses-not-a-tensor")
     if losses["device"] != "meta":
-        fail(f"{call_text('meta')} returned its losses on {losses['device']}: create the tensor that records them "
-             "on the device (`torch.zeros(steps, device=device)`).",
-             f"{call_text('meta')} 返回的 losses 在 {losses['device']} 上：记录 loss 的 tensor 要在设备上创建"
-             "（`torch.zeros(steps, device=device)`）。")
+        fail("{call} returned its losses on {device}: create the tensor that records them on the device "
+             "(`torch.zeros(steps, device=device)`).",
+             "{call} 返回的 losses 在 {device} 上：记录 loss 的 tensor 要在设备上创建"
+             "（`torch.zeros(steps, device=device)`）。", call=call_text("meta"), device=losses["device"],
+             key="tensor-created-on-cpu")
     if losses["shape"] != [STEPS]:
-        fail(f"train(..., steps={STEPS}) should return a 1-D tensor of {STEPS} losses, got shape {losses['shape']}.",
-             f"train(..., steps={STEPS}) 应返回包含 {STEPS} 个 loss 的一维 tensor，实际形状为 {losses['shape']}。")
+        fail("`train(..., steps={steps})` should return a 1-D tensor of {steps} losses, got shape {shape}.",
+             "`train(..., steps={steps})` 应返回包含 {steps} 个 loss 的一维 tensor，实际形状为 {shape}。",
+             steps=STEPS, shape=losses["shape"], key="wrong-shape")
 
 
 @check("train on the chosen device learns what plain SGD learns", points=3,
-       zh="在所选设备上，train 的学习结果与普通 SGD 一致")
+       zh="在所选设备上，train 的学习结果与普通 SGD 一致", depends=("model_moved", "data_moved", "losses_on_device"))
 def test_training_values(submission, rng, device):
-    result, (weight, bias, x, y) = run(submission, rng, "cpu", "cpu", device)
-    fail_on_error(result, device)
-    losses = result["losses"]
-    if "device" not in losses:
-        fail(f"train should return the losses as one tensor, got a {losses['type']}.",
-             f"train 应以一个 tensor 返回各步的 loss，实际得到 {losses['type']}。")
-    want_losses, want_w, want_b = sgd_reference(weight, bias, x, y, STEPS, LR)
-    if result["model_devices"] != [device]:
-        fail(f"After {call_text(device)} the model's parameters are on {', '.join(result['model_devices'])}, "
-             f"not on {device}: move the model with `model.to(device)`.",
-             f"{call_text(device)} 之后模型参数在 {', '.join(result['model_devices'])} 上，而不是 {device}："
-             "请用 `model.to(device)` 移动模型。")
-    if torch.allclose(result["weight"], weight.double()):
-        fail(f"{call_text(device)} left the weights unchanged: does the loop call optimizer.step() on the model's "
-             "parameters (create the optimizer from model.parameters())?",
-             f"{call_text(device)} 没有改变权重：循环里调用 optimizer.step() 了吗？优化器是否用 model.parameters() 创建？")
-    expect_close(losses["values"], want_losses, f"the losses of train(..., steps={STEPS}, lr={LR})",
-                 rtol=1e-3, atol=1e-5, hints={
-                     "factor": ("Each entry is the mean squared error of the whole batch before that step's update.",
-                                "每一项都是该步更新前整个 batch 的均方误差。")})
-    expect_close(result["weight"], want_w, "model.weight after train", rtol=1e-3, atol=1e-5)
-    expect_close(result["bias"], want_b, "model.bias after train", rtol=1e-3, atol=1e-5)
+    for out in (1, 2):  # one output: y is [N, 1], where a .squeeze() shows
+        result, (weight, bias, x, y) = run(submission, rng, "cpu", "cpu", device, out)
+        fail_on_error(result, device)
+        losses = result["losses"]
+        if "device" not in losses:
+            fail("train should return the losses as one tensor, got a {type}.",
+                 "train 应以一个 tensor 返回各步的 loss，实际得到 {type}。", type=verbatim(losses["type"]),
+                 key="losses-not-a-tensor")
+        want_losses, want_w, want_b = sgd_reference(weight, bias, x, y, STEPS, LR)
+        if result["model_devices"] != [device]:
+            fail("After {call} the model's parameters are on {devices}, not on {device}: move the model with "
+                 "`model.to(device)`.",
+                 "{call} 之后模型参数在 {devices} 上，而不是 {device}：请用 `model.to(device)` 移动模型。",
+                 call=call_text(device), devices=", ".join(result["model_devices"]), device=device,
+                 key="model-not-moved")
+        if torch.allclose(result["weight"], weight.double()):
+            fail("{call} left the weights unchanged: does the loop call `optimizer.step()` on the model's "
+                 "parameters (an optimizer made from `model.parameters()`)?",
+                 "{call} 没有改变权重：循环里调用 `optimizer.step()` 了吗？优化器是否用 `model.parameters()` 创建？",
+                 call=call_text(device), key="no-update")
+        what = Text("the losses tensor of `train(..., steps={steps}, lr={lr})` (y of shape {shape})",
+                    "`train(..., steps={steps}, lr={lr})` 返回的 losses（y 的形状为 {shape}）",
+                    steps=STEPS, lr=LR, shape=list(y.shape))
+        if result["broadcast"] and not torch.allclose(losses["values"], want_losses, rtol=1e-3, atol=1e-5):
+            fail("PyTorch warned that the prediction and the target have different shapes, and {what} is wrong: the "
+                 "loss broadcast them against each other. Did a `.squeeze()` drop the size-1 dimension of the "
+                 "prediction [N, 1]? Keep both at the shape of y.",
+                 "PyTorch 警告预测和目标的形状不同，而且{what}不对：loss 把它们互相广播了。是不是 `.squeeze()` 去掉了"
+                 "预测值 [N, 1] 中大小为 1 的维度？请让两者都保持 y 的形状。", what=what, key="broadcast-loss")
+        expect_close(losses["values"], want_losses, what, rtol=1e-3, atol=1e-5, n=x.shape[0], hints={
+            "factor": ("Each entry is the mean squared error of the whole batch before that step's update.",
+                       "每一项都是该步更新前整个 batch 的均方误差。")})
+        expect_close(result["weight"], want_w, ("`model.weight` after train", "train 之后的 `model.weight`"),
+                     rtol=1e-3, atol=1e-5)
+        expect_close(result["bias"], want_b, ("`model.bias` after train", "train 之后的 `model.bias`"),
+                     rtol=1e-3, atol=1e-5)

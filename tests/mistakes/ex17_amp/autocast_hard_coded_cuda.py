@@ -1,5 +1,5 @@
 # Mistake: opens autocast for "cuda" whatever the device: on the CPU PyTorch disables it, all runs in float32.
-# Expect: opened for "cuda"
+# Expect: opened for 'cuda'
 
 import torch
 import torch.nn.functional as F

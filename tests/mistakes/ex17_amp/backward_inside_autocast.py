@@ -1,5 +1,5 @@
 # Mistake: the whole step is indented inside the autocast block, backward included.
-# Expect: outside the autocast block
+# Expect: backward ran inside the
 
 import torch
 import torch.nn.functional as F

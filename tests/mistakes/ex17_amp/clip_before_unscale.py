@@ -1,5 +1,5 @@
 # Mistake: clips the gradients while they are still scaled (no scaler.unscale_ before clipping).
-# Expect: scaled gradients
+# Expect: clipped while still scaled
 
 import torch
 import torch.nn.functional as F

@@ -1,4 +1,4 @@
-"""A correct variant: an imported is_available, a string device, new_zeros (which inherits the device),
+"""A correct variant: an imported is_available, a device built from a string, new_zeros (which inherits the device),
 non_blocking moves and a hand-written SGD update."""
 
 import torch
@@ -7,7 +7,7 @@ from torch.cuda import is_available
 
 
 def pick_device():
-    return "cuda" if is_available() else "cpu"
+    return torch.device("cuda" if is_available() else "cpu")
 
 
 def train(model, x, y, device, steps=20, lr=0.1):

@@ -1,0 +1,26 @@
+# Mistake: pick_device returns the name of the device, a str, where the statement asks for a torch.device.
+# Expect: should return a `torch.device`
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def pick_device():
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def train(model: nn.Module, x: torch.Tensor, y: torch.Tensor, device: torch.device,
+          steps: int = 20, lr: float = 0.1) -> torch.Tensor:
+    model.to(device)
+    x = x.to(device)
+    y = y.to(device)
+    optimizer = torch.optim.SGD(model.parameters(), lr=lr)
+    losses = torch.zeros(steps, device=device)
+    for step in range(steps):
+        loss = F.mse_loss(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses[step] = loss.detach()
+    return losses
