@@ -110,7 +110,8 @@ def instrumented_training(module, state, batches, setup):
     step, sched_step = opt.step, sched.step
 
     def step_spy(*args, **kwargs):
-        events.append(["step", grad_state(), lr()])
+        closure = args or kwargs.get("closure")  # step(closure) runs backward inside: no gradients yet
+        events.append(["step", "closure" if closure else grad_state(), lr()])
         return step(*args, **kwargs)
 
     def sched_spy(*args, **kwargs):

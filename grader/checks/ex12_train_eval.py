@@ -207,11 +207,15 @@ def layer_label(key: str, m: nn.Module) -> str:
     return "model" if not key else "model" + "".join(f"[{k}]" for k in key.split(".")) + f" ({type(m).__name__})"
 
 
+def reads_mode(label: str) -> bool:
+    """Dropout and BatchNorm: the layers whose forward depends on their mode."""
+    return "Dropout" in label or "BatchNorm" in label
+
+
 def mode_layers(modes: dict, training: bool) -> str:
     """The layers (Dropout and BatchNorm first: they read the mode) whose mode is `training`, as code."""
     layers = [k for k, mode in modes.items() if k != "model" and mode == training]
-    readers = [k for k in layers if "Dropout" in k or "BatchNorm" in k]
-    return ", ".join(code(k) for k in readers or layers)
+    return ", ".join(code(k) for k in [k for k in layers if reads_mode(k)] or layers)
 
 
 @probe
@@ -243,8 +247,9 @@ def _names(keys) -> str:
 
 
 def in_eval_mode(got: dict) -> bool:
-    """Every module of the model was in eval mode during the forward pass."""
-    return bool(got["during"]) and not any(got["during"].values())
+    """Every layer that reads its mode (Dropout, BatchNorm) was in eval mode during the forward pass."""
+    readers = [mode for label, mode in got["during"].items() if reads_mode(label)]
+    return bool(readers) and not any(readers)
 
 
 def expect_eval_output(got: dict, sizes, state, x, fn: str):
@@ -253,7 +258,7 @@ def expect_eval_output(got: dict, sizes, state, x, fn: str):
     first = expect_tensor(got["first"], what, shape=[x.shape[0], sizes[-1]])
     second = expect_tensor(got["second"], what, shape=[x.shape[0], sizes[-1]])
     during = got["during"]
-    flag_only = during.get("model") is False and any(during.values())
+    flag_only = during.get("model") is False and any(mode for label, mode in during.items() if reads_mode(label))
     if flag_only:
         fail("During {what} the model said `training=False` but its layers {layers} were still training: "
              "`model.training = False` only changes the flag of the model itself. `model.eval()` (or "
@@ -266,7 +271,7 @@ def expect_eval_output(got: dict, sizes, state, x, fn: str):
              "(train mode). Call `model.eval()` before the forward pass.",
              "同一输入调用两次 {what} 得到了不同的结果：Dropout 仍然生效（train 模式）。请在前向传播之前调用 `model.eval()`。",
              what=what, key="eval-missing")
-    if not torch.allclose(first, eval_output(sizes, state, x), atol=1e-5) and any(during.values()):
+    if not torch.allclose(first, eval_output(sizes, state, x), atol=1e-5) and not in_eval_mode(got):
         fail("{what} ran with {layers} in train mode: BatchNorm normalised with the batch's own statistics instead "
              "of its running averages. Call `model.eval()`, which switches every layer.",
              "{what} 运行时 {layers} 处于 train 模式：BatchNorm 用的是当前 batch 的统计量，而不是 running averages。"
