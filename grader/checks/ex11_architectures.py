@@ -2,6 +2,7 @@
 
 import math
 
+import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -482,27 +483,29 @@ def expect_no_errors(facts: dict, types: set[str] | None, rest: bool = False):
                  key="init-raises")
 
 
-@check("init_weights: nn.Linear gets xavier-uniform weights and zero biases", points=1,
-       zh="init_weights：nn.Linear 的权重用 xavier 均匀分布，bias 为 0")
-def test_init_linear(submission, rng):
-    facts = submission.probe(init_facts, draw_init_sizes(rng), what=code("model.apply(init_weights)"))
-    expect_no_errors(facts, {"Linear"})
-    for layer in (lay for lay in facts["layers"] if lay["type"] == "Linear"):
-        std = math.sqrt(2 / (layer["fan_in"] + layer["fan_out"]))
-        expect_init(layer, std, "uniform", Text("`xavier_uniform_` (Glorot uniform)", "`xavier_uniform_`（Glorot 均匀分布）"))
-        expect_constant(layer, "bias", 0.0, Text("zeros for Linear biases", "Linear 的 bias 为 0"))
+WEIGHT_RULES = {  # layer type: (std from the fans, distribution, the rule in words)
+    "Linear": (lambda fan_in, fan_out: math.sqrt(2 / (fan_in + fan_out)), "uniform",
+               Text("`xavier_uniform_` (Glorot uniform)", "`xavier_uniform_`（Glorot 均匀分布）")),
+    "Conv2d": (lambda fan_in, fan_out: math.sqrt(2 / fan_in), "normal",
+               Text("`kaiming_normal_` with `nonlinearity='relu'` (He normal, fan_in)",
+                    "`kaiming_normal_`，`nonlinearity='relu'`（He 正态，fan_in）")),
+}
 
 
-@check("init_weights: nn.Conv2d gets kaiming-normal weights (ReLU, fan_in) and zero biases", points=1,
-       zh="init_weights：nn.Conv2d 的权重用 kaiming 正态分布（ReLU，fan_in），bias 为 0")
-def test_init_conv(submission, rng):
+@pytest.mark.parametrize("kind", [
+    pytest.param("Linear", id="Linear", marks=check("init_weights: nn.Linear gets xavier-uniform weights and zero biases",
+                                                    points=1, zh="init_weights：nn.Linear 的权重用 xavier 均匀分布，bias 为 0")),
+    pytest.param("Conv2d", id="Conv2d", marks=check(
+        "init_weights: nn.Conv2d gets kaiming-normal weights (ReLU, fan_in) and zero biases", points=1,
+        zh="init_weights：nn.Conv2d 的权重用 kaiming 正态分布（ReLU，fan_in），bias 为 0")),
+])
+def test_init_weights(submission, rng, kind):
     facts = submission.probe(init_facts, draw_init_sizes(rng), what=code("model.apply(init_weights)"))
-    expect_no_errors(facts, {"Conv2d"})
-    for layer in (lay for lay in facts["layers"] if lay["type"] == "Conv2d"):
-        std = math.sqrt(2 / layer["fan_in"])
-        expect_init(layer, std, "normal", Text("`kaiming_normal_` with `nonlinearity='relu'` (He normal, fan_in)",
-                                               "`kaiming_normal_`，`nonlinearity='relu'`（He 正态，fan_in）"))
-        expect_constant(layer, "bias", 0.0, Text("zeros for conv biases", "卷积的 bias 为 0"))
+    expect_no_errors(facts, {kind})
+    std_of, dist, rule = WEIGHT_RULES[kind]
+    for layer in (lay for lay in facts["layers"] if lay["type"] == kind):
+        expect_init(layer, std_of(layer["fan_in"], layer["fan_out"]), dist, rule)
+        expect_constant(layer, "bias", 0.0, Text("zero biases", "bias 为 0"))
 
 
 @check("init_weights: nn.BatchNorm2d gets weight 1, bias 0; model.apply works on every module", points=1,

@@ -227,12 +227,14 @@ def run_on_net(module, name, sizes, state, x, training):
     net.train(training)
     during = {}
 
-    def note_mode(mod, inputs, key):
-        during.setdefault(key, mod.training)  # returns None: the inputs go on unchanged
+    def note_mode(label):
+        def hook(mod, inputs):
+            during.setdefault(label, mod.training)  # returning None keeps the inputs as they are
+        return hook
 
     labels = {m: layer_label(key, m) for key, m in net.named_modules()}
     for m, label in labels.items():
-        m.register_forward_pre_hook(lambda mod, inputs, label=label: note_mode(mod, inputs, label))
+        m.register_forward_pre_hook(note_mode(label))
     fn = getattr(module, name)
     first = fn(net, x)
     after = {label: m.training for m, label in labels.items()}
