@@ -2,11 +2,12 @@
 
 import math
 
+import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.checking import check, expect_close, expect_tensor, fail, probe
+from grader.checking import Text, check, expect_close, expect_tensor, fail, learner_error, probe, verbatim
 
 SENTINEL = 7.0  # every parameter holds this before model.apply(init_weights): untouched ones show
 
@@ -42,7 +43,6 @@ def mlp_structure(module, sizes):
         facts["layers"] = [type(m).__name__ for m in _leaves(model)]
         facts["linears"] = [[m.in_features, m.out_features, m.bias is not None]
                             for m in _leaves(model) if isinstance(m, nn.Linear)]
-        facts["n_params"] = sum(p.numel() for p in model.parameters())
     return facts
 
 
@@ -61,47 +61,44 @@ BLOCK_PARTS = ("conv1", "bn1", "conv2", "bn2")
 @probe
 def block_structure(module, channels):
     block = module.ResidualBlock(channels)
-    facts = {"n_params": sum(p.numel() for p in block.parameters()),
-             "params": {name: list(p.shape) for name, p in block.named_parameters()}, "parts": {}}
-    for name in BLOCK_PARTS:
-        part = getattr(block, name, None)
-        if isinstance(part, nn.Conv2d):
-            facts["parts"][name] = {"type": "Conv2d", "kernel_size": list(part.kernel_size),
-                                    "padding": str(part.padding), "stride": list(part.stride),
-                                    "bias": part.bias is not None, "in": part.in_channels, "out": part.out_channels}
-        else:
-            facts["parts"][name] = {"type": type(part).__name__ if part is not None else None}
-    return facts
+    return {"n_params": sum(p.numel() for p in block.parameters()),
+            "params": {name: list(p.shape) for name, p in block.named_parameters()}}
 
 
 @probe
 def block_forward(module, channels, state, x, training):
-    """Load the judge's tensors into conv1/bn1/conv2/bn2, run the block in train or eval mode."""
+    """Load the judge's tensors into conv1/bn1/conv2/bn2, run the block in train or eval mode, counting
+    how often each of the four parts ran."""
     block = module.ResidualBlock(channels)
     missing = [name for name in BLOCK_PARTS if not isinstance(getattr(block, name, None), nn.Module)]
     if missing:
         return {"missing": missing}
+    for key, value in state.items():
+        part, attr = key.split(".")
+        target = getattr(getattr(block, part), attr, None)
+        if not isinstance(target, torch.Tensor) or target.shape != value.shape:
+            return {"bad_shape": key, "shape": list(target.shape) if isinstance(target, torch.Tensor) else None,
+                    "want": list(value.shape)}
     with torch.no_grad():
         for key, value in state.items():
             part, attr = key.split(".")
-            target = getattr(getattr(block, part), attr, None)
-            if not isinstance(target, torch.Tensor) or target.shape != value.shape:
-                return {"bad_shape": key, "shape": list(target.shape) if isinstance(target, torch.Tensor) else None,
-                        "want": list(value.shape)}
-            target.copy_(value)
+            getattr(getattr(block, part), attr).copy_(value)
         for conv in (block.conv1, block.conv2):
-            if getattr(conv, "bias", None) is not None:
+            if isinstance(getattr(conv, "bias", None), torch.Tensor):
                 conv.bias.zero_()
+    calls = {name: 0 for name in BLOCK_PARTS}
+    for name in BLOCK_PARTS:
+        getattr(block, name).register_forward_hook(lambda *_, name=name: calls.__setitem__(name, calls[name] + 1))
     block.train(training)
+    facts = {"paddings": [str(getattr(block.conv1, "padding", "?")), str(getattr(block.conv2, "padding", "?"))],
+             "calls": calls}
     try:
         y = block(x)
     except NotImplementedError:
         raise
-    except Exception as exc:  # noqa: BLE001 - explained with the block's padding below
-        return {"error": f"{type(exc).__name__}: {exc}"[:300],
-                "paddings": [str(getattr(block.conv1, "padding", "?")), str(getattr(block.conv2, "padding", "?"))]}
-    return {"y": y.detach() if isinstance(y, torch.Tensor) else y,
-            "paddings": [str(getattr(block.conv1, "padding", "?")), str(getattr(block.conv2, "padding", "?"))]}
+    except Exception as exc:  # noqa: BLE001 - explained with the block's padding by the checks
+        return {**facts, "error": learner_error(exc, module)}
+    return {**facts, "y": y.detach() if isinstance(y, torch.Tensor) else y}
 
 
 def init_model(sizes: list[int]) -> nn.Sequential:
@@ -138,7 +135,7 @@ def init_facts(module, sizes):
             raise
         except Exception as exc:  # noqa: BLE001 - reported per module type by the checks
             errors.append({"type": type(m).__name__, "bias_none": getattr(m, "bias", 0) is None,
-                           "error": f"{type(exc).__name__}: {exc}"[:200]})
+                           "error": learner_error(exc, module)})
 
     model.apply(guarded)
     layers = []
@@ -152,51 +149,80 @@ def init_facts(module, sizes):
     return {"errors": errors, "layers": layers}
 
 
+def code(text) -> str:
+    return f"`{text}`"
+
+
+def raised(error: dict) -> Text:
+    """A learner's exception, reported by a probe with `learner_error`, quoted as it was."""
+    where = verbatim(f" ({error['where']})") if error["where"] else ""
+    return Text("{error}{where}", "{error}{where}", error=verbatim(f"{error['type']}: {error['message']}"), where=where)
+
+
 # -- make_mlp -------------------------------------------------------------------------------------
 
 @check("make_mlp returns an nn.Sequential: Linear, ReLU, ..., Linear", points=1,
        zh="make_mlp 返回 nn.Sequential：Linear、ReLU、……、Linear")
 def test_mlp_structure(submission, rng):
     sizes = draw_sizes(rng)
-    facts = submission.probe(mlp_structure, sizes, what=f"`make_mlp({sizes})`")
+    call = code(f"make_mlp({sizes})")
+    facts = submission.probe(mlp_structure, sizes, what=call)
     if not facts["sequential"]:
-        fail(f"make_mlp({sizes}) should return an nn.Sequential, got a {facts['type']}.",
-             f"make_mlp({sizes}) 应返回 nn.Sequential，实际得到 {facts['type']}。")
+        fail("{call} should return an `nn.Sequential`, got {got}.", "{call} 应返回 `nn.Sequential`，实际得到 {got}。",
+             call=call, got=code(facts["type"]), key="not-sequential")
     want, got = expected_layers(sizes), facts["layers"]
+    layers = {"want": code(", ".join(want)), "got": code(", ".join(got))}
     if got and got[-1] == "ReLU" and got[:-1] == want:
-        fail(f"make_mlp({sizes}) ends with a ReLU: the network's outputs (scores, logits, regression values) could "
-             "never be negative. Put no activation after the last Linear.",
-             f"make_mlp({sizes}) 以 ReLU 结尾：网络的输出（分数、logits、回归值）永远不可能为负。最后一个 Linear 之后不要加激活函数。")
+        fail("{call} ends with a ReLU: the network's outputs (scores, logits, regression values) could never be "
+             "negative. Put no activation after the last Linear.",
+             "{call} 以 ReLU 结尾：网络的输出（分数、logits、回归值）永远不可能为负。最后一个 Linear 之后不要加激活函数。",
+             call=call, key="relu-after-last-layer")
     if [n for n in got if n == "Linear"] == [n for n in want if n == "Linear"] and got != want:
-        fail(f"make_mlp({sizes}) should have the layers {want}, got {got}: without a ReLU between them, two Linear "
-             "layers collapse into a single linear map.",
-             f"make_mlp({sizes}) 的层应为 {want}，实际为 {got}：两个 Linear 之间没有 ReLU，就等于一个线性映射。")
+        fail("{call} should have the layers {want}, got {got}: without a ReLU between them, two Linear layers "
+             "collapse into a single linear map.",
+             "{call} 的层应为 {want}，实际为 {got}：两个 Linear 之间没有 ReLU，就等于一个线性映射。",
+             call=call, **layers, key="no-activation")
     if got != want:
-        fail(f"make_mlp({sizes}) should have the layers {want}, got {got}.",
-             f"make_mlp({sizes}) 的层应为 {want}，实际为 {got}。")
+        fail("{call} should have the layers {want}, got {got}.", "{call} 的层应为 {want}，实际为 {got}。",
+             call=call, **layers, key="wrong-layers")
     for i, ((n_in, n_out, _), a, b) in enumerate(zip(facts["linears"], sizes[:-1], sizes[1:])):
         if (n_in, n_out) != (a, b):
-            fail(f"Linear layer {i} of make_mlp({sizes}) should be Linear({a}, {b}), got Linear({n_in}, {n_out}).",
-                 f"make_mlp({sizes}) 的第 {i} 个 Linear 应为 Linear({a}, {b})，实际为 Linear({n_in}, {n_out})。")
+            fail("Linear layer {i} of {call} should be {want}, got {got}.", "{call} 的第 {i} 个 Linear 应为 {want}，实际为 {got}。",
+                 i=i, call=call, want=code(f"Linear({a}, {b})"), got=code(f"Linear({n_in}, {n_out})"),
+                 key="wrong-linear-size")
 
 
-@check("make_mlp: output shape, parameter count and values", points=1, zh="make_mlp：输出形状、参数个数和数值")
-def test_mlp_forward(submission, rng):
-    sizes = draw_sizes(rng)
-    x = torch.randn(randint(rng, 2, 8), sizes[0], generator=rng)
-    got = submission.probe(mlp_forward, sizes, x, what=f"`make_mlp({sizes})(x)`")
-    expected_count = sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:]))
-    if got["n_params"] != expected_count:
-        fail(f"make_mlp({sizes}) has {got['n_params']} parameters, expected {expected_count} "
-             f"(each Linear(a, b) has a*b weights and b biases).",
-             f"make_mlp({sizes}) 有 {got['n_params']} 个参数，应为 {expected_count}（每个 Linear(a, b) 有 a*b 个权重和 b 个偏置）。")
-    y = expect_tensor(got["y"], f"make_mlp({sizes})(x)", shape=[x.shape[0], sizes[-1]])
+def mlp_reference(params, x, last_relu=False):
+    """The MLP of these (weight, bias) pairs, ReLU between the layers (and after the last with `last_relu`)."""
     h = x.double()
-    for i, (w, b) in enumerate(got["params"]):
+    for i, (w, b) in enumerate(params):
         h = h @ w.double().T + (b.double() if b is not None else 0)
-        if i < len(got["params"]) - 1:
+        if i < len(params) - 1 or last_relu:
             h = torch.relu(h)
-    expect_close(y, h, f"make_mlp({sizes})(x)", atol=1e-5)
+    return h
+
+
+@check("make_mlp: output shape, parameter count and values", points=1, zh="make_mlp：输出形状、参数个数和数值",
+       depends="mlp_structure")
+def test_mlp_forward(submission, rng):
+    drawn = draw_sizes(rng)
+    for sizes, n in ((drawn, randint(rng, 2, 8)), ([drawn[0], drawn[1], 1], 1)):  # one output, a batch of one
+        x = torch.randn(n, sizes[0], generator=rng)
+        call = code(f"make_mlp({sizes})(x[{n}, {sizes[0]}])")
+        got = submission.probe(mlp_forward, sizes, x, what=call)
+        expected_count = sum(a * b + b for a, b in zip(sizes[:-1], sizes[1:]))
+        if got["n_params"] != expected_count:
+            fail("{mlp} has {got} parameters, expected {want} (each Linear(a, b) has a*b weights and b biases).",
+                 "{mlp} 有 {got} 个参数，应为 {want}（每个 Linear(a, b) 有 a*b 个权重和 b 个偏置）。",
+                 mlp=code(f"make_mlp({sizes})"), got=got["n_params"], want=expected_count, key="wrong-param-count")
+        y = expect_tensor(got["y"], call, shape=[n, sizes[-1]])
+        expected = mlp_reference(got["params"], x)
+        if not torch.allclose(y.double(), expected, atol=1e-5) and \
+                torch.allclose(y.double(), mlp_reference(got["params"], x, last_relu=True), atol=1e-5):
+            fail("{call} equals relu of the expected output: there is a ReLU after the last Linear, so the outputs "
+                 "could never be negative.", "{call} 等于期望输出再取 relu：最后一个 Linear 之后多了一个 ReLU，输出永远不可能为负。",
+                 call=call, key="relu-after-last-layer")
+        expect_close(y, expected, call, atol=1e-5)
 
 
 # -- ResidualBlock -------------------------------------------------------------------------------
@@ -229,124 +255,151 @@ def block_reference(x: torch.Tensor, s: dict, training: bool) -> torch.Tensor:
     return torch.relu(h + x.double())
 
 
+def mode_name(training: bool) -> Text:
+    return Text("train", "train") if training else Text("eval", "eval")
+
+
 def run_block(submission, channels, state, x, training):
-    mode = "train" if training else "eval"
+    """The block's output on the judge's tensors, and how often each part ran."""
+    block = code(f"ResidualBlock({channels})(x{list(x.shape)})")
     got = submission.probe(block_forward, channels, state, x, training,
-                           what=f"`ResidualBlock({channels})(x)` in {mode} mode")
+                           what=Text("{block} in {mode} mode", "{mode} 模式下的 {block}", block=block,
+                                     mode=mode_name(training)))
     if "missing" in got:
-        fail(f"ResidualBlock has no sub-module {', '.join(got['missing'])}: name the layers conv1, bn1, conv2, bn2 "
-             "as the statement says (the checks load their weights by these names).",
-             f"ResidualBlock 没有子模块 {', '.join(got['missing'])}：请按题目要求把各层命名为 conv1、bn1、conv2、bn2"
-             "（检查按这些名字加载权重）。")
+        fail("ResidualBlock has no sub-module {missing}: name the layers conv1, bn1, conv2, bn2 as the statement "
+             "says (the checks load their weights by these names).",
+             "ResidualBlock 没有子模块 {missing}：请按题目要求把各层命名为 conv1、bn1、conv2、bn2（检查按这些名字加载权重）。",
+             missing=", ".join(map(code, got["missing"])), key="block-part-missing")
     if "bad_shape" in got:
-        fail(f"ResidualBlock({channels}).{got['bad_shape']} should have shape {got['want']}, got {got['shape']}: "
-             f"conv1 and conv2 are 3x3 convolutions from {channels} to {channels} channels, bn1 and bn2 "
-             f"BatchNorm2d({channels}).",
-             f"ResidualBlock({channels}).{got['bad_shape']} 的形状应为 {got['want']}，实际为 {got['shape']}："
-             f"conv1 和 conv2 是 {channels} 通道到 {channels} 通道的 3x3 卷积，bn1 和 bn2 是 BatchNorm2d({channels})。")
+        fail("{part} should have shape {want}, got {got}: conv1 and conv2 are 3x3 convolutions from {c} to {c} "
+             "channels, bn1 and bn2 `BatchNorm2d({c})`.",
+             "{part} 的形状应为 {want}，实际为 {got}：conv1 和 conv2 是 {c} 通道到 {c} 通道的 3x3 卷积，"
+             "bn1 和 bn2 是 `BatchNorm2d({c})`。",
+             part=code(f"ResidualBlock({channels}).{got['bad_shape']}"), want=got["want"], got=got["shape"], c=channels,
+             key="block-part-shape")
     no_padding = any(p in ("0", "(0, 0)") for p in got["paddings"])
     if "error" in got:
         if no_padding:
-            fail(f"ResidualBlock({channels})(x) failed ({got['error']}): without padding, each 3x3 convolution shrinks "
-                 "H and W by 2, so the output no longer matches x for the skip connection. Use padding=1.",
-                 f"ResidualBlock({channels})(x) 出错（{got['error']}）：没有 padding 时，每个 3x3 卷积会让 H 和 W 各减少 2，"
-                 "输出与 x 的形状不再一致，跳跃连接无法相加。请使用 padding=1。")
-        fail(f"ResidualBlock({channels})(x) raised {got['error']}",
-             f"ResidualBlock({channels})(x) 抛出了异常 {got['error']}")
-    if isinstance(got["y"], torch.Tensor) and list(got["y"].shape) != list(x.shape) and no_padding:
-        fail(f"ResidualBlock({channels})(x) should keep the shape {list(x.shape)}, got {list(got['y'].shape)}: "
-             "each 3x3 convolution without padding shrinks H and W by 2. Use padding=1.",
-             f"ResidualBlock({channels})(x) 应保持形状 {list(x.shape)}，实际为 {list(got['y'].shape)}："
-             "没有 padding 的 3x3 卷积会让 H 和 W 各减少 2。请使用 padding=1。")
-    return expect_tensor(got["y"], f"ResidualBlock({channels})(x)", shape=list(x.shape))
+            fail("{block} failed ({error}): without padding, each 3x3 convolution shrinks H and W by 2, so the "
+                 "output no longer matches x for the skip connection. Use `padding=1`.",
+                 "{block} 出错（{error}）：没有 padding 时，每个 3x3 卷积会让 H 和 W 各减少 2，输出与 x 的形状不再一致，"
+                 "跳跃连接无法相加。请使用 `padding=1`。", block=block, error=raised(got["error"]), key="conv-no-padding")
+        fail("{block} raised {error}", "{block} 抛出了异常 {error}", block=block, error=raised(got["error"]),
+             key=f"raised-{got['error']['type']}")
+    y = got["y"]
+    if isinstance(y, torch.Tensor) and list(y.shape) != list(x.shape) and no_padding:
+        fail("{block} should keep the shape {want}, got {got}: each 3x3 convolution without padding shrinks H and W "
+             "by 2. Use `padding=1`.", "{block} 应保持形状 {want}，实际为 {got}：没有 padding 的 3x3 卷积会让 H 和 W "
+             "各减少 2。请使用 `padding=1`。", block=block, want=list(x.shape), got=list(y.shape), key="conv-no-padding")
+    return expect_tensor(y, block, shape=list(x.shape)), got["calls"]
 
 
-def draw_input(rng: torch.Generator, channels: int) -> torch.Tensor:
+def draw_input(rng: torch.Generator, channels: int, n: int | None = None) -> torch.Tensor:
     # H, W >= 6: unpadded 3x3 convs would give 2..4, never 1, which could broadcast back to x's shape
-    return torch.randn(randint(rng, 2, 4), channels, randint(rng, 6, 8), randint(rng, 6, 8), generator=rng)
+    n = randint(rng, 2, 4) if n is None else n
+    return torch.randn(n, channels, randint(rng, 6, 8), randint(rng, 6, 8), generator=rng)
 
 
 @check("ResidualBlock keeps the shape [N, C, H, W]", points=1, zh="ResidualBlock 保持形状 [N, C, H, W]")
 def test_block_shape(submission, rng):
-    channels = randint(rng, 2, 5)
-    x = draw_input(rng, channels)
-    run_block(submission, channels, draw_block(rng, channels), x, True)
+    for channels, n in ((randint(rng, 2, 5), None), (1, 1)):  # and one channel, a batch of one
+        run_block(submission, channels, draw_block(rng, channels), draw_input(rng, channels, n), True)
 
 
 @check("ResidualBlock has the parameters of its architecture", points=1, zh="ResidualBlock 的参数个数符合其结构")
 def test_block_parameters(submission, rng):
     channels = randint(rng, 2, 8)
-    facts = submission.probe(block_structure, channels, what=f"`ResidualBlock({channels})`")
+    block = code(f"ResidualBlock({channels})")
+    facts = submission.probe(block_structure, channels, what=block)
     conv, bn = 9 * channels * channels, 2 * channels
     expected = 2 * conv + 2 * bn
     n = facts["n_params"]
     if n == expected:
         return
     if n == expected + 2 * channels:
-        fail(f"ResidualBlock({channels}) has {n} parameters, expected {expected}: the {2 * channels} extra are conv biases. "
-             "A BatchNorm right after a conv subtracts the mean, which cancels any conv bias (beta shifts "
-             "instead): create the convs with bias=False.",
-             f"ResidualBlock({channels}) 有 {n} 个参数，应为 {expected}：多出的 {2 * channels} 个是卷积的 bias。"
-             "紧跟在卷积后的 BatchNorm 会减去均值，抵消任何卷积 bias（改由 beta 平移）：创建卷积时用 bias=False。")
-    shapes = ", ".join(f"{k} {v}" for k, v in facts["params"].items())
-    fail(f"ResidualBlock({channels}) has {n} parameters, expected {expected} = 2 convs 3x3 {channels}->{channels} "
-         f"({conv} weights each) + 2 BatchNorm2d({channels}) ({bn} each). Yours: {shapes}.",
-         f"ResidualBlock({channels}) 有 {n} 个参数，应为 {expected} = 2 个 {channels}->{channels} 的 3x3 卷积"
-         f"（各 {conv} 个权重）+ 2 个 BatchNorm2d({channels})（各 {bn} 个）。你的：{shapes}。")
+        fail("{block} has {n} parameters, expected {want}: the {extra} extra are conv biases. A BatchNorm right after "
+             "a conv subtracts the mean, which cancels any conv bias (beta shifts instead): create the convs with "
+             "`bias=False`.",
+             "{block} 有 {n} 个参数，应为 {want}：多出的 {extra} 个是卷积的 bias。紧跟在卷积后的 BatchNorm 会减去均值，"
+             "抵消任何卷积 bias（改由 beta 平移）：创建卷积时用 `bias=False`。",
+             block=block, n=n, want=expected, extra=2 * channels, key="conv-bias")
+    fail("{block} has {n} parameters, expected {want} = 2 convs 3x3 {c}->{c} ({conv} weights each) + "
+         "2 `BatchNorm2d({c})` ({bn} each). Yours: {shapes}.",
+         "{block} 有 {n} 个参数，应为 {want} = 2 个 {c}->{c} 的 3x3 卷积（各 {conv} 个权重）+ 2 个 "
+         "`BatchNorm2d({c})`（各 {bn} 个）。你的：{shapes}。",
+         block=block, n=n, want=expected, c=channels, conv=conv, bn=bn,
+         shapes=", ".join(code(f"{k} {v}") for k, v in facts["params"].items()), key="wrong-param-count")
 
 
 @check("ResidualBlock has the skip connection: with zeroed convs it returns relu(x)", points=2,
-       zh="ResidualBlock 有跳跃连接：卷积权重全为 0 时返回 relu(x)")
+       zh="ResidualBlock 有跳跃连接：卷积权重全为 0 时返回 relu(x)", depends="block_shape")
 def test_block_skip(submission, rng):
     channels = randint(rng, 2, 5)
     for training in (True, False):
         x = draw_input(rng, channels)
-        y = run_block(submission, channels, draw_block(rng, channels, zero_convs=True), x, training)
+        y, _ = run_block(submission, channels, draw_block(rng, channels, zero_convs=True), x, training)
         expected = torch.relu(x)
         if torch.allclose(y, expected, rtol=1e-4, atol=1e-5):
             continue
-        mode = "train" if training else "eval"
+        mode = mode_name(training)
         if torch.allclose(y, torch.zeros_like(y), atol=1e-6):
-            fail(f"With both convolutions zeroed, the block's main path gives 0, so the block should return relu(x) "
-                 f"through its skip connection; it returned all zeros ({mode} mode): there is no skip connection. "
+            fail("With both convolutions zeroed, the block's main path gives 0, so the block should return relu(x) "
+                 "through its skip connection; it returned all zeros ({mode} mode): there is no skip connection. "
                  "Add the input x to the output of bn2, before the last ReLU.",
-                 f"两个卷积权重全为 0 时，主路径输出为 0，块应通过跳跃连接返回 relu(x)；实际返回全 0（{mode} 模式）："
-                 "没有跳跃连接。请在最后一个 ReLU 之前，把输入 x 加到 bn2 的输出上。")
+                 "两个卷积权重全为 0 时，主路径输出为 0，块应通过跳跃连接返回 relu(x)；实际返回全 0（{mode} 模式）："
+                 "没有跳跃连接。请在最后一个 ReLU 之前，把输入 x 加到 bn2 的输出上。", mode=mode, key="no-skip")
         if torch.allclose(y, x, rtol=1e-4, atol=1e-5):
-            fail(f"With both convolutions zeroed the block should return relu(x), but it returned x itself, negative "
-                 f"values included ({mode} mode): the last ReLU must come after adding the input, relu(out + x).",
-                 f"两个卷积权重全为 0 时块应返回 relu(x)，实际却返回了 x 本身（包括负值，{mode} 模式）："
-                 "最后的 ReLU 必须放在加上输入之后：relu(out + x)。")
-        expect_close(y, expected, f"ResidualBlock(x) with zeroed convs ({mode} mode), which should be relu(x)",
-                     atol=1e-5)
+            fail("With both convolutions zeroed the block should return relu(x), but it returned x itself, negative "
+                 "values included ({mode} mode): the last ReLU must come after adding the input, relu(out + x).",
+                 "两个卷积权重全为 0 时块应返回 relu(x)，实际却返回了 x 本身（包括负值，{mode} 模式）："
+                 "最后的 ReLU 必须放在加上输入之后：relu(out + x)。", mode=mode, key="relu-before-add")
+        expect_close(y, expected, Text("ResidualBlock(x) with zeroed convs ({mode} mode), which should be relu(x)",
+                                       "卷积置零时的 ResidualBlock(x)（{mode} 模式，应为 relu(x)）", mode=mode), atol=1e-5)
 
 
 @check("ResidualBlock computes relu(bn2(conv2(relu(bn1(conv1(x))))) + x) in train and eval mode", points=1,
-       zh="ResidualBlock 在 train 和 eval 模式下都计算 relu(bn2(conv2(relu(bn1(conv1(x))))) + x)")
+       zh="ResidualBlock 在 train 和 eval 模式下都计算 relu(bn2(conv2(relu(bn1(conv1(x))))) + x)",
+       depends=("block_shape", "block_skip"))
 def test_block_values(submission, rng):
     channels = randint(rng, 2, 4)
     for training in (True, False):
         x = draw_input(rng, channels)
         state = draw_block(rng, channels)
-        y = run_block(submission, channels, state, x, training)
-        mode = "train" if training else "eval"
-        expect_close(y, block_reference(x, state, training), f"ResidualBlock(x) in {mode} mode", atol=1e-4)
+        y, calls = run_block(submission, channels, state, x, training)
+        what = Text("ResidualBlock(x) in {mode} mode", "{mode} 模式下的 ResidualBlock(x)", mode=mode_name(training))
+        expected = block_reference(x, state, training)
+        if torch.allclose(y.double(), expected, atol=1e-4):
+            continue
+        twice = [name for name, count in calls.items() if count > 1]
+        never = [name for name, count in calls.items() if count == 0]
+        if twice or never:
+            fail("{what} is wrong, and during one forward {twice} ran more than once while {never} never ran: each "
+                 "layer has its own weights and statistics, so use conv1, bn1, conv2, bn2 once each, in that order.",
+                 "{what} 不对，而且一次前向传播中 {twice} 运行了不止一次，{never} 却从未运行：每层都有自己的权重和统计量，"
+                 "请按 conv1、bn1、conv2、bn2 的顺序各用一次。",
+                 what=what, twice=", ".join(map(code, twice)) or "-", never=", ".join(map(code, never)) or "-",
+                 key="submodule-used-twice")
+        expect_close(y, expected, what, atol=1e-4)
 
 
 # -- init_weights ----------------------------------------------------------------------------------
 
-def init_candidates(fan_in: int, fan_out: int) -> list[tuple[str, float, str]]:
+def init_candidates(fan_in: int, fan_out: int) -> list[tuple[Text, float, str]]:
     """Known initialisations: (name, std, distribution) for a weight with these fans."""
     return [
-        ("xavier_uniform_", math.sqrt(2 / (fan_in + fan_out)), "uniform"),
-        ("xavier_normal_", math.sqrt(2 / (fan_in + fan_out)), "normal"),
-        ("kaiming_normal_ (relu, fan_in)", math.sqrt(2 / fan_in), "normal"),
-        ("kaiming_uniform_ (relu, fan_in)", math.sqrt(2 / fan_in), "uniform"),
-        ("kaiming_normal_ with mode='fan_out'", math.sqrt(2 / fan_out), "normal"),
-        ("kaiming_uniform_ with mode='fan_out'", math.sqrt(2 / fan_out), "uniform"),
-        ("PyTorch's default init (left unchanged?)", 1 / math.sqrt(3 * fan_in), "uniform"),
-        ("kaiming without the ReLU gain (nonlinearity='linear')", 1 / math.sqrt(fan_in), "normal"),
-        ("a plain torch.randn (std 1)", 1.0, "normal"),
+        (Text("`xavier_uniform_`"), math.sqrt(2 / (fan_in + fan_out)), "uniform"),
+        (Text("`xavier_normal_`"), math.sqrt(2 / (fan_in + fan_out)), "normal"),
+        (Text("`kaiming_normal_` (relu, fan_in)", "`kaiming_normal_`（relu，fan_in）"), math.sqrt(2 / fan_in), "normal"),
+        (Text("`kaiming_uniform_` (relu, fan_in)", "`kaiming_uniform_`（relu，fan_in）"), math.sqrt(2 / fan_in), "uniform"),
+        (Text("`kaiming_normal_` with `mode='fan_out'`", "`mode='fan_out'` 的 `kaiming_normal_`"),
+         math.sqrt(2 / fan_out), "normal"),
+        (Text("`kaiming_uniform_` with `mode='fan_out'`", "`mode='fan_out'` 的 `kaiming_uniform_`"),
+         math.sqrt(2 / fan_out), "uniform"),
+        (Text("PyTorch's default init (left unchanged?)", "PyTorch 的默认初始化（没有改动？）"),
+         1 / math.sqrt(3 * fan_in), "uniform"),
+        (Text("kaiming without the ReLU gain (`nonlinearity='linear'`)", "不带 ReLU 增益的 kaiming（`nonlinearity='linear'`）"),
+         1 / math.sqrt(fan_in), "normal"),
+        (Text("a plain `torch.randn` (std 1)", "直接用 `torch.randn`（std 为 1）"), 1.0, "normal"),
     ]
 
 
@@ -360,49 +413,57 @@ def weight_stats(w: torch.Tensor) -> tuple[float, float, str]:
 
 
 def where(layer: dict) -> str:
-    """'Conv2d model[3][0]': the layer's type and its place in the checks' model."""
-    return f"{layer['type']} model" + "".join(f"[{part}]" for part in layer["name"].split("."))
+    """'`Conv2d model[3][0]`': the layer's type and its place in the checks' model."""
+    return code(f"{layer['type']} model" + "".join(f"[{part}]" for part in layer["name"].split(".")))
 
 
-def expect_init(layer: dict, want_name: str, want_std: float, want_dist: str, rule_en: str, rule_zh: str):
+DISTRIBUTION = {"uniform": Text("uniform", "均匀"), "normal": Text("normal", "正态")}
+
+
+def expect_init(layer: dict, want_std: float, want_dist: str, rule: Text):
     """Fail unless the layer's weight has the statistics of the wanted initialisation."""
-    w, label, label_zh = layer["weight"], f"weight of {where(layer)}", f"{where(layer)} 的 weight"
+    w, place = layer["weight"], where(layer)
     if torch.all(w == SENTINEL):
-        fail(f"init_weights left the {label} untouched (still the value the check filled in): it should apply "
-             f"{rule_en} to every {layer['type']}.",
-             f"init_weights 没有处理 {label_zh}（仍是检查预先填入的值）：应对每个 {layer['type']} 使用 {rule_zh}。")
+        fail("init_weights left the weight of {place} untouched (still the value the check filled in): it should "
+             "apply {rule} to every {type}.",
+             "init_weights 没有处理 {place} 的 weight（仍是检查预先填入的值）：应对每个 {type} 使用 {rule}。",
+             place=place, rule=rule, type=code(layer["type"]), key="init-missing")
     std, mean, dist = weight_stats(w)
     if std == 0:
-        fail(f"The {label} is constant ({float(w.reshape(-1)[0]):.4g} everywhere): every unit would compute the same "
-             f"thing (no symmetry breaking). Use {rule_en}.",
-             f"{label_zh} 是常数（全为 {float(w.reshape(-1)[0]):.4g}）：每个单元都会算出同样的东西（无法打破对称）。请用 {rule_zh}。")
+        fail("The weight of {place} is constant ({value:.4g} everywhere): every unit would compute the same thing "
+             "(no symmetry breaking). Use {rule}.",
+             "{place} 的 weight 是常数（全为 {value:.4g}）：每个单元都会算出同样的东西（无法打破对称）。请用 {rule}。",
+             place=place, value=float(w.reshape(-1)[0]), rule=rule, key="init-constant")
     good_std = abs(std / want_std - 1) < 0.06 and abs(mean) < 5 * want_std / math.sqrt(w.numel())
     if good_std and dist == want_dist:
-        if want_dist == "uniform" and float(w.abs().max()) > want_std * math.sqrt(3) * (1 + 1e-5):
-            fail(f"The {label} has values beyond the bound of {want_name}, ±{want_std * math.sqrt(3):.4g}.",
-                 f"{label_zh} 有超出 {want_name} 边界 ±{want_std * math.sqrt(3):.4g} 的值。")
+        bound = want_std * math.sqrt(3)
+        if want_dist == "uniform" and float(w.abs().max()) > bound * (1 + 1e-5):
+            fail("The weight of {place} has values beyond the bound of {rule}, ±{bound:.4g}.",
+                 "{place} 的 weight 有超出 {rule} 边界 ±{bound:.4g} 的值。", place=place, rule=rule, bound=bound,
+                 key="init-out-of-bounds")
         return
     look = next((name for name, s, d in init_candidates(layer["fan_in"], layer["fan_out"])
-                 if abs(std / s - 1) < 0.06 and d == dist and name != want_name), None)
-    seen = f"std {std:.4g}, {dist}-looking" + (f": it looks like {look}" if look else "")
-    seen_zh = f"std 为 {std:.4g}，看起来是{'均匀' if dist == 'uniform' else '正态'}分布" + (f"：像是 {look}" if look else "")
-    fail(f"The {label} (fan_in {layer['fan_in']}, fan_out {layer['fan_out']}) should follow {rule_en}: a {want_dist} "
-         f"distribution with std {want_std:.4g}; got {seen}.",
-         f"{label_zh}（fan_in {layer['fan_in']}，fan_out {layer['fan_out']}）应使用 {rule_zh}："
-         f"{'均匀' if want_dist == 'uniform' else '正态'}分布，std 为 {want_std:.4g}；实际 {seen_zh}。")
+                 if abs(std / s - 1) < 0.06 and d == dist and not (abs(s / want_std - 1) < 0.06 and d == want_dist)),
+                None)
+    seen = Text("std {std:.4g}, {dist}-looking{look}", "std 为 {std:.4g}，看起来是{dist}分布{look}", std=std,
+                dist=DISTRIBUTION[dist], look=Text(": it looks like {name}", "：像是 {name}", name=look) if look else "")
+    fail("The weight of {place} (fan_in {fan_in}, fan_out {fan_out}) should follow {rule}: a {dist} distribution "
+         "with std {want:.4g}; got {seen}.",
+         "{place} 的 weight（fan_in {fan_in}，fan_out {fan_out}）应使用 {rule}：{dist}分布，std 为 {want:.4g}；实际 {seen}。",
+         place=place, fan_in=layer["fan_in"], fan_out=layer["fan_out"], rule=rule, dist=DISTRIBUTION[want_dist],
+         want=want_std, seen=seen, key="init-wrong-distribution")
 
 
-def expect_constant(layer: dict, attr: str, value: float, rule_en: str, rule_zh: str):
+def expect_constant(layer: dict, attr: str, value: float, rule: Text):
     t = layer[attr]
-    if t is None:
+    if t is None or torch.all(t == value):
         return
-    label, label_zh = f"{attr} of {where(layer)}", f"{where(layer)} 的 {attr}"
-    if not torch.all(t == value):
-        untouched = " (untouched: still the value the check filled in)" if torch.all(t == SENTINEL) else ""
-        fail(f"The {label} should be all {value:g} ({rule_en}), got values from {float(t.min()):.4g} to "
-             f"{float(t.max()):.4g}{untouched}.",
-             f"{label_zh} 应全为 {value:g}（{rule_zh}），实际取值从 {float(t.min()):.4g} 到 {float(t.max()):.4g}"
-             f"{'（未处理：仍是检查预先填入的值）' if untouched else ''}。")
+    untouched = Text(" (untouched: still the value the check filled in)", "（未处理：仍是检查预先填入的值）") \
+        if torch.all(t == SENTINEL) else ""
+    fail("The {attr} of {place} should be all {value:g} ({rule}), got values from {low:.4g} to {high:.4g}{untouched}.",
+         "{place} 的 {attr} 应全为 {value:g}（{rule}），实际取值从 {low:.4g} 到 {high:.4g}{untouched}。",
+         attr=attr, place=where(layer), value=value, rule=rule, low=float(t.min()), high=float(t.max()),
+         untouched=untouched, key=f"init-{attr}")
 
 
 def expect_no_errors(facts: dict, types: set[str] | None, rest: bool = False):
@@ -410,44 +471,49 @@ def expect_no_errors(facts: dict, types: set[str] | None, rest: bool = False):
         if (types is not None and error["type"] in types) or (rest and error["type"] not in
                                                                {"Linear", "Conv2d", "BatchNorm2d"}):
             if error["bias_none"]:
-                fail(f"init_weights raised {error['error']} on a {error['type']} created with bias=False, whose "
-                     "m.bias is None: only initialise the bias when m.bias is not None.",
-                     f"init_weights 在一个 bias=False 的 {error['type']} 上抛出了 {error['error']}：它的 m.bias 是 None。"
-                     "只有当 m.bias 不是 None 时才初始化 bias。")
-            fail(f"init_weights raised {error['error']} when model.apply called it on a {error['type']}: it is called "
-                 "on every sub-module (containers, ReLU, pooling...), so it must leave the others alone.",
-                 f"model.apply 在 {error['type']} 上调用 init_weights 时抛出了 {error['error']}：它会被每个子模块"
-                 "（容器、ReLU、池化……）调用，所以对其他模块什么都不要做。")
+                fail("init_weights raised {error} on a {type} created with `bias=False`, whose `m.bias` is None: "
+                     "only initialise the bias when `m.bias is not None`.",
+                     "init_weights 在一个 `bias=False` 的 {type} 上抛出了 {error}：它的 `m.bias` 是 None。"
+                     "只有当 `m.bias is not None` 时才初始化 bias。",
+                     error=raised(error["error"]), type=code(error["type"]), key="init-bias-none")
+            fail("init_weights raised {error} when `model.apply` called it on a {type}: it is called on every "
+                 "sub-module (containers, ReLU, pooling...), so it must leave the others alone.",
+                 "`model.apply` 在 {type} 上调用 init_weights 时抛出了 {error}：它会被每个子模块（容器、ReLU、池化……）"
+                 "调用，所以对其他模块什么都不要做。", error=raised(error["error"]), type=code(error["type"]),
+                 key="init-raises")
 
 
-@check("init_weights: nn.Linear gets xavier-uniform weights and zero biases", points=1,
-       zh="init_weights：nn.Linear 的权重用 xavier 均匀分布，bias 为 0")
-def test_init_linear(submission, rng):
-    facts = submission.probe(init_facts, draw_init_sizes(rng), what="`model.apply(init_weights)`")
-    expect_no_errors(facts, {"Linear"})
-    for layer in (lay for lay in facts["layers"] if lay["type"] == "Linear"):
-        std = math.sqrt(2 / (layer["fan_in"] + layer["fan_out"]))
-        expect_init(layer, "xavier_uniform_", std, "uniform", "xavier_uniform_ (Glorot uniform)", "xavier_uniform_（Glorot 均匀分布）")
-        expect_constant(layer, "bias", 0.0, "zeros for Linear biases", "Linear 的 bias 为 0")
+WEIGHT_RULES = {  # layer type: (std from the fans, distribution, the rule in words)
+    "Linear": (lambda fan_in, fan_out: math.sqrt(2 / (fan_in + fan_out)), "uniform",
+               Text("`xavier_uniform_` (Glorot uniform)", "`xavier_uniform_`（Glorot 均匀分布）")),
+    "Conv2d": (lambda fan_in, fan_out: math.sqrt(2 / fan_in), "normal",
+               Text("`kaiming_normal_` with `nonlinearity='relu'` (He normal, fan_in)",
+                    "`kaiming_normal_`，`nonlinearity='relu'`（He 正态，fan_in）")),
+}
 
 
-@check("init_weights: nn.Conv2d gets kaiming-normal weights (ReLU, fan_in) and zero biases", points=1,
-       zh="init_weights：nn.Conv2d 的权重用 kaiming 正态分布（ReLU，fan_in），bias 为 0")
-def test_init_conv(submission, rng):
-    facts = submission.probe(init_facts, draw_init_sizes(rng), what="`model.apply(init_weights)`")
-    expect_no_errors(facts, {"Conv2d"})
-    for layer in (lay for lay in facts["layers"] if lay["type"] == "Conv2d"):
-        std = math.sqrt(2 / layer["fan_in"])
-        expect_init(layer, "kaiming_normal_ (relu, fan_in)", std, "normal",
-                    "kaiming_normal_ with nonlinearity='relu' (He normal, fan_in)", "kaiming_normal_，nonlinearity='relu'（He 正态，fan_in）")
-        expect_constant(layer, "bias", 0.0, "zeros for conv biases", "卷积的 bias 为 0")
+@pytest.mark.parametrize("kind", [
+    pytest.param("Linear", id="Linear", marks=check("init_weights: nn.Linear gets xavier-uniform weights and zero biases",
+                                                    points=1, zh="init_weights：nn.Linear 的权重用 xavier 均匀分布，bias 为 0")),
+    pytest.param("Conv2d", id="Conv2d", marks=check(
+        "init_weights: nn.Conv2d gets kaiming-normal weights (ReLU, fan_in) and zero biases", points=1,
+        zh="init_weights：nn.Conv2d 的权重用 kaiming 正态分布（ReLU，fan_in），bias 为 0")),
+])
+def test_init_weights(submission, rng, kind):
+    facts = submission.probe(init_facts, draw_init_sizes(rng), what=code("model.apply(init_weights)"))
+    expect_no_errors(facts, {kind})
+    std_of, dist, rule = WEIGHT_RULES[kind]
+    for layer in (lay for lay in facts["layers"] if lay["type"] == kind):
+        expect_init(layer, std_of(layer["fan_in"], layer["fan_out"]), dist, rule)
+        expect_constant(layer, "bias", 0.0, Text("zero biases", "bias 为 0"))
 
 
 @check("init_weights: nn.BatchNorm2d gets weight 1, bias 0; model.apply works on every module", points=1,
        zh="init_weights：nn.BatchNorm2d 的 weight 为 1、bias 为 0；model.apply 对每个模块都能运行")
 def test_init_batchnorm(submission, rng):
-    facts = submission.probe(init_facts, draw_init_sizes(rng), what="`model.apply(init_weights)`")
+    facts = submission.probe(init_facts, draw_init_sizes(rng), what=code("model.apply(init_weights)"))
     expect_no_errors(facts, {"BatchNorm2d"}, rest=True)
     for layer in (lay for lay in facts["layers"] if lay["type"] == "BatchNorm2d"):
-        expect_constant(layer, "weight", 1.0, "BatchNorm starts as the identity: weight 1", "BatchNorm 初始为恒等变换：weight 为 1")
-        expect_constant(layer, "bias", 0.0, "BatchNorm starts as the identity: bias 0", "BatchNorm 初始为恒等变换：bias 为 0")
+        identity = Text("BatchNorm starts as the identity", "BatchNorm 初始为恒等变换")
+        expect_constant(layer, "weight", 1.0, identity)
+        expect_constant(layer, "bias", 0.0, identity)

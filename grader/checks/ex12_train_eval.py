@@ -1,12 +1,21 @@
 """Hidden checks of ex12: Dropout and BatchNorm in train() and eval(), restoring the mode,
-torch.no_grad() against torch.inference_mode()."""
+torch.no_grad() against torch.inference_mode().
+
+Probes put the learner's MyDropout inside a parent model and switch the parent, and run evaluate and
+extract_features on a small model with Dropout and BatchNorm, recording the mode of every sub-module
+during the forward pass (forward pre-hooks) and after the call. That is how `model.training = False`
+(which changes one flag, not the sub-modules') is told apart from `model.eval()`.
+"""
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.checking import check, expect_close, expect_tensor, fail, probe, tensor_info
+from grader.checking import Text, check, expect_close, expect_tensor, fail, learner_error, probe, tensor_info, verbatim
 from grader.gradients import autograd_gradient, expect_gradient
+
+DEVICE_ERRORS = ("is not on the expected device", "Expected all tensors to be on the same device",
+                 "found at least two devices")
 
 
 def randint(rng: torch.Generator, low: int, high: int) -> int:
@@ -17,6 +26,14 @@ def randint(rng: torch.Generator, low: int, high: int) -> int:
 def draw_p(rng: torch.Generator) -> float:
     """A drop probability well away from 0.5, so 'drop with p' and 'keep with p' differ."""
     return round(0.15 + 0.2 * float(torch.rand(1, generator=rng)), 3)
+
+
+def code(text) -> str:
+    return f"`{text}`"
+
+
+def mode_name(training: bool) -> Text:
+    return Text("train", "train") if training else Text("eval", "eval")
 
 
 # -- MyDropout --------------------------------------------------------------------------------------
@@ -32,6 +49,19 @@ def dropout_run(module, p, x, training, calls):
     return {"outs": [o.detach() if isinstance(o, torch.Tensor) else o for o in outs], "x_after": x_in}
 
 
+@probe
+def dropout_device(module, p, shape):
+    """MyDropout(p) in train mode on a tensor of the meta device, a stand-in for a GPU: a mask made on the
+    CPU meets x there. Ops that meta tensors do not support tell nothing ("unsupported")."""
+    parent = nn.Sequential(module.MyDropout(p)).train()
+    try:
+        y = parent(torch.empty(shape, device="meta"))
+    except Exception as exc:  # noqa: BLE001 - only device mismatches are the learner's
+        error = learner_error(exc, module)
+        return {"error": error} if any(e in error["message"] for e in DEVICE_ERRORS) else {"unsupported": True}
+    return {"device": str(y.device) if isinstance(y, torch.Tensor) else None}
+
+
 def fraction_zero(y: torch.Tensor) -> float:
     return float((y == 0).double().mean())
 
@@ -40,21 +70,24 @@ def fraction_zero(y: torch.Tensor) -> float:
 def test_dropout_eval(submission, rng):
     p = draw_p(rng)
     x = torch.randn(64, 32, generator=rng)
-    got = submission.probe(dropout_run, p, x, False, 1, what=f"`MyDropout({p})` in eval mode")
-    y = expect_tensor(got["outs"][0], f"MyDropout({p})(x) in eval mode", shape=list(x.shape))
+    what = Text("`MyDropout({p})(x)` in eval mode", "eval 模式下的 `MyDropout({p})(x)`", p=p)
+    got = submission.probe(dropout_run, p, x, False, 1, what=what)
+    y = expect_tensor(got["outs"][0], what, shape=list(x.shape))
     if torch.allclose(y, x, rtol=1e-5, atol=1e-6):
         return
     if torch.allclose(y, x * (1 - p), rtol=1e-4, atol=1e-6):
-        fail(f"In eval mode MyDropout({p}) returned x * (1 - p) instead of x: PyTorch uses inverted dropout, which "
-             "scales the kept values by 1/(1-p) during training, so that in eval mode the layer returns x unchanged.",
-             f"MyDropout({p}) 在 eval 模式下返回了 x * (1 - p)，而不是 x：PyTorch 使用 inverted dropout（反向缩放的 dropout），"
-             "在训练时把保留的值乘以 1/(1-p)，因此在 eval 模式下该层原样返回 x。")
+        fail("In eval mode {layer} returned x * (1 - p) instead of x: PyTorch uses inverted dropout, which scales "
+             "the kept values by 1/(1-p) during training, so that in eval mode the layer returns x unchanged.",
+             "{layer} 在 eval 模式下返回了 x * (1 - p)，而不是 x：PyTorch 使用 inverted dropout（反向缩放的 dropout），"
+             "在训练时把保留的值乘以 1/(1-p)，因此在 eval 模式下该层原样返回 x。",
+             layer=code(f"MyDropout({p})"), key="dropout-scales-at-eval")
     if fraction_zero(y) > 0.05:
-        fail(f"MyDropout({p}) still zeroes values in eval mode ({fraction_zero(y):.0%} of them): model.eval() sets "
-             "self.training = False on every sub-module, and forward must check self.training.",
-             f"MyDropout({p}) 在 eval 模式下仍然把值置零（{fraction_zero(y):.0%}）：model.eval() 会把每个子模块的 "
-             "self.training 设为 False，forward 里必须检查 self.training。")
-    expect_close(y, x, f"MyDropout({p})(x) in eval mode")
+        fail("{layer} still zeroes values in eval mode ({share:.0%} of them): `model.eval()` sets "
+             "`self.training = False` on every sub-module, and forward must check `self.training`.",
+             "{layer} 在 eval 模式下仍然把值置零（{share:.0%}）：`model.eval()` 会把每个子模块的 "
+             "`self.training` 设为 False，forward 里必须检查 `self.training`。",
+             layer=code(f"MyDropout({p})"), share=fraction_zero(y), key="dropout-ignores-training")
+    expect_close(y, x, what)
 
 
 @check("MyDropout in train mode drops a fraction p and scales the rest by 1/(1-p)", points=1,
@@ -62,48 +95,74 @@ def test_dropout_eval(submission, rng):
 def test_dropout_train(submission, rng):
     p = draw_p(rng)
     x = torch.rand(250, 80, generator=rng) + 0.5  # no zeros of its own
-    got = submission.probe(dropout_run, p, x, True, 1, what=f"`MyDropout({p})` in train mode")
-    y = expect_tensor(got["outs"][0], f"MyDropout({p})(x) in train mode", shape=list(x.shape))
+    layer = code(f"MyDropout({p})")
+    what = Text("`MyDropout({p})(x)` in train mode", "train 模式下的 `MyDropout({p})(x)`", p=p)
+    got = submission.probe(dropout_run, p, x, True, 1, what=what)
+    y = expect_tensor(got["outs"][0], what, shape=list(x.shape))
     dropped = fraction_zero(y)
     if dropped == 0:
-        same = " it returned x unchanged:" if torch.allclose(y, x) else ""
-        fail(f"MyDropout({p}) dropped nothing in train mode;{same} when self.training is True (after model.train()), "
+        same = Text(" it returned x unchanged:", "，原样返回了 x") if torch.allclose(y, x) else ""
+        fail("{layer} dropped nothing in train mode;{same} when `self.training` is True (after `model.train()`), "
              "each value must be zeroed with probability p.",
-             f"MyDropout({p}) 在 train 模式下什么都没丢弃{'，原样返回了 x' if same else ''}：当 self.training 为 True"
-             "（调用 model.train() 之后）时，每个值都要以概率 p 被置零。")
+             "{layer} 在 train 模式下什么都没丢弃{same}：当 `self.training` 为 True（调用 `model.train()` 之后）时，"
+             "每个值都要以概率 p 被置零。", layer=layer, same=same, key="dropout-drops-nothing")
+    zeros = y == 0
+    for dim, axis in ((0, Text("every row (sample)", "每一行（每个样本）")), (1, Text("every column (feature)", "每一列（每个特征）"))):
+        if torch.equal(zeros, zeros.select(dim, 0).unsqueeze(dim).expand_as(zeros)):
+            fail("{layer} zeroed the same elements in {axis}: the mask was drawn for part of the shape and broadcast. "
+                 "Draw one random number per element of x (`torch.rand_like(x)`), so every element is dropped "
+                 "independently.",
+                 "{layer} 在{axis}中置零的位置完全相同：mask 只按部分形状生成，再广播开了。请为 x 的每个元素各生成一个随机数"
+                 "（`torch.rand_like(x)`），让每个元素独立地被丢弃。", layer=layer, axis=axis, key="dropout-mask-shared")
     tol = 0.02
     if abs(dropped - (1 - p)) < tol:
-        fail(f"MyDropout({p}) zeroed {dropped:.1%} of the values, about 1 - p: p is the probability to drop (zero) "
-             "an element, not to keep it.",
-             f"MyDropout({p}) 把 {dropped:.1%} 的值置零了，约等于 1 - p：p 是丢弃（置零）一个元素的概率，而不是保留它的概率。")
+        fail("{layer} zeroed {share:.1%} of the values, about 1 - p: p is the probability to drop (zero) an element, "
+             "not to keep it.", "{layer} 把 {share:.1%} 的值置零了，约等于 1 - p：p 是丢弃（置零）一个元素的概率，而不是保留它的概率。",
+             layer=layer, share=dropped, key="dropout-keep-prob-p")
     if abs(dropped - p) > tol:
-        fail(f"MyDropout({p}) zeroed {dropped:.1%} of the values in train mode, expected about {p:.1%} "
-             "(each element independently with probability p).",
-             f"MyDropout({p}) 在 train 模式下把 {dropped:.1%} 的值置零了，应约为 {p:.1%}（每个元素独立地以概率 p 置零）。")
-    kept = y != 0
+        fail("{layer} zeroed {share:.1%} of the values in train mode, expected about {p:.1%} (each element "
+             "independently with probability p).",
+             "{layer} 在 train 模式下把 {share:.1%} 的值置零了，应约为 {p:.1%}（每个元素独立地以概率 p 置零）。",
+             layer=layer, share=dropped, p=p, key="dropout-wrong-fraction")
+    kept = ~zeros
     if torch.allclose(y[kept], x[kept], rtol=1e-5):
-        fail(f"The values MyDropout({p}) kept are unchanged: scale them by 1/(1-p) so that each output keeps the "
-             "expected value of x (inverted dropout); then eval mode can return x as it is.",
-             f"MyDropout({p}) 保留下来的值没有缩放：要乘以 1/(1-p)，使每个输出的期望仍等于 x（inverted dropout）；"
-             "这样 eval 模式才能原样返回 x。")
-    expect_close(y[kept], x[kept] / (1 - p), f"the values MyDropout({p}) kept, which should be x / (1 - p),")
+        fail("The values {layer} kept are unchanged: scale them by 1/(1-p) so that each output keeps the expected "
+             "value of x (inverted dropout); then eval mode can return x as it is.",
+             "{layer} 保留下来的值没有缩放：要乘以 1/(1-p)，使每个输出的期望仍等于 x（inverted dropout）；"
+             "这样 eval 模式才能原样返回 x。", layer=layer, key="dropout-no-rescale")
+    expect_close(y[kept], x[kept] / (1 - p), Text("the values {layer} kept, which should be x / (1 - p),",
+                                                  "{layer} 保留下来的值（应为 x / (1 - p)）", layer=layer))
 
 
-@check("MyDropout draws a new mask on every call and leaves x unchanged", points=1,
-       zh="MyDropout 每次调用都生成新的 mask，并且不修改 x")
+@check("MyDropout draws a new mask on every call, where x lives, and leaves x unchanged", points=1,
+       zh="MyDropout 每次调用都在 x 所在的设备上生成新的 mask，并且不修改 x")
 def test_dropout_fresh_mask(submission, rng):
     p = draw_p(rng)
     x = torch.rand(40, 50, generator=rng) + 0.5
-    got = submission.probe(dropout_run, p, x, True, 2, what=f"`MyDropout({p})` in train mode")
+    layer = code(f"MyDropout({p})")
+    got = submission.probe(dropout_run, p, x, True, 2,
+                           what=Text("`MyDropout({p})(x)` in train mode", "train 模式下的 `MyDropout({p})(x)`", p=p))
     if not torch.equal(got["x_after"], x):
-        fail(f"MyDropout({p}) modified its input in place (x itself now has {fraction_zero(got['x_after']):.0%} "
-             "zeros): the caller's tensor must not change. Compute a new tensor instead.",
-             f"MyDropout({p}) 原地修改了输入（x 本身现在有 {fraction_zero(got['x_after']):.0%} 的 0）："
-             "调用者的 tensor 不应被改变。请计算一个新的 tensor。")
-    y1, y2 = (expect_tensor(y, f"MyDropout({p})(x)", shape=list(x.shape)) for y in got["outs"])
+        fail("{layer} modified its input in place (x itself now has {share:.0%} zeros): the caller's tensor must "
+             "not change. Compute a new tensor instead.",
+             "{layer} 原地修改了输入（x 本身现在有 {share:.0%} 的 0）：调用者的 tensor 不应被改变。请计算一个新的 tensor。",
+             layer=layer, share=fraction_zero(got["x_after"]), key="dropout-in-place")
+    y1, y2 = (expect_tensor(y, code(f"MyDropout({p})(x)"), shape=list(x.shape)) for y in got["outs"])
     if torch.equal(y1 == 0, y2 == 0):
-        fail(f"MyDropout({p}) dropped the same elements on two calls: draw a new random mask in every forward.",
-             f"MyDropout({p}) 两次调用丢弃的元素完全相同：每次 forward 都要生成新的随机 mask。")
+        fail("{layer} dropped the same elements on two calls: draw a new random mask in every forward.",
+             "{layer} 两次调用丢弃的元素完全相同：每次 forward 都要生成新的随机 mask。", layer=layer,
+             key="dropout-same-mask")
+    on_gpu = submission.probe(dropout_device, p, [8, 5], what=Text(
+        "`MyDropout({p})(x)` with x on another device than the CPU", "x 不在 CPU 上时的 `MyDropout({p})(x)`", p=p))
+    if "error" in on_gpu or on_gpu.get("device") not in (None, "meta"):
+        seen = Text("it raised {error}", "它抛出了 {error}", error=verbatim(on_gpu["error"]["message"])) \
+            if "error" in on_gpu else Text("it returned a tensor on {device}", "它返回了位于 {device} 的 tensor",
+                                           device=on_gpu["device"])
+        fail("With x on a GPU (another device than the CPU), {layer} must work there too, but {seen}: the mask is "
+             "made on the CPU. Make it where x is: `torch.rand_like(x)`, or `device=x.device`.",
+             "当 x 在 GPU（CPU 以外的设备）上时，{layer} 也要能在那里运行，但{seen}：mask 是在 CPU 上生成的。"
+             "请在 x 所在的设备上生成它：`torch.rand_like(x)`，或者 `device=x.device`。",
+             layer=layer, seen=seen, key="dropout-mask-on-cpu")
 
 
 # -- evaluate and extract_features --------------------------------------------------------------------
@@ -143,36 +202,84 @@ def eval_output(sizes: list[int], state: dict, x: torch.Tensor) -> torch.Tensor:
         return net(x)
 
 
+def layer_label(key: str, m: nn.Module) -> str:
+    """'model' for the model itself, 'model[3] (Dropout)' for a layer."""
+    return "model" if not key else "model" + "".join(f"[{k}]" for k in key.split(".")) + f" ({type(m).__name__})"
+
+
+def reads_mode(label: str) -> bool:
+    """Dropout and BatchNorm: the layers whose forward depends on their mode."""
+    return "Dropout" in label or "BatchNorm" in label
+
+
+def mode_layers(modes: dict, training: bool) -> str:
+    """The layers (Dropout and BatchNorm first: they read the mode) whose mode is `training`, as code."""
+    layers = [k for k, mode in modes.items() if k != "model" and mode == training]
+    return ", ".join(code(k) for k in [k for k in layers if reads_mode(k)] or layers)
+
+
 @probe
 def run_on_net(module, name, sizes, state, x, training):
     """Call the learner's evaluate/extract_features twice on a model in train or eval mode; report the
-    outputs, the model's modes and state afterwards."""
+    outputs, each module's mode during the first forward pass and after the call, and the state after."""
     net = build_net(sizes)
     net.load_state_dict(state)
     net.train(training)
+    during = {}
+
+    def note_mode(label):
+        def hook(mod, inputs):
+            during.setdefault(label, mod.training)  # returning None keeps the inputs as they are
+        return hook
+
+    labels = {m: layer_label(key, m) for key, m in net.named_modules()}
+    for m, label in labels.items():
+        m.register_forward_pre_hook(note_mode(label))
     fn = getattr(module, name)
     first = fn(net, x)
-    modes = [m.training for m in net.modules()]
+    after = {label: m.training for m, label in labels.items()}
     second = fn(net, x)
     return {"first": first, "second": second.detach() if isinstance(second, torch.Tensor) else second,
-            "modes": modes, "state": {k: v.detach().clone() for k, v in net.state_dict().items()},
-            "inference": first.is_inference() if isinstance(first, torch.Tensor) else False}
+            "during": during, "after": after,
+            "state": {k: v.detach().clone() for k, v in net.state_dict().items()}}
 
 
 def _names(keys) -> str:
-    return ", ".join(sorted(keys))
+    return ", ".join(code(k) for k in sorted(keys))
+
+
+def in_eval_mode(got: dict) -> bool:
+    """Every layer that reads its mode (Dropout, BatchNorm) was in eval mode during the forward pass."""
+    readers = [mode for label, mode in got["during"].items() if reads_mode(label)]
+    return bool(readers) and not any(readers)
 
 
 def expect_eval_output(got: dict, sizes, state, x, fn: str):
     """Deterministic, and equal to the eval-mode output."""
-    what = f"{fn}(model, x)"
+    what = code(f"{fn}({'backbone' if fn == 'extract_features' else 'model'}, x)")
     first = expect_tensor(got["first"], what, shape=[x.shape[0], sizes[-1]])
     second = expect_tensor(got["second"], what, shape=[x.shape[0], sizes[-1]])
+    during = got["during"]
+    flag_only = during.get("model") is False and any(mode for label, mode in during.items() if reads_mode(label))
+    if flag_only:
+        fail("During {what} the model said `training=False` but its layers {layers} were still training: "
+             "`model.training = False` only changes the flag of the model itself. `model.eval()` (or "
+             "`model.train(False)`) sets it on every sub-module, and Dropout and BatchNorm read their own.",
+             "{what} 运行时模型本身 `training=False`，但它的层 {layers} 仍在训练模式：`model.training = False` "
+             "只改了模型自己的标志。`model.eval()`（或 `model.train(False)`）会设置每个子模块，而 Dropout 和 BatchNorm "
+             "读的是它们自己的标志。", what=what, layers=mode_layers(during, True), key="training-flag-assigned")
     if not torch.allclose(first, second, rtol=1e-5, atol=1e-6):
-        fail(f"{what} gave two different results for the same input on two calls: Dropout is still active "
-             "(train mode). Call model.eval() before the forward pass.",
-             f"同一输入调用两次 {what} 得到了不同的结果：Dropout 仍然生效（train 模式）。请在前向传播之前调用 model.eval()。")
-    expect_close(first, eval_output(sizes, state, x), what, atol=1e-5, hints={})
+        fail("{what} gave two different results for the same input on two calls: Dropout is still active "
+             "(train mode). Call `model.eval()` before the forward pass.",
+             "同一输入调用两次 {what} 得到了不同的结果：Dropout 仍然生效（train 模式）。请在前向传播之前调用 `model.eval()`。",
+             what=what, key="eval-missing")
+    if not torch.allclose(first, eval_output(sizes, state, x), atol=1e-5) and not in_eval_mode(got):
+        fail("{what} ran with {layers} in train mode: BatchNorm normalised with the batch's own statistics instead "
+             "of its running averages. Call `model.eval()`, which switches every layer.",
+             "{what} 运行时 {layers} 处于 train 模式：BatchNorm 用的是当前 batch 的统计量，而不是 running averages。"
+             "请调用 `model.eval()`，它会切换每一层。", what=what, layers=mode_layers(during, True),
+             key="eval-missing")
+    expect_close(first, eval_output(sizes, state, x), what, atol=1e-5)
 
 
 def expect_stats_unchanged(got: dict, state: dict, fn: str):
@@ -181,69 +288,104 @@ def expect_stats_unchanged(got: dict, state: dict, fn: str):
         return
     stats = [k.split(".")[-1] for k in changed if "running" in k or "num_batches" in k]
     if stats:
-        before, after = int(state["1.num_batches_tracked"]), int(got["state"]["1.num_batches_tracked"])
-        fail(f"{fn} changed BatchNorm's running statistics ({_names(stats)}; num_batches_tracked went from {before} "
-             f"to {after}): in train mode every forward pass mixes the batch into them. Call model.eval() first.",
-             f"{fn} 改变了 BatchNorm 的 running statistics（{_names(stats)}；num_batches_tracked 从 {before} 变成了 "
-             f"{after}）：在 train 模式下，每次前向传播都会把当前 batch 混进去。请先调用 model.eval()。")
-    fail(f"{fn} changed the model's parameters ({_names(changed)}): evaluation must only read them.",
-         f"{fn} 改变了模型的参数（{_names(changed)}）：评估只能读取参数。")
+        fail("{fn} changed BatchNorm's running statistics ({stats}; num_batches_tracked went from {before} to "
+             "{after}): in train mode every forward pass mixes the batch into them. Call `model.eval()` first.",
+             "{fn} 改变了 BatchNorm 的 running statistics（{stats}；num_batches_tracked 从 {before} 变成了 {after}）："
+             "在 train 模式下，每次前向传播都会把当前 batch 混进去。请先调用 `model.eval()`。",
+             fn=code(fn), stats=_names(stats), before=int(state["1.num_batches_tracked"]),
+             after=int(got["state"]["1.num_batches_tracked"]), key="running-stats-changed")
+    fail("{fn} changed the model's parameters ({names}): evaluation must only read them.",
+         "{fn} 改变了模型的参数（{names}）：评估只能读取参数。", fn=code(fn), names=_names(changed),
+         key="parameters-changed")
 
 
-def expect_no_graph(got: dict, fn: str, inference_ok: bool = True):
+NO_GRAPH = {
+    "evaluate": (Text("the forward pass recorded an autograd graph that nobody will use, which costs memory and time",
+                      "前向传播记录了一张没人会用的计算图，浪费内存和时间"),
+                 Text("`torch.no_grad()` (or `torch.inference_mode()`)", "`torch.no_grad()`（或 `torch.inference_mode()`）")),
+    "extract_features": (Text("the features carry the frozen backbone's graph, so a head's backward would reach into "
+                              "the backbone and fill its .grad", "特征带着冻结的 backbone 的计算图，head 的 backward 会一直"
+                              "传进 backbone，给它填上 .grad"), Text("`torch.no_grad()`", "`torch.no_grad()`")),
+}
+
+
+def expect_no_graph(got: dict, fn: str):
     info = tensor_info(got["first"])
     if info.get("requires_grad") or info.get("grad_fn"):
-        fail(f"The output of {fn} requires grad (grad_fn={info.get('grad_fn')}): the forward pass recorded an autograd "
-             "graph that nobody will use, which costs memory and time. Run it under torch.no_grad()"
-             + (" (or torch.inference_mode())." if inference_ok else "."),
-             f"{fn} 的输出需要梯度（grad_fn={info.get('grad_fn')}）：前向传播记录了一张没人会用的计算图，浪费内存和时间。"
-             "请在 torch.no_grad()" + ("（或 torch.inference_mode()）下运行。" if inference_ok else " 下运行。"))
+        why, how = NO_GRAPH[fn]
+        fail("The output of {fn} requires grad (grad_fn={grad_fn}): {why}. Run it under {how}.",
+             "{fn} 的输出需要梯度（grad_fn={grad_fn}）：{why}。请在 {how} 下运行。",
+             fn=code(fn), grad_fn=code(info.get("grad_fn")), why=why, how=how, key="graph-built")
 
 
 def expect_mode_restored(submission, fn: str, sizes, state, x):
     for training in (True, False):
         got = submission.probe(run_on_net, fn, sizes, state, x, training,
-                               what=f"`{fn}` on a model in {'train' if training else 'eval'} mode")
-        wrong = [i for i, mode in enumerate(got["modes"]) if mode != training]
+                               what=Text("{fn} on a model in {mode} mode", "{mode} 模式的模型上的 {fn}",
+                                         fn=code(fn), mode=mode_name(training)))
+        if not in_eval_mode(got):
+            fail("{fn} did not run the model in eval mode, so there is no mode to restore yet: switch to eval for "
+                 "the forward pass first (see above).",
+                 "{fn} 没有在 eval 模式下运行模型，所以还谈不上恢复模式：请先在前向传播时切换到 eval 模式（见上面的检查）。",
+                 fn=code(fn), key="eval-missing")
+        wrong = [k for k, mode in got["after"].items() if mode != training]
         if not wrong:
             continue
+        if training and got["after"]["model"] is True:
+            fail("After {fn} the model says `training=True` again, but its layers {layers} stay in eval mode: "
+                 "assigning `model.training` changes the model's own flag only. Restore with "
+                 "`model.train(was_training)`, which sets every sub-module.",
+                 "{fn} 之后模型本身又是 `training=True`，但它的层 {layers} 仍停留在 eval 模式：给 `model.training` 赋值"
+                 "只改模型自己的标志。请用 `model.train(was_training)` 恢复，它会设置每个子模块。",
+                 fn=code(fn), layers=mode_layers(got["after"], False), key="training-flag-assigned")
         if training:
-            fail(f"After {fn} the model is left in eval mode, but it was in train mode before: the training that "
+            fail("After {fn} the model is left in eval mode, but it was in train mode before: the training that "
                  "follows would run without Dropout and with frozen BatchNorm statistics. Restore the mode it had "
-                 "(remember model.training before switching).",
-                 f"{fn} 之后模型停留在 eval 模式，而调用前它在 train 模式：接下来的训练将没有 Dropout，"
-                 "BatchNorm 统计量也被冻结。请恢复它原来的模式（切换前先记下 model.training）。")
-        fail(f"The model was in eval mode before {fn} but is in train mode after it: restore the previous mode "
-             "rather than always calling model.train().",
-             f"调用 {fn} 前模型处于 eval 模式，调用后却变成了 train 模式：请恢复之前的模式，而不是总是调用 model.train()。")
+                 "(remember `model.training` before switching).",
+                 "{fn} 之后模型停留在 eval 模式，而调用前它在 train 模式：接下来的训练将没有 Dropout，"
+                 "BatchNorm 统计量也被冻结。请恢复它原来的模式（切换前先记下 `model.training`）。",
+                 fn=code(fn), key="mode-not-restored")
+        fail("The model was in eval mode before {fn} but is in train mode after it: restore the previous mode "
+             "rather than always calling `model.train()`.",
+             "调用 {fn} 前模型处于 eval 模式，调用后却变成了 train 模式：请恢复之前的模式，而不是总是调用 `model.train()`。",
+             fn=code(fn), key="mode-always-train")
+
+
+def run_evaluate(submission, rng):
+    sizes, state, x = draw_net(rng)
+    got = submission.probe(run_on_net, "evaluate", sizes, state, x, True, what=code("evaluate(model, x)"))
+    return sizes, state, x, got
 
 
 @check("evaluate returns the eval-mode output: Dropout off, BatchNorm on running statistics", points=2,
        zh="evaluate 返回 eval 模式的输出：关闭 Dropout，BatchNorm 使用 running statistics")
 def test_evaluate_output(submission, rng):
-    sizes, state, x = draw_net(rng)
-    got = submission.probe(run_on_net, "evaluate", sizes, state, x, True, what="`evaluate(model, x)`")
+    sizes, state, x, got = run_evaluate(submission, rng)
     expect_eval_output(got, sizes, state, x, "evaluate")
 
 
 @check("evaluate leaves BatchNorm's running statistics unchanged", points=1,
        zh="evaluate 不改变 BatchNorm 的 running statistics")
 def test_evaluate_stats(submission, rng):
-    sizes, state, x = draw_net(rng)
-    got = submission.probe(run_on_net, "evaluate", sizes, state, x, True, what="`evaluate(model, x)`")
+    sizes, state, _, got = run_evaluate(submission, rng)
     expect_stats_unchanged(got, state, "evaluate")
 
 
-@check("evaluate builds no autograd graph", points=1, zh="evaluate 不构建计算图")
+@check("evaluate builds no autograd graph (with the eval-mode output)", points=1,
+       zh="evaluate 不构建计算图（且输出为 eval 模式的输出）", depends="evaluate_output")
 def test_evaluate_no_graph(submission, rng):
-    sizes, state, x = draw_net(rng)
-    got = submission.probe(run_on_net, "evaluate", sizes, state, x, True, what="`evaluate(model, x)`")
-    expect_tensor(got["first"], "evaluate(model, x)")
+    sizes, state, x, got = run_evaluate(submission, rng)
+    expect_tensor(got["first"], code("evaluate(model, x)"))
     expect_no_graph(got, "evaluate")
+    if not in_eval_mode(got):
+        fail("{fn} builds no graph, but the model did not run in eval mode: this point counts together with the "
+             "eval-mode output (see above).",
+             "{fn} 没有构建计算图，但模型没有在 eval 模式下运行：这一分要和 eval 模式的输出一起才算（见上面的检查）。",
+             fn=code("evaluate"), key="eval-missing")
 
 
-@check("evaluate leaves the model in the mode it was in (train or eval)", points=1,
-       zh="evaluate 之后模型保持调用前的模式（train 或 eval）")
+@check("evaluate switches to eval mode and leaves the model in the mode it was in (train or eval)", points=1,
+       zh="evaluate 切换到 eval 模式，之后让模型回到调用前的模式（train 或 eval）", depends="evaluate_output")
 def test_evaluate_restores_mode(submission, rng):
     sizes, state, x = draw_net(rng)
     expect_mode_restored(submission, "evaluate", sizes, state, x)
@@ -254,10 +396,10 @@ def test_evaluate_restores_mode(submission, rng):
 def test_features_eval(submission, rng):
     sizes, state, x = draw_net(rng)
     got = submission.probe(run_on_net, "extract_features", sizes, state, x, True,
-                           what="`extract_features(backbone, x)`")
+                           what=code("extract_features(backbone, x)"))
     expect_eval_output(got, sizes, state, x, "extract_features")
     expect_stats_unchanged(got, state, "extract_features")
-    expect_no_graph(got, "extract_features", inference_ok=False)
+    expect_no_graph(got, "extract_features")
     expect_mode_restored(submission, "extract_features", sizes, state, x)
 
 
@@ -272,42 +414,42 @@ def train_head(module, sizes, state, x, head_weight, head_bias, target):
     with torch.no_grad():
         head.weight.copy_(head_weight)
         head.bias.copy_(head_bias)
-    facts = {"inference": isinstance(features, torch.Tensor) and features.is_inference(), "error": None}
+    if not isinstance(features, torch.Tensor) or features.shape != (x.shape[0], head_weight.shape[1]):
+        return {"features": features}
+    facts = {"inference": features.is_inference(), "error": None,
+             "features": features.detach().clone() if not features.is_inference() else features.clone()}
     try:
         F.cross_entropy(head(features), target).backward()
     except RuntimeError as exc:
         facts["error"] = str(exc)[:300]
     facts["head_grad"] = head.weight.grad
-    facts["backbone_grads"] = [name for name, p in backbone.named_parameters() if p.grad is not None]
     return facts
 
 
-@check("A trainable head learns from extract_features' output; the frozen backbone gets no gradient", points=1,
-       zh="可训练的 head 能用 extract_features 的输出学习；冻结的 backbone 得不到梯度")
+@check("A trainable head learns from extract_features' output (ordinary tensors)", points=1,
+       zh="可训练的 head 能用 extract_features 的输出学习（普通 tensor）")
 def test_features_train_head(submission, rng):
     sizes, state, x = draw_net(rng)
     n_classes = randint(rng, 2, 4)
     head_weight = torch.randn(n_classes, sizes[-1], generator=rng)
     head_bias = torch.randn(n_classes, generator=rng)
     target = torch.randint(0, n_classes, (x.shape[0],), generator=rng)
+    call = code("extract_features(backbone, x)")
     got = submission.probe(train_head, sizes, state, x, head_weight, head_bias, target,
-                           what="training a head on `extract_features(backbone, x)`")
+                           what=Text("training a head on {call}", "在 {call} 上训练 head", call=call))
+    features = expect_tensor(got["features"], call, shape=[x.shape[0], sizes[-1]])
     if got["inference"]:
-        detail = f" (\"{got['error'].split('.')[0]}\")" if got["error"] else ""
-        fail("extract_features returned inference tensors, made under torch.inference_mode(): a layer that learns "
-             f"from them cannot save them for backward{detail}. Use torch.no_grad() here: its outputs are ordinary "
+        detail = Text(" ({error})", "（{error}）", error=verbatim(got["error"].split(".")[0])) if got["error"] else ""
+        fail("extract_features returned inference tensors, made under `torch.inference_mode()`: a layer that learns "
+             "from them cannot save them for backward{detail}. Use `torch.no_grad()` here: its outputs are ordinary "
              "tensors that just carry no graph; keep inference_mode for pure prediction.",
-             "extract_features 返回的是在 torch.inference_mode() 下创建的 inference tensor：要学习的层无法为 backward "
-             f"保存它们{detail}。这里请用 torch.no_grad()：它的输出是普通 tensor，只是不带计算图；inference_mode 留给纯推理。")
-    if got["backbone_grads"]:
-        fail(f"loss.backward() on the head also filled .grad of the frozen backbone ({_names(got['backbone_grads'])}): "
-             "the features still carry the backbone's graph. Compute them under torch.no_grad().",
-             f"对 head 的 loss.backward() 也给冻结的 backbone 填上了 .grad（{_names(got['backbone_grads'])}）："
-             "特征仍带着 backbone 的计算图。请在 torch.no_grad() 下计算它们。")
+             "extract_features 返回的是在 `torch.inference_mode()` 下创建的 inference tensor：要学习的层无法为 backward "
+             "保存它们{detail}。这里请用 `torch.no_grad()`：它的输出是普通 tensor，只是不带计算图；inference_mode 留给纯推理。",
+             detail=detail, key="inference-mode-features")
     if got["error"]:
-        fail(f"Training a head on the features failed: {got['error']}",
-             f"用这些特征训练 head 失败：{got['error']}")
-    features = eval_output(sizes, state, x).double()
-    expected = autograd_gradient(lambda w: F.cross_entropy(features @ w.T + head_bias.double(), target),
+        fail("Training a head on the features failed: {error}", "用这些特征训练 head 失败：{error}",
+             error=verbatim(got["error"]), key="head-training-failed")
+    # the head's gradient on the learner's own features: whether they are the right ones is the check above
+    expected = autograd_gradient(lambda w: F.cross_entropy(features.double() @ w.T + head_bias.double(), target),
                                  [head_weight])[0]
     expect_gradient(got["head_grad"], expected, "head.weight")

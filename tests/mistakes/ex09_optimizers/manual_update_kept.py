@@ -1,5 +1,5 @@
 # Mistake: keeps the hand-written update instead of calling optimizer.step().
-# Expect: never called optimizer.step()
+# Expect: never called `optimizer.step()`
 import torch
 import torch.nn.functional as F
 

@@ -1,5 +1,5 @@
 # Mistake: calls zero_grad between backward and step, wiping the gradients before the update.
-# Expect: wiped the gradients
+# Expect: wipes them before the update
 import torch
 import torch.nn.functional as F
 

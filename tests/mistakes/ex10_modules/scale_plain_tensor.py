@@ -1,5 +1,5 @@
 # Mistake: scale stays a plain tensor, so the optimizer never updates it.
-# Expect: scale is a plain tensor
+# Expect: is a plain tensor
 
 import math
 

@@ -1,5 +1,5 @@
 # Mistake: zeroes every conv bias without checking it exists (crashes on bias=False convs).
-# Expect: m.bias is None
+# Expect: `m.bias` is None
 
 import torch
 from torch import nn

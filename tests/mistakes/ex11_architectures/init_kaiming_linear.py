@@ -1,5 +1,5 @@
 # Mistake: uses kaiming_normal_ for Linear layers too, instead of xavier_uniform_.
-# Expect: looks like kaiming_normal_
+# Expect: looks like `kaiming_normal_`
 
 import torch
 from torch import nn

@@ -1,5 +1,5 @@
 # Mistake: init_weights handles nn.Linear and BatchNorm (as in the seed) but forgets nn.Conv2d.
-# Expect: left the weight of Conv2d model[0] untouched
+# Expect: left the weight of `Conv2d model[0]` untouched
 
 import torch
 from torch import nn
