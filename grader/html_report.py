@@ -17,7 +17,7 @@ table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ddd;padding:
 vertical-align:top}.passed{color:#18794e}.failed{color:#c62828}.not_started{color:#8a6d00}.note{background:#fff5e6;
 padding:8px;border-left:4px solid #f0a020}img{max-width:100%}"""
 NO_PLOTS = "Plots need matplotlib: pip install 'torch-katas[plots]'."
-MARKS = {"passed": "✓", "failed": "✗", "not_started": "·", "skipped": "–"}
+MARKS = {"passed": "✓", "failed": "✗", "not_started": "·", "skipped": "–", "not_run": "○"}
 
 
 def _pyplot():

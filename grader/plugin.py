@@ -88,6 +88,8 @@ class JudgePlugin:
             reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
             return "skipped", reason.removeprefix("Skipped: ")
         exc = call.excinfo.value if call.excinfo else None
+        if exc is not None and exc is self.proxy.load_problem:
+            return "not_run", ""  # the load failure is the result's message, shown once
         if isinstance(exc, CheckFailed):
             return "failed", self._text(exc.message, exc.zh)
         if isinstance(exc, LearnerError) and exc.not_started:

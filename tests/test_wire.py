@@ -8,6 +8,8 @@ import pytest
 import torch
 
 from grader import wire
+from grader.sandbox import LearnerError, Limits, Submission
+from grader.source import Source
 
 
 def roundtrip(value):
@@ -133,3 +135,29 @@ def test_objects_that_cannot_travel_are_described():
     assert roundtrip(BadRepr()).text == "(its repr() failed)"
     assert isinstance(roundtrip(np.array([object()])), wire.Opaque)  # never bytes of pointers
 
+
+SOURCE = """
+import torch
+
+def rowwise_dot(a, b):
+    return torch.diagonal(a @ b.T)
+
+def meta():
+    return torch.empty(2, device="meta")
+"""
+
+
+def test_the_sandbox_sends_back_any_layout_and_names_what_it_cannot(tmp_path):
+    """The reported case: a correct rowwise_dot with one row returned one element with stride 2, and the
+    sandbox died ("exit status 3") as if the learner had called os._exit()."""
+    source = Source(chunks=[("work.py", SOURCE)], filename="work.py", path=tmp_path / "work.py")
+    submission = Submission(source, Limits(time=30))
+    try:
+        a, b = torch.randn(1, 3), torch.randn(1, 3)
+        assert torch.allclose(submission.rowwise_dot(a, b), (a * b).sum(1))
+        with pytest.raises(LearnerError, match=r"`meta\(\)` returned a value that cannot be sent back: a meta tensor"):
+            submission.meta()
+        assert torch.allclose(submission.rowwise_dot(b, a), (a * b).sum(1))  # the same sandbox, still serving
+        assert submission.problems == []
+    finally:
+        submission.close()
