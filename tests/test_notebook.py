@@ -138,3 +138,18 @@ def test_check_in_a_real_kernel(tmp_path):
     assert "PASSED True" in printed
     html = [o for o in outputs if o.output_type == "execute_result"][0]["data"]["text/html"]
     assert "<table>" in html and "Score: 10/10" in html
+
+
+def test_validate_fails_when_a_file_scores_otherwise_as_a_notebook(tmp_path, monkeypatch):
+    """A .py that raises at its end does not load; as a notebook the other cells still count."""
+    from grader import validate as validation
+    from grader.exercises import find_exercise
+
+    variant = tmp_path / "raises_at_the_end.py"
+    variant.write_text(SOLUTION.read_text() + "\n\nraise RuntimeError('only the .py stops here')\n")
+    monkeypatch.setattr(validation, "variants", lambda exercise: [variant])
+    monkeypatch.setattr(validation, "mistakes", lambda exercise: [])
+    report = validation.validate(find_exercise("ex05"), seed=3)
+    rows = [r for r in report["rows"] if r["kind"] == "notebook"]
+    assert not report["ok"] and [r["file"] for r in rows] == ["raises_at_the_end.ipynb"]
+    assert "10/10 (graded) where the .py scores 0/10 (error)" in rows[0]["why"] and "RuntimeError" in rows[0]["why"]
