@@ -61,7 +61,7 @@ def _read_text(path: Path) -> str:
 # -- notebook cells as Python ---------------------------------------------------------------
 
 RUN_MAGICS = {"time", "timeit", "capture"}  # magics whose code runs when graded (once); all others do nothing
-_IPYTHON_CALL = re.compile(r"get_ipython\(\)\.(?:system|getoutput)\(|get_ipython\(\)\.run_(?:line|cell)_magic\('(\w+)'")
+_IPYTHON_CALL = re.compile(r"get_ipython\(\)\.(?:system|getoutput)\(|get_ipython\(\)\.run_(line|cell)_magic\('(\w+)'")
 
 
 def cell_to_python(cell: str) -> str:
@@ -76,9 +76,9 @@ def cell_to_python(cell: str) -> str:
 
 
 def not_run(code: str) -> list[str]:
-    """The magics (`%pip`) and shell commands (`!`) of transformed cell code that do nothing when graded."""
-    names = [f"%{name}" if name else "!" for name in _IPYTHON_CALL.findall(code)]
-    return [name for name in names if name.lstrip("%") not in RUN_MAGICS]
+    """The magics (`%pip`, `%%bash`) and shell commands (`!`) of transformed cell code that do nothing when graded."""
+    return [{"line": "%", "cell": "%%", "": "!"}[kind] + name
+            for kind, name in _IPYTHON_CALL.findall(code) if name not in RUN_MAGICS]
 
 
 def notebook_source(path: Path) -> Source:

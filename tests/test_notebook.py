@@ -92,6 +92,7 @@ def test_cells_become_python_with_the_lines_the_learner_sees():
     kept = 'def f():\n    """Why do we go?"""\n    # and why?\n    return "?"\n'
     assert cell_to_python(kept) == kept
     assert not_run(cell_to_python("%matplotlib inline\n!ls\n%time x = 1\n%%capture\n")) == ["%matplotlib", "!"]
+    assert not_run(cell_to_python("%%bash\necho hi\n")) == ["%%bash"]
 
 
 @pytest.mark.parametrize("content, says", [
