@@ -1,6 +1,8 @@
 """Notebooks: written from an exercise, graded like the same code as a .py, broken ones explained."""
 
 import json
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -154,3 +156,10 @@ def test_validate_fails_when_a_file_scores_otherwise_as_a_notebook(tmp_path, mon
     rows = [r for r in report["rows"] if r["kind"] == "notebook"]
     assert not report["ok"] and [r["file"] for r in rows] == ["raises_at_the_end.ipynb"]
     assert "10/10 (graded) where the .py scores 0/10 (error)" in rows[0]["why"] and "RuntimeError" in rows[0]["why"]
+
+
+def test_a_py_file_never_imports_ipython():
+    code = ("import sys; from grader.judge import grade; from grader.source import load_source; "
+            f"load_source({str(SOLUTION)!r}); print('IPython' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert proc.stdout.strip() == "False", proc.stderr
