@@ -158,7 +158,7 @@ def feedback_markdown(row: dict, results: dict[str, dict], exercises: list[Exerc
         lines.append("")
         if r["checks"]:
             lines += ["| | check | points | feedback |", "|---|---|---|---|"]
-            marks = {"passed": "✓", "failed": "✗", "not_started": "·", "skipped": "–"}
+            marks = {"passed": "✓", "failed": "✗", "not_started": "·", "skipped": "–", "not_run": "○"}
             for c in r["checks"]:
                 message = c["message"].replace("|", "\\|").replace("\n", " ")
                 lines.append(f"| {marks[c['outcome']]} | {c['title']} | {c['points']:g}/{c['max_points']:g} | {message} |")
@@ -171,7 +171,7 @@ def feedback_markdown(row: dict, results: dict[str, dict], exercises: list[Exerc
 def write_junit(results: list[dict], path: Path) -> None:
     suites = ET.Element("testsuites")
     for r in results:
-        failed = [c for c in r["checks"] if c["outcome"] in ("failed", "not_started")]
+        failed = [c for c in r["checks"] if c["outcome"] in ("failed", "not_started", "not_run")]
         suite = ET.SubElement(suites, "testsuite", name=f"{r['student']}.{r['exercise']}", tests=str(len(r["checks"])),
                               failures=str(len(failed)), time=str(r.get("duration_s", 0)))
         for c in r["checks"]:

@@ -1,7 +1,8 @@
 """Scale out with Gradescope: build an autograder bundle, and grade inside its container.
 
 `grade gradescope ex05 ex06 --out autograder.zip` writes a zip with `setup.sh` (installs the
-grader's dependencies), `run_autograder` (grades /autograder/submission) and the grader itself.
+grader's dependencies in a virtual environment), `run_autograder` (grades /autograder/submission)
+and the grader itself.
 Gradescope runs every submission in its own container, so a course of any size is graded in
 parallel. Inside, `python -m grader.gradescope --root /autograder ex05 ex06` writes
 /autograder/results/results.json in Gradescope's schema.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import shutil
 import stat
 import tempfile
@@ -19,19 +21,37 @@ from pathlib import Path
 
 from grader.exercises import EXERCISES_DIR, PACKAGE_DIR, Exercise
 
+VENV = "/autograder/venv"
+
 SETUP = """#!/usr/bin/env bash
-# Gradescope runs this once when it builds the autograder image.
+# Gradescope runs this once when it builds the autograder image (Ubuntu 22.04 or 24.04). The packages go
+# into a virtual environment: Ubuntu 24.04's Python refuses pip installs into the system (PEP 668).
 set -euo pipefail
-apt-get update -qq && apt-get install -y -qq python3 python3-pip >/dev/null
-pip3 install --index-url https://download.pytorch.org/whl/cpu 'torch>=2.4,<2.15'
-pip3 install 'pytest>=8' 'pytest-timeout>=2.2' 'nbformat>=5.9' 'click>=8.1' numpy
+apt-get update -qq && apt-get install -y -qq python3 python3-venv >/dev/null
+python3 -m venv {venv}
+{venv}/bin/pip install -q --index-url https://download.pytorch.org/whl/cpu {torch}
+{venv}/bin/pip install -q {others}
 """
 
 RUN = """#!/usr/bin/env bash
 # Gradescope runs this for every submission (the zip is unpacked in /autograder/source).
 source="${{AUTOGRADER_SOURCE:-/autograder/source}}"
-cd "$source" && PYTHONPATH="$source" exec python3 -m grader.gradescope --root "${{AUTOGRADER_ROOT:-/autograder}}" {ids}
+python="${{AUTOGRADER_PYTHON:-{venv}/bin/python}}"
+cd "$source" && PYTHONPATH="$source" exec "$python" -m grader.gradescope --root "${{AUTOGRADER_ROOT:-/autograder}}" {ids}
 """
+
+
+def setup_script() -> str:
+    """setup.sh: the CPU build of torch, then the grader's other dependencies, as this installed grader
+    declares them (no extras), into a virtual environment."""
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+
+    needed = [r for r in requires("torch-katas") if "extra ==" not in r]
+    torch = [r for r in needed if Requirement(r).name == "torch"]
+    others = [r for r in needed if r not in torch]
+    return SETUP.format(venv=VENV, torch=shlex.join(torch), others=shlex.join(others))
 
 
 def build_bundle(exercises: list[Exercise], out: Path) -> Path:
@@ -44,8 +64,8 @@ def build_bundle(exercises: list[Exercise], out: Path) -> Path:
         package = root / "grader"
         shutil.copytree(PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__", "_bundle"))
         shutil.copytree(EXERCISES_DIR, package / "_bundle" / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
-        (root / "setup.sh").write_text(SETUP)
-        (root / "run_autograder").write_text(RUN.format(ids=" ".join(ex.id for ex in exercises)))
+        (root / "setup.sh").write_text(setup_script())
+        (root / "run_autograder").write_text(RUN.format(venv=VENV, ids=" ".join(ex.id for ex in exercises)))
         out.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
             for path in sorted(root.rglob("*")):
@@ -58,13 +78,17 @@ def build_bundle(exercises: list[Exercise], out: Path) -> Path:
     return out
 
 
+NOT_RUN = "Not run: the file did not load (the reason is at the top)."
+
+
 def to_gradescope(results: list[dict], problems: list[str]) -> dict:
     """Gradescope's results.json: a test per check, named with the exercise, visible to students."""
     tests = []
     for r in results:
         for c in r["checks"]:
+            output = NOT_RUN if c["outcome"] == "not_run" else c["message"]
             tests.append({"name": f"{r['exercise']}: {c['title']}", "score": c["points"], "max_score": c["max_points"],
-                          "status": "passed" if c["passed"] else "failed", "output": c["message"],
+                          "status": "passed" if c["passed"] else "failed", "output": output,
                           "visibility": "visible"})
         if not r["checks"]:
             tests.append({"name": f"{r['exercise']}: submission", "score": 0.0, "max_score": r["max_score"],

@@ -20,7 +20,7 @@ padding:8px;border-left:4px solid #f0a020}svg{max-width:100%;height:auto}svg tex
 .missing{color:#999}.error,.crashed,.timeout{background:#ffe0b2;font-weight:bold}.tampered{background:#e1bee7;font-weight:bold}
 .grader_error{background:#cfd8dc;font-style:italic}.look{color:#c62828;font-weight:bold}.num{text-align:right}
 code{background:#f3f3f3;padding:0 3px}"""
-MARKS = {"passed": "✓", "failed": "✗", "not_started": "·", "skipped": "–"}
+MARKS = {"passed": "✓", "failed": "✗", "not_started": "·", "skipped": "–", "not_run": "○"}
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 
 

@@ -1,7 +1,7 @@
 """`check("ex05")` inside Jupyter: grade the code this notebook has run so far.
 
-The executed cells (in execution order) become one submission, graded by the `grade` command in
-a fresh process: the kernel may have used threads or CUDA, which makes forking it unsafe, and the
+The executed cells (in execution order) become the cells of a notebook, graded by the `grade`
+command in a fresh process, as a notebook file would be: the kernel may have used threads or CUDA, which makes forking it unsafe, and the
 learner's kernel must not share a process with the judge anyway.
 """
 
@@ -15,7 +15,6 @@ import sys
 import tempfile
 
 from grader.report import render
-from grader.source import strip_magics
 
 SANDBOX_ENV = "TORCH_KATAS_SANDBOX"
 
@@ -41,7 +40,7 @@ class CheckResult:
         return text + (f"\nHint: {self.hint}" if self.hint and not self.passed else "")
 
     def _repr_html_(self) -> str:
-        icons = {"passed": "✅", "failed": "❌", "not_started": "⬜", "skipped": "➖"}
+        icons = {"passed": "✅", "failed": "❌", "not_started": "⬜", "skipped": "➖", "not_run": "⭕"}
         rows = "".join(
             f"<tr><td>{icons[c['outcome']]}</td><td>{html.escape(c['title'])}</td>"
             f"<td>{c['points']:g}/{c['max_points']:g}</td><td>{html.escape(c['message'])}</td></tr>"
@@ -67,16 +66,18 @@ def check(exercise: str, *, lang: str | None = None, seed: int | None = None, ce
     """Grade the code this notebook has run so far as EXERCISE; return a displayable result."""
     if os.environ.get(SANDBOX_ENV):
         return None  # inside a grading sandbox: never grade recursively
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
     from grader.cli import default_lang
     from grader.exercises import find_exercise
 
     lang = lang or default_lang()
     ex = find_exercise(exercise)
-    code = "\n\n".join(strip_magics(cell)[0] for cell in (executed_cells() if cells is None else cells))
+    run = executed_cells() if cells is None else cells  # cell In[N] of the report is In [N] of this kernel
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, f"{ex.name}_notebook.py")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(code)
+        path = os.path.join(tmp, f"{ex.name}_notebook.ipynb")
+        nbformat.write(new_notebook(cells=[new_code_cell(code) for code in run]), path)
         args = [sys.executable, "-m", "grader.cli", ex.id, "--file", path, "--json", "--lang", lang]
         if seed is not None:
             args += ["--seed", str(seed)]

@@ -117,6 +117,8 @@ class JudgePlugin:
             reason = reason.removeprefix("Skipped: ")
             return "skipped", Text(reason), None
         exc = call.excinfo.value if call.excinfo else None
+        if exc is not None and exc is self.proxy.load_problem:
+            return "not_run", Text("", ""), None  # the load failure is the result's message, shown once
         if isinstance(exc, CheckFailed):
             return "failed", exc.text, exc.key
         if isinstance(exc, LearnerError) and exc.not_started:

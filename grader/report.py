@@ -10,10 +10,10 @@ import unicodedata
 import click
 
 SYMBOLS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "not_started": ("·", "yellow"),
-           "skipped": ("–", "blue")}
-PLAIN = {"passed": "ok", "failed": "FAIL", "not_started": "todo", "skipped": "skip"}
+           "skipped": ("–", "blue"), "not_run": ("○", "red")}
+PLAIN = {"passed": "ok", "failed": "FAIL", "not_started": "todo", "skipped": "skip", "not_run": "----"}
 STATUS_TEXT = {
-    "error": ("Your file could not be loaded.", "无法加载你的文件。"),
+    "error": ("Your file could not be loaded:", "无法加载你的文件："),
     "timeout": ("Your code ran past its time limit.", "你的代码超过了时间限制。"),
     "crashed": ("Your code crashed the sandbox process.", "你的代码导致沙箱进程崩溃。"),
     "tampered": ("Your code tampered with the grader: the score is 0.", "你的代码篡改了评分器：得分为 0。"),
@@ -54,6 +54,8 @@ def render(result: dict, lang: str = "en", color: bool | None = None) -> str:
     if result["status"] in STATUS_TEXT:
         en, zh = STATUS_TEXT[result["status"]]
         lines.append(style(f"{zh if lang == 'zh' else en} {result.get('message', '')}".strip(), fg="red"))
+    elif result.get("message"):  # graded, with something to say (notebook cells that raised)
+        lines.append(style(result["message"], fg="yellow"))
     if result.get("output"):
         label = "你的代码输出：" if lang == "zh" else "Your code printed:"
         shown = "\n".join("      " + line for line in result["output"].rstrip().splitlines()[-8:])
@@ -73,6 +75,8 @@ def next_step(result: dict, lang: str) -> str:
     ex = result["exercise"]
     if result["score"] >= result["max_score"]:
         return f"Next: {'全部通过！' if lang == 'zh' else 'all checks pass!'} `grade list` for the next exercise."
+    if result["status"] == "error":
+        return f"Next: fix the error above, then `grade {ex}` again."
     if all(c["outcome"] in ("not_started", "skipped") for c in result["checks"]):
         return f"Next: open {result['submission']} and fill in the TODOs; `grade show {ex}` for the statement."
     return f"Next: fix the first failing check above; stuck? `grade hint {ex}`."

@@ -8,6 +8,7 @@ judge closes the connection. The judge never imports learner code.
 
 from __future__ import annotations
 
+import io
 import os
 import random
 import resource
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from grader import isolation, wire
-from grader.source import Source
+from grader.source import NotebookShell, Source
 from grader.text import Text, verbatim
 
 OUTPUT_SHOWN = 500
@@ -94,6 +95,12 @@ class LoadFailed(LearnerProblem):
 
     status = "error"
     key = "load-failed"
+
+
+class CellsFailed(LearnerProblem):
+    """Notebook cells raised: the checks ran with what the other cells defined."""
+
+    key = "cell-raised"
 
 
 # -- the sandbox process -------------------------------------------------------------------
@@ -176,35 +183,69 @@ def _learner_frames(tb, source: Source) -> list[str]:
     return [f"{source.where(f.filename, f.lineno)}, in {f.name}: {(f.line or '').strip()}" for f in frames[-3:]]
 
 
+class _NoStdin(io.TextIOBase):
+    """The sandbox's stdin: reading it (`input()`) raises an EOFError that says why."""
+
+    def readline(self, size: int = -1) -> str:
+        raise EOFError("your code called input(): graded code cannot read the keyboard; "
+                       "remove it or give the value directly")
+
+    read = readline
+
+
+def _pointer(exc: SyntaxError) -> str:
+    """The offending line with a caret under the column, as Python shows a SyntaxError."""
+    if not exc.text or not exc.text.strip():
+        return ""
+    line = exc.text.rstrip("\n")
+    under = "".join(c if c == "\t" else " " for c in line[:max((exc.offset or 1) - 1, 0)])
+    return f"\n    {line}\n    {under}^"
+
+
 def _error_reply(exc: BaseException, source: Source) -> dict:
     if isinstance(exc, SystemExit):
         text = f"SystemExit({exc.code!r}): your code called sys.exit() or exit()"
     elif isinstance(exc, KeyboardInterrupt):
         text = "KeyboardInterrupt raised by your code"
     elif isinstance(exc, SyntaxError) and exc.filename in {label for label, _ in source.chunks}:
-        text = f"SyntaxError at {source.where(exc.filename, exc.lineno)}: {exc.msg}"
+        text = f"{type(exc).__name__} at line {exc.lineno}: {exc.msg}"
     else:
         text = f"{type(exc).__name__}: {exc}".strip()
     return {
         "ok": False,
         "type": type(exc).__name__,
-        "message": text[:600],
+        "message": text[:600] + (_pointer(exc) if isinstance(exc, SyntaxError) else ""),
         "frames": _learner_frames(exc.__traceback__, source),
         "not_started": isinstance(exc, NotImplementedError),
     }
 
 
-def _load_module(source: Source) -> types.ModuleType:
-    """Run the learner's chunks, in order, as the module `submission`."""
+def _load_module(source: Source) -> tuple[types.ModuleType, list[dict]]:
+    """Run the learner's chunks, in order, as the module `submission`; return it and the cells that raised.
+
+    A .py file is all or nothing, as an import is: its exception propagates. A notebook runs as
+    Jupyter runs it: a cell that raises is reported (an error reply with its `cell`) and the next
+    cells still run, with `get_ipython()` and `display()` defined.
+    """
     import linecache
 
+    sys.stdin = _NoStdin()
     module = types.ModuleType("submission")
     module.__file__ = source.filename
     sys.modules["submission"] = module
+    if source.notebook:
+        vars(module).update(NotebookShell().namespace())
+    failed = []
     for label, code in source.chunks:
-        linecache.cache[label] = (len(code), None, code.splitlines(keepends=True), label)
-        exec(compile(code, label, "exec", dont_inherit=True), module.__dict__)
-    return module
+        shown = source.cells.get(label, code)  # tracebacks quote the cell as written, magics and all
+        linecache.cache[label] = (len(shown), None, shown.splitlines(keepends=True), label)
+        try:
+            exec(compile(code, label, "exec", dont_inherit=True), module.__dict__)
+        except BaseException as exc:  # noqa: BLE001 - in a notebook, the next cell runs whatever this one raised
+            if not source.notebook:
+                raise
+            failed.append({**_error_reply(exc, source), "cell": label})
+    return module, failed
 
 
 def _answer(module, header: dict, blobs: list[bytes], source: Source) -> tuple[dict, list[bytes]]:
@@ -227,9 +268,14 @@ def _answer(module, header: dict, blobs: list[bytes], source: Source) -> tuple[d
     except BaseException as exc:  # noqa: BLE001 - learner code may raise anything, SystemExit too
         return _error_reply(exc, source), []
     out: list[bytes] = []
-    reply = {"ok": True, "value": wire.encode(value, out)}
-    if header.get("echo_args"):
-        reply["args"] = wire.encode(list(args), out)
+    try:
+        reply = {"ok": True, "value": wire.encode(value, out)}
+        if header.get("echo_args"):
+            reply["args"] = wire.encode(list(args), out)
+    except Exception as exc:  # noqa: BLE001 - a value that cannot travel is said so, never a crash
+        detail = str(exc) if isinstance(exc, wire.Unsendable) else f"a {type(value).__name__}"
+        return {"ok": False, "unsendable": True, "type": type(exc).__name__, "message": detail,
+                "frames": [], "not_started": False}, []
     return reply, out
 
 
@@ -310,8 +356,8 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
         sys.argv = [source.filename]
         baseline = _watched_objects()
         try:
-            module = _load_module(source)
-            ready = {"ok": True}
+            module, failed = _load_module(source)
+            ready = {"ok": True, "failed_cells": failed}
         except BaseException as exc:  # noqa: BLE001 - SyntaxError, SystemExit and the rest alike
             module = None
             ready = _error_reply(exc, source)
@@ -477,8 +523,8 @@ class Submission:
 
     `submission.fn(*args)` calls the learner's `fn` in the sandbox and returns its value as plain
     data; `submission.probe(probe_fn, *args)` runs a trusted probe there. A sandbox that died
-    or hung is replaced by a fresh one for the next check; a file that failed to load fails every
-    check the same way.
+    or hung is replaced by a fresh one for the next check; a file that failed to load is one
+    problem (`load_problem`), and no check runs.
     """
 
     def __init__(self, source: Source, limits: Limits, seed: int = 0):
@@ -486,7 +532,7 @@ class Submission:
         self._limits = limits
         self._seed = seed
         self._sandbox: Sandbox | None = None
-        self._load_problem: LearnerProblem | None = None
+        self.load_problem: LearnerProblem | None = None  # the file did not load: no check can run
         self._hung: dict[str, LearnerTimeout] = {}  # a call that timed out once fails at once after
         self.problems: list[LearnerProblem] = []
         self.outputs: list[str] = []
@@ -494,8 +540,8 @@ class Submission:
 
     # -- lifecycle --
     def _ready(self) -> Sandbox:
-        if self._load_problem is not None:
-            raise self._load_problem
+        if self.load_problem is not None:
+            raise self.load_problem
         if self._sandbox is not None and self._sandbox.alive:
             return self._sandbox
         self._retire()
@@ -503,18 +549,25 @@ class Submission:
         try:
             reply = self._sandbox.start()
         except LearnerProblem as problem:
-            self._load_problem = problem
+            self.load_problem = problem
             self.problems.append(problem)
             raise
         self._note_tampering(reply)
         self.isolation = reply.get("isolation", {})
         if not reply.get("ok"):
-            self._load_problem = LoadFailed(Text("Your file could not be loaded: {error}{where}",
-                                                 "无法加载你的文件：{error}{where}",
-                                                 error=verbatim(reply["message"]), where=_where(reply)))
-            self.problems.append(self._load_problem)
-            raise self._load_problem
+            self.load_problem = LoadFailed(Text("{error}{where}", "{error}{where}", error=verbatim(reply["message"]),
+                                                where=_where(reply)))  # the report says it could not be loaded
+            self.problems.append(self.load_problem)
+            raise self.load_problem
+        self._note_failed_cells(reply.get("failed_cells"))
         return self._sandbox
+
+    def _note_failed_cells(self, failed: list[dict] | None) -> None:
+        if failed and not any(isinstance(p, CellsFailed) for p in self.problems):
+            cells = verbatim("".join(f"\n  {f['cell']}: {f['message']}{_where(f)}" for f in failed))
+            self.problems.append(CellsFailed(Text(
+                "Notebook cells that raised an error (the checks ran with what the other cells define):{cells}",
+                "以下单元格抛出了错误（检查使用了其他单元格定义的内容）：{cells}", cells=cells)))
 
     def _retire(self) -> None:
         if self._sandbox is not None:
@@ -564,6 +617,10 @@ class Submission:
             return LearnerError(Text("Not started: {what} still raises NotImplementedError (fill in its TODO).",
                                      "尚未开始：{what} 仍然抛出 NotImplementedError（请完成其中的 TODO）。", what=what),
                                 exc_type="NotImplementedError", not_started=True)
+        if reply.get("unsendable"):
+            return LearnerError(Text("{what} returned a value that cannot be sent back: {detail}",
+                                     "{what} 返回的值无法传回评分器：{detail}", what=what, detail=verbatim(reply["message"])),
+                                exc_type=reply["type"], key="unsendable-value")
         if reply.get("type") == "MemoryError" or "can't allocate memory" in reply.get("message", ""):
             return LearnerError(Text("{what} ran out of memory (the limit is {limit} MiB): is a tensor far larger than "
                                      "needed?{where}", "{what} 内存不足（上限 {limit} MiB）：是不是创建了过大的 tensor？{where}",

@@ -1,15 +1,19 @@
-"""Load a submission: the learner's code as chunks of source text, from a .py file or a notebook.
+"""Load a submission: the learner's code as chunks of Python source, from a .py file or a notebook.
 
-A .py file is one chunk. A notebook gives one chunk per code cell, labelled "cell N" (N counts
-every cell of the notebook from 1, as Jupyter shows them top to bottom), so a traceback or a
-syntax error points at the cell and the line the learner sees. IPython magics and shell escapes
-are skipped, and so are cells tagged `skip-grading`; the report says so.
+A .py file is one chunk, run as Python imports a module: all or nothing. A notebook gives one chunk
+per code cell, labelled as Jupyter names a cell in a traceback after Run All (`cell In[3]`: code
+cells count from 1, top to bottom), so an error points at the cell and the line the learner sees.
+Cells become Python with IPython's own input transformer and run as Jupyter runs them, one after
+the other in one namespace, with `get_ipython()` and `display()` (see `NotebookShell`). Cells
+tagged `skip-grading` are left out; the report says so, and names the magics that do not run.
+Either way the module is named `submission`, so an `if __name__ == "__main__":` demo does not run.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import sys
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,17 +27,15 @@ class SubmissionError(Exception):
 class Source:
     """Learner code ready to run: labelled chunks, the name shown for the file, notes for the report."""
 
-    chunks: list[tuple[str, str]]  # (label, code): label is the file name, or "cell N" in a notebook
+    chunks: list[tuple[str, str]]  # (label, code): label is the file name, or "cell In[N]" in a notebook
     filename: str
     path: Path
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def code(self) -> str:
-        return "\n".join(code for _, code in self.chunks)
+    notebook: bool = False  # cells run one by one (a cell that raises does not stop the others)
+    cells: dict[str, str] = field(default_factory=dict)  # label -> the cell as written, for tracebacks
 
     def where(self, label: str, line: int | None) -> str:
-        """'line 12' in a .py file, 'cell 3, line 2' in a notebook."""
+        """'line 12' in a .py file, 'cell In[3], line 2' in a notebook."""
         at = f"line {line}" if line else ""
         return at if label == self.filename else f"{label}, {at}".rstrip(", ")
 
@@ -51,35 +53,36 @@ def load_source(path: Path) -> Source:
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors) is not code
     except UnicodeDecodeError:
         raise SubmissionError(f"{path} is not UTF-8 text") from None
 
 
-MAGIC = re.compile(r"^\s*(%|!|\?)|^\s*\w+\s*=\s*!|\?\s*$")
+# -- notebook cells as Python ---------------------------------------------------------------
+
+RUN_MAGICS = {"time", "timeit", "capture"}  # magics whose code runs when graded (once); all others do nothing
+_IPYTHON_CALL = re.compile(r"get_ipython\(\)\.(?:system|getoutput)\(|get_ipython\(\)\.run_(line|cell)_magic\('(\w+)'")
 
 
-def strip_magics(code: str) -> tuple[str, int]:
-    """Blank out IPython-only lines (`%magic`, `%%cell magic`, `!shell`, `x?`); return (code, count).
+def cell_to_python(cell: str) -> str:
+    """A code cell as Python, by IPython's own input transformer (`%time x` becomes
+    `get_ipython().run_line_magic('time', 'x')`, `!ls` becomes `get_ipython().system('ls')`), with the
+    cell's line numbers: IPython drops leading blank lines, they are put back."""
+    from IPython.core.inputtransformer2 import TransformerManager  # only notebooks pay for IPython
 
-    Lines are blanked, not removed, so line numbers still match the cell. A `%%` cell magic
-    blanks the whole cell: its body is not Python.
-    """
-    lines = code.split("\n")
-    if lines and lines[0].lstrip().startswith("%%"):
-        return "\n" * (len(lines) - 1), 1
-    kept, skipped = [], 0
-    for line in lines:
-        if MAGIC.search(line):
-            kept.append("")
-            skipped += 1
-        else:
-            kept.append(line)
-    return "\n".join(kept), skipped
+    lines = cell.splitlines()
+    blank = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    return "\n" * blank + TransformerManager().transform_cell(cell)
+
+
+def not_run(code: str) -> list[str]:
+    """The magics (`%pip`, `%%bash`) and shell commands (`!`) of transformed cell code that do nothing when graded."""
+    return [{"line": "%", "cell": "%%", "": "!"}[kind] + name
+            for kind, name in _IPYTHON_CALL.findall(code) if name not in RUN_MAGICS]
 
 
 def notebook_source(path: Path) -> Source:
-    """The code cells of a notebook, in order, as one module's chunks."""
+    """The code cells of a notebook, in order, as Python chunks."""
     import nbformat  # only notebooks pay for it
 
     text = _read_text(path)
@@ -98,18 +101,81 @@ def notebook_source(path: Path) -> Source:
             nb = nbformat.reads(text, as_version=4)
     except Exception as exc:  # nbformat raises several types for malformed notebooks
         raise SubmissionError(f"{path.name} is not a valid notebook: {str(exc).splitlines()[0][:120]}") from None
-    chunks, notes, magics = [], [], 0
-    for number, cell in enumerate(nb.cells, 1):
-        if cell.get("cell_type") != "code":
-            continue
+    chunks, cells, notes, skipped = [], {}, [], []
+    code_cells = [cell for cell in nb.cells if cell.get("cell_type") == "code"]
+    for number, cell in enumerate(code_cells, 1):
+        label = f"cell In[{number}]"
         if "skip-grading" in cell.get("metadata", {}).get("tags", []):
-            notes.append(f"cell {number} (tagged skip-grading) not run")
+            notes.append(f"{label} (tagged skip-grading) not run")
             continue
-        code, skipped = strip_magics(cell.get("source", ""))
-        magics += skipped
-        chunks.append((f"cell {number}", code))
+        cells[label] = cell.get("source", "")
+        code = cell_to_python(cells[label])
+        skipped += not_run(code)
+        chunks.append((label, code))
     if not chunks:
         raise SubmissionError(f"{path.name} has no code cells to grade")
-    if magics:
-        notes.append(f"{magics} IPython magic or shell line(s) (%, !) skipped: they do not run when grading")
-    return Source(chunks=chunks, filename=path.name, path=path, notes=notes)
+    if skipped:
+        names = ", ".join(dict.fromkeys(skipped))
+        notes.append(f"{len(skipped)} IPython magic or shell line(s) not run when grading: {names}")
+    return Source(chunks=chunks, filename=path.name, path=path, notes=notes, notebook=True, cells=cells)
+
+
+# -- sandbox side: what notebook code calls while it runs ---------------------------------------
+
+_TIMEIT_OPTIONS = re.compile(r"\s*(?:-[nrp]\s*[\d.]+\s+|-[tcqo]\s+)*")
+
+
+class NotebookShell:
+    """What `get_ipython()` returns while graded notebook cells run (never a real IPython shell).
+
+    `%time`, `%timeit`, `%%time`, `%%timeit` and `%%capture` run their code once, in the namespace
+    and at the line numbers of the cell that holds them; shell commands and other magics do nothing.
+    """
+
+    def run_line_magic(self, name: str, line: str, _stack_depth: int = 1):
+        if name in RUN_MAGICS:
+            code = line[_TIMEIT_OPTIONS.match(line).end():] if name == "timeit" else line
+            return _run_here(code.strip(), sys._getframe(1), 0)
+        return None
+
+    def run_cell_magic(self, name: str, line: str, cell: str):
+        frame = sys._getframe(1)
+        if name == "capture":
+            from IPython.utils.capture import capture_output
+
+            words = line.split()
+            with capture_output(stdout="--no-stdout" not in words, stderr="--no-stderr" not in words,
+                                display=False) as captured:
+                _run_here(cell_to_python(cell), frame, 1)
+            for word in words:
+                if not word.startswith("-"):
+                    frame.f_locals[word] = captured  # %%capture out: the output as `out`
+        elif name in RUN_MAGICS:
+            setup = line[_TIMEIT_OPTIONS.match(line).end():].strip()
+            if setup:  # %%timeit's line is a setup statement
+                _run_here(setup, frame, 0)
+            _run_here(cell_to_python(cell), frame, 1)
+
+    def system(self, command: str) -> None:
+        """`!command`: never runs a shell."""
+
+    def getoutput(self, command: str) -> list[str]:
+        """`x = !command`: never runs a shell; the output is empty."""
+        return []
+
+    def namespace(self) -> dict:
+        """The names Jupyter gives every notebook: `get_ipython` and `display` (printed)."""
+        return {"get_ipython": lambda: self, "display": lambda *objs, **_: print(*objs)}
+
+
+def _run_here(code: str, frame, first_line: int):
+    """Run a magic's code as if it stood in the cell at `frame`'s line (+ first_line): the same
+    namespace, file name and line numbers; an expression's value is returned (`x = %time f()`)."""
+    source = "\n" * (frame.f_lineno - 1 + first_line) + code
+    name = frame.f_code.co_filename
+    try:
+        expression = compile(source, name, "eval", dont_inherit=True)
+    except SyntaxError:
+        exec(compile(source, name, "exec", dont_inherit=True), frame.f_globals, frame.f_locals)
+        return None
+    return eval(expression, frame.f_globals, frame.f_locals)

@@ -3,19 +3,22 @@
 The reference solution and every correct variant in tests/variants/<exercise>/ must score full,
 the untouched stub less than full (and still load), and every known mistake in
 tests/mistakes/<exercise>/ less than full, with a failure message that contains the text its
-`# Expect:` line names.
+`# Expect:` line names. Each file is also graded as a notebook (written as `grade notebook` writes
+one) with the same seed, and must score the same there.
 """
 
 from __future__ import annotations
 
+import random
 import re
+import tempfile
 from pathlib import Path
 
 from grader.exercises import Exercise
 from grader.judge import grade, prewarm
+from grader.notebook import write_notebook
 from grader.source import load_source
 from grader.text import english_prose
-
 
 
 def expected_text(path: Path) -> str | None:
@@ -36,19 +39,38 @@ def _messages(result: dict) -> str:
     return " | ".join(c["message"] for c in result["checks"] if not c["passed"])
 
 
+def _score(result: dict) -> str:
+    return f"{result['score']:g}/{result['max_score']:g} ({result['status']})"
+
+
 def validate(exercise: Exercise, seed: int | None = None, device: str = "cpu") -> dict:
-    """Grade solution, variants, stub and mistakes; return {exercise, seed, ok, rows: [{kind, file, ok, why}]}."""
+    """Grade solution, variants, stub and mistakes, each as a .py and as a notebook; return
+    {exercise, seed, ok, rows: [{kind, file, ok, why}]}."""
     if not exercise.solution.is_file():
         return {"exercise": exercise.id, "name": exercise.name, "seed": seed, "ok": False, "rows": [
             {"kind": "solution", "file": str(exercise.solution), "ok": False,
              "why": "no reference solution here: validate from the course's own folder (or a clone of torch-katas)"}]}
     prewarm([exercise])
+    with tempfile.TemporaryDirectory() as tmp:
+        return _validate(exercise, seed, device, Path(tmp))
+
+
+def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path) -> dict:
     rows: list[dict] = []
-    results: dict[str, dict] = {}
+    results: dict[str, dict] = {}  # file name -> its result, with every message in each language
 
     def run(path: Path):
-        result = results[path.name] = grade(exercise, load_source(path), seed=seed, device=device, languages=("en", "zh"))
-        return result, f"{result['score']:g}/{result['max_score']:g} ({result['status']})"
+        """The .py's result and score; a row for the notebook when it scores otherwise."""
+        run_seed = random.randrange(2**31) if seed is None else seed
+        result = results[path.name] = grade(exercise, load_source(path), seed=run_seed, device=device,
+                                            languages=("en", "zh"))
+        notebook = write_notebook(exercise, path, tmp / f"{path.stem}.ipynb")
+        as_notebook = grade(exercise, load_source(notebook), seed=run_seed, device=device)
+        if [_score(as_notebook), as_notebook["message"]] != [_score(result), result["message"]]:
+            said = as_notebook["message"] or _messages(as_notebook)
+            rows.append({"kind": "notebook", "file": notebook.name, "ok": False,
+                         "why": f"{_score(as_notebook)} where the .py scores {_score(result)}: {said[:300]}"})
+        return result, _score(result)
 
     for kind, path in [("solution", exercise.solution)] + [("variant", p) for p in variants(exercise)]:
         result, score = run(path)

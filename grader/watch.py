@@ -26,7 +26,8 @@ def _mtime(path) -> float | None:
 def headline(ex: Exercise, result: dict, progress: Progress, lang: str) -> list[str]:
     """What matters first: the score, the first failing check and the hint to try."""
     lines = [f"{ex.id} · {ex.text('title', lang)}: {result['score']:g}/{result['max_score']:g}"]
-    failing = next((c for c in result["checks"] if not c["passed"] and c["outcome"] != "skipped"), None)
+    failing = next((c for c in result["checks"] if not c["passed"] and c["outcome"] not in ("skipped", "not_run")),
+                   None)
     if failing:
         lines.append(f"First to fix: {failing['title']}")
         if failing["message"]:

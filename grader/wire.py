@@ -2,9 +2,10 @@
 
 A message is a JSON header and a list of binary blobs, sent as length-prefixed frames.
 Values that can travel: None, bool, int, float, str, list, tuple, dict with str keys,
-torch.Tensor (always rebuilt as a base-class tensor on arrival) and numpy arrays.
-Anything else travels as a description `{"__object__": type name, "repr": ...}` so a check can
-say what it got.
+torch.Tensor (always rebuilt as a base-class tensor on arrival, whatever its layout, strides or
+conj/neg bits) and numeric numpy arrays. Anything else travels as a description
+`{"__object__": type name, "repr": ...}` so a check can say what it got. Only a tensor that has
+no values to send (meta, nested, quantized) raises `Unsendable`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ class ProtocolError(Exception):
     """The other side sent something that is not a well-formed message."""
 
 
+class Unsendable(Exception):
+    """A value that has no plain data to send: the message says what it was."""
+
+
 class Opaque:
     """A value that could not travel: its type name and a short repr."""
 
@@ -35,10 +40,21 @@ class Opaque:
         return f"<{self.type_name}: {self.text}>"
 
 
+def _dense(t: torch.Tensor) -> torch.Tensor:
+    """`t`'s values as a fresh contiguous CPU tensor of the same dtype and shape: any strides (expanded,
+    one element with an odd stride, 0-d, empty), sparse layouts and conj/neg views alike."""
+    if t.device.type == "meta" or t.is_nested or t.is_quantized:
+        kind = "meta" if t.device.type == "meta" else "nested" if t.is_nested else "quantized"
+        raise Unsendable(f"a {kind} tensor ({type(t).__name__}), which has no plain values")
+    data = t.detach()
+    if data.layout != torch.strided:
+        data = data.to_dense()
+    return torch.empty(data.shape, dtype=data.dtype).copy_(data)  # copy_ resolves conj/neg views
+
+
 def _tensor_bytes(t: torch.Tensor) -> bytes:
     with torch._C.DisableTorchFunction():
-        base = t.as_subclass(torch.Tensor) if type(t) is not torch.Tensor else t
-        flat = base.detach().to("cpu").contiguous().reshape(-1)
+        flat = _dense(t.as_subclass(torch.Tensor) if type(t) is not torch.Tensor else t).reshape(-1)
         if flat.dtype == torch.bool:
             flat = flat.to(torch.uint8)
         return flat.view(torch.uint8).numpy().tobytes()
@@ -59,16 +75,25 @@ def encode(value, blobs: list, depth: int = 0):
         return items if isinstance(value, list) else {"__tuple__": items}
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         return {"__dict__": {k: encode(v, blobs, depth + 1) for k, v in value.items()}}
-    if type(value).__module__ == "numpy" and hasattr(value, "__array_interface__"):
+    if type(value).__module__ == "numpy" and hasattr(value, "__array_interface__") and value.dtype.kind in "biufc":
         return _encode_ndarray(value, blobs)
-    text = repr(value) if not isinstance(value, type) else value.__name__
-    return {"__object__": type(value).__name__, "repr": text[:200]}
+    return {"__object__": type(value).__name__, "repr": _short_repr(value)}
+
+
+def _short_repr(value) -> str:
+    if isinstance(value, type):
+        return value.__name__
+    try:
+        return repr(value)[:200]
+    except Exception:  # noqa: BLE001 - a learner's __repr__ may raise anything
+        return "(its repr() failed)"
 
 
 def _encode_tensor(t: torch.Tensor, blobs: list, depth: int) -> dict:
     with torch._C.DisableTorchFunction():
         grad = t.grad if t.is_leaf or t.retains_grad else None
         blobs.append(_tensor_bytes(t))
+        strided = t.layout == torch.strided
         info = {
             "__tensor__": len(blobs) - 1,
             "dtype": str(t.dtype).removeprefix("torch."),
@@ -77,10 +102,11 @@ def _encode_tensor(t: torch.Tensor, blobs: list, depth: int) -> dict:
             "is_leaf": bool(t.is_leaf),
             "grad_fn": type(t.grad_fn).__name__ if t.grad_fn is not None else None,
             "device": str(t.device),
-            "contiguous": bool(t.is_contiguous()),
-            "stride": list(t.stride()),
-            "storage": int(t.untyped_storage().data_ptr()) if t.device.type != "meta" else 0,
-            "offset": int(t.storage_offset()),
+            "layout": str(t.layout).removeprefix("torch."),
+            "contiguous": strided and bool(t.is_contiguous()),
+            "stride": list(t.stride()) if strided else None,
+            "storage": int(t.untyped_storage().data_ptr()) if strided else 0,
+            "offset": int(t.storage_offset()) if strided else 0,
             "subclass": type(t).__name__ if type(t) is not torch.Tensor else None,
         }
         if grad is not None:

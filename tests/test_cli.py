@@ -51,7 +51,41 @@ def test_syntax_error_is_status_error_with_line(tmp_path):
     bad.write_text("import torch\n\ndef predict(x, w, b)\n    return w * x + b\n")
     result = grade_json("ex05", "--file", bad)
     assert result["status"] == "error" and result["score"] == 0
-    assert "SyntaxError at line 3" in result["checks"][0]["message"]
+    assert result["message"].startswith("SyntaxError at line 3: expected ':'")
+    assert {c["outcome"] for c in result["checks"]} == {"not_run"} and not any(c["message"] for c in result["checks"])
+
+
+def test_a_load_failure_is_shown_once_with_its_line_and_a_caret(tmp_path):
+    text = "import torch\n\ndef predict(x, w, b):\n    return w * x + b\n  y = 2\n"
+    (tmp_path / "bad.py").write_text(text)
+    try:
+        compile(text, "bad.py", "exec")
+    except IndentationError as exc:
+        column = exc.offset  # where Python itself points
+    proc = run_grade("ex05", "--file", tmp_path / "bad.py")
+    assert proc.returncode == 1
+    assert proc.stdout.count("IndentationError") == 1 and proc.stdout.count("could not be loaded") == 1
+    lines = proc.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if "IndentationError at line 5" in line)
+    code, caret = lines[at + 1], lines[at + 2]
+    assert code.strip() == "y = 2" and caret.strip() == "^"
+    assert caret.index("^") - code.index("  y") == column - 1
+    assert "fix the error above" in proc.stdout
+
+
+def test_a_byte_order_mark_is_not_code(tmp_path):
+    path = tmp_path / "ex05.py"
+    path.write_bytes(b"\xef\xbb\xbf" + SOLUTION.read_bytes())
+    assert grade_json("ex05", "--file", path)["score"] == 10
+
+
+def test_input_at_top_level_says_so(tmp_path):
+    path = tmp_path / "ex05.py"
+    path.write_text('n = int(input("how many? "))\n' + SOLUTION.read_text())
+    result = grade_json("ex05", "--file", path)
+    assert result["status"] == "error"
+    assert "your code called input(): graded code cannot read the keyboard" in result["message"]
+    assert "line 1" in result["message"] and "pytest" not in result["message"]
 
 
 def test_unknown_exercise_one_line_exit_2():

@@ -20,7 +20,7 @@ def attack(name: str, *extra) -> dict:
 
 
 def messages(result) -> str:
-    return " | ".join(c["message"] for c in result["checks"])
+    return " | ".join([c["message"] for c in result["checks"]] + [result["message"]])
 
 
 def test_infinite_loop_times_out_and_keeps_other_points():

@@ -1,6 +1,8 @@
 """Notebooks: written from an exercise, graded like the same code as a .py, broken ones explained."""
 
 import json
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -8,6 +10,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from conftest import ROOT, grade_json, run_grade
 from grader.jupyter import CheckResult, check
+from grader.source import cell_to_python, not_run
 
 SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
 
@@ -22,15 +25,17 @@ def write(path, cells, **meta):
     return path
 
 
-def test_stub_notebook_grades_like_the_stub(tmp_path):
-    proc = run_grade("notebook", "ex05", "--out", tmp_path / "ex05.ipynb")
+@pytest.mark.parametrize("exercise", ["ex05", "ex07"])  # ex07's docstring has a line ending in "go?"
+def test_stub_notebook_grades_like_the_stub(tmp_path, exercise):
+    proc = run_grade("notebook", exercise, "--out", tmp_path / "stub.ipynb")
     assert proc.returncode == 0, proc.stderr
-    nb = nbformat.read(str(tmp_path / "ex05.ipynb"), as_version=4)
-    assert nb.cells[0].cell_type == "markdown" and "ex05" in nb.cells[0].source
-    assert "skip-grading" in nb.cells[-1].metadata["tags"] and 'check("ex05")' in nb.cells[-1].source
-    as_notebook = grade_json("ex05", "--file", tmp_path / "ex05.ipynb", "--seed", "5")
-    as_py = grade_json("ex05", "--file", ROOT / "exercises" / "ex05_manual_backward" / "ex05_manual_backward.py",
-                       "--seed", "5")
+    nb = nbformat.read(str(tmp_path / "stub.ipynb"), as_version=4)
+    assert nb.cells[0].cell_type == "markdown" and exercise in nb.cells[0].source
+    assert "skip-grading" in nb.cells[-1].metadata["tags"] and f'check("{exercise}")' in nb.cells[-1].source
+    as_notebook = grade_json(exercise, "--file", tmp_path / "stub.ipynb", "--seed", "5")
+    stub = next((ROOT / "exercises").glob(f"{exercise}_*/{exercise}_*.py"))
+    as_py = grade_json(exercise, "--file", stub, "--seed", "5")
+    assert as_notebook["status"] == as_py["status"] == "graded" and not as_notebook["message"]
     assert outcomes(as_notebook) == outcomes(as_py)
 
 
@@ -41,7 +46,7 @@ def test_solution_as_notebook_scores_full_and_magics_are_skipped(tmp_path):
     result = grade_json("ex05", "--file", write(tmp_path / "work.ipynb", cells), "--seed", "5")
     assert result["score"] == result["max_score"] == 10
     assert any("2 IPython magic" in n for n in result["notes"])
-    assert any("cell 4 (tagged skip-grading)" in n for n in result["notes"])
+    assert any("cell In[3] (tagged skip-grading)" in n for n in result["notes"])  # code cells count, as In [N]
 
 
 def test_cell_magic_cell_is_skipped(tmp_path):
@@ -49,17 +54,47 @@ def test_cell_magic_cell_is_skipped(tmp_path):
     assert grade_json("ex05", "--file", write(tmp_path / "w.ipynb", cells))["score"] == 10
 
 
-def test_error_in_a_cell_names_cell_and_line(tmp_path):
-    cells = [new_markdown_cell("intro"), new_code_cell("import torch\n\nx = 1 / 0")]
+def test_a_cell_that_raises_does_not_zero_the_others(tmp_path):
+    cells = [new_markdown_cell("intro"), new_code_cell("import torch\n\nx = 1 / 0"), new_code_cell(SOLUTION.read_text()),
+             new_code_cell("def broken(x)\n    return x"), new_code_cell("after = 1")]
     result = grade_json("ex05", "--file", write(tmp_path / "w.ipynb", cells))
-    assert result["status"] == "error"
-    assert "cell 2, line 3" in result["checks"][0]["message"] and "ZeroDivisionError" in result["checks"][0]["message"]
+    assert result["status"] == "graded" and result["score"] == 10  # the checks ran with what the cells defined
+    message = result["message"]
+    assert "cell In[1]: ZeroDivisionError" in message and "cell In[1], line 3" in message
+    assert "cell In[3]: SyntaxError at line 1: expected ':'" in message and "    def broken(x)\n" in message
+    assert "In[2]" not in message and "In[4]" not in message
 
 
-def test_syntax_error_in_a_cell_names_cell_and_line(tmp_path):
-    cells = [new_code_cell("import torch"), new_code_cell("def predict(x, w, b)\n    return x")]
+def test_notebook_semantics(tmp_path):
+    """Cells run as in Jupyter: %time and %%time run their code, %%capture captures, display() prints,
+    `!` never runs a shell (not even inside a block), other magics and help (`x?`) do nothing."""
+    marker = tmp_path / "shell_ran"
+    cells = [
+        new_code_cell("%time import torch"),
+        new_code_cell(SOLUTION.read_text()),
+        new_code_cell(f"if True:\n    !touch {marker}\nfiles = !ls {tmp_path}\n%pip install nothing\npredict?\n"
+                      "z = %time 40 + 2\n%timeit -n 3 -r 1 counter = z"),
+        new_code_cell("%%time\n\nchecked = counter + 1\nprint('ran', checked)"),
+        new_code_cell("%%capture out\nprint('hidden')"),
+        new_code_cell("print('captured', out.stdout.strip(), files)\ndisplay('shown')"),
+        new_code_cell("\n%%time\nundefined_name"),
+    ]
     result = grade_json("ex05", "--file", write(tmp_path / "w.ipynb", cells))
-    assert "SyntaxError at cell 2, line 1" in result["checks"][0]["message"]
+    assert result["score"] == 10 and not marker.exists()
+    assert "ran 43" in result["output"] and "captured hidden []" in result["output"] and "shown" in result["output"]
+    assert "hidden\n" not in result["output"]
+    assert "cell In[7]: NameError" in result["message"] and "cell In[7], line 3, in <module>: undefined_name" in result["message"]
+    assert not any(f"In[{n}]" in result["message"] for n in range(1, 7))
+    assert any("not run when grading: !, %pip, %pinfo" in n for n in result["notes"])
+
+
+def test_cells_become_python_with_the_lines_the_learner_sees():
+    assert cell_to_python("\n\nx = 1\n%time y = 2\n").splitlines() == [
+        "", "", "x = 1", "get_ipython().run_line_magic('time', 'y = 2')"]
+    kept = 'def f():\n    """Why do we go?"""\n    # and why?\n    return "?"\n'
+    assert cell_to_python(kept) == kept
+    assert not_run(cell_to_python("%matplotlib inline\n!ls\n%time x = 1\n%%capture\n")) == ["%matplotlib", "!"]
+    assert not_run(cell_to_python("%%bash\necho hi\n")) == ["%%bash"]
 
 
 @pytest.mark.parametrize("content, says", [
@@ -106,3 +141,25 @@ def test_check_in_a_real_kernel(tmp_path):
     assert "PASSED True" in printed
     html = [o for o in outputs if o.output_type == "execute_result"][0]["data"]["text/html"]
     assert "<table>" in html and "Score: 10/10" in html
+
+
+def test_validate_fails_when_a_file_scores_otherwise_as_a_notebook(tmp_path, monkeypatch):
+    """A .py that raises at its end does not load; as a notebook the other cells still count."""
+    from grader import validate as validation
+    from grader.exercises import find_exercise
+
+    variant = tmp_path / "raises_at_the_end.py"
+    variant.write_text(SOLUTION.read_text() + "\n\nraise RuntimeError('only the .py stops here')\n")
+    monkeypatch.setattr(validation, "variants", lambda exercise: [variant])
+    monkeypatch.setattr(validation, "mistakes", lambda exercise: [])
+    report = validation.validate(find_exercise("ex05"), seed=3)
+    rows = [r for r in report["rows"] if r["kind"] == "notebook"]
+    assert not report["ok"] and [r["file"] for r in rows] == ["raises_at_the_end.ipynb"]
+    assert "10/10 (graded) where the .py scores 0/10 (error)" in rows[0]["why"] and "RuntimeError" in rows[0]["why"]
+
+
+def test_a_py_file_never_imports_ipython():
+    code = ("import sys; from grader.judge import grade; from grader.source import load_source; "
+            f"load_source({str(SOLUTION)!r}); print('IPython' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert proc.stdout.strip() == "False", proc.stderr

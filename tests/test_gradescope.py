@@ -1,0 +1,73 @@
+"""The Gradescope bundle: what setup.sh installs, and run_autograder against a folder laid out like /autograder."""
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import pytest
+from packaging.requirements import Requirement
+
+from conftest import ROOT, run_grade
+
+MISTAKE = ROOT / "tests" / "mistakes" / "ex05_manual_backward" / "sign_flipped.py"
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    """The ex05 bundle, unpacked as Gradescope unpacks it: (root, source, names in the zip)."""
+    root = tmp_path_factory.mktemp("autograder")
+    path = root / "autograder.zip"
+    proc = run_grade("gradescope", "ex05", "--out", path)
+    assert proc.returncode == 0, proc.stderr
+    with zipfile.ZipFile(path) as zf:
+        names = zf.namelist()
+        zf.extractall(root / "source")
+    (root / "source" / "run_autograder").chmod(0o755)  # zipfile does not restore permissions
+    return root, root / "source", names
+
+
+def run_autograder(root, source, submitted: dict) -> dict:
+    """Grade `submitted` ({file name: text}) as Gradescope would; return results.json."""
+    shutil.rmtree(root / "submission", ignore_errors=True)
+    (root / "submission").mkdir()
+    for name, text in submitted.items():
+        (root / "submission" / name).write_text(text)
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_SOURCE": str(source),
+           "AUTOGRADER_PYTHON": sys.executable}  # on Gradescope: the venv setup.sh made
+    subprocess.run([str(source / "run_autograder")], env=env, check=True, capture_output=True)
+    return json.loads((root / "results" / "results.json").read_text())
+
+
+def test_bundle_runs_like_on_gradescope(bundle):
+    root, source, names = bundle
+    assert "setup.sh" in names and "run_autograder" in names
+    assert not any("solutions" in n for n in names)  # student code runs in that container
+    report = run_autograder(root, source, {"ex05_manual_backward.py": MISTAKE.read_text()})
+    assert report["score"] == 6
+    assert {"name", "score", "max_score", "output", "visibility", "status"} <= set(report["tests"][0])
+    assert any("opposite sign" in t["output"] for t in report["tests"])
+
+
+def test_a_file_that_does_not_load_says_why_once(bundle):
+    root, source, _ = bundle
+    report = run_autograder(root, source, {"ex05.py": "import torch\n\ndef predict(x, w, b)\n    return x\n"})
+    assert report["score"] == 0 and "SyntaxError at line 3" in report["output"]
+    assert all(t["output"].startswith("Not run") for t in report["tests"])
+
+
+def test_setup_installs_into_a_virtual_environment_without_capping_torch(bundle):
+    _, source, _ = bundle
+    setup = (source / "setup.sh").read_text()
+    assert subprocess.run(["bash", "-n", str(source / "setup.sh")]).returncode == 0
+    assert "python3 -m venv /autograder/venv" in setup and "python3-venv" in setup
+    installs = [shlex.split(line) for line in setup.splitlines() if " install " in line and "apt-get" not in line]
+    assert installs and all(words[0] == "/autograder/venv/bin/pip" for words in installs)
+    wanted = {Requirement(w).name: str(Requirement(w).specifier) for words in installs for w in words[2:]
+              if not w.startswith("-") and "://" not in w}
+    assert wanted["torch"] == ">=2.4"  # no upper cap: a newer torch is not downgraded
+    assert {"pytest", "pytest-timeout", "nbformat", "ipython", "click", "numpy"} <= set(wanted)
+    assert "/autograder/venv/bin/python" in (source / "run_autograder").read_text()
