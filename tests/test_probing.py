@@ -1,5 +1,7 @@
 """The probes' shared helpers, run as a probe would: on a learner module executed from source."""
 
+import sys
+
 import pytest
 import torch
 
@@ -30,8 +32,14 @@ def broken():
 
 
 def learner_module(label="work.py"):
-    """The learner's code loaded as the sandbox loads it: a file, or (label "cell 3") a notebook cell."""
-    return _load_module(Source(chunks=[(label, LEARNER)], filename="work.py", path=None))
+    """The learner's code loaded as the sandbox loads it: a file, or (label "cell In[3]") a notebook cell."""
+    stdin = sys.stdin
+    try:
+        module, _ = _load_module(Source(chunks=[(label, LEARNER)], filename="work.py", path=None,
+                                        notebook=label != "work.py"))
+    finally:
+        sys.stdin = stdin  # the sandbox replaces it: not here
+    return module
 
 
 def test_pretend_cuda_runs_the_gpu_branch_on_the_cpu_and_records_it():
@@ -63,7 +71,7 @@ def test_pretend_no_cuda_takes_the_cpu_branch():
 
 
 def test_learner_error_names_the_learners_line_in_a_file_and_a_notebook_cell():
-    for label, where in (("work.py", "line 19, in broken: raise ValueError"), ("cell 3", "cell 3, line 19")):
+    for label, where in (("work.py", "line 19, in broken: raise ValueError"), ("cell In[3]", "cell In[3], line 19")):
         module = learner_module(label)
         with pytest.raises(ValueError) as info:
             module.broken()
