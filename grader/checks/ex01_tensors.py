@@ -137,12 +137,12 @@ def call_numpy(submission, name, values, new_values, check_dtype=True):
         copies = Text(" Converting the dtype (.float(), .to(), dtype=...) always makes a copy, so the result cannot "
                       "share memory with arr.", "转换 dtype（.float()、.to()、dtype=...）总会复制数据，结果就无法与 arr 共享内存了。"
                       ) if name == "share_from_numpy" else ""
-        fail("{what} has dtype {got}, but arr is an array of shape {shape} ({want}): keep the array's dtype "
-             "(torch.Tensor(...) and .float() turn everything into float32).{copies}",
-             "{what} 的 dtype 是 {got}，但 arr 是形状为 {shape} 的 {want} 数组：要保持数组的 dtype"
-             "（torch.Tensor(...) 和 .float() 都会把数据变成 float32）。{copies}",
+        float32 = Text(" (torch.Tensor(...) and .float() turn everything into float32)",
+                       "（torch.Tensor(...) 和 .float() 都会把数据变成 float32）") if out.dtype == torch.float32 else ""
+        fail("{what} has dtype {got}, but arr is an array of shape {shape} ({want}): keep the array's dtype{float32}."
+             "{copies}", "{what} 的 dtype 是 {got}，但 arr 是形状为 {shape} 的 {want} 数组：要保持数组的 dtype{float32}。{copies}",
              what=what, got=dtype_name(out.dtype), want=dtype_name(values.dtype), shape=list(values.shape),
-             copies=copies, key="dtype-changed")
+             float32=float32, copies=copies, key="dtype-changed")
     exact = out.dtype == values.dtype
     expect_close(result["before"], values.to(out.dtype) if out.dtype.is_floating_point else values, what,
                  rtol=0 if exact else 1e-6, atol=0 if exact else 1e-6)

@@ -240,9 +240,10 @@ def test_fill_contiguous(submission, rng):
     x_after = expect_tensor(x_after, what, shape=[m, n])
     if torch.equal(x_after, x):
         fail("x did not change after {call}: fill_flat_ must write into x itself, in place (the return value is "
-             "ignored). A write into the result of reshape(), flatten() or contiguous() is lost when they copy.",
-             "{call} 之后 x 没有变化：fill_flat_ 必须原地写入 x 本身（返回值会被忽略）。当 reshape()、flatten() 或 "
-             "contiguous() 复制数据时，写入它们的结果就丢失了。", call=call, key="not-in-place")
+             "ignored). A write into a copy never reaches x: clone() copies, and so does reshape() of a non-contiguous "
+             "tensor such as x.t().",
+             "{call} 之后 x 没有变化：fill_flat_ 必须原地写入 x 本身（返回值会被忽略）。写入副本永远到不了 x："
+             "clone() 会复制，对 x.t() 这种不连续的 tensor 调用 reshape() 也会复制。", call=call, key="not-in-place")
     wrong_divmod(x_after, x, k, value, what)
     expect_close(x_after, filled(x, divmod(k, n), value), what)
 

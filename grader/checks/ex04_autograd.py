@@ -305,10 +305,11 @@ def test_sgd_step_update(submission, rng):
              "改为在更新时使用 torch.no_grad()。", what=what, key="requires-grad-switched-off")
     expected = w.detach().double() - lr * grad_of(lambda w64: batch_loss(w64, x, y), w)
     if close(w_after, w.detach()):
-        fail("{what} did not change the caller's w: `w = w - lr * w.grad` makes a new tensor (not a leaf, with a "
-             "grad_fn) and leaves w as it was. Update w itself, in place, under torch.no_grad().",
-             "{what} 没有改变调用者的 w：`w = w - lr * w.grad` 只是创建了一个新 tensor（不是叶子，带 grad_fn），"
-             "w 本身没变。请在 torch.no_grad() 下原地更新 w 本身。", what=what, key="not-in-place")
+        fail("{what} left the caller's w unchanged: the step must change w itself, in place, under torch.no_grad(). "
+             "(`w = w - lr * w.grad` only makes a new tensor, not a leaf, with a grad_fn, and leaves w as it was.)",
+             "{what} 没有改变调用者的 w：这一步必须在 torch.no_grad() 下原地修改 w 本身。"
+             "（`w = w - lr * w.grad` 只是创建了一个新 tensor，不是叶子，带 grad_fn，w 本身不会变。）",
+             what=what, key="not-in-place")
     expect_close(w_after, expected, Text("w after {what}", "{what} 之后的 w", what=what), atol=1e-5, hints={
         "sign": ("Gradient descent subtracts: w - lr * grad.", "梯度下降是减去梯度：w - lr * grad。")})
 
