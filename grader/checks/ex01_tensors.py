@@ -185,8 +185,9 @@ def test_share(submission, rng):
         if torch.equal(result["after"], new_values):
             continue
         if torch.equal(result["after"], result["before"]):
-            fail("`share_from_numpy(arr)` made a copy: after the call we wrote new numbers into arr, but the returned "
-                 "tensor kept the old ones. torch.tensor(...) always copies; torch.from_numpy shares the array's memory.",
+            fail("`share_from_numpy(arr)` made a copy: after the call we wrote new numbers into arr, but the "
+                 "returned tensor kept the old ones. torch.tensor(...) always copies; torch.from_numpy shares the "
+                 "array's memory.",
                  "`share_from_numpy(arr)` 复制了数据：调用之后我们往 arr 里写入新数值，返回的 tensor 却还是旧值。"
                  "torch.tensor(...) 总会复制；torch.from_numpy 与数组共享内存。", key="share-copies")
         fail("`share_from_numpy(arr)` only partly follows arr: after writing new numbers into arr, some entries of the "

@@ -101,7 +101,8 @@ def swapped(what, names):
 GRAD_ATOL = 1e-5
 NO_GRAD_HINT = ("Is backward called, and on the right loss?", "有没有调用 backward，调用在正确的 loss 上吗？")
 SUM_NOT_MEAN = {"factor N": ("A sum where the mean belongs?", "是不是把 mean 写成了 sum？"),
-                "factor 1/N": ("A mean where the sum belongs, or an extra division by N?", "是不是把 sum 写成了 mean，或者多除了一次 N？")}
+                "factor 1/N": ("A mean where the sum belongs, or an extra division by N?",
+                               "是不是把 sum 写成了 mean，或者多除了一次 N？")}
 
 
 # -- leaves and requires_grad ----------------------------------------------------------------

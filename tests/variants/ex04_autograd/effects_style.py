@@ -1,6 +1,6 @@
 """A correct variant judged by its effects: torch.autograd.grad for both gradients at once, w.grad = None
-before each backward with no clone (each backward then makes a new tensor), an update through .data,
-and a @torch.no_grad() decorator for inference."""
+before each backward with no clone (each backward then makes a new tensor), an update by copy_ under
+no_grad, and a @torch.no_grad() decorator for inference."""
 
 import torch
 
@@ -61,7 +61,8 @@ def weighted_grad(x, v):
 def sgd_step(w, x, y, lr):
     loss = batch_loss(w, x, y)
     loss.backward()
-    w.data.sub_(lr * w.grad)
+    with torch.no_grad():
+        w.copy_(w - lr * w.grad)
     w.grad = None
     return float(loss)
 
