@@ -140,10 +140,15 @@ def expect_tensor(value, what, *, shape=None, dtype=None, floating: bool = False
         fail("{what} should be a tensor, got {got}.", "{what} 应该是一个 tensor，实际得到 {got}。",
              what=what, got=describe(value), key="not-a-tensor")
     if shape is not None and list(value.shape) != list(shape):
-        hint = Text("", "")
-        if [s for s in value.shape if s != 1] == [s for s in shape if s != 1]:
-            hint = Text(" Only size-1 dimensions differ: a squeeze() without a dim, or a missing keepdim=True?",
-                        "只有大小为 1 的维度不同：是不是用了不带 dim 的 squeeze()，或者少了 keepdim=True？")
+        hint, key = Text("", ""), "wrong-shape"
+        if 1 in shape and list(value.shape) == [s for s in shape if s != 1]:
+            hint, key = Text(" The size-1 axis is missing: did a squeeze() without a dim remove it? squeeze() removes "
+                             "every axis of size 1; squeeze(dim) only the one named.",
+                             "少了大小为 1 的那一维：是不是不带 dim 的 squeeze() 把它去掉了？squeeze() 会去掉所有大小为 1 的维度；"
+                             "squeeze(dim) 只去掉指定的那一维。"), "squeeze-without-dim"
+        elif [s for s in value.shape if s != 1] == [s for s in shape if s != 1]:
+            hint, key = Text(" Only size-1 dimensions differ: a keepdim=True too many or too few, or an unsqueeze?",
+                             "只有大小为 1 的维度不同：是不是多了或少了 keepdim=True，或者多了 unsqueeze？"), "size-1-dims"
         elif value.numel() == _numel(shape):
             hint = Text(" Same number of elements: a missing reshape, or a transpose?",
                         "元素个数相同：是不是少了 reshape，或者多了转置？")
@@ -151,7 +156,7 @@ def expect_tensor(value, what, *, shape=None, dtype=None, floating: bool = False
             hint = Text(" Did a sum/mean drop a dimension, or did broadcasting add one?",
                         "是不是 sum/mean 去掉了一个维度，或者广播多出了一个维度？")
         fail("{what} should have shape {want}, got {got}.{hint}", "{what} 的形状应为 {want}，实际为 {got}。{hint}",
-             what=what, want=list(shape), got=list(value.shape), hint=hint, key="wrong-shape")
+             what=what, want=list(shape), got=list(value.shape), hint=hint, key=key)
     if floating and not value.is_floating_point():
         fail("{what} should be a floating-point tensor, got dtype {dtype}.",
              "{what} 应该是浮点类型的 tensor，实际 dtype 为 {dtype}。", what=what, dtype=value.dtype, key="wrong-dtype")
