@@ -47,7 +47,7 @@ def count_work(module, name, *arg_sets):
             return local
 
         def tracer(frame, event, arg):
-            return local if frame.f_code.co_filename == module.__file__ else None
+            return local if frame.f_globals is vars(module) else None  # a .py and notebook cells alike
 
         counter = _CallCounter()
         previous = sys.gettrace()
