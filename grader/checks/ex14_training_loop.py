@@ -269,12 +269,15 @@ class ScriptedModel(nn.Module):
 
 
 class ScriptedLoader(DataLoader):
-    """Counts its passes; a validation pass tags the model and records its weight."""
+    """Counts its passes (a pass over the training data counts in training mode only: evaluating on it does not
+    start an epoch); a validation pass tags the model and records its weight."""
 
     def __iter__(self):
         passes = self.script["passes"]
-        passes[self.kind] += 1
+        if self.kind == "train" and self.model_ref.training:
+            passes["train"] += 1
         if self.kind == "val":
+            passes["val"] += 1
             self.model_ref.tag.fill_(passes["val"] - 1)
             self.script["weights"].append(self.model_ref.weight.detach().clone())
         return super().__iter__()
