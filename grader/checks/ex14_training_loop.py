@@ -84,12 +84,17 @@ class Recorder:
         candidates = [self.pending[-1], torch.cat(self.pending)] if len(self.pending) > 1 else self.pending
         return any(x.shape == c.shape and torch.equal(x, c) for c in candidates)
 
-    def criterion(self):
+    def criterion(self, lift_single=False):
+        """A CrossEntropyLoss that records its inputs. With `lift_single`, the loss of a one-sample batch is
+        lifted by a constant (1 + the largest loss so far; the gradients do not change), so that a mean that
+        does not weight batches by their size is off by a clear margin."""
         recorder = self
 
         class RecordingCrossEntropy(nn.CrossEntropyLoss):
             def forward(self, input, target):
                 loss = super().forward(input, target)
+                if lift_single and input.shape[0] == 1:
+                    loss = loss + 1.0 + max([r["loss"] for r in recorder.losses], default=0.0)
                 x = input.detach()
                 raw = recorder.is_raw(x)
                 recorder.pending.clear()
@@ -153,7 +158,7 @@ def run_train_epoch(module, state, x, y, batch_size, lr):
             return super().step(closure)
 
     optimizer = CheckedSGD(model.parameters(), lr=lr)
-    value = module.train_one_epoch(model, _loader(x, y, batch_size), rec.criterion(), optimizer)
+    value = module.train_one_epoch(model, _loader(x, y, batch_size), rec.criterion(lift_single=True), optimizer)
     return {"value": value, "forwards": rec.forwards, "losses": rec.losses, "steps": steps}
 
 
@@ -487,6 +492,7 @@ HELPER_N, HELPER_BATCH = 49, 16  # the last batch holds one sample
 def test_evaluate(submission, rng):
     x, y = draw_task(rng)(HELPER_N)
     model = new_model(rng)
+    x, y = single_sample_last(model, x, y)
     out = submission.probe(run_evaluate, model.state_dict(), x, y, HELPER_BATCH,
                            what="`evaluate(model, val_loader, criterion)`")
     check_forwards(out["forwards"], "evaluate", training=False)
@@ -520,6 +526,18 @@ def test_evaluate(submission, rng):
                  batches=len(sizes), n=HELPER_N, key="divided-by-batches")
         expect_number(acc, want_acc, ("evaluate's accuracy (correct predictions / number of samples)",
                                       "evaluate 的准确率（预测正确数 / 样本数）"), rtol=0)
+
+
+def single_sample_last(model, x, y):
+    """The samples reordered so that the last batch (one sample) holds the sample whose loss is farthest from
+    the mean of the others: a mean that does not weight batches by their size is then off by a clear margin."""
+    model.eval()
+    with torch.no_grad():
+        losses = nn.functional.cross_entropy(model(x), y, reduction="none")
+    rest = (losses.sum() - losses) / (len(losses) - 1)
+    last = int((losses - rest).abs().argmax())
+    order = torch.cat([torch.arange(len(y))[torch.arange(len(y)) != last], torch.tensor([last])])
+    return x[order], y[order]
 
 
 def expected_eval(model, x, y):
