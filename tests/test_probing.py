@@ -25,6 +25,10 @@ def train_anywhere():
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.ones(2).to(device).sum(), device.type
 
+def load_on_gpu(path):
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.load(path, map_location=device, weights_only=True)["w"].device.type
+
 def broken():
     y = 1
     raise ValueError("no good")
@@ -70,8 +74,19 @@ def test_pretend_no_cuda_takes_the_cpu_branch():
     assert seen.calls == [".to(cuda)"]
 
 
+def test_pretend_cuda_loads_a_checkpoint_meant_for_the_gpu_on_the_cpu(tmp_path):
+    module = learner_module()
+    torch.save({"w": torch.ones(2)}, tmp_path / "ckpt.pt")
+    with pretend_cuda(module) as seen:
+        assert module.load_on_gpu(tmp_path / "ckpt.pt") == "cpu"
+    assert seen.calls == ["torch.load(map_location=cuda)"]
+    with pretend_cuda(module, available=False) as seen:
+        assert module.load_on_gpu(tmp_path / "ckpt.pt") == "cpu"
+    assert not seen.calls
+
+
 def test_learner_error_names_the_learners_line_in_a_file_and_a_notebook_cell():
-    for label, where in (("work.py", "line 19, in broken: raise ValueError"), ("cell In[3]", "cell In[3], line 19")):
+    for label, where in (("work.py", "line 23, in broken: raise ValueError"), ("cell In[3]", "cell In[3], line 23")):
         module = learner_module(label)
         with pytest.raises(ValueError) as info:
             module.broken()
