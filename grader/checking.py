@@ -22,7 +22,7 @@ from grader.wire import Opaque, tensor_info  # noqa: F401 - re-exported for chec
 
 __all__ = [  # what a checks module may import: the stable surface (docs/authoring.md)
     "CheckFailed", "LearnerError", "Opaque", "Text", "check", "describe", "does_not_define", "expect_close",
-    "expect_number", "expect_tensor", "explain", "fail", "first_sentences", "learner_error", "names", "patched",
+    "expect_number", "expect_tensor", "explain", "fail", "learner_error", "names", "patched",
     "pretend_cuda", "probe", "record_curve", "relation", "relation_text", "tensor_info", "verbatim",
 ]
 
@@ -83,14 +83,6 @@ def record_curve(title: str, series: dict[str, list[float]], *, truth: dict[str,
                    "truth": truth or {}, "log": log, "xlabel": xlabel})
 
 
-def first_sentences(text: str, most: int = 300) -> str:
-    """The error text, cut at a sentence end when it is long."""
-    if len(text) <= most:
-        return text
-    cut = text.rfind(". ", 0, most)
-    return text[:cut + 1] if cut > 0 else text[:most] + "..."
-
-
 def check(title: str, points: float, zh: str | None = None, *, depends: str | tuple[str, ...] = ()):
     """Declare a check: `@check("dw matches autograd", points=3)` above a `test_...` function.
 
@@ -137,7 +129,7 @@ def expect_tensor(value, what, *, shape=None, dtype=None, floating: bool = False
         fail("{what} is None: did you forget a `return`?", "{what} 是 None：是不是忘了 `return`？",
              what=what, key="returned-none")
     if not isinstance(value, torch.Tensor):
-        fail("{what} should be a tensor, got {got}.", "{what} 应该是一个 tensor，实际得到 {got}。",
+        fail("{what} should be a tensor, got {got}.", "{what} 应该是一个 tensor，实际得到{got}。",
              what=what, got=describe(value), key="not-a-tensor")
     if shape is not None and list(value.shape) != list(shape):
         hint, key = Text("", ""), "wrong-shape"
@@ -315,7 +307,7 @@ def expect_number(actual, expected: float, what, *, rtol: float = 1e-4, atol: fl
         extra = Text(" Use `.item()` to turn a one-element tensor into a Python number.",
                      "用 `.item()` 把只有一个元素的 tensor 变成 Python 数。") \
             if isinstance(actual, torch.Tensor) and actual.numel() == 1 else ""
-        fail("{what} should be a Python number, got {got}.{extra}", "{what} 应该是一个 Python 数，实际得到 {got}。{extra}",
+        fail("{what} should be a Python number, got {got}.{extra}", "{what} 应该是一个 Python 数，实际得到{got}。{extra}",
              what=what, got=describe(actual), extra=extra, key="not-a-number")
     if not abs(actual - expected) <= atol + rtol * abs(expected):
         fail("{what} should be {want}, got {got}.", "{what} 应为 {want}，实际为 {got}。",
