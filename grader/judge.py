@@ -94,10 +94,10 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
     null = os.open(os.devnull, os.O_RDWR)
     for std in (0, 1, 2) if not os.environ.get("GRADER_DEBUG") else (0,):
         os.dup2(null, std)
-    if not os.environ.get("GRADER_DEBUG"):  # a caller's own sys.stdout (pytest's capture, a notebook) too
-        sys.stdout = sys.stderr = open(os.devnull, "w")
     os.closerange(3, fd)
     os.closerange(fd + 1, 65536)
+    if not os.environ.get("GRADER_DEBUG"):  # a caller's own sys.stdout (pytest's capture, a notebook) too
+        sys.stdout = sys.stderr = open(os.devnull, "w")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugins: faster, and nothing else
     preload(exercise)
     torch.manual_seed(seed)
