@@ -5,7 +5,7 @@ import sys
 import pytest
 import torch
 
-from grader.probing import learner_error, pretend_cuda
+from grader.probing import learner_error, pretend_cuda, where
 from grader.sandbox import _load_module
 from grader.source import Source
 
@@ -78,3 +78,16 @@ def test_learner_error_names_the_learners_line_in_a_file_and_a_notebook_cell():
         error = learner_error(info.value, module)
         assert error["type"] == "ValueError" and error["message"] == "no good"
         assert where in error["where"] and not error["not_started"]
+
+
+def test_where_an_error_came_from_is_data_rendered_in_the_learners_language():
+    module = learner_module("cell In[3]")
+    with pytest.raises(ValueError) as info:
+        module.broken()
+    error = learner_error(info.value, module)
+    assert error["frames"][-1] == {"cell": "cell In[3]", "line": 19, "function": "broken",
+                                   "code": 'raise ValueError("no good")'}
+    assert where(error).render("en") == f" ({error['where']})"
+    assert where(error).render("zh").startswith("（单元格 In[3] 第 19 行，broken 中：raise ValueError")
+    assert where({"where": "line 3, in f: x"}).render("zh") == " (line 3, in f: x)"  # a check's own text, as is
+    assert where({}).render("zh") == ""
