@@ -22,7 +22,7 @@ from grader.wire import Opaque, tensor_info  # noqa: F401 - re-exported for chec
 
 __all__ = [  # what a checks module may import: the stable surface (docs/authoring.md)
     "CheckFailed", "LearnerError", "Opaque", "Text", "check", "describe", "does_not_define", "expect_close",
-    "expect_number", "expect_tensor", "explain", "fail", "first_sentences", "learner_error", "names", "patched",
+    "expect_number", "expect_tensor", "explain", "fail", "learner_error", "names", "patched",
     "pretend_cuda", "probe", "record_curve", "relation", "relation_text", "tensor_info", "verbatim", "where",
 ]
 
@@ -91,14 +91,6 @@ def recorded_curves(lang: str) -> list[dict]:
     return [{**c, "title": localized(c["title"], lang), "xlabel": localized(c["xlabel"], lang)} for c in CURVES]
 
 
-def first_sentences(text: str, most: int = 300) -> str:
-    """The error text, cut at a sentence end when it is long."""
-    if len(text) <= most:
-        return text
-    cut = text.rfind(". ", 0, most)
-    return text[:cut + 1] if cut > 0 else text[:most] + "..."
-
-
 def check(title: str, points: float, zh: str | None = None, *, depends: str | tuple[str, ...] = ()):
     """Declare a check: `@check("dw matches autograd", points=3)` above a `test_...` function.
 
@@ -145,13 +137,18 @@ def expect_tensor(value, what, *, shape=None, dtype=None, floating: bool = False
         fail("{what} is None: did you forget a `return`?", "{what} 是 None：是不是忘了 `return`？",
              what=what, key="returned-none")
     if not isinstance(value, torch.Tensor):
-        fail("{what} should be a tensor, got {got}.", "{what} 应该是一个 tensor，实际得到 {got}。",
+        fail("{what} should be a tensor, got {got}.", "{what} 应该是一个 tensor，实际得到{got}。",
              what=what, got=describe(value), key="not-a-tensor")
     if shape is not None and list(value.shape) != list(shape):
-        hint = Text("", "")
-        if [s for s in value.shape if s != 1] == [s for s in shape if s != 1]:
-            hint = Text(" Only size-1 dimensions differ: a squeeze() without a dim, or a missing keepdim=True?",
-                        "只有大小为 1 的维度不同：是不是用了不带 dim 的 squeeze()，或者少了 keepdim=True？")
+        hint, key = Text("", ""), "wrong-shape"
+        if 1 in shape and list(value.shape) == [s for s in shape if s != 1]:
+            hint, key = Text(" The size-1 axis is missing: did a squeeze() without a dim remove it? squeeze() removes "
+                             "every axis of size 1; squeeze(dim) only the one named.",
+                             "少了大小为 1 的那一维：是不是不带 dim 的 squeeze() 把它去掉了？squeeze() 会去掉所有大小为 1 的维度；"
+                             "squeeze(dim) 只去掉指定的那一维。"), "squeeze-without-dim"
+        elif [s for s in value.shape if s != 1] == [s for s in shape if s != 1]:
+            hint, key = Text(" Only size-1 dimensions differ: a keepdim=True too many or too few, or an unsqueeze?",
+                             "只有大小为 1 的维度不同：是不是多了或少了 keepdim=True，或者多了 unsqueeze？"), "size-1-dims"
         elif value.numel() == _numel(shape):
             hint = Text(" Same number of elements: a missing reshape, or a transpose?",
                         "元素个数相同：是不是少了 reshape，或者多了转置？")
@@ -159,7 +156,7 @@ def expect_tensor(value, what, *, shape=None, dtype=None, floating: bool = False
             hint = Text(" Did a sum/mean drop a dimension, or did broadcasting add one?",
                         "是不是 sum/mean 去掉了一个维度，或者广播多出了一个维度？")
         fail("{what} should have shape {want}, got {got}.{hint}", "{what} 的形状应为 {want}，实际为 {got}。{hint}",
-             what=what, want=list(shape), got=list(value.shape), hint=hint, key="wrong-shape")
+             what=what, want=list(shape), got=list(value.shape), hint=hint, key=key)
     if floating and not value.is_floating_point():
         fail("{what} should be a floating-point tensor, got dtype {dtype}.",
              "{what} 应该是浮点类型的 tensor，实际 dtype 为 {dtype}。", what=what, dtype=value.dtype, key="wrong-dtype")
@@ -318,7 +315,7 @@ def expect_number(actual, expected: float, what, *, rtol: float = 1e-4, atol: fl
         extra = Text(" Use `.item()` to turn a one-element tensor into a Python number.",
                      "用 `.item()` 把只有一个元素的 tensor 变成 Python 数。") \
             if isinstance(actual, torch.Tensor) and actual.numel() == 1 else ""
-        fail("{what} should be a Python number, got {got}.{extra}", "{what} 应该是一个 Python 数，实际得到 {got}。{extra}",
+        fail("{what} should be a Python number, got {got}.{extra}", "{what} 应该是一个 Python 数，实际得到{got}。{extra}",
              what=what, got=describe(actual), extra=extra, key="not-a-number")
     if not abs(actual - expected) <= atol + rtol * abs(expected):
         fail("{what} should be {want}, got {got}.", "{what} 应为 {want}，实际为 {got}。",

@@ -558,14 +558,19 @@ def export_cmd(grades, fmt, out, assignment):
 
 
 @main.command("gradescope")
-@click.argument("exercises", nargs=-1, required=True)
+@click.argument("exercises", nargs=-1)
+@assignment_option
 @click.option("--out", type=click.Path(path_type=Path), default=Path("autograder.zip"), show_default=True)
-def gradescope_cmd(exercises, out):
-    """Build a Gradescope autograder bundle that grades EXERCISES."""
+@click.option("--time-limit", type=click.FloatRange(0.1, 3600), help="Seconds per call into student code.")
+@click.option("--memory", type=click.IntRange(256, 1 << 20), help="Memory limit of student code in MiB (default 4096).")
+@lang_option
+def gradescope_cmd(exercises, assignment, out, time_limit, memory, lang):
+    """Build a Gradescope autograder bundle that grades EXERCISES (or an assignment, or the whole course)."""
     from grader.gradescope import build_bundle
 
-    chosen = [exercise_or_fail(e) for e in exercises]
-    click.echo(say(cli_lang(), "wrote {path}: upload it as the assignment's autograder", path=build_bundle(chosen, out)))
+    chosen = exercises_or_fail(exercises, assignment)
+    bundle = build_bundle(chosen, out, time_limit=time_limit, memory=memory, lang=lang, assignment=assignment)
+    click.echo(say(lang, "wrote {path}: upload it as the assignment's autograder", path=bundle))
 
 
 @main.command("validate")

@@ -104,8 +104,9 @@ class _Student:
     notes: list[str] = field(default_factory=list)
 
 
-def _walk(folder: Path, into: _Student) -> None:
-    """Add every regular file under `folder`; a symbolic link (file or folder) is reported, never followed."""
+def _walk(folder: Path, into: _Student, unpack_dir: Path | None = None) -> None:
+    """Add every regular file under `folder`, the files of a .zip in it too (unpacked into `unpack_dir`, one
+    level deep); a symbolic link (file or folder) is reported, never followed."""
     for top, dirs, files in os.walk(folder):
         base = Path(top)
         for name in sorted(dirs + files):
@@ -115,6 +116,8 @@ def _walk(folder: Path, into: _Student) -> None:
                 continue
             if path.is_symlink():
                 into.notes.append(f"{relative} is a symbolic link: not graded")
+            elif name in files and unpack_dir is not None and path.suffix.lower() == ".zip":
+                _add_zip(path, relative, unpack_dir, into)
             elif name in files:
                 into.files.append((path, relative))
         dirs[:] = [d for d in dirs if not (base / d).is_symlink() and not IGNORED.search(d)]
@@ -153,7 +156,7 @@ def _gather(submissions: Path, unpack_dir: Path) -> tuple[dict[str, tuple[_Stude
         if entry.is_symlink():
             student.notes.append(f"{entry.name} is a symbolic link: not graded")
         elif entry.is_dir():
-            _walk(entry, student)
+            _walk(entry, student, unpack_dir / "zips")
         elif is_zip:
             _add_zip(entry, original or entry.name, unpack_dir / "zips", student)
         else:

@@ -1,8 +1,9 @@
 """Scale out with Gradescope: build an autograder bundle, and grade inside its container.
 
-`grade gradescope ex05 ex06 --out autograder.zip` writes a zip with `setup.sh` (installs the
-grader's dependencies in a virtual environment), `run_autograder` (grades /autograder/submission)
-and the grader itself.
+`grade gradescope ex05 ex06 --out autograder.zip` (or `grade --course dl101 gradescope --assignment week1`)
+writes a zip with `setup.sh` (installs the grader's dependencies in a virtual environment),
+`run_autograder` (grades /autograder/submission), the grader itself and, for a course of a teacher's own,
+the course's exercises and checks (never its solutions, mistakes or variants).
 Gradescope runs every submission in its own container, so a course of any size is graded in
 parallel. Inside, `python -m grader.gradescope --root /autograder ex05 ex06` writes
 /autograder/results/results.json in Gradescope's schema.
@@ -19,7 +20,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from grader.exercises import EXERCISES_DIR, PACKAGE_DIR, Exercise
+from grader.exercises import COURSE_FILE, EXERCISES_DIR, PACKAGE_DIR, Exercise
 
 VENV = "/autograder/venv"
 
@@ -37,8 +38,9 @@ RUN = """#!/usr/bin/env bash
 # Gradescope runs this for every submission (the zip is unpacked in /autograder/source).
 source="${{AUTOGRADER_SOURCE:-/autograder/source}}"
 python="${{AUTOGRADER_PYTHON:-{venv}/bin/python}}"
-cd "$source" && PYTHONPATH="$source" exec "$python" -m grader.gradescope --root "${{AUTOGRADER_ROOT:-/autograder}}" {ids}
+cd "$source" && PYTHONPATH="$source" exec "$python" -m grader.gradescope --root "${{AUTOGRADER_ROOT:-/autograder}}" {args}
 """
+COURSE_PARTS = ("exercises", "checks")  # what the bundle carries of a teacher's course
 
 
 def setup_script() -> str:
@@ -54,18 +56,32 @@ def setup_script() -> str:
     return SETUP.format(venv=VENV, torch=shlex.join(torch), others=shlex.join(others))
 
 
-def build_bundle(exercises: list[Exercise], out: Path) -> Path:
-    """Write the autograder zip: setup.sh, run_autograder and the grader package with its exercises.
+def build_bundle(exercises: list[Exercise], out: Path, *, time_limit: float | None = None, memory: int | None = None,
+                 lang: str = "en", assignment: str | None = None) -> Path:
+    """Write the autograder zip: setup.sh, run_autograder and the grader package with its exercises (and a
+    teacher's course: its course.toml, exercises and checks). `time_limit` (seconds per call), `memory` (MiB)
+    and `lang` are the runner's options; `assignment` gives the points of that assignment of the course.
 
     The reference solutions stay out: student code runs in that container.
     """
+    course = exercises[0].course
+    args = ["--lang", lang] + (["--time-limit", f"{time_limit:g}"] if time_limit else []) \
+        + (["--memory", str(memory)] if memory else [])
+    if not course.built_in:
+        args += ["--course", "course"] + (["--assignment", assignment] if assignment else [])
+    ignore = shutil.ignore_patterns("__pycache__", ".*")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         package = root / "grader"
         shutil.copytree(PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__", "_bundle"))
-        shutil.copytree(EXERCISES_DIR, package / "_bundle" / "exercises", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(EXERCISES_DIR, package / "_bundle" / "exercises", ignore=ignore)
+        if not course.built_in:
+            for part in COURSE_PARTS:
+                shutil.copytree(course.root / part, root / "course" / part, ignore=ignore)
+            shutil.copy(course.root / COURSE_FILE, root / "course" / COURSE_FILE)
         (root / "setup.sh").write_text(setup_script())
-        (root / "run_autograder").write_text(RUN.format(venv=VENV, ids=" ".join(ex.id for ex in exercises)))
+        (root / "run_autograder").write_text(RUN.format(venv=VENV, args=shlex.join(
+            args + [ex.name if not course.built_in else ex.id for ex in exercises])))
         out.parent.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
             for path in sorted(root.rglob("*")):
@@ -99,32 +115,36 @@ def to_gradescope(results: list[dict], problems: list[str]) -> dict:
             "visibility": "visible", "stdout_visibility": "hidden"}
 
 
-def run(root: Path, exercise_ids: list[str]) -> dict:
-    """Grade root/submission as the given exercises; write root/results/results.json."""
+def run(root: Path, exercise_ids: list[str], *, lang: str = "en", time_limit: float | None = None,
+        memory: int | None = None, assignment: str | None = None) -> dict:
+    """Grade root/submission as the given exercises (a .zip in it is unpacked, as `grade batch` does); write
+    root/results/results.json."""
     from grader.batch import error_result
     from grader.collect import collect
+    from grader.doctor import run_self_test, summary_line
     from grader.exercises import find_exercise
     from grader.judge import grade
     from grader.source import SubmissionError, load_source
 
-    from grader.doctor import run_self_test, summary_line
-
-    exercises = [find_exercise(i) for i in exercise_ids]
+    exercises = [find_exercise(i, assignment) for i in exercise_ids]
     print(summary_line(run_self_test()))  # the container's log, seen by instructors
+    options = {"lang": lang, "time_limit": time_limit, "memory": memory << 20 if memory else None}
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         staged = Path(tmp) / "in" / "student"
-        shutil.copytree(root / "submission", staged)
+        shutil.copytree(root / "submission", staged, symlinks=True)  # a link stays a link: reported, not followed
         found = collect(staged.parent, exercises, Path(tmp) / "unpacked")
         for job in found.jobs:
             try:
-                results.append(grade(job.exercise, load_source(job.path)))
+                results.append(grade(job.exercise, load_source(job.path), hidden=[root / "submission"], **options))
             except SubmissionError as exc:
                 results.append(error_result("student", job.exercise, str(exc)))
-    problems = [p["message"] for p in found.problems]
-    graded = {job.exercise.id for job in found.jobs}
+    by_id = {ex.id: ex for ex in exercises}
+    results += [error_result("student", by_id[p["exercise"]], p["message"]) for p in found.problems if "exercise" in p]
+    problems = [p["message"] for p in found.problems if "exercise" not in p]
+    told = {r["exercise"] for r in results}
     for ex in exercises:
-        if ex.id not in graded:
+        if ex.id not in told:
             results.append(error_result("student", ex, f"no file named like {ex.id}*.py or {ex.id}*.ipynb was submitted"))
     report = to_gradescope(results, problems)
     (root / "results").mkdir(parents=True, exist_ok=True)
@@ -135,9 +155,19 @@ def run(root: Path, exercise_ids: list[str]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=Path("/autograder"))
+    parser.add_argument("--course", help="the course folder in the bundle (a teacher's own course)")
+    parser.add_argument("--assignment", help="the course's assignment whose points apply")
+    parser.add_argument("--lang", default="en")
+    parser.add_argument("--time-limit", type=float)
+    parser.add_argument("--memory", type=int, help="MiB")
     parser.add_argument("exercises", nargs="+")
     args = parser.parse_args()
-    run(args.root, args.exercises)
+    if args.course:
+        from grader.exercises import load_course, use_course
+
+        use_course(load_course(Path(args.course).resolve()))
+    run(args.root, args.exercises, lang=args.lang, time_limit=args.time_limit, memory=args.memory,
+        assignment=args.assignment)
 
 
 if __name__ == "__main__":

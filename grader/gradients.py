@@ -90,7 +90,7 @@ def expect_gradient(yours, expected: torch.Tensor, name: str, *, of: str = "loss
         fail("{label} is None: did you compute and return it?", "{label} 是 None：有没有计算并返回它？",
              label=label, key="returned-none")
     if not isinstance(yours, torch.Tensor):
-        fail("{label} should be a tensor, got {got}.", "{label} 应该是 tensor，实际得到 {got}。",
+        fail("{label} should be a tensor, got {got}.", "{label} 应该是 tensor，实际得到{got}。",
              label=label, got=describe(yours), key="not-a-tensor")
     if yours.shape != expected.shape:
         more = Text("", "")

@@ -28,7 +28,6 @@ import signal
 import stat
 import struct
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -399,9 +398,3 @@ def python_paths() -> list[str]:
     """What learner code must be able to read for Python and torch to work."""
     return sorted({sys.prefix, sys.base_prefix, os.path.dirname(os.__file__),
                    *(p for p in sys.path if p.endswith("-packages") and os.path.isdir(p))})
-
-
-def timed(fn, *args) -> tuple[object, float]:
-    start = time.perf_counter()
-    value = fn(*args)
-    return value, time.perf_counter() - start

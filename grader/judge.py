@@ -27,6 +27,7 @@ import torch  # noqa: E402
 from grader import isolation  # noqa: E402
 from grader.exercises import CHECKS_DIR, PACKAGE_DIR, SOLUTIONS_DIR, Exercise  # noqa: E402
 from grader.plugin import JudgePlugin  # noqa: E402
+from grader.result import Result  # noqa: E402
 from grader.sandbox import Limits  # noqa: E402
 from grader.source import Source  # noqa: E402
 
@@ -95,6 +96,8 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
         os.dup2(null, std)
     os.closerange(3, fd)
     os.closerange(fd + 1, 65536)
+    if not os.environ.get("GRADER_DEBUG"):  # a caller's own sys.stdout (pytest's capture, a notebook) too
+        sys.stdout = sys.stderr = open(os.devnull, "w")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugins: faster, and nothing else
     preload(exercise)
     torch.manual_seed(seed)
@@ -170,7 +173,7 @@ class Grading:
         except ProcessLookupError:
             pass
 
-    def result(self) -> dict:
+    def result(self) -> Result:
         """Reap the judge and assemble its result."""
         os.close(self.fd)
         _, status = os.waitpid(self.pid, 0)
@@ -181,7 +184,7 @@ class Grading:
         return result
 
 
-def grade(exercise: Exercise, source: Source, **options) -> dict:
+def grade(exercise: Exercise, source: Source, **options) -> Result:
     """Grade `source` as `exercise`; return the result dict (the --json schema).
 
     Options: seed, lang, device, memory (bytes), time_limit (seconds per call), languages (also give
@@ -228,7 +231,7 @@ def check_stream(exercise: Exercise, events: list[dict]) -> str | None:
 
 
 def assemble(exercise: Exercise, source: Source, events: list[dict], timed_out: bool, seed: int,
-             duration: float, judge_failed: bool = False) -> dict:
+             duration: float, judge_failed: bool = False) -> Result:
     """The result: checks as reported, plus a failed entry for points no check reported.
 
     A judge that died without finishing (killed from outside, out of memory) or whose events are not

@@ -121,6 +121,19 @@ class _CudaOnCpu(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+def _load_on_cpu(load, record: list[str]):
+    """torch.load that loads onto the CPU what a map_location naming CUDA would put on a GPU, and records it."""
+    def load_on_cpu(f, *args, **kwargs):
+        if "map_location" in kwargs and _names_cuda(kwargs["map_location"]):
+            kwargs["map_location"] = "cpu"
+            record.append("torch.load(map_location=cuda)")
+        elif args and _names_cuda(args[0]):
+            args = ("cpu", *args[1:])
+            record.append("torch.load(map_location=cuda)")
+        return load(f, *args, **kwargs)
+    return load_on_cpu
+
+
 class PretendCuda:
     """What learner code did with the CUDA device that `pretend_cuda` made up."""
 
@@ -138,9 +151,10 @@ def pretend_cuda(module, available: bool = True):
     """Make torch report one CUDA device (or none, with `available=False`) while the block runs.
 
     With a device reported, calls that name CUDA (`.cuda()`, `.to("cuda")`, `device="cuda"`) run on
-    the CPU and are recorded, and so are calls of `torch.cuda`'s seeding functions (with the seeds given,
-    `torch.manual_seed`'s own call of `torch.cuda.manual_seed_all` too), so a check can
-    see the GPU branch of learner code run on a machine without a GPU. Yields a `PretendCuda`.
+    the CPU and are recorded (`torch.load(map_location="cuda")` too), and so are calls of `torch.cuda`'s
+    seeding functions (with the seeds given, `torch.manual_seed`'s own call of `torch.cuda.manual_seed_all`
+    too), so a check can see the GPU branch of learner code run on a machine without a GPU. Yields a
+    `PretendCuda`.
     """
     seen = PretendCuda()
     fakes = [
@@ -163,6 +177,8 @@ def pretend_cuda(module, available: bool = True):
 
     for name in ("manual_seed", "manual_seed_all", "seed", "seed_all", "synchronize", "empty_cache"):
         fakes.append((torch.cuda, name, recorder(name)))
+    if available:
+        fakes.append((torch, "load", _load_on_cpu(torch.load, seen.calls)))
     with contextlib.ExitStack() as stack:
         for owner, name, fake in fakes:
             stack.enter_context(patched(module, owner, name, fake))

@@ -40,7 +40,7 @@ def require():
 
 def _code(path: Path) -> str | None:
     try:
-        return load_source(path).code
+        return "\n".join(code for _, code in load_source(path).chunks)  # a notebook's cells, in order
     except SubmissionError:
         return None
 

@@ -5,8 +5,6 @@ rerun with nothing to grade that neither imports torch nor appends the same erro
 
 import csv
 import json
-import os
-import shutil
 import subprocess
 import sys
 import zipfile

@@ -167,6 +167,30 @@ def test_batch_grades_an_assignment_with_its_points(course, tmp_path):
     assert "cai" in grades  # every student gets a row: cai submitted nothing
 
 
+def test_a_gradescope_bundle_of_the_course_runs_like_on_gradescope(course, tmp_path):
+    """The bundle carries the course's exercises and checks, never its solutions; run_autograder grades
+    a folder laid out like /autograder with the assignment's points."""
+    import zipfile
+
+    path = tmp_path / "autograder.zip"
+    built = grade_in(course, "gradescope", "--assignment", "week1", "--out", path)
+    assert built.returncode == 0, built.stderr
+    with zipfile.ZipFile(path) as zf:
+        names = zf.namelist()
+        zf.extractall(tmp_path / "source")
+    assert "course/checks/hw2_relu.py" in names and "course/course.toml" in names
+    assert not [n for n in names if "solutions" in n or "mistakes" in n or "variants" in n]
+    (tmp_path / "source" / "run_autograder").chmod(0o755)
+    (tmp_path / "submission").mkdir()
+    shutil.copy(course / "solutions" / "hw2_relu.py", tmp_path / "submission" / "hw2_relu.py")
+    env = {**os.environ, "AUTOGRADER_ROOT": str(tmp_path), "AUTOGRADER_SOURCE": str(tmp_path / "source"),
+           "AUTOGRADER_PYTHON": sys.executable}
+    ran = subprocess.run([str(tmp_path / "source" / "run_autograder")], env=env, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    report = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert report["score"] == 4 and len(report["tests"]) == 2  # relu_out_of_place is worth 2 in week1
+
+
 def test_a_course_published_as_a_package(course, tmp_path):
     """The course as a package registering itself in the torch_katas.courses entry point group, without its
     solutions; a student installs it, `grade init --course dl101`, works and grades."""

@@ -28,6 +28,9 @@ def test_structure_is_reported_before_values():
     assert "should have shape [1], got [8, 1]" in failure(expect_close, torch.ones(8, 1), torch.ones(1), "dw")
     text = failure(expect_tensor, torch.ones(2, 3), "x", shape=[3, 2])
     assert "Same number of elements" in text
+    for got, want in (((), [1]), ((5,), [5, 1]), ((4,), [1, 4])):  # only the size-1 axes lost
+        assert "squeeze() without a dim" in failure(expect_tensor, torch.ones(got), "out", shape=want)
+    assert "squeeze()" not in failure(expect_tensor, torch.ones(5), "out", shape=[5, 2])
     text = failure(expect_tensor, torch.ones(2), "w", requires_grad=True)
     assert "should require grad" in text
 

@@ -71,3 +71,31 @@ def test_setup_installs_into_a_virtual_environment_without_capping_torch(bundle)
     assert wanted["torch"] == ">=2.4"  # no upper cap: a newer torch is not downgraded
     assert {"pytest", "pytest-timeout", "nbformat", "ipython", "click", "numpy"} <= set(wanted)
     assert "/autograder/venv/bin/python" in (source / "run_autograder").read_text()
+
+
+def test_a_submitted_zip_is_unpacked_and_two_files_are_named(bundle):
+    import io
+
+    root, source, _ = bundle
+    solution = (ROOT / "solutions" / "ex05_manual_backward.py").read_text()
+    packed = io.BytesIO()
+    with zipfile.ZipFile(packed, "w") as zf:
+        zf.writestr("work/ex05_manual_backward.py", solution)
+    shutil.rmtree(root / "submission", ignore_errors=True)
+    (root / "submission").mkdir()
+    (root / "submission" / "my_work.zip").write_bytes(packed.getvalue())
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_SOURCE": str(source),
+           "AUTOGRADER_PYTHON": sys.executable}
+    subprocess.run([str(source / "run_autograder")], env=env, check=True, capture_output=True)
+    assert json.loads((root / "results" / "results.json").read_text())["score"] == 10
+    twice = run_autograder(root, source, {"ex05_a.py": solution, "ex05_b.py": solution})
+    assert twice["score"] == 0 and "two or more files for ex05 (ex05_a.py, ex05_b.py)" in twice["output"]
+    assert "no file named like" not in twice["output"]
+
+
+def test_the_runner_takes_the_options_batch_takes(tmp_path):
+    path = tmp_path / "autograder.zip"
+    proc = run_grade("gradescope", "ex05", "--out", path, "--time-limit", "3", "--memory", "1024", "--lang", "zh")
+    assert proc.returncode == 0, proc.stderr
+    run = zipfile.ZipFile(path).read("run_autograder").decode()
+    assert "--lang zh --time-limit 3 --memory 1024 ex05" in run

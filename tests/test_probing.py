@@ -5,7 +5,8 @@ import sys
 import pytest
 import torch
 
-from grader.probing import learner_error, pretend_cuda, where
+from grader import probing
+from grader.probing import learner_error, pretend_cuda
 from grader.sandbox import _load_module
 from grader.source import Source
 
@@ -24,6 +25,10 @@ def train_on_gpu():
 def train_anywhere():
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.ones(2).to(device).sum(), device.type
+
+def load_on_gpu(path):
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.load(path, map_location=device, weights_only=True)["w"].device.type
 
 def broken():
     y = 1
@@ -70,8 +75,19 @@ def test_pretend_no_cuda_takes_the_cpu_branch():
     assert seen.calls == [".to(cuda)"]
 
 
+def test_pretend_cuda_loads_a_checkpoint_meant_for_the_gpu_on_the_cpu(tmp_path):
+    module = learner_module()
+    torch.save({"w": torch.ones(2)}, tmp_path / "ckpt.pt")
+    with pretend_cuda(module) as seen:
+        assert module.load_on_gpu(tmp_path / "ckpt.pt") == "cpu"
+    assert seen.calls == ["torch.load(map_location=cuda)"]
+    with pretend_cuda(module, available=False) as seen:
+        assert module.load_on_gpu(tmp_path / "ckpt.pt") == "cpu"
+    assert not seen.calls
+
+
 def test_learner_error_names_the_learners_line_in_a_file_and_a_notebook_cell():
-    for label, where in (("work.py", "line 19, in broken: raise ValueError"), ("cell In[3]", "cell In[3], line 19")):
+    for label, where in (("work.py", "line 23, in broken: raise ValueError"), ("cell In[3]", "cell In[3], line 23")):
         module = learner_module(label)
         with pytest.raises(ValueError) as info:
             module.broken()
@@ -85,9 +101,10 @@ def test_where_an_error_came_from_is_data_rendered_in_the_learners_language():
     with pytest.raises(ValueError) as info:
         module.broken()
     error = learner_error(info.value, module)
-    assert error["frames"][-1] == {"cell": "cell In[3]", "line": 19, "function": "broken",
+    line = LEARNER.splitlines().index('    raise ValueError("no good")') + 1
+    assert error["frames"][-1] == {"cell": "cell In[3]", "line": line, "function": "broken",
                                    "code": 'raise ValueError("no good")'}
-    assert where(error).render("en") == f" ({error['where']})"
-    assert where(error).render("zh").startswith("（单元格 In[3] 第 19 行，broken 中：raise ValueError")
-    assert where({"where": "line 3, in f: x"}).render("zh") == " (line 3, in f: x)"  # a check's own text, as is
-    assert where({}).render("zh") == ""
+    assert probing.where(error).render("en") == f" ({error['where']})"
+    assert probing.where(error).render("zh").startswith(f"（单元格 In[3] 第 {line} 行，broken 中：raise ValueError")
+    assert probing.where({"where": "line 3, in f: x"}).render("zh") == " (line 3, in f: x)"  # a check's own text
+    assert probing.where({}).render("zh") == ""

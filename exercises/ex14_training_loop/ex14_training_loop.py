@@ -12,7 +12,8 @@ from torch import nn
 
 
 def accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:
-    """The fraction (0 to 1) of rows of `logits` [N, C] whose largest score is at the class `targets` [N]."""
+    """The fraction (0 to 1) of rows of `logits` [N, C] whose largest score is at the class `targets` [N],
+    as a Python float."""
     # TODO
     raise NotImplementedError
 

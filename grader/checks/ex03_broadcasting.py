@@ -1,32 +1,23 @@
 """Hidden checks of ex03: broadcasting on purpose ([N] vs [N, 1], keepdim, [N, 1, D] - [1, M, D])
-and vectorizing a per-row loop (observed by counting torch calls and executed lines in the sandbox)."""
+and vectorizing a per-row loop (observed by counting torch calls and executed lines in the sandbox).
+
+Inputs include size-1 axes (N = 1) where a squeeze() without a dim would drop one, and square
+inputs where a wrongly aligned broadcast raises no error."""
 
 import sys
-import traceback
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-from grader.checking import check, expect_close, expect_tensor, fail, first_sentences, probe, relation
+from grader.checking import Text, check, expect_close, expect_tensor, explain, fail, probe
 
 # -- sandbox side ----------------------------------------------------------------------------
 
 
 @probe
-def attempt(module, name, *args):
-    """Call module.<name>(*args). A RuntimeError (a shape error, usually) comes back as data, so the
-    check can explain it in broadcasting terms; every other exception goes to the judge as usual."""
-    fn = getattr(module, name, None)
-    if fn is None:
-        return {"missing": True}
-    try:
-        return {"value": fn(*args)}
-    except NotImplementedError:
-        raise
-    except RuntimeError as exc:
-        frames = [f"line {f.lineno}: {(f.line or '').strip()}"
-                  for f in traceback.extract_tb(exc.__traceback__) if f.filename == module.__file__]
-        return {"error": first_sentences(f"RuntimeError: {exc}"), "where": "; ".join(frames[-2:])}
+def run(module, name, *args):
+    """module.<name>(*args), so that the call is named with the statement's argument names."""
+    return getattr(module, name)(*args)
 
 
 class _CallCounter(TorchFunctionMode):
@@ -56,7 +47,7 @@ def count_work(module, name, *arg_sets):
             return local
 
         def tracer(frame, event, arg):
-            return local if frame.f_code.co_filename == module.__file__ else None
+            return local if frame.f_globals is vars(module) else None  # a .py and notebook cells alike
 
         counter = _CallCounter()
         previous = sys.gettrace()
@@ -72,25 +63,12 @@ def count_work(module, name, *arg_sets):
 
 # -- judge side ------------------------------------------------------------------------------
 
-def shape_of(t) -> str:
-    return str(list(t.shape))
-
-
-def call(submission, name, named, explain=None):
-    """Call the learner's `name` through `attempt`; a RuntimeError fails with `explain(error)` if given."""
-    what = f"{name}({', '.join(f'{k}{shape_of(v)}' for k, v in named.items())})"
-    reply = submission.probe(attempt, name, *named.values(), what=f"`{what}`")
-    if reply.get("missing"):
-        fail(f"Your file does not define `{name}`: was it renamed or deleted?",
-             f"你的文件里没有定义 `{name}`：是不是被改名或删除了？")
-    if "error" in reply:
-        where = f" ({reply['where']})" if reply.get("where") else ""
-        en, zh = explain(reply["error"]) if explain else (None, None)
-        if en is None:
-            en, zh = "", ""
-        fail(f"{what} raised {reply['error']}{where}. {en}".strip(),
-             f"{what} 抛出了异常 {reply['error']}{where}。{zh}".strip())
-    return what, reply["value"]
+def call(submission, name, named: dict, causes: dict | None = None, key: str | None = None):
+    """Call the learner's `name` with the named tensors; an error whose text holds a key of `causes` fails
+    with that cause (a broadcasting explanation). Returns (what, value)."""
+    what = f"`{name}({', '.join(f'{k}{list(v.shape)}' for k, v in named.items())})`"
+    with explain(causes or {}, key=key):
+        return what, submission.probe(run, name, *named.values(), what=what)
 
 
 def close(a: torch.Tensor, b: torch.Tensor, rtol=1e-4, atol=1e-5) -> bool:
@@ -104,36 +82,35 @@ def expect_mse(value, yp: torch.Tensor, y: torch.Tensor, what: str) -> None:
     value = expect_tensor(value, what, floating=True)
     if value.numel() != 1:
         if list(value.shape) == [n, n] and yp.shape != y.shape:
-            fail(f"{what} returned shape {shape_of(value)} instead of one number: a [{n}] and a [{n}, 1] broadcast "
-                 f"to [{n}, {n}] (every prediction against every target); and the mean is missing.",
-                 f"{what} 返回了形状 {shape_of(value)} 而不是一个数：[{n}] 和 [{n}, 1] 会被广播成 [{n}, {n}]"
-                 f"（每个预测都和每个目标相减）；而且少了求平均。")
-        fail(f"{what} should return one number (a scalar tensor), got shape {shape_of(value)}: "
-             "did you forget the .mean()?",
-             f"{what} 应返回一个数（标量 tensor），实际形状为 {shape_of(value)}：是不是忘了 .mean()？")
+            fail("{what} returned shape [{n}, {n}] instead of one number: a [{n}] and a [{n}, 1] broadcast to "
+                 "[{n}, {n}] (every prediction against every target); and the mean is missing.",
+                 "{what} 返回了形状 [{n}, {n}] 而不是一个数：[{n}] 和 [{n}, 1] 会被广播成 [{n}, {n}]"
+                 "（每个预测都和每个目标相减）；而且少了求平均。", what=what, n=n, key="broadcast-n-by-n")
+        fail("{what} should return one number (a scalar tensor), got shape {shape}: did you forget the .mean()?",
+             "{what} 应返回一个数（标量 tensor），实际形状为 {shape}：是不是忘了 .mean()？",
+             what=what, shape=list(value.shape), key="not-reduced")
     got = value.reshape(()).double()
     expected = ((yp.double().reshape(-1) - y.double().reshape(-1)) ** 2).mean()
     if close(got, expected):
         return
     blown = ((yp.double() - y.double()) ** 2).mean()  # what the unreshaped subtraction gives
     if yp.shape != y.shape and close(got, blown):
-        fail(f"{what} should be {float(expected):.4g}, got {float(got):.4g}: that is the mean over an [{n}, {n}] "
-             f"matrix. y_pred{shape_of(yp)} - y{shape_of(y)} silently broadcasts to [{n}, {n}] (every prediction "
-             "against every target): give both the same shape before subtracting.",
-             f"{what} 应为 {float(expected):.4g}，实际为 {float(got):.4g}：这是对一个 [{n}, {n}] 矩阵求的平均。"
-             f"y_pred{shape_of(yp)} - y{shape_of(y)} 会悄悄广播成 [{n}, {n}]（每个预测都和每个目标相减），"
-             "不会报错：相减之前先让两者形状相同。")
-    if relation(got.reshape(1), expected.reshape(1), n) == "factor N":
-        fail(f"{what} should be {float(expected):.4g}, got {float(got):.4g} ({n} times too big): a sum where the "
-             "mean belongs?",
-             f"{what} 应为 {float(expected):.4g}，实际为 {float(got):.4g}（大了 {n} 倍）：是不是把 mean 写成了 sum？")
-    fail(f"{what} should be {float(expected):.4g}, got {float(got):.4g}: the mean of (y_pred - y) ** 2 over "
-         "the N pairs of samples.",
-         f"{what} 应为 {float(expected):.4g}，实际为 {float(got):.4g}：应是 N 对样本的 (y_pred - y) ** 2 的平均。")
+        fail("{what} should be {want:.4g}, got {got:.4g}: that is the mean over a [{n}, {n}] matrix. "
+             "y_pred{yp} - y{y} silently broadcasts to [{n}, {n}] (every prediction against every target): give "
+             "both the same shape before subtracting.",
+             "{what} 应为 {want:.4g}，实际为 {got:.4g}：这是对一个 [{n}, {n}] 矩阵求的平均。y_pred{yp} - y{y} 会悄悄"
+             "广播成 [{n}, {n}]（每个预测都和每个目标相减），不会报错：相减之前先让两者形状相同。",
+             what=what, want=float(expected), got=float(got), n=n, yp=list(yp.shape), y=list(y.shape),
+             key="broadcast-n-by-n")
+    if n > 2 and close(got, n * expected):
+        fail("{what} should be {want:.4g}, got {got:.4g} ({n} times too big): a sum where the mean belongs?",
+             "{what} 应为 {want:.4g}，实际为 {got:.4g}（大了 {n} 倍）：是不是把 mean 写成了 sum？",
+             what=what, want=float(expected), got=float(got), n=n, key="sum-not-mean")
+    expect_close(got, expected, what, n=n)
 
 
 def mse_cases(rng, shapes):
-    for n in (7, 3):
+    for n in (7, 3, 1):  # N = 1 too: a squeeze() leaves no axis at all
         for sp, sy in shapes:
             base_p, base_y = torch.randn(n, generator=rng), torch.randn(n, generator=rng)
             yield base_p.reshape(sp(n)), base_y.reshape(sy(n))
@@ -149,7 +126,8 @@ def test_mse_same_shapes(submission, rng):
         expect_mse(value, yp, y, what)
 
 
-@check("mse pairs [N] with [N, 1] sample by sample", points=2, zh="mse：[N] 与 [N, 1] 按样本一一配对")
+@check("mse pairs [N] with [N, 1] sample by sample", points=2, zh="mse：[N] 与 [N, 1] 按样本一一配对",
+       depends="mse_same_shapes")
 def test_mse_mixed_shapes(submission, rng):
     for yp, y in mse_cases(rng, [(FLAT, COLUMN), (COLUMN, FLAT)]):
         what, value = call(submission, "mse", {"y_pred": yp, "y": y})
@@ -158,18 +136,14 @@ def test_mse_mixed_shapes(submission, rng):
 
 # -- center_rows: keepdim --------------------------------------------------------------------
 
-def explain_rows(x):
+def row_means_cause(x) -> dict:
     n, d = x.shape
-
-    def explain(error):
-        if "must match the size" not in error:
-            return None, None
-        return (f"The {n} row means form a tensor of shape [{n}], and broadcasting lines a [{n}] up with the LAST "
-                f"axis of x (size {d}), not with its rows. Keep the reduced axis (keepdim=True) so the means form a "
-                f"column of shape [{n}, 1].",
-                f"{n} 个行均值组成形状为 [{n}] 的 tensor，而广播把 [{n}] 对齐到 x 的最后一维（大小 {d}），"
-                f"而不是对齐到行。保留被归约的维度（keepdim=True），让均值成为形状 [{n}, 1] 的一列。")
-    return explain
+    return {"must match the size": Text(
+        "The {n} row means form a tensor of shape [{n}], and broadcasting lines a [{n}] up with the LAST axis of x "
+        "(size {d}), not with its rows. Keep the reduced axis (keepdim=True) so the means form a column of shape "
+        "[{n}, 1].",
+        "{n} 个行均值组成形状为 [{n}] 的 tensor，而广播把 [{n}] 对齐到 x 的最后一维（大小 {d}），而不是对齐到行。"
+        "保留被归约的维度（keepdim=True），让均值成为形状 [{n}, 1] 的一列。", n=n, d=d)}
 
 
 def expect_centered(value, x, what):
@@ -178,16 +152,22 @@ def expect_centered(value, x, what):
     if close(value, expected):
         return
     if close(value, x.double() - x.double().mean(dim=0)):
-        fail(f"{what} subtracted each column's mean (the mean over dim=0) from x; a row's mean averages over "
-             "the columns of that row (dim=1).",
-             f"{what} 减去的是每一列的均值（对 dim=0 求平均）；一行的均值是对该行的各列求平均（dim=1）。")
+        fail("{what} subtracted each column's mean (the mean over dim=0) from x; a row's mean averages over the "
+             "columns of that row (dim=1).",
+             "{what} 减去的是每一列的均值（对 dim=0 求平均）；一行的均值是对该行的各列求平均（dim=1）。",
+             what=what, key="column-means")
+    if close(value, x.double() - x.double().mean()):
+        fail("{what} subtracted the mean of all of x, one number, from every entry: x.mean() averages every entry. "
+             "Each row needs its own mean, over dim=1, kept as a column (keepdim=True).",
+             "{what} 从每个元素中减去的是整个 x 的均值（一个数）：x.mean() 会对所有元素求平均。"
+             "每一行需要自己的均值：在 dim=1 上求平均，并保留为一列（keepdim=True）。", what=what, key="global-mean")
     if close(value, x.double() - x.double().mean(dim=1)):
-        n = x.shape[0]
-        fail(f"{what} has wrong values, and no error was raised: on a square x the row means of shape [{n}] "
-             f"broadcast along the LAST axis, so column j lost row j's mean. Keep the reduced axis "
-             f"(keepdim=True) so the means form a column [{n}, 1].",
-             f"{what} 的数值不对，而且没有报错：x 是方阵时，形状为 [{n}] 的行均值沿着最后一维广播，"
-             f"于是第 j 列减去的是第 j 行的均值。保留被归约的维度（keepdim=True），让均值成为 [{n}, 1] 的一列。")
+        fail("{what} has wrong values, and no error was raised: on a square x the row means of shape [{n}] "
+             "broadcast along the LAST axis, so column j lost row j's mean. Keep the reduced axis (keepdim=True) "
+             "so the means form a column [{n}, 1].",
+             "{what} 的数值不对，而且没有报错：x 是方阵时，形状为 [{n}] 的行均值沿着最后一维广播，"
+             "于是第 j 列减去的是第 j 行的均值。保留被归约的维度（keepdim=True），让均值成为 [{n}, 1] 的一列。",
+             what=what, n=x.shape[0], key="keepdim-missing")
     expect_close(value, expected, what, atol=1e-5)
 
 
@@ -195,71 +175,69 @@ def expect_centered(value, x, what):
 def test_center_rows(submission, rng):
     for shape in ((3, 6), (7, 2)):
         x = torch.randn(*shape, generator=rng) + 3 * torch.randn(shape[0], 1, generator=rng)
-        what, value = call(submission, "center_rows", {"x": x}, explain_rows(x))
+        what, value = call(submission, "center_rows", {"x": x}, row_means_cause(x), key="keepdim-missing")
         expect_centered(value, x, what)
 
 
-@check("center_rows is right on a square matrix too", points=1, zh="center_rows 在方阵上也正确")
+@check("center_rows is right on a square matrix too", points=1, zh="center_rows 在方阵上也正确",
+       depends="center_rows")
 def test_center_rows_square(submission, rng):
     x = torch.randn(5, 5, generator=rng) + 3 * torch.randn(5, 1, generator=rng)
-    what, value = call(submission, "center_rows", {"x": x}, explain_rows(x))
+    what, value = call(submission, "center_rows", {"x": x}, row_means_cause(x), key="keepdim-missing")
     expect_centered(value, x, what)
 
 
 # -- pairwise_sq_dists: broadcasting to a bigger shape on purpose ----------------------------
 
-def explain_pairs(a, b):
+def pairs_cause(a, b) -> dict:
     n, m, d = a.shape[0], b.shape[0], a.shape[1]
-
-    def explain(error):
-        if "must match the size" not in error:
-            return None, None
-        return (f"a [{n}, {d}] and b [{m}, {d}] cannot broadcast against each other ({n} vs {m}). Give each one a "
-                f"size-1 axis, in different places, so that together they broadcast to [{n}, {m}, {d}].",
-                f"a [{n}, {d}] 和 b [{m}, {d}] 无法相互广播（{n} 对 {m}）。给两者各加一个大小为 1 的维度"
-                f"（size-1 axis，位置不同），让它们一起广播成 [{n}, {m}, {d}]。")
-    return explain
+    return {"must match the size": Text(
+        "a [{n}, {d}] and b [{m}, {d}] cannot broadcast against each other ({n} vs {m}). Give each one a size-1 "
+        "axis, in different places, so that together they broadcast to [{n}, {m}, {d}].",
+        "a [{n}, {d}] 和 b [{m}, {d}] 无法相互广播（{n} 对 {m}）。给两者各加一个大小为 1 的维度（位置不同），"
+        "让它们一起广播成 [{n}, {m}, {d}]。", n=n, m=m, d=d)}
 
 
-def expected_dists(a, b):
-    return ((a.double()[:, None, :] - b.double()[None, :, :]) ** 2).sum(dim=-1)
+def call_pairs(submission, a, b):
+    return call(submission, "pairwise_sq_dists", {"a": a, "b": b}, pairs_cause(a, b), key="no-new-axes")
 
 
 def expect_dists_shape(value, what, n, m, d):
     value = expect_tensor(value, what, floating=True)
     if list(value.shape) == [m, n] and n != m:
-        fail(f"{what} has shape [{m}, {n}], the transpose of [{n}, {m}]: row i of the result belongs to a[i], "
+        fail("{what} has shape [{m}, {n}], the transpose of [{n}, {m}]: row i of the result belongs to a[i], "
              "column j to b[j].",
-             f"{what} 的形状是 [{m}, {n}]，是 [{n}, {m}] 的转置：结果的第 i 行对应 a[i]，第 j 列对应 b[j]。")
+             "{what} 的形状是 [{m}, {n}]，是 [{n}, {m}] 的转置：结果的第 i 行对应 a[i]，第 j 列对应 b[j]。",
+             what=what, n=n, m=m, key="transpose")
     if list(value.shape) == [n, m, d]:
-        fail(f"{what} has shape [{n}, {m}, {d}]: the squared differences still have to be summed over the last "
-             "axis (the D features).",
-             f"{what} 的形状是 [{n}, {m}, {d}]：还需要把差的平方在最后一维（D 个特征）上求和。")
+        fail("{what} has shape [{n}, {m}, {d}]: the squared differences still have to be summed over the last "
+             "axis (the D features).", "{what} 的形状是 [{n}, {m}, {d}]：还需要把差的平方在最后一维（D 个特征）上求和。",
+             what=what, n=n, m=m, d=d, key="sum-missing")
     if n == m and list(value.shape) == [n]:
-        fail(f"{what} has shape [{n}] instead of [{n}, {m}]: that pairs a[i] only with b[i]. Every row of a "
-             "must meet every row of b: give a and b size-1 axes so they broadcast to [N, M, D].",
-             f"{what} 的形状是 [{n}] 而不是 [{n}, {m}]：这只把 a[i] 与 b[i] 配对。a 的每一行都要和 b 的每一行"
-             "比较：给 a 和 b 加上大小为 1 的维度，让它们广播成 [N, M, D]。")
+        fail("{what} has shape [{n}] instead of [{n}, {m}]: that pairs a[i] only with b[i]. Every row of a must "
+             "meet every row of b: give a and b size-1 axes so they broadcast to [N, M, D].",
+             "{what} 的形状是 [{n}] 而不是 [{n}, {m}]：这只把 a[i] 与 b[i] 配对。a 的每一行都要和 b 的每一行"
+             "比较：给 a 和 b 加上大小为 1 的维度，让它们广播成 [N, M, D]。", what=what, n=n, m=m, key="no-new-axes")
     return expect_tensor(value, what, shape=[n, m])
 
 
 @check("pairwise_sq_dists returns an [N, M] matrix", points=1, zh="pairwise_sq_dists 返回 [N, M] 矩阵")
 def test_pairwise_shape(submission, rng):
     a, b = torch.randn(4, 3, generator=rng), torch.randn(6, 3, generator=rng)
-    what, value = call(submission, "pairwise_sq_dists", {"a": a, "b": b}, explain_pairs(a, b))
+    what, value = call_pairs(submission, a, b)
     expect_dists_shape(value, what, 4, 6, 3)
 
 
-@check("pairwise_sq_dists values", points=1, zh="pairwise_sq_dists 的数值")
+@check("pairwise_sq_dists values", points=1, zh="pairwise_sq_dists 的数值", depends="pairwise_shape")
 def test_pairwise_values(submission, rng):
-    for n, m, d in ((5, 3, 4), (4, 4, 2), (3, 5, 1)):
+    for n, m, d in ((5, 3, 4), (4, 4, 2), (3, 5, 1), (1, 4, 3)):  # N = M, D = 1 and N = 1 too
         a, b = torch.randn(n, d, generator=rng), torch.randn(m, d, generator=rng)
-        what, value = call(submission, "pairwise_sq_dists", {"a": a, "b": b}, explain_pairs(a, b))
-        expected = expected_dists(a, b)
+        what, value = call_pairs(submission, a, b)
+        expected = ((a.double()[:, None, :] - b.double()[None, :, :]) ** 2).sum(dim=-1)
         value = expect_dists_shape(value, what, n, m, d)
-        if value.shape == expected.shape and close(value, expected.sqrt()):
-            fail(f"{what} holds distances, not squared distances: leave out the square root.",
-                 f"{what} 里是距离而不是距离的平方：去掉开方。")
+        if close(value, expected.sqrt()):
+            fail("{what} holds distances, not squared distances: leave out the square root.",
+                 "{what} 里是距离而不是距离的平方：去掉开方。", what=what, key="not-squared")
         expect_close(value, expected, what, rtol=1e-4, atol=1e-4, hints={
             "transpose": ("Row i of the result belongs to a[i] and column j to b[j].",
                           "结果的第 i 行对应 a[i]，第 j 列对应 b[j]。")})
@@ -271,44 +249,59 @@ def expect_rowwise(value, a, b, what):
     n = a.shape[0]
     value = expect_tensor(value, what, floating=True)
     if list(value.shape) == [n, n] and n > 1:
-        fail(f"{what} has shape [{n}, {n}]: that is every row of a against every row of b (as a @ b.T computes). "
-             f"Only matching rows are wanted: out[i] = dot(a[i], b[i]), shape [{n}].",
-             f"{what} 的形状是 [{n}, {n}]：这是 a 的每一行与 b 的每一行都做了点积（就像 a @ b.T）。"
-             f"只需要对应行：out[i] = dot(a[i], b[i])，形状 [{n}]。")
-    if list(value.shape) == [n, 1]:
-        fail(f"{what} has shape [{n}, 1], a column; the statement asks for a flat [{n}] (was keepdim=True kept?).",
-             f"{what} 的形状是 [{n}, 1]（一列）；题目要求扁平的 [{n}]（是不是用了 keepdim=True？）。")
+        fail("{what} has shape [{n}, {n}]: that is every row of a against every row of b (as a @ b.T computes). "
+             "Only matching rows are wanted: out[i] = dot(a[i], b[i]), shape [{n}].",
+             "{what} 的形状是 [{n}, {n}]：这是 a 的每一行与 b 的每一行都做了点积（就像 a @ b.T）。"
+             "只需要对应行：out[i] = dot(a[i], b[i])，形状 [{n}]。", what=what, n=n, key="all-pairs")
+    if list(value.shape) == [n, 1] and n > 1:
+        fail("{what} has shape [{n}, 1], a column; the statement asks for a flat [{n}] (was keepdim=True kept?).",
+             "{what} 的形状是 [{n}, 1]（一列）；题目要求扁平的 [{n}]（是不是用了 keepdim=True？）。",
+             what=what, n=n, key="keepdim-kept")
     expect_close(value, (a.double() * b.double()).sum(dim=1), what, atol=1e-5)
 
 
 @check("rowwise_dot gives one dot product per row", points=1, zh="rowwise_dot 每行给出一个点积")
 def test_rowwise_dot(submission, rng):
-    for n, d in ((6, 4), (1, 3)):
+    for n, d in ((6, 4), (1, 3)):  # one row: a squeeze() would leave a 0-d tensor
         a, b = torch.randn(n, d, generator=rng), torch.randn(n, d, generator=rng)
         what, value = call(submission, "rowwise_dot", {"a": a, "b": b})
         expect_rowwise(value, a, b, what)
 
 
-@check("rowwise_dot is vectorized (no loop over rows)", points=2, zh="rowwise_dot 已向量化（不对行做循环）")
+def holds_row_dots(value, a, b) -> bool:
+    """Whether `value` holds the N row dot products, whatever its shape ([N], [N, 1], or the diagonal of an
+    [N, N] all-pairs matrix): the shape is the other check's lesson."""
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+        return False
+    n = a.shape[0]
+    expected = (a.double() * b.double()).sum(dim=1)
+    if list(value.shape) == [n, n]:
+        value = value.diagonal()
+    return value.numel() == n and close(value.reshape(-1), expected)
+
+
+@check("rowwise_dot is vectorized (no loop over rows)", points=2, zh="rowwise_dot 已向量化（不对行做循环）",
+       depends="rowwise_dot")
 def test_rowwise_vectorized(submission, rng):
     sizes = (4, 40)
     arg_sets = [(torch.randn(n, 5, generator=rng), torch.randn(n, 5, generator=rng)) for n in sizes]
-    runs = submission.probe(count_work, "rowwise_dot", *arg_sets, what="`rowwise_dot`")
+    runs = submission.probe(count_work, "rowwise_dot", *arg_sets, what="`rowwise_dot(a, b)`")
     for (a, b), run in zip(arg_sets, runs):
-        expect_rowwise(run["value"], a, b, f"rowwise_dot(a{shape_of(a)}, b{shape_of(b)})")
+        if not holds_row_dots(run["value"], a, b):
+            expect_rowwise(run["value"], a, b, f"`rowwise_dot(a{list(a.shape)}, b{list(b.shape)})`")
     small, big = runs
     grow = (sizes[1] - sizes[0]) // 2
     if big["torch_calls"] - small["torch_calls"] >= grow:
-        fail(f"rowwise_dot made {small['torch_calls']} torch calls for N={sizes[0]} rows and {big['torch_calls']} "
-             f"for N={sizes[1]}: the work grows with N, so a Python loop runs over the rows. Replace the loop by "
-             "a few operations on the whole [N, D] tensors.",
-             f"rowwise_dot 在 N={sizes[0]} 行时调用了 {small['torch_calls']} 次 torch 函数，N={sizes[1]} 时调用了 "
-             f"{big['torch_calls']} 次：调用次数随 N 增长，说明有一个对行的 Python 循环（loop）。"
-             "请改成对整个 [N, D] tensor 的几次运算。")
+        fail("`rowwise_dot` made {small} torch calls for N={n_small} rows and {big} for N={n_big}: the work grows "
+             "with N, so a Python loop runs over the rows. Replace the loop by a few operations on the whole [N, D] "
+             "tensors.",
+             "`rowwise_dot` 在 N={n_small} 行时调用了 {small} 次 torch 函数，N={n_big} 时调用了 {big} 次："
+             "调用次数随 N 增长，说明有一个对行的 Python 循环。请改成对整个 [N, D] tensor 的几次运算。",
+             small=small["torch_calls"], big=big["torch_calls"], n_small=sizes[0], n_big=sizes[1], key="loop")
     if big["lines"] - small["lines"] >= grow:
-        fail(f"rowwise_dot ran {small['lines']} lines of your file for N={sizes[0]} rows and {big['lines']} for "
-             f"N={sizes[1]}: a Python loop (or comprehension) runs over the rows or their numbers. Replace the loop "
-             "by a few operations on the whole [N, D] tensors.",
-             f"rowwise_dot 在 N={sizes[0]} 行时执行了你文件中的 {small['lines']} 行代码，N={sizes[1]} 时执行了 "
-             f"{big['lines']} 行：有一个对行（或其中数字）的 Python 循环（loop）或推导式。"
-             "请改成对整个 [N, D] tensor 的几次运算。")
+        fail("`rowwise_dot` ran {small} lines of your file for N={n_small} rows and {big} for N={n_big}: a Python "
+             "loop (or comprehension) runs over the rows or their numbers. Replace the loop by a few operations on "
+             "the whole [N, D] tensors.",
+             "`rowwise_dot` 在 N={n_small} 行时执行了你文件中的 {small} 行代码，N={n_big} 时执行了 {big} 行："
+             "有一个对行（或其中数字）的 Python 循环或推导式。请改成对整个 [N, D] tensor 的几次运算。",
+             small=small["lines"], big=big["lines"], n_small=sizes[0], n_big=sizes[1], key="loop")

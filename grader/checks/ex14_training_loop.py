@@ -1,26 +1,34 @@
 """Hidden checks of ex14: the full training loop. Train and validation phases (train()/eval(),
 no_grad), CrossEntropyLoss on raw logits, accuracy, ReduceLROnPlateau stepped with the validation
-loss, and the best model kept as a copy.
+loss, the history, and the best model kept as a copy.
 
-The judge draws the data and the model's initial weights, and computes the expected losses,
-accuracies and the test accuracy of the returned best weights with its own torch. Probes in the
-sandbox observe the loop: forward hooks (training mode, grad mode), a recording criterion
-(what the loss receives), an SGD that checks at each step that the gradients come from this batch
-only, loaders that record the weights at the start of each validation pass, and a recording
-ReduceLROnPlateau.step.
+accuracy, evaluate and train_one_epoch are judged on their own: the judge draws the data and the
+model's weights, and probes observe the loop (forward hooks for the modes and grad mode, a recording
+criterion, an SGD that checks at each step that the gradients come from this batch only). fit is
+judged with trusted train_one_epoch and evaluate in place of the learner's (so a mistake there costs
+only their points), in two runs:
+- a real training of a small MLP, whose best epoch must classify fresh samples well;
+- a scripted run, whose model returns logits the judge designed per epoch: the validation loss is lowest
+  at one epoch, the accuracy highest at a later one, the last epoch is neither, and the training loss keeps
+  falling. So the best epoch by validation loss differs from the best by accuracy, the last and the
+  first, on every seed, by construction; a tag buffer in the model tells which epoch best_state copied.
 """
+
+import contextlib
 
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from grader.checking import check, fail, probe, record_curve, tensor_info
+from grader.checking import Text, check, describe, expect_number, explain, fail, patched, probe, record_curve, \
+    tensor_info
 
 FEATURES, HIDDEN, CLASSES = 4, 32, 3
+EPOCHS = 10
 
 
 class MLP(nn.Module):
-    """The model of every check (the same class in the judge and in the sandbox)."""
+    """The model of the real runs (the same class in the judge and in the sandbox)."""
 
     def __init__(self):
         super().__init__()
@@ -39,8 +47,8 @@ def new_model(rng):
         return MLP()
 
 
-def draw_task(rng, n):
-    """n samples of a 3-class problem a small MLP learns: labels from a random linear teacher."""
+def draw_task(rng):
+    """A sampler of a 3-class problem a small MLP learns: labels from a random linear teacher."""
     teacher = torch.randn(FEATURES, CLASSES, generator=rng)
     bias = 0.3 * torch.randn(CLASSES, generator=rng)
 
@@ -65,7 +73,8 @@ class Recorder:
         model.register_forward_hook(self._forward_hook)
 
     def _forward_hook(self, module, inputs, output):
-        self.forwards.append({"training": module.training, "grad_enabled": torch.is_grad_enabled()})
+        self.forwards.append({"training": module.training, "grad_enabled": torch.is_grad_enabled(),
+                              "mixed": any(m.training != module.training for m in module.modules())})
         self.pending.append(output.detach())
 
     def is_raw(self, x):
@@ -75,12 +84,17 @@ class Recorder:
         candidates = [self.pending[-1], torch.cat(self.pending)] if len(self.pending) > 1 else self.pending
         return any(x.shape == c.shape and torch.equal(x, c) for c in candidates)
 
-    def criterion(self):
+    def criterion(self, lift_single=False):
+        """A CrossEntropyLoss that records its inputs. With `lift_single`, the loss of a one-sample batch is
+        lifted by a constant (1 + the largest loss so far; the gradients do not change), so that a mean that
+        does not weight batches by their size is off by a clear margin."""
         recorder = self
 
         class RecordingCrossEntropy(nn.CrossEntropyLoss):
             def forward(self, input, target):
                 loss = super().forward(input, target)
+                if lift_single and input.shape[0] == 1:
+                    loss = loss + 1.0 + max([r["loss"] for r in recorder.losses], default=0.0)
                 x = input.detach()
                 raw = recorder.is_raw(x)
                 recorder.pending.clear()
@@ -139,14 +153,72 @@ def run_train_epoch(module, state, x, y, batch_size, lr):
                 new = torch.cat([latest[i].reshape(-1) for i in range(len(params))]).double()
                 scale = float(grad @ new / (new @ new).clamp_min(1e-30))
                 fresh = scale > 0 and torch.allclose(grad, scale * new, rtol=1e-4, atol=1e-8 * float(new.abs().max()))
-            steps.append({"fresh": fresh, "missing": missing, "forwards": len(rec.forwards)})
+            steps.append({"fresh": fresh, "missing": missing})
             latest.clear()
             return super().step(closure)
 
     optimizer = CheckedSGD(model.parameters(), lr=lr)
-    value = module.train_one_epoch(model, _loader(x, y, batch_size), rec.criterion(), optimizer)
-    return {"value": value, "forwards": rec.forwards, "losses": rec.losses, "steps": steps,
-            "state": {k: v.detach().clone() for k, v in model.state_dict().items()}}
+    value = module.train_one_epoch(model, _loader(x, y, batch_size), rec.criterion(lift_single=True), optimizer)
+    return {"value": value, "forwards": rec.forwards, "losses": rec.losses, "steps": steps}
+
+
+def trusted_train_one_epoch(model, loader, criterion, optimizer):
+    model.train()
+    total, count = 0.0, 0
+    for x, y in loader:
+        optimizer.zero_grad()
+        loss = criterion(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total, count = total + loss.item() * len(y), count + len(y)
+    return total / count
+
+
+def trusted_evaluate(model, loader, criterion):
+    model.eval()
+    total, correct, count = 0.0, 0, 0
+    with torch.no_grad():
+        for x, y in loader:
+            logits = model(x)
+            total += criterion(logits, y).item() * len(y)
+            correct += int((logits.argmax(dim=1) == y).sum())
+            count += len(y)
+    return total / count, correct / count
+
+
+def _by_kind(args, kwargs, kinds):
+    """The arguments of a helper call by kind (model, loader, criterion, optimizer), in any order; None
+    when one is missing (a wrapped loader, say): then the learner's own helper runs."""
+    found = {}
+    for value in list(args) + list(kwargs.values()):
+        if isinstance(value, torch.optim.Optimizer):
+            kind = "optimizer"
+        elif isinstance(value, DataLoader):
+            kind = "loader"
+        elif isinstance(value, nn.Module) and any(True for _ in value.parameters()):
+            kind = "model"
+        elif callable(value):
+            kind = "criterion"
+        else:
+            continue
+        found.setdefault(kind, value)
+    return [found[k] for k in kinds] if all(k in found for k in kinds) else None
+
+
+@contextlib.contextmanager
+def trusted_helpers(module):
+    """fit calls trusted train_one_epoch and evaluate in place of the learner's (judged by their own checks)."""
+    helpers = {"train_one_epoch": (trusted_train_one_epoch, ("model", "loader", "criterion", "optimizer")),
+               "evaluate": (trusted_evaluate, ("model", "loader", "criterion"))}
+    with contextlib.ExitStack() as stack:
+        for name, (trusted, kinds) in helpers.items():
+            original = getattr(module, name, None)
+            if callable(original):
+                def helper(*args, _original=original, _trusted=trusted, _kinds=kinds, **kwargs):
+                    routed = _by_kind(args, kwargs, _kinds)
+                    return _original(*args, **kwargs) if routed is None else _trusted(*routed)
+                stack.enter_context(patched(module, module, name, helper))
+        yield
 
 
 class ValLoader(DataLoader):
@@ -162,58 +234,311 @@ class ValLoader(DataLoader):
             logits = model(x)
             self.records.append({
                 "loss": float(nn.functional.cross_entropy(logits, y)),
-                "acc": float((logits.argmax(dim=1) == y).float().mean()),
                 "state": {k: v.detach().clone() for k, v in model.state_dict().items()},
             })
         model.train(was_training)
         return super().__iter__()
 
 
-class NoisyTailLoader(DataLoader):
-    """A training loader whose last epochs come with wrong labels (as real data can drift), so
-    that the best epoch is not the last one."""
+@probe
+def run_fit(module, state, train, val, epochs, lr):
+    """A real training with the learner's fit (and trusted helpers): the true validation loss per pass."""
+    model = _model_with(state)
+    train_loader = DataLoader(TensorDataset(*train), batch_size=32, shuffle=True)
+    val_loader = ValLoader(TensorDataset(*val), batch_size=50, shuffle=False)
+    val_loader.model_ref, val_loader.records = model, []
+    with trusted_helpers(module):
+        module.fit(model, train_loader, val_loader, epochs, lr)
+    return {"val": val_loader.records}
+
+
+class ScriptedModel(nn.Module):
+    """Returns the logits the judge designed for the current pass: a sample is x = [index, 1 for validation];
+    `tag` holds the number of the last validation pass, so a copied state tells which epoch it is from."""
+
+    def __init__(self, script):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(2, CLASSES))
+        self.register_buffer("tag", torch.zeros(()))
+        self.script = script
+
+    def forward(self, x):
+        base = x @ self.weight  # the value is the script's; the gradient reaches the weight
+        index, val = x[:, 0].long(), x[:, 1] > 0.5
+        passes = self.script["passes"]
+        train = self.script["train"][min(max(passes["train"], 1), len(self.script["train"])) - 1]
+        valid = self.script["val"][min(max(passes["val"], 1), len(self.script["val"])) - 1]
+        designed = torch.where(val[:, None], valid[index.clamp(max=len(valid) - 1)],
+                               train[index.clamp(max=len(train) - 1)])
+        return designed + (base - base.detach())
+
+
+class ScriptedLoader(DataLoader):
+    """Counts its passes (a pass over the training data counts in training mode only: evaluating on it does not
+    start an epoch); a validation pass tags the model and records its weight."""
 
     def __iter__(self):
-        self.passes += 1
-        batches = super().__iter__()
-        if self.passes > self.clean_passes:
-            return ((x, (y + 1) % CLASSES) for x, y in batches)
-        return batches
+        passes = self.script["passes"]
+        if self.kind == "train" and self.model_ref.training:
+            passes["train"] += 1
+        if self.kind == "val":
+            passes["val"] += 1
+            self.model_ref.tag.fill_(passes["val"] - 1)
+            self.script["weights"].append(self.model_ref.weight.detach().clone())
+        return super().__iter__()
+
+
+def _scripted_loader(script, model, kind, y, batch_size):
+    n = len(y)
+    x = torch.stack([torch.arange(n, dtype=torch.float32), torch.full((n,), float(kind == "val"))], dim=1)
+    loader = ScriptedLoader(TensorDataset(x, y), batch_size=batch_size, shuffle=False)
+    loader.script, loader.kind, loader.model_ref = script, kind, model
+    return loader
 
 
 @probe
-def run_fit(module, state, train, val, epochs, noisy_epochs, lr):
-    model = _model_with(state)
-    train_loader = NoisyTailLoader(TensorDataset(*train), batch_size=32, shuffle=True)
-    train_loader.passes, train_loader.clean_passes = 0, epochs - noisy_epochs
-    val_loader = ValLoader(TensorDataset(*val), batch_size=50, shuffle=False)
-    val_loader.model_ref, val_loader.records = model, []
+def run_scripted_fit(module, val_logits, val_y, train_logits, train_y, epochs, lr):
+    script = {"val": val_logits, "train": train_logits, "passes": {"train": 0, "val": 0}, "weights": []}
+    model = ScriptedModel(script)
+    train_loader = _scripted_loader(script, model, "train", train_y, 32)
+    val_loader = _scripted_loader(script, model, "val", val_y, 16)
     plateau = torch.optim.lr_scheduler.ReduceLROnPlateau
     original = plateau.step
     steps = []
 
     def recording_step(self, metrics, *args, **kwargs):
         value = float(metrics) if isinstance(metrics, (int, float, torch.Tensor)) else None
-        steps.append({"metric": value, "mode": self.mode, "val_passes": len(val_loader.records),
-                      "grad": isinstance(metrics, torch.Tensor) and metrics.requires_grad})
+        steps.append({"metric": value, "mode": self.mode, "val_passes": script["passes"]["val"]})
         return original(self, metrics, *args, **kwargs)
 
-    plateau.step = recording_step
-    try:
+    with trusted_helpers(module), patched(module, plateau, "step", recording_step):
         value = module.fit(model, train_loader, val_loader, epochs, lr)
-    finally:
-        plateau.step = original
     best, history = value if isinstance(value, (tuple, list)) and len(value) == 2 else (value, None)
+    best_type = type(best).__name__
+    if isinstance(best, nn.Module):
+        best = best.state_dict()
     shared = []
     if isinstance(best, dict):
         live = {t.untyped_storage().data_ptr() for t in model.state_dict().values()}
         shared = [k for k, v in best.items() if isinstance(v, torch.Tensor) and v.untyped_storage().data_ptr() in live]
         best = {k: (v.detach().clone() if isinstance(v, torch.Tensor) else v) for k, v in best.items()}
-    return {"best": best, "history": history, "shared": shared, "val": val_loader.records, "steps": steps,
-            "returned": type(value).__name__, "train_passes": train_loader.passes}
+    if isinstance(history, (list, tuple)):
+        history = [{k: (v.detach().clone() if isinstance(v, torch.Tensor) else v) for k, v in h.items()}
+                   if isinstance(h, dict) else type(h).__name__ for h in history]
+    return {"best": best, "best_type": best_type, "history": history, "shared": shared, "steps": steps,
+            "returned": type(value).__name__, "passes": script["passes"], "weights": script["weights"]}
 
 
-# -- judge side ---------------------------------------------------------------------------
+# -- judge side: numbers ---------------------------------------------------------------------
+
+def python_float(value, want, what):
+    """A value the statement names a Python float: a tensor still holding a graph, or any other type,
+    fails with its lesson; returns the value as a float for the diagnoses that follow."""
+    if isinstance(value, torch.Tensor) and tensor_info(value).get("requires_grad"):
+        fail("{what} is a tensor that still requires grad (it keeps the whole graph alive): accumulate loss.item() "
+             "(a Python float) instead of the loss tensor.",
+             "{what} 是一个仍然 requires_grad 的 tensor（会让整张计算图一直留在内存里）："
+             "请累加 loss.item()（Python float），而不是 loss tensor。", what=what, key="loss-tensor-accumulated")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        expect_number(value, want, what, exact_type=True)  # fails: not a Python number, with the .item() lesson
+    return float(value)
+
+
+def close(a, b, tol=1e-4):
+    return abs(a - b) <= tol * (1 + abs(b))
+
+
+def mean_mistakes(value, batch_losses, sizes, what):
+    """Explain a wrong mean loss: unweighted batch means, a sum divided by the number of batches, a sum."""
+    n, weighted = sum(sizes), sum(loss * s for loss, s in zip(batch_losses, sizes))
+    values = dict(what=what, last=sizes[-1], size=sizes[0], batches=len(sizes), n=n)
+    if close(value, sum(batch_losses) / len(sizes)):
+        fail("{what} is the plain average of the batch losses, but the last batch is smaller ({last} of {size} "
+             "samples): weight each batch by its size, sum(loss * batch size) / number of samples.",
+             "{what} 是各 batch 损失的简单平均，但最后一个 batch 更小（{last} 个样本，其他为 {size} 个）："
+             "请按 batch 大小加权：sum(loss * batch 大小) / 样本总数。", key="batch-mean-unweighted", **values)
+    if close(value, weighted / len(sizes)):
+        fail("{what} divides the sum by the number of batches ({batches}), not by the number of samples ({n}).",
+             "{what} 除以的是 batch 的个数（{batches}），而不是样本数（{n}）。", key="divided-by-batches", **values)
+    if close(value, sum(batch_losses)):
+        fail("{what} is the sum of the batch losses: average it over the samples (weight each batch by its size).",
+             "{what} 是各 batch 损失之和：请对样本求平均（按 batch 大小加权）。", key="loss-summed", **values)
+
+
+def check_forwards(forwards, where, training):
+    """The mode and grad mode the model ran in: `training` is what the phase needs."""
+    if not forwards:
+        fail("{where} never called the model.", "{where} 没有调用模型。", where=where, key="model-not-called")
+    if any(f["mixed"] for f in forwards):
+        fail("{where} ran the model with its sub-modules in another mode than the model itself: setting "
+             "model.training = {flag} changes only the top module, Dropout inside keeps its mode. Call {call}, "
+             "which sets every sub-module.",
+             "{where} 运行模型时，子模块的模式与模型本身不同：model.training = {flag} 只改了最外层的模块，里面的 Dropout "
+             "仍保持原来的模式。请调用 {call}，它会设置每一个子模块。",
+             where=where, flag=training, call="model.train()" if training else "model.eval()",
+             key="training-attribute-set")
+    if training and not any(f["training"] for f in forwards):
+        fail("{where} ran the model in evaluation mode: call model.train() at the start of each training "
+             "epoch (the validation pass left the model in eval mode, so Dropout was off).",
+             "{where} 在评估模式下运行了模型：请在每个训练 epoch 开始时调用 model.train()"
+             "（验证阶段把模型留在了 eval 模式，Dropout 被关掉了）。", where=where, key="train-mode-not-set")
+    if not training and any(f["training"] for f in forwards):
+        fail("{where} ran the model in training mode: call model.eval() first, or Dropout keeps dropping units "
+             "and the validation loss is noisy.",
+             "{where} 在训练模式下运行了模型：请先调用 model.eval()，否则 Dropout 仍会随机丢弃神经元，验证损失会抖动。",
+             where=where, key="eval-mode-not-set")
+    if training and not all(f["grad_enabled"] for f in forwards):
+        fail("{where} ran the model without gradient tracking (under no_grad?): training needs the graph.",
+             "{where} 在不记录梯度的情况下运行了模型（在 no_grad 里？）：训练需要计算图。", where=where,
+             key="no-grad-in-training")
+    if not training and any(f["grad_enabled"] for f in forwards):
+        fail("{where} ran the model with gradient tracking on: wrap the validation loop in torch.no_grad() "
+             "(no graph is built, which saves memory and time).",
+             "{where} 运行模型时仍在记录梯度：请把验证循环放在 torch.no_grad() 中（不建计算图，省内存也省时间）。",
+             where=where, key="no-grad-missing")
+
+
+def check_criterion_inputs(losses, where):
+    """Structure of what reached the loss: raw logits and integer class targets."""
+    if not losses:
+        fail("{where} never called the criterion it was given: compute each batch's loss with criterion(logits, y).",
+             "{where} 没有调用传入的 criterion：请用 criterion(logits, y) 计算每个 batch 的损失。",
+             where=where, key="criterion-not-called")
+    for rec in losses:
+        if rec["probs"] and not rec["raw"]:
+            fail("{where} passed probabilities (softmax outputs) to CrossEntropyLoss: it applies log_softmax "
+                 "itself, so give it the model's raw outputs (logits). A softmax before it squashes the "
+                 "gradients and slows learning.",
+                 "{where} 把概率（softmax 的输出）传给了 CrossEntropyLoss：它内部已经做了 log_softmax，"
+                 "应直接传入模型的原始输出（logits）。提前 softmax 会压扁梯度、拖慢学习。",
+                 where=where, key="softmax-before-cross-entropy")
+        if rec["log_probs"] and not rec["raw"]:
+            fail("{where} passed log_softmax outputs to CrossEntropyLoss, which applies log_softmax itself: "
+                 "give it the model's raw outputs (logits).",
+                 "{where} 把 log_softmax 的输出传给了 CrossEntropyLoss，而它内部已经做了 log_softmax："
+                 "请直接传入模型的原始输出（logits）。", where=where, key="log-softmax-before-cross-entropy")
+        if not rec["raw"]:
+            fail("{where} did not pass the model's outputs unchanged to the criterion: CrossEntropyLoss expects "
+                 "the raw logits of the batch.",
+                 "{where} 没有把模型输出原样传给 criterion：CrossEntropyLoss 需要该 batch 的原始 logits。",
+                 where=where, key="logits-changed")
+        if rec["target_dtype"] not in ("int64", "long"):
+            fail("{where} gave CrossEntropyLoss targets of dtype {dtype}: pass the integer class indices y from the "
+                 "loader (int64), not one-hot or float targets.",
+                 "{where} 传给 CrossEntropyLoss 的目标 dtype 为 {dtype}：请直接传入 loader 给出的整数类别索引 y"
+                 "（int64），不要用 one-hot 或浮点目标。", where=where, dtype=rec["target_dtype"],
+                 key="targets-not-class-indices")
+
+
+# -- checks: the helpers ---------------------------------------------------------------------
+
+ARGMAX_DIM = {"must match the size of tensor": (
+    "The predictions and the targets have different shapes: is the argmax taken over dim 1 (the classes), "
+    "not over dim 0 (the samples)?",
+    "预测和目标的形状不同：argmax 是沿 dim 1（类别）取的吗？不应沿 dim 0（样本）。")}
+
+
+ONE_ROW = {"out of range": (
+    "With one sample, the logits have shape [1, C]: did a .squeeze() without a dim drop the sample dimension?",
+    "只有一个样本时 logits 的形状是 [1, C]：是不是不带 dim 的 .squeeze() 把样本那一维也去掉了？")}
+
+
+def accuracy_cases(rng):
+    """(logits, targets, known errors and their key): random logits with about half right; a square [5, 5] case where the argmax over
+    the wrong dim gives another accuracy, by construction; one sample."""
+    n = int(torch.randint(20, 40, (1,), generator=rng))
+    logits = torch.randn(n, 5, generator=rng)
+    targets = torch.randint(0, 5, (n,), generator=rng)
+    targets[: n // 2] = logits[: n // 2].argmax(dim=1)
+    square = 0.5 * torch.randn(5, 5, generator=rng)
+    square[torch.arange(5), (torch.arange(5) + 1) % 5] += 5.0  # row i peaks at column i+1, column j at row j-1
+    square_targets = (torch.arange(5) + 1) % 5
+    square_targets[0] = 4  # wrong by rows, right by columns: 4/5 by dim 1, 1/5 by dim 0
+    one = torch.randn(1, 3, generator=rng)
+    return [(logits, targets, ARGMAX_DIM, "argmax-wrong-dim"), (square, square_targets, ARGMAX_DIM, "argmax-wrong-dim"),
+            (one, one.argmax(dim=1), ONE_ROW, "squeeze-drops-dim")]
+
+
+@check("accuracy is the fraction of correct argmax predictions, a Python float", points=1,
+       zh="accuracy 是 argmax 预测正确的比例（Python float）")
+def test_accuracy(submission, rng):
+    for logits, targets, causes, key in accuracy_cases(rng):
+        n, c = logits.shape
+        expected = float((logits.argmax(dim=1) == targets).float().mean())
+        what = f"`accuracy(logits[{n}, {c}], targets[{n}])`"
+        with explain(causes, key=key):
+            value = submission.accuracy(logits, targets)
+        number = python_float(value, expected, what)
+        if close(number, 100 * expected, 1e-5) and expected > 0:
+            fail("accuracy should be a fraction between 0 and 1 ({want:.4g}), got a percentage ({got:.4g}).",
+                 "accuracy 应该是 0 到 1 之间的比例（{want:.4g}），实际得到的是百分数（{got:.4g}）。",
+                 want=expected, got=number, key="accuracy-percent")
+        by_rows = float((logits.argmax(dim=0) == targets).float().mean()) if n == c else None
+        if by_rows is not None and by_rows != expected and close(number, by_rows, 1e-5):
+            fail("{what} should be {want:.4g}, got {got:.4g}: that is the argmax over dim 0 (the samples). The "
+                 "predicted class of a row is its argmax over dim 1 (the classes).",
+                 "{what} 应为 {want:.4g}，实际为 {got:.4g}：这是沿 dim 0（样本）取的 argmax。"
+                 "每一行的预测类别是沿 dim 1（类别）的 argmax。", what=what, want=expected, got=number,
+                 key="argmax-wrong-dim")
+        expect_number(number, expected, Text("{what} (the predicted class is the argmax over dim 1)",
+                                              "{what}（预测类别是沿 dim 1 的 argmax）", what=what))
+
+
+HELPER_N, HELPER_BATCH = 49, 16  # the last batch holds one sample
+
+
+@check("evaluate: eval mode, no_grad, mean loss and accuracy over the samples", points=2,
+       zh="evaluate：eval 模式、no_grad、按样本平均的损失和准确率")
+def test_evaluate(submission, rng):
+    x, y = draw_task(rng)(HELPER_N)
+    model = new_model(rng)
+    x, y = single_sample_last(model, x, y)
+    out = submission.probe(run_evaluate, model.state_dict(), x, y, HELPER_BATCH,
+                           what="`evaluate(model, val_loader, criterion)`")
+    check_forwards(out["forwards"], "evaluate", training=False)
+    check_criterion_inputs(out["losses"], "evaluate")
+    value = out["value"]
+    if not isinstance(value, tuple) or len(value) != 2:
+        fail("evaluate should return two numbers, (mean loss, accuracy), got {got}.",
+             "evaluate 应返回两个数：(平均损失, 准确率)，实际得到{got}。", got=describe(value), key="not-a-pair")
+    _, want_loss, want_acc = expected_eval(model, x, y)
+    if isinstance(value[0], (int, float)) and isinstance(value[1], (int, float)) and \
+            close(value[0], want_acc) and close(value[1], want_loss) and not close(want_acc, want_loss):
+        fail("evaluate returned (accuracy, loss): return (loss, accuracy).", "evaluate 返回了 (准确率, 损失)：应返回 (损失, 准确率)。",
+             key="swapped-pair")
+    loss_name = ("the loss evaluate returned", "evaluate 返回的损失")
+    loss = python_float(value[0], want_loss, loss_name)
+    acc = python_float(value[1], want_acc, ("the accuracy evaluate returned", "evaluate 返回的准确率"))
+    sizes = batches_of(HELPER_N, HELPER_BATCH)
+    if not close(loss, want_loss):
+        mean_mistakes(loss, [r["loss"] for r in out["losses"]], sizes, loss_name)
+        expect_number(loss, want_loss, ("evaluate's mean cross-entropy loss over the samples",
+                                        "evaluate 按样本平均的交叉熵损失"))
+    if abs(acc - want_acc) > 1e-6:
+        if close(acc, 100 * want_acc, 1e-5) and want_acc > 0:
+            fail("evaluate's accuracy should be a fraction between 0 and 1 ({want:.4g}), got a percentage ({got:.4g}).",
+                 "evaluate 的准确率应为 0 到 1 之间的比例（{want:.4g}），实际得到百分数（{got:.4g}）。",
+                 want=want_acc, got=acc, key="accuracy-percent")
+        if abs(acc - want_acc * HELPER_N / len(sizes)) < 1e-6:
+            fail("evaluate's accuracy divides the correct count by the number of batches ({batches}), not by the "
+                 "number of samples ({n}).",
+                 "evaluate 的准确率用正确个数除以 batch 个数（{batches}），而不是样本数（{n}）。",
+                 batches=len(sizes), n=HELPER_N, key="divided-by-batches")
+        expect_number(acc, want_acc, ("evaluate's accuracy (correct predictions / number of samples)",
+                                      "evaluate 的准确率（预测正确数 / 样本数）"), rtol=0)
+
+
+def single_sample_last(model, x, y):
+    """The samples reordered so that the last batch (one sample) holds the sample whose loss is farthest from
+    the mean of the others: a mean that does not weight batches by their size is then off by a clear margin."""
+    model.eval()
+    with torch.no_grad():
+        losses = nn.functional.cross_entropy(model(x), y, reduction="none")
+    rest = (losses.sum() - losses) / (len(losses) - 1)
+    last = int((losses - rest).abs().argmax())
+    order = torch.cat([torch.arange(len(y))[torch.arange(len(y)) != last], torch.tensor([last])])
+    return x[order], y[order]
+
 
 def expected_eval(model, x, y):
     model.eval()
@@ -222,353 +547,311 @@ def expected_eval(model, x, y):
     return logits, float(nn.functional.cross_entropy(logits, y)), float((logits.argmax(1) == y).float().mean())
 
 
-def check_criterion_inputs(losses, where):
-    """Structure of what reached the loss: raw logits and integer class targets."""
-    if not losses:
-        fail(f"{where} never called the criterion it was given: compute each batch's loss with criterion(logits, y).",
-             f"{where} 没有调用传入的 criterion：请用 criterion(logits, y) 计算每个 batch 的损失。")
-    for rec in losses:
-        if rec["probs"] and not rec["raw"]:
-            fail(f"{where} passed probabilities (softmax outputs) to CrossEntropyLoss: it applies log_softmax "
-                 "itself, so give it the model's raw outputs (logits). A softmax before it squashes the "
-                 "gradients and slows learning.",
-                 f"{where} 把概率（softmax 的输出）传给了 CrossEntropyLoss：它内部已经做了 log_softmax，"
-                 "应直接传入模型的原始输出（logits）。提前 softmax 会压扁梯度、拖慢学习。")
-        if rec["log_probs"] and not rec["raw"]:
-            fail(f"{where} passed log_softmax outputs to CrossEntropyLoss, which applies log_softmax itself: "
-                 "give it the model's raw outputs (logits).",
-                 f"{where} 把 log_softmax 的输出传给了 CrossEntropyLoss，而它内部已经做了 log_softmax："
-                 "请直接传入模型的原始输出（logits）。")
-        if not rec["raw"]:
-            fail(f"{where} did not pass the model's outputs unchanged to the criterion: "
-                 "CrossEntropyLoss expects the raw logits of the batch.",
-                 f"{where} 没有把模型输出原样传给 criterion：CrossEntropyLoss 需要该 batch 的原始 logits。")
-        if rec["target_dtype"] not in ("int64", "long"):
-            fail(f"{where} gave CrossEntropyLoss targets of dtype {rec['target_dtype']}: pass the integer "
-                 "class indices y from the loader (int64), not one-hot or float targets.",
-                 f"{where} 传给 CrossEntropyLoss 的目标 dtype 为 {rec['target_dtype']}：请直接传入 loader 给出的整数类别索引 y"
-                 "（int64），不要用 one-hot 或浮点目标。")
-
-
-def _names(what):
-    """A name shown in a message, as (English, Chinese)."""
-    return what if isinstance(what, tuple) else (what, what)
-
-
-def check_number(value, what):
-    what, what_zh = _names(what)
-    if isinstance(value, torch.Tensor) and tensor_info(value).get("requires_grad"):
-        fail(f"{what} is a tensor that still requires grad (it keeps the whole graph alive): "
-             "accumulate loss.item() (a Python float) instead of the loss tensor.",
-             f"{what_zh} 是一个仍然 requires_grad 的 tensor（会让整张计算图一直留在内存里）："
-             "请累加 loss.item()（Python float），而不是 loss tensor。")
-    if isinstance(value, torch.Tensor) and value.numel() == 1:
-        value = float(value.reshape(()))
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        fail(f"{what} should be a number, got {type(value).__name__}.", f"{what_zh} 应该是一个数，实际得到 {type(value).__name__}。")
-    return float(value)
-
-
-def expect_value(value, want, what, *, rtol=1e-4, atol=1e-6):
-    """Like checking.expect_number, with the name in both languages."""
-    what, what_zh = _names(what)
-    if not abs(value - want) <= atol + rtol * abs(want):
-        fail(f"{what} should be {want:.4g}, got {value:.4g}.", f"{what_zh} 应为 {want:.4g}，实际为 {value:.4g}。")
-
-
-def mean_mistakes(value, batch_losses, sizes, what):
-    """Explain a wrong mean loss: unweighted batch means, or a sum divided by the number of batches."""
-    what, what_zh = _names(what)
-    n = sum(sizes)
-    weighted = sum(l * s for l, s in zip(batch_losses, sizes))
-    if abs(value - sum(batch_losses) / len(sizes)) <= 1e-4 * (1 + abs(value)):
-        fail(f"{what} is the plain average of the batch losses, but the last batch is smaller ({sizes[-1]} of "
-             f"{sizes[0]} samples): weight each batch by its size, sum(loss * batch size) / number of samples.",
-             f"{what_zh} 是各 batch 损失的简单平均，但最后一个 batch 更小（{sizes[-1]} 个样本，其他为 {sizes[0]} 个）："
-             "请按 batch 大小加权：sum(loss * batch 大小) / 样本总数。")
-    if abs(value - weighted / len(sizes)) <= 1e-4 * (1 + abs(value)):
-        fail(f"{what} divides the sum by the number of batches ({len(sizes)}), not by the number of samples ({n}).",
-             f"{what_zh} 除以的是 batch 的个数（{len(sizes)}），而不是样本数（{n}）。")
-    if abs(value - sum(batch_losses)) <= 1e-4 * (1 + abs(value)):
-        fail(f"{what} is the sum of the batch losses: average it over the samples (weight each batch by its size).",
-             f"{what_zh} 是各 batch 损失之和：请对样本求平均（按 batch 大小加权）。")
-
-
-@check("accuracy is the fraction of correct argmax predictions", points=1, zh="accuracy 是 argmax 预测正确的比例")
-def test_accuracy(submission, rng):
-    n = int(torch.randint(20, 40, (1,), generator=rng))
-    logits = torch.randn(n, 5, generator=rng)
-    targets = torch.randint(0, 5, (n,), generator=rng)
-    targets[: n // 2] = logits[: n // 2].argmax(dim=1)  # about half right
-    expected = float((logits.argmax(dim=1) == targets).float().mean())
-    value = check_number(submission.accuracy(logits, targets), "accuracy(logits, targets)")
-    if abs(value - 100 * expected) < 1e-3 and expected > 0:
-        fail(f"accuracy should be a fraction between 0 and 1 ({expected:.4g}), got a percentage ({value:.4g}).",
-             f"accuracy 应该是 0 到 1 之间的比例（{expected:.4g}），实际得到的是百分数（{value:.4g}）。")
-    expect_value(value, expected, (f"accuracy(logits[{n}, 5], targets[{n}]) (the predicted class is the argmax over dim 1)",
-                                   f"accuracy(logits[{n}, 5], targets[{n}])（预测类别是沿 dim 1 的 argmax）"))
-
-
-@check("evaluate: eval mode, no_grad, mean loss and accuracy over the samples", points=2,
-       zh="evaluate：eval 模式、no_grad、按样本平均的损失和准确率")
-def test_evaluate(submission, rng):
-    sample = draw_task(rng, 50)
-    x, y = sample(50)
-    model = new_model(rng)
-    batch_size = 16
-    out = submission.probe(run_evaluate, model.state_dict(), x, y, batch_size,
-                           what="`evaluate(model, val_loader, criterion)`")
-    forwards = out["forwards"]
-    if not forwards:
-        fail("evaluate never called the model.", "evaluate 没有调用模型。")
-    if any(f["training"] for f in forwards):
-        fail("evaluate ran the model in training mode: call model.eval() first, or Dropout keeps dropping units "
-             "and the validation loss is noisy and too high.",
-             "evaluate 在训练模式下运行了模型：请先调用 model.eval()，否则 Dropout 仍会随机丢弃神经元，验证损失偏高且抖动。")
-    if any(f["grad_enabled"] for f in forwards):
-        fail("evaluate ran the model with gradient tracking on: wrap the validation loop in torch.no_grad() "
-             "(no graph is built, which saves memory and time).",
-             "evaluate 运行模型时仍在记录梯度：请把验证循环放在 torch.no_grad() 中（不建计算图，省内存也省时间）。")
-    check_criterion_inputs(out["losses"], "evaluate")
-    value = out["value"]
-    if not isinstance(value, tuple) or len(value) != 2:
-        fail("evaluate should return two numbers, (mean loss, accuracy).", "evaluate 应返回两个数：(平均损失, 准确率)。")
-    loss, acc = (check_number(v, names) for v, names in
-                 zip(value, (("evaluate's loss", "evaluate 返回的损失"), ("evaluate's accuracy", "evaluate 返回的准确率"))))
-    logits, want_loss, want_acc = expected_eval(model, x, y)
-    sizes = batches_of(50, batch_size)
-    if abs(loss - want_loss) > 1e-4 * (1 + abs(want_loss)):
-        if abs(acc - want_loss) <= 1e-4 * (1 + want_loss) and abs(loss - want_acc) <= 1e-4:
-            fail("evaluate returned (accuracy, loss): return (loss, accuracy).", "evaluate 返回了 (准确率, 损失)：应返回 (损失, 准确率)。")
-        mean_mistakes(loss, [r["loss"] for r in out["losses"]], sizes, ("the loss evaluate returned", "evaluate 返回的损失"))
-        expect_value(loss, want_loss, ("evaluate's mean cross-entropy loss over the samples", "evaluate 按样本平均的交叉熵损失"))
-    if abs(acc - want_acc) > 1e-6:
-        if abs(acc - 100 * want_acc) < 1e-3 and want_acc > 0:
-            fail(f"evaluate's accuracy should be a fraction between 0 and 1 ({want_acc:.4g}), got a percentage ({acc:.4g}).",
-                 f"evaluate 的准确率应为 0 到 1 之间的比例（{want_acc:.4g}），实际得到百分数（{acc:.4g}）。")
-        correct = want_acc * 50
-        if abs(acc - correct / len(sizes)) < 1e-6:
-            fail(f"evaluate's accuracy divides the correct count by the number of batches ({len(sizes)}), not by "
-                 "the number of samples (50).",
-                 f"evaluate 的准确率用正确个数除以 batch 个数（{len(sizes)}），而不是样本数（50）。")
-        expect_value(acc, want_acc, ("evaluate's accuracy (correct predictions / number of samples)",
-                                     "evaluate 的准确率（预测正确数 / 样本数）"))
-
-
-@check("train_one_epoch: train mode, fresh gradients each batch, one step per batch, mean loss", points=3,
+@check("train_one_epoch: train mode, fresh gradients each batch, one step per batch, mean loss", points=2,
        zh="train_one_epoch：训练模式、每个 batch 的梯度都是新的、每个 batch 一步更新、平均损失")
 def test_train_one_epoch(submission, rng):
-    sample = draw_task(rng, 50)
-    x, y = sample(50)
+    x, y = draw_task(rng)(HELPER_N)
     model = new_model(rng)
-    batch_size, lr = 16, 0.1
-    sizes = batches_of(50, batch_size)
-    out = submission.probe(run_train_epoch, model.state_dict(), x, y, batch_size, lr,
+    sizes = batches_of(HELPER_N, HELPER_BATCH)
+    out = submission.probe(run_train_epoch, model.state_dict(), x, y, HELPER_BATCH, 0.1,
                            what="`train_one_epoch(model, train_loader, criterion, optimizer)`")
-    forwards, steps = out["forwards"], out["steps"]
-    if not forwards:
-        fail("train_one_epoch never called the model.", "train_one_epoch 没有调用模型。")
-    if not any(f["training"] for f in forwards):
-        fail("train_one_epoch ran the model in evaluation mode: call model.train() at the start of each training "
-             "epoch (the validation pass left the model in eval mode, so Dropout was off).",
-             "train_one_epoch 在评估模式下运行了模型：请在每个训练 epoch 开始时调用 model.train()"
-             "（验证阶段把模型留在了 eval 模式，Dropout 被关掉了）。")
-    if not all(f["grad_enabled"] for f in forwards):
-        fail("train_one_epoch ran the model without gradient tracking (under no_grad?): training needs the graph.",
-             "train_one_epoch 在不记录梯度的情况下运行了模型（在 no_grad 里？）：训练需要计算图。")
+    steps = out["steps"]
+    check_forwards(out["forwards"], "train_one_epoch", training=True)
     check_criterion_inputs(out["losses"], "train_one_epoch")
     if len(steps) != len(sizes):
-        fail(f"{len(sizes)} batches should give {len(sizes)} optimizer steps (one per batch), got {len(steps)}: "
-             "call optimizer.step() after each batch's backward, inside the loop.",
-             f"{len(sizes)} 个 batch 应进行 {len(sizes)} 次 optimizer.step()（每个 batch 一次），实际 {len(steps)} 次："
-             "请在循环内、每个 batch 的 backward 之后调用 optimizer.step()。")
-    for k, step in enumerate(steps):
+        fail("{n} batches should give {n} optimizer steps (one per batch), got {got}: call optimizer.step() after "
+             "each batch's backward, inside the loop.",
+             "{n} 个 batch 应进行 {n} 次 optimizer.step()（每个 batch 一次），实际 {got} 次："
+             "请在循环内、每个 batch 的 backward 之后调用 optimizer.step()。", n=len(sizes), got=len(steps),
+             key="steps-per-batch")
+    for k, step in enumerate(steps, start=1):
         if step["missing"]:
-            fail(f"at optimizer.step() of batch {k + 1} there were no gradients: call loss.backward() before "
+            fail("At optimizer.step() of batch {k} there were no gradients: call loss.backward() before "
                  "optimizer.step(), and zero_grad before backward (not between backward and step).",
-                 f"第 {k + 1} 个 batch 执行 optimizer.step() 时没有梯度：应在 optimizer.step() 之前调用 loss.backward()，"
-                 "并在 backward 之前（而不是 backward 与 step 之间）调用 zero_grad。")
+                 "第 {k} 个 batch 执行 optimizer.step() 时没有梯度：应在 optimizer.step() 之前调用 loss.backward()，"
+                 "并在 backward 之前（而不是 backward 与 step 之间）调用 zero_grad。", k=k, key="no-gradients-at-step")
         if not step["fresh"]:
-            fail(f"at optimizer.step() of batch {k + 1} the gradients also held earlier batches' gradients: "
-                 "gradients accumulate, so call optimizer.zero_grad() at every batch before loss.backward().",
-                 f"第 {k + 1} 个 batch 执行 optimizer.step() 时，梯度里还累加着之前 batch 的梯度："
-                 "梯度会累加，请在每个 batch 的 loss.backward() 之前调用 optimizer.zero_grad()。")
-    value = check_number(out["value"], ("the loss train_one_epoch returned", "train_one_epoch 返回的损失"))
+            fail("At optimizer.step() of batch {k} the gradients also held earlier batches' gradients: gradients "
+                 "accumulate, so call optimizer.zero_grad() at every batch before loss.backward().",
+                 "第 {k} 个 batch 执行 optimizer.step() 时，梯度里还累加着之前 batch 的梯度："
+                 "梯度会累加，请在每个 batch 的 loss.backward() 之前调用 optimizer.zero_grad()。", k=k,
+                 key="zero-grad-missing")
     batch_losses = [r["loss"] for r in out["losses"]]
-    if len(batch_losses) == len(sizes):
-        want = sum(l * s for l, s in zip(batch_losses, sizes)) / sum(sizes)
-        if abs(value - want) > 1e-4 * (1 + abs(want)):
-            mean_mistakes(value, batch_losses, sizes, ("the loss train_one_epoch returned", "train_one_epoch 返回的损失"))
-            expect_value(value, want, ("train_one_epoch's mean training loss over the samples",
-                                       "train_one_epoch 按样本平均的训练损失"))
+    want = sum(loss * s for loss, s in zip(batch_losses, sizes)) / sum(sizes)
+    what = ("the loss train_one_epoch returned", "train_one_epoch 返回的损失")
+    value = python_float(out["value"], want, what)
+    if len(batch_losses) == len(sizes) and not close(value, want):
+        mean_mistakes(value, batch_losses, sizes, what)
+        expect_number(value, want, ("train_one_epoch's mean training loss over the samples",
+                                    "train_one_epoch 按样本平均的训练损失"))
 
 
-VAL_SIZE, TRAIN_SIZE, TEST_SIZE, EPOCHS, NOISY = 200, 320, 400, 10, 2
+# -- checks: fit -----------------------------------------------------------------------------
+
+VAL_SIZE, TRAIN_SIZE, TEST_SIZE = 200, 320, 400
+_FIT_RUNS, _SCRIPTED = {}, {}
 
 
-_FIT_RUNS = {}
-
-
-def best_epochs(records):
-    """The epoch of the lowest validation loss, and every epoch within rounding of it (near ties may
-    order differently when the loss is summed batch by batch)."""
-    losses = [r["loss"] for r in records]
-    best = min(range(len(losses)), key=lambda k: (losses[k], k))
-    return best, [k for k, v in enumerate(losses) if v <= losses[best] * (1 + 1e-4) + 1e-6]
-
-
-def _same_state(state, reference):
-    return all(isinstance(state.get(k), torch.Tensor) and state[k].shape == v.shape
-               and torch.allclose(state[k].double(), v.double(), rtol=1e-5, atol=1e-6) for k, v in reference.items())
-
-
-def fit_case(submission, rng):
-    """Run fit once per grading (the three fit checks judge the same run; the first check's rng draws it)."""
+def fit_run(submission, rng):
+    """The real training, once per grading."""
     if id(submission) not in _FIT_RUNS:
-        _FIT_RUNS[id(submission)] = _run_fit(submission, rng)
+        sample = draw_task(rng)
+        train, val, test = sample(TRAIN_SIZE), sample(VAL_SIZE), sample(TEST_SIZE)
+        model = new_model(rng)
+        out = submission.probe(run_fit, model.state_dict(), list(train), list(val), EPOCHS, 0.01,
+                               what=f"`fit(model, train_loader, val_loader, epochs={EPOCHS}, lr=0.01)`")
+        _FIT_RUNS[id(submission)] = (out, model, test)
     return _FIT_RUNS[id(submission)]
 
 
-def _run_fit(submission, rng):
-    sample = draw_task(rng, 0)
-    train, val, (x_test, y_test) = sample(TRAIN_SIZE), sample(VAL_SIZE), sample(TEST_SIZE)
-    model = new_model(rng)
-    out = submission.probe(run_fit, model.state_dict(), list(train), list(val), EPOCHS, NOISY, 0.01,
-                           what=f"`fit(model, train_loader, val_loader, epochs={EPOCHS}, lr=0.01)`")
-    return out, model, x_test, y_test
-
-
-def check_fit_structure(out):
-    if out["returned"] not in ("tuple", "list") or out["history"] is None:
-        fail(f"fit should return (best_state, history), got a {out['returned']}.",
-             f"fit 应返回 (best_state, history)，实际得到 {out['returned']}。")
-    best = out["best"]
-    if not isinstance(best, dict):
-        fail(f"best_state should be a state_dict (a dict of tensors), got {type(best).__name__}: did you keep "
-             "the model itself, or forget to set it?",
-             f"best_state 应是一个 state_dict（tensor 的字典），实际得到 {type(best).__name__}：是不是保存了模型本身，或者忘了赋值？")
-    keys = set(MLP().state_dict())
-    if set(best) != keys:
-        fail(f"best_state should have the keys of model.state_dict() ({sorted(keys)}), got {sorted(best)[:6]}.",
-             f"best_state 的键应与 model.state_dict() 相同（{sorted(keys)}），实际为 {sorted(best)[:6]}。")
-    if out["train_passes"] != EPOCHS or len(out["val"]) < EPOCHS:
-        fail(f"fit(..., epochs={EPOCHS}) should run {EPOCHS} training and {EPOCHS} validation passes, got "
-             f"{out['train_passes']} and {len(out['val'])}.",
-             f"fit(..., epochs={EPOCHS}) 应进行 {EPOCHS} 次训练和 {EPOCHS} 次验证，实际为 {out['train_passes']} 次和 {len(out['val'])} 次。")
-    if not isinstance(out["history"], (list, tuple)) or len(out["history"]) != EPOCHS:
-        fail(f"history should be a list with one entry per epoch ({EPOCHS}).",
-             f"history 应是一个列表，每个 epoch 一项（共 {EPOCHS} 项）。")
-
-
-@check("fit: the best weights reach 85% accuracy on fresh data", points=1,
-       zh="fit：最佳权重在新数据上达到 85% 的准确率")
-def test_fit_accuracy(submission, rng):
-    out, model, x_test, y_test = fit_case(submission, rng)
+@check("fit trains the model: its best epoch classifies 85% of fresh samples", points=1,
+       zh="fit 训练了模型：最好的 epoch 在新样本上达到 85% 的准确率")
+def test_fit_trains(submission, rng):
+    out, model, (x_test, y_test) = fit_run(submission, rng)
+    records = out["val"][:EPOCHS]
     record_curve("validation loss per epoch (true loss of your model after each epoch)",
-                 {"yours": [r["loss"] for r in out["val"][:EPOCHS]]}, log=True, xlabel="epoch")
-    check_fit_structure(out)
-    model.load_state_dict(out["best"])
+                 {"yours": [r["loss"] for r in records]}, log=True, xlabel="epoch")
+    if len(out["val"]) < EPOCHS:
+        fail("fit(..., epochs={epochs}) should validate once per epoch, {epochs} times, got {got} validation passes.",
+             "fit(..., epochs={epochs}) 应每个 epoch 验证一次，共 {epochs} 次，实际验证了 {got} 次。",
+             epochs=EPOCHS, got=len(out["val"]), key="epochs-not-run")
+    best = min(range(len(records)), key=lambda k: records[k]["loss"])
+    model.load_state_dict(records[best]["state"])
     _, loss, acc = expected_eval(model, x_test, y_test)
-    best, good = best_epochs(out["val"][:EPOCHS])
-    if acc < 0.85 and not any(_same_state(out["best"], out["val"][k]["state"]) for k in good):
-        fail(f"the weights fit returned classify {acc:.1%} of {TEST_SIZE} fresh samples correctly (85% is expected), "
-             f"but they are not the weights of the best epoch (epoch {best + 1}, validation accuracy "
-             f"{out['val'][best]['acc']:.1%}): see the best_state check.",
-             f"fit 返回的权重在 {TEST_SIZE} 个新样本上的准确率为 {acc:.1%}（期望至少 85%），但它们不是最佳 epoch 的权重"
-             f"（第 {best + 1} 个 epoch，验证准确率 {out['val'][best]['acc']:.1%}）：见 best_state 的检查。")
     if acc < 0.85:
-        fail(f"the best weights fit returned classify {acc:.1%} of {TEST_SIZE} fresh samples correctly "
-             f"(test loss {loss:.3f}); 85% is expected. Is the model trained (zero_grad, backward, step) with "
-             "CrossEntropyLoss on raw logits and Adam with the given lr?",
-             f"fit 返回的最佳权重在 {TEST_SIZE} 个新样本上的准确率为 {acc:.1%}（测试损失 {loss:.3f}），期望至少 85%。"
-             "模型是否真的在训练（zero_grad、backward、step），CrossEntropyLoss 是否用原始 logits，是否用了给定 lr 的 Adam？")
+        fail("After fit, the model's best epoch classifies {acc:.1%} of {n} fresh samples correctly (test loss "
+             "{loss:.3f}); 85% is expected. Does fit train with CrossEntropyLoss and Adam(model.parameters(), lr=lr), "
+             "for every epoch?",
+             "fit 之后，模型最好的 epoch 在 {n} 个新样本上的准确率为 {acc:.1%}（测试损失 {loss:.3f}），期望至少 85%。"
+             "fit 是否用 CrossEntropyLoss 和 Adam(model.parameters(), lr=lr) 训练了每一个 epoch？",
+             acc=acc, n=TEST_SIZE, loss=loss, key="not-trained")
+
+
+VAL_N, TRAIN_N = 40, 64
+
+
+def design(rng):
+    """The scripted run's numbers, per pass (EPOCHS + 2, in case fit validates more). Over the epochs: validation
+    accuracy strictly highest at `acc_best`, strictly lowest at the first epoch; validation loss strictly lowest at
+    `loss_best`, before `acc_best`, never at the first or last epoch; training loss falling. Losses stay below
+    every accuracy, so a value sent to the scheduler or kept in history tells which it is."""
+    passes = EPOCHS + 2
+    loss_best = int(torch.randint(2, 6, (1,), generator=rng))
+    acc_best = int(torch.randint(max(loss_best + 1, 5), EPOCHS - 1, (1,), generator=rng))
+    correct = [30 + k if k <= acc_best else 30 + 2 * acc_best - k for k in range(passes)]
+    low = 0.30 + 0.02 * float(torch.rand((), generator=rng))
+    val_loss = [low + (0.05 * (loss_best - k) if k <= loss_best else 0.03 * (k - loss_best) + 0.004)
+                for k in range(passes)]
+    train_loss = [1.5 - 0.04 * k for k in range(passes)]
+    return {"loss_best": loss_best, "acc_best": acc_best, "correct": correct, "val_loss": val_loss,
+            "train_loss": train_loss}
+
+
+def scripted_logits(plan, rng):
+    """Logits as log-probabilities, so that cross-entropy and accuracy come out as planned. Per validation pass,
+    `correct` samples give their class a probability exp(-right), the others exp(-wrong) (below 1/3: a wrong
+    class has the largest), with right and wrong chosen so that the mean is the planned loss."""
+    val_y = torch.randint(0, CLASSES, (VAL_N,), generator=rng)
+    train_y = torch.randint(0, CLASSES, (TRAIN_N,), generator=rng)
+    val = []
+    for correct, loss in zip(plan["correct"], plan["val_loss"]):
+        acc = correct / VAL_N
+        wrong = min(max((loss - 0.3 * acc) / (1 - acc), 1.15), 3.0)
+        right = (loss - (1 - acc) * wrong) / acc  # in (0.05, 0.9) for every plan design() makes
+        is_right = torch.zeros(VAL_N, dtype=torch.bool)
+        is_right[torch.randperm(VAL_N, generator=rng)[:correct]] = True
+        q = torch.where(is_right, torch.tensor(right), torch.tensor(wrong)).double().neg().exp()
+        probs = torch.empty(VAL_N, CLASSES, dtype=torch.float64)
+        rows = torch.arange(VAL_N)
+        probs[rows, val_y] = q
+        probs[rows, (val_y + 1) % CLASSES] = torch.where(is_right, (1 - q) / 2, 1 - 2 * q)
+        probs[rows, (val_y + 2) % CLASSES] = torch.where(is_right, (1 - q) / 2, q)
+        val.append(probs.log().float())
+    train = []
+    for loss in plan["train_loss"]:
+        q = torch.exp(torch.tensor(-loss, dtype=torch.float64))
+        probs = torch.full((TRAIN_N, CLASSES), float((1 - q) / 2), dtype=torch.float64)
+        probs[torch.arange(TRAIN_N), train_y] = q
+        train.append(probs.log().float())
+    return torch.stack(val), val_y, torch.stack(train), train_y
+
+
+def scripted_run(submission, rng):
+    """The scripted run, once per grading; with the judge's own losses and accuracies per pass."""
+    if id(submission) not in _SCRIPTED:
+        plan = design(rng)
+        val, val_y, train, train_y = scripted_logits(plan, rng)
+        truth = {"val_loss": [float(nn.functional.cross_entropy(v, val_y)) for v in val],
+                 "val_acc": [float((v.argmax(1) == val_y).float().mean()) for v in val],
+                 "train_loss": [float(nn.functional.cross_entropy(t, train_y)) for t in train]}
+        out = submission.probe(run_scripted_fit, val, val_y, train, train_y, EPOCHS, 0.01,
+                               what=f"`fit(model, train_loader, val_loader, epochs={EPOCHS}, lr=0.01)`")
+        _SCRIPTED[id(submission)] = (out, truth)
+    return _SCRIPTED[id(submission)]
+
+
+def as_number(value):
+    if isinstance(value, torch.Tensor) and value.numel() == 1:
+        return float(value.reshape(()))
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 @check("fit: ReduceLROnPlateau is stepped once per epoch with the validation loss", points=1,
        zh="fit：每个 epoch 用验证损失调用一次 ReduceLROnPlateau.step")
 def test_fit_scheduler(submission, rng):
-    out, *_ = fit_case(submission, rng)
+    out, truth = scripted_run(submission, rng)
     steps = out["steps"]
     if not steps:
         fail("fit never stepped a ReduceLROnPlateau scheduler: create one on the optimizer (mode='min') and call "
              "scheduler.step(val_loss) after each validation pass.",
              "fit 没有调用 ReduceLROnPlateau 调度器的 step：请在 optimizer 上创建一个（mode='min'），"
-             "并在每次验证之后调用 scheduler.step(val_loss)。")
+             "并在每次验证之后调用 scheduler.step(val_loss)。", key="scheduler-not-stepped")
     if len(steps) != EPOCHS:
-        fail(f"ReduceLROnPlateau.step should be called once per epoch ({EPOCHS} times), got {len(steps)}: "
-             "call it once after validation, not after every batch.",
-             f"ReduceLROnPlateau.step 应每个 epoch 调用一次（共 {EPOCHS} 次），实际 {len(steps)} 次：请在验证之后调用一次，而不是每个 batch 都调用。")
-    history = out["history"] if isinstance(out["history"], (list, tuple)) else []
-    for k, step in enumerate(steps):
+        fail("ReduceLROnPlateau.step should be called once per epoch ({epochs} times), got {got}: call it once "
+             "after validation, not after every batch.",
+             "ReduceLROnPlateau.step 应每个 epoch 调用一次（共 {epochs} 次），实际 {got} 次：请在验证之后调用一次，"
+             "而不是每个 batch 都调用。", epochs=EPOCHS, got=len(steps), key="scheduler-steps-per-epoch")
+    for k, step in enumerate(steps, start=1):
         if step["mode"] != "min":
-            fail(f"the scheduler has mode='{step['mode']}', but a loss should go down: use mode='min' with the "
-                 "validation loss.",
-                 f"调度器的 mode='{step['mode']}'，而损失应该越小越好：请对验证损失使用 mode='min'。")
+            fail("The scheduler has mode='{mode}', but a loss should go down: use mode='min' with the validation loss.",
+                 "调度器的 mode='{mode}'，而损失应该越小越好：请对验证损失使用 mode='min'。", mode=step["mode"],
+                 key="scheduler-mode-max")
         if step["val_passes"] == 0:
             fail("ReduceLROnPlateau.step was called before any validation pass: step it with the validation loss "
-                 "of the epoch.",
-                 "ReduceLROnPlateau.step 在任何验证之前就被调用了：请用本 epoch 的验证损失调用它。")
-        val = out["val"][step["val_passes"] - 1]
-        metric = step["metric"]
-        if metric is None or abs(metric - val["loss"]) > 1e-3 * (1 + val["loss"]):
-            seen = "a non-number" if metric is None else f"{metric:.4g}"
-            guess_en = guess_zh = ""
-            if metric is not None and abs(metric - val["acc"]) < 1e-4:
-                guess_en, guess_zh = " (that is the validation accuracy)", "（这是验证准确率）"
-            elif metric is not None and k < len(history) and isinstance(history[k], dict) and \
-                    isinstance(history[k].get("train_loss"), (int, float)) and abs(metric - history[k]["train_loss"]) < 1e-6:
-                guess_en, guess_zh = " (that is the training loss)", "（这是训练损失）"
-            elif metric is not None and k < len(history) and isinstance(history[k], dict) and \
-                    isinstance(history[k].get("val_loss"), (int, float)) and abs(metric - history[k]["val_loss"]) < 1e-6:
-                fail(f"at epoch {k + 1} scheduler.step got your validation loss, {metric:.4g}, but the cross-entropy "
-                     f"of the model's logits on the validation set was {val['loss']:.4g}: fix evaluate first "
-                     "(see its check).",
-                     f"第 {k + 1} 个 epoch 中 scheduler.step 收到的是你算出的验证损失 {metric:.4g}，但模型 logits 在验证集上的"
-                     f"交叉熵是 {val['loss']:.4g}：请先修正 evaluate（见它的检查）。")
-            fail(f"at epoch {k + 1} scheduler.step got {seen}{guess_en}, but the validation loss was "
-                 f"{val['loss']:.4g}: step ReduceLROnPlateau with the validation loss.",
-                 f"第 {k + 1} 个 epoch 中 scheduler.step 收到的是 {seen}{guess_zh}，而验证损失为 {val['loss']:.4g}："
-                 "请用验证损失调用 ReduceLROnPlateau.step。")
+                 "of the epoch.", "ReduceLROnPlateau.step 在任何验证之前就被调用了：请用本 epoch 的验证损失调用它。",
+                 key="scheduler-before-validation")
+        p = min(step["val_passes"], len(truth["val_loss"])) - 1
+        metric, want = step["metric"], truth["val_loss"][p]
+        if metric is not None and close(metric, want, 1e-3):
+            continue
+        values = dict(k=k, got=describe(metric) if metric is None else f"{metric:.4g}", want=want)
+        if metric is not None and close(metric, truth["val_acc"][p], 1e-4):
+            fail("At epoch {k} scheduler.step got {got}, the validation accuracy, but the validation loss was "
+                 "{want:.4g}: step ReduceLROnPlateau (mode='min') with the loss. Are loss and accuracy swapped when "
+                 "you unpack evaluate's (loss, accuracy)?",
+                 "第 {k} 个 epoch 中 scheduler.step 收到的是 {got}，即验证准确率，而验证损失为 {want:.4g}："
+                 "请用损失调用 ReduceLROnPlateau（mode='min'）。解包 evaluate 返回的 (损失, 准确率) 时是不是把两者写反了？",
+                 key="scheduler-val-accuracy", **values)
+        if metric is not None and close(metric, truth["train_loss"][min(k, len(truth["train_loss"])) - 1], 1e-4):
+            fail("At epoch {k} scheduler.step got {got}, the training loss, but the validation loss was {want:.4g}: "
+                 "step ReduceLROnPlateau with the validation loss (the training loss keeps falling even when the "
+                 "model stops improving).",
+                 "第 {k} 个 epoch 中 scheduler.step 收到的是 {got}，即训练损失，而验证损失为 {want:.4g}："
+                 "请用验证损失调用 ReduceLROnPlateau（即使模型不再变好，训练损失也会一直下降）。",
+                 key="scheduler-train-loss", **values)
+        fail("At epoch {k} scheduler.step got {got}, but the validation loss was {want:.4g}: step ReduceLROnPlateau "
+             "with the validation loss.",
+             "第 {k} 个 epoch 中 scheduler.step 收到的是 {got}，而验证损失为 {want:.4g}："
+             "请用验证损失调用 ReduceLROnPlateau.step。", key="scheduler-wrong-metric", **values)
+
+
+def swapped_history(history, truth) -> bool:
+    """Does the learner's history hold each epoch's accuracy as its val_loss (evaluate's pair unpacked swapped)?"""
+    if not isinstance(history, (list, tuple)) or not history:
+        return False
+    values = [as_number(h.get("val_loss")) if isinstance(h, dict) else None for h in history]
+    return all(v is not None and close(v, acc) for v, acc in zip(values, truth["val_acc"]))
+
+
+def check_returned_pair(out):
+    if out["returned"] not in ("tuple", "list") or out["history"] is None:
+        fail("fit should return (best_state, history), got {got}.", "fit 应返回 (best_state, history)，实际得到 {got}。",
+             got=out["returned"], key="fit-not-a-pair")
+
+
+@check("fit: history has one entry per epoch with its train_loss, val_loss and val_acc", points=1,
+       zh="fit：history 每个 epoch 一项，含 train_loss、val_loss 和 val_acc")
+def test_fit_history(submission, rng):
+    out, truth = scripted_run(submission, rng)
+    check_returned_pair(out)
+    history = out["history"]
+    if len(history) != EPOCHS:
+        fail("history should have one entry per epoch ({epochs}), got {got}.",
+             "history 应每个 epoch 一项（共 {epochs} 项），实际有 {got} 项。", epochs=EPOCHS, got=len(history),
+             key="history-length")
+    for k, entry in enumerate(history):
+        if not isinstance(entry, dict) or not {"train_loss", "val_loss", "val_acc"} <= set(entry):
+            fail("history[{k}] should be a dict with the keys \"train_loss\", \"val_loss\" and \"val_acc\", got {got}.",
+                 "history[{k}] 应是含 \"train_loss\"、\"val_loss\" 和 \"val_acc\" 三个键的字典，实际得到 {got}。",
+                 k=k, got=sorted(entry) if isinstance(entry, dict) else entry, key="history-keys")
+        got = {name: as_number(entry[name]) for name in ("train_loss", "val_loss", "val_acc")}
+        want = {name: truth[name][k] for name in got}
+        if all(v is not None for v in got.values()) and close(got["val_loss"], want["val_acc"]) and \
+                close(got["val_acc"], want["val_loss"]):
+            fail("history[{k}] has val_loss {loss:.4g} and val_acc {acc:.4g}, swapped: evaluate returns (loss, "
+                 "accuracy), unpack it in that order.",
+                 "history[{k}] 的 val_loss 为 {loss:.4g}、val_acc 为 {acc:.4g}，两者反了：evaluate 返回的是 (损失, 准确率)，"
+                 "请按这个顺序解包。", k=k, loss=got["val_loss"], acc=got["val_acc"], key="swapped-pair")
+        for name in got:
+            if got[name] is None or not close(got[name], want[name]):
+                fail("history[{k}][\"{name}\"] should be {want:.4g}, the value of epoch {epoch}, got {got}.",
+                     "history[{k}][\"{name}\"] 应为第 {epoch} 个 epoch 的值 {want:.4g}，实际为 {got}。",
+                     k=k, name=name, want=want[name], epoch=k + 1,
+                     got=describe(entry[name]) if got[name] is None else f"{got[name]:.4g}", key="history-values")
 
 
 @check("fit: best_state is a copy of the weights of the epoch with the lowest validation loss", points=2,
        zh="fit：best_state 是验证损失最低那个 epoch 的权重的副本")
 def test_fit_best_state(submission, rng):
-    out, *_ = fit_case(submission, rng)
-    check_fit_structure(out)
+    out, truth = scripted_run(submission, rng)
+    best = out["best"]
+    if out["best_type"] not in ("dict", "OrderedDict"):
+        if out["best_type"] == "ScriptedModel":
+            fail("best_state should be a state_dict, got the model itself: return model.state_dict() (a copy taken at "
+                 "the best epoch).",
+                 "best_state 应是一个 state_dict，实际得到的是模型本身：请返回 model.state_dict()（在最佳 epoch 时复制的副本）。",
+                 key="best-state-is-model")
+        fail("best_state should be a state_dict (a dict of tensors), got {got}: did you forget to set it?",
+             "best_state 应是一个 state_dict（tensor 的字典），实际得到 {got}：是不是忘了给它赋值？",
+             got=describe(best), key="best-state-missing")
+    if set(best) != {"weight", "tag"}:
+        fail("best_state should have the keys of model.state_dict() ({want}), got {got}.",
+             "best_state 的键应与 model.state_dict() 相同（{want}），实际为 {got}。",
+             want=["tag", "weight"], got=sorted(best)[:6], key="best-state-keys")
     if out["shared"]:
-        fail(f"best_state shares memory with the model's live parameters ({out['shared'][0]}...): "
-             "model.state_dict() returns references that keep changing as training goes on, and dict.copy() "
-             "copies only the dict. Keep a deep copy: copy.deepcopy(model.state_dict()) or "
-             "{k: v.clone() for k, v in ...}.",
-             f"best_state 与模型正在训练的参数共享内存（{out['shared'][0]}...）：model.state_dict() 返回的是引用，"
-             "会随训练不断变化，dict.copy() 也只复制了字典本身。请深拷贝：copy.deepcopy(model.state_dict()) 或 "
-             "{k: v.clone() for k, v in ...}。")
-    records = out["val"][:EPOCHS]
-    losses = [r["loss"] for r in records]
-    best, good = best_epochs(records)
-    matches = [k for k, r in enumerate(records) if _same_state(out["best"], r["state"])]
-    if any(k in good for k in matches):
+        fail("best_state shares memory with the model's live weights ({name}...): model.state_dict() returns "
+             "references that keep changing as training goes on, and neither dict.copy() nor .cpu() on a CPU "
+             "tensor copies them. Keep a deep copy: copy.deepcopy(model.state_dict()) or "
+             "{{k: v.clone() for k, v in ...}}.",
+             "best_state 与模型正在训练的权重共享内存（{name}...）：model.state_dict() 返回的是引用，会随训练不断变化，"
+             "dict.copy() 和对 CPU tensor 调用 .cpu() 都不会复制它们。请深拷贝：copy.deepcopy(model.state_dict()) 或 "
+             "{{k: v.clone() for k, v in ...}}。", name=out["shared"][0], key="best-state-shared")
+    losses, accs = truth["val_loss"], truth["val_acc"]
+    passes = min(out["passes"]["val"], len(losses))
+    want = min(range(passes), key=lambda k: losses[k])
+    epoch = int(best["tag"])
+    weights = out["weights"]
+    if epoch == want and epoch < len(weights) and torch.allclose(best["weight"], weights[epoch]):
         return
-    if not matches:
-        fail("best_state matches the weights of no epoch: copy model.state_dict() right after the validation "
-             "pass in which the validation loss improved.",
-             "best_state 与任何一个 epoch 结束时的权重都不一致：请在验证损失变好的那次验证之后立刻复制 model.state_dict()。")
-    which = matches[0]
-    history = out["history"]
-    yours = [h.get("val_loss") if isinstance(h, dict) else None for h in history]
-    if all(isinstance(v, (int, float)) for v in yours) and len(yours) == len(losses) and \
-            which == min(range(len(yours)), key=lambda k: (yours[k], k)) and \
-            any(abs(a - b) > 1e-3 * (1 + b) for a, b in zip(yours, losses)):
-        fail(f"best_state follows your validation losses (lowest at epoch {which + 1}), but they are not the "
-             f"cross-entropy of the model's logits on the validation set (lowest at epoch {best + 1}): fix "
-             "evaluate first (see its check).",
-             f"best_state 依据的是你算出的验证损失（第 {which + 1} 个 epoch 最低），但它们不是模型 logits 在验证集上的交叉熵"
-             f"（第 {best + 1} 个 epoch 最低）：请先修正 evaluate（见它的检查）。")
-    fail(f"best_state holds the weights of epoch {which + 1} (validation loss {losses[which]:.4g}), but epoch "
-         f"{best + 1} had the lowest validation loss ({losses[best]:.4g}): keep a copy only when the validation "
-         "loss improves on the best so far (in the checks the last epochs train on noisy labels, so the best "
-         "epoch is not the last).",
-         f"best_state 是第 {which + 1} 个 epoch 的权重（验证损失 {losses[which]:.4g}），但验证损失最低的是第 {best + 1} 个 epoch"
-         f"（{losses[best]:.4g}）：只有当验证损失优于目前最好值时才保存副本（检查中最后几个 epoch 用带噪声的标签训练，"
-         "所以最好的 epoch 不是最后一个）。")
+    if not 0 <= epoch < passes or epoch >= len(weights) or not torch.allclose(best["weight"], weights[epoch]):
+        fail("best_state matches the weights of no epoch: copy model.state_dict() right after the validation pass "
+             "in which the validation loss improved.",
+             "best_state 与任何一个 epoch 结束时的权重都不一致：请在验证损失变好的那次验证之后立刻复制 model.state_dict()。",
+             key="best-state-no-epoch")
+    values = dict(got=epoch + 1, got_loss=losses[epoch], got_acc=accs[epoch], want=want + 1, want_loss=losses[want])
+    cause = Text("keep a copy only when the validation loss improves on the best so far.",
+                 "只有当验证损失优于目前最好值时才保存副本。")
+    key = "best-state-wrong-epoch"
+    if epoch == max(range(passes), key=lambda k: accs[k]):
+        cause, key = Text("that is the epoch of the highest validation accuracy. Accuracy and loss disagree here, as "
+                          "they often do (a model can get more samples right while growing over-confident on the "
+                          "ones it gets wrong): choose by the validation loss.",
+                          "那是验证准确率最高的 epoch。这里准确率和损失并不一致，这很常见（模型可能答对更多样本，"
+                          "同时对答错的样本越来越过度自信）：请按验证损失来选。"), "best-by-accuracy"
+    elif epoch == passes - 1:
+        cause, key = Text("those are the last epoch's weights: keep a copy only when the validation loss improves "
+                          "on the best so far, not after every epoch.",
+                          "那是最后一个 epoch 的权重：只有当验证损失优于目前最好值时才保存副本，而不是每个 epoch 都保存。"), \
+            "best-is-last"
+    elif swapped_history(out["history"], truth):
+        cause, key = Text("your history holds the accuracy as val_loss: are loss and accuracy swapped when you "
+                          "unpack evaluate's (loss, accuracy)?",
+                          "你的 history 里 val_loss 存的是准确率：解包 evaluate 返回的 (损失, 准确率) 时是不是把两者写反了？"), \
+            "swapped-pair"
+    elif epoch == max(range(passes), key=lambda k: losses[k]):
+        cause, key = Text("that is the epoch of the highest validation loss: is the comparison reversed?",
+                          "那是验证损失最高的 epoch：是不是比较方向写反了？"), "best-comparison-reversed"
+    fail("best_state holds the weights of epoch {got} (validation loss {got_loss:.4g}, accuracy {got_acc:.1%}), but "
+         "epoch {want} had the lowest validation loss ({want_loss:.4g}): {cause}",
+         "best_state 是第 {got} 个 epoch 的权重（验证损失 {got_loss:.4g}，准确率 {got_acc:.1%}），但验证损失最低的是第 "
+         "{want} 个 epoch（{want_loss:.4g}）：{cause}", cause=cause, key=key, **values)

@@ -1,5 +1,5 @@
 # Mistake: copies the weights after every epoch instead of only when the validation loss improves.
-# Expect: lowest validation loss
+# Expect: last epoch's weights
 
 import copy
 

@@ -1,5 +1,5 @@
 # Mistake: saves and loads only the model's state_dict (as for inference), not the optimizer and scheduler.
-# Expect: optimizer state is empty
+# Expect: has an empty state
 
 import torch
 
