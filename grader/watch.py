@@ -8,6 +8,7 @@ judge, so a save is graded in a fraction of a second.
 
 from __future__ import annotations
 
+import os
 import select
 import sys
 import time
@@ -34,13 +35,18 @@ def hint_line(ex: Exercise, level: int, lang: str) -> str:
 
 
 def asked_for_hint(keys, interval: float) -> bool:
-    """Wait `interval` seconds for a line on the keyboard; True if it was `h`. Without a keyboard, just wait."""
+    """Wait `interval` seconds for a line typed on the keyboard `keys`; True if one of the lines typed is `h`.
+    Without a keyboard (None, or closed), just wait."""
     if keys is None:
         time.sleep(interval)
         return False
     if not select.select([keys], [], [], interval)[0]:
         return False
-    return keys.readline().strip().lower() == "h"
+    typed = os.read(keys.fileno(), 4096).decode(errors="replace")  # unbuffered: every line typed so far
+    if not typed:  # the keyboard closed
+        time.sleep(interval)
+        return False
+    return "h" in (line.strip().lower() for line in typed.splitlines())
 
 
 def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | None) -> None:
@@ -69,8 +75,8 @@ def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | 
             stamp = _mtime(path)
             if ex.id in seen and seen[ex.id] == stamp:
                 if asked_for_hint(keys, interval) and level:
-                    click.echo(hint_line(ex, progress.next_hint(ex), lang))
-                    shown[ex.id] = progress.entry(ex)["hints"]
+                    shown[ex.id] = progress.next_hint(ex)
+                    click.echo(hint_line(ex, shown[ex.id], lang))
                 continue
             seen[ex.id] = stamp
             if use_color():

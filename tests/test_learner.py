@@ -204,3 +204,18 @@ def test_shell_completion_is_clicks():
     proc = subprocess.run([sys.executable, "-c", "from grader.cli import main; main(prog_name='grade')"],
                           capture_output=True, text=True, env=env)
     assert "complete" in proc.stdout and "_grade_completion" in proc.stdout
+
+
+def test_watch_hears_h_and_enter_as_asking_for_a_hint():
+    from grader.watch import asked_for_hint
+
+    read, write = os.pipe()
+    with os.fdopen(read) as keys:
+        assert not asked_for_hint(keys, 0.01)  # nothing typed: it only waits
+        os.write(write, b"x\n")
+        assert not asked_for_hint(keys, 0.01)
+        os.write(write, b"\nh\n")  # two lines at once: both are read
+        assert asked_for_hint(keys, 0.01)
+        os.close(write)
+        started = time.monotonic()
+        assert not asked_for_hint(keys, 0.05) and time.monotonic() - started >= 0.05  # closed: it waits, no spin
