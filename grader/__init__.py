@@ -13,3 +13,10 @@ def check(exercise: str, **options):
     from grader.jupyter import check as run_check
 
     return run_check(exercise, **options)
+
+
+def hint(exercise: str, **options):
+    """In Jupyter: reveal the next hint of an exercise, e.g. `hint("ex05")` (`all=True` for every one)."""
+    from grader.jupyter import hint as show_hint
+
+    return show_hint(exercise, **options)

@@ -14,16 +14,16 @@ import contextlib
 import pytest
 import torch
 
-from grader.probing import learner_error, patched, pretend_cuda  # noqa: F401 - re-exported for check modules
+from grader.probing import learner_error, patched, pretend_cuda, where  # noqa: F401 - re-exported for check modules
 from grader.sandbox import LearnerError, does_not_define, probe  # noqa: F401 - re-exported for check modules
-from grader.text import Text, verbatim  # noqa: F401 - re-exported for check modules
+from grader.text import Text, localized, verbatim  # noqa: F401 - Text, verbatim: re-exported for check modules
 from grader.wire import Opaque, tensor_info  # noqa: F401 - re-exported for check modules
 
 
 __all__ = [  # what a checks module may import: the stable surface (docs/authoring.md)
     "CheckFailed", "LearnerError", "Opaque", "Text", "check", "describe", "does_not_define", "expect_close",
     "expect_number", "expect_tensor", "explain", "fail", "learner_error", "names", "patched",
-    "pretend_cuda", "probe", "record_curve", "relation", "relation_text", "tensor_info", "verbatim",
+    "pretend_cuda", "probe", "record_curve", "relation", "relation_text", "tensor_info", "verbatim", "where",
 ]
 
 
@@ -75,12 +75,20 @@ def explain(causes: dict, *, key: str | None = None):
 CURVES: list[dict] = []  # what the checks recorded for the HTML report, emitted by the judge at the end
 
 
-def record_curve(title: str, series: dict[str, list[float]], *, truth: dict[str, float] | None = None,
-                 log: bool = False, xlabel: str = "step") -> None:
+def record_curve(title, series: dict[str, list[float]], *, truth: dict[str, float] | None = None,
+                 log: bool = False, xlabel="step") -> None:
     """Keep a curve for the report: e.g. the learner's loss per step beside the reference training's,
-    or w and b per step with their true values in `truth`. Checks record; they never plot."""
+    or w and b per step with their true values in `truth`. Checks record; they never plot.
+
+    `title` and `xlabel` are a `Text`, an (English, Chinese) pair or English text (translated by the
+    catalogue where it has the text, or its template); the result has them in the learner's language."""
     CURVES.append({"title": title, "series": {k: [float(v) for v in vs] for k, vs in series.items()},
                    "truth": truth or {}, "log": log, "xlabel": xlabel})
+
+
+def recorded_curves(lang: str) -> list[dict]:
+    """The curves recorded so far, as plain data with their title and xlabel in `lang`."""
+    return [{**c, "title": localized(c["title"], lang), "xlabel": localized(c["xlabel"], lang)} for c in CURVES]
 
 
 def check(title: str, points: float, zh: str | None = None, *, depends: str | tuple[str, ...] = ()):

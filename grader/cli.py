@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import locale
 import os
@@ -21,15 +22,9 @@ import click
 
 from grader.exercises import CourseError, UnknownExercise, all_exercises, course_from, find_exercise, use_course
 from grader.report import display_width, pad, use_color
+from grader.text import LANGUAGES, say, translated
 
-
-class UsageProblem(click.ClickException):
-    """A one-line error with exit code 2 (unknown exercise, missing file, bad input)."""
-
-    exit_code = 2
-
-    def show(self, file=None) -> None:
-        click.echo(f"grade: error: {self.format_message()}", err=True)
+LANG_KEY = "torch_katas.lang"  # in click's ctx.meta: the --lang found anywhere on the command line
 
 
 def default_lang() -> str:
@@ -39,11 +34,60 @@ def default_lang() -> str:
     return "zh" if (locale.getlocale()[0] or "").lower().startswith("zh") else "en"
 
 
+def cli_lang() -> str:
+    """The language of the CLI's lines: the command line's --lang, else the locale's."""
+    ctx = click.get_current_context(silent=True)
+    return (ctx.meta.get(LANG_KEY) if ctx else None) or default_lang()
+
+
+def lang_in(args: list[str]) -> str | None:
+    """The value of a --lang among `args` (read before click parses them, so that --help obeys it)."""
+    for i, arg in enumerate(args):
+        if arg.startswith("--lang="):
+            value = arg.removeprefix("--lang=")
+        elif arg == "--lang" and i + 1 < len(args):
+            value = args[i + 1]
+        else:
+            continue
+        if value in LANGUAGES:
+            return value
+    return None
+
+
+class UsageProblem(click.ClickException):
+    """A one-line error with exit code 2 (unknown exercise, missing file, bad input), in the CLI's language."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:
+        click.echo(say(cli_lang(), "grade: error: {message}", message=self.format_message()), err=True)
+
+
+def problem(exc: Exception) -> UsageProblem:
+    """A usage problem from another module's error (written in English), translated by the catalogue."""
+    return UsageProblem(translated(cli_lang(), str(exc)))
+
+
 def exercise_or_fail(key: str, assignment: str | None = None):
     try:
         return find_exercise(key, assignment)
     except (UnknownExercise, CourseError) as exc:
-        raise UsageProblem(str(exc)) from None
+        raise problem(exc) from None
+
+
+def exercise_or_current(key: str | None, command: str):
+    """The exercise named, else the current one (the first not done, as `next` and `watch` pick)."""
+    if key:
+        return exercise_or_fail(key)
+    from grader.workspace import current_exercise
+
+    try:
+        ex = current_exercise()
+    except CourseError as exc:
+        raise problem(exc) from None
+    if ex is None:
+        raise UsageProblem(say(cli_lang(), "every exercise is done: name one (`grade {command} ex05`)", command=command))
+    return ex
 
 
 def exercises_or_fail(keys, assignment: str | None = None, default=None):
@@ -56,12 +100,12 @@ def exercises_or_fail(keys, assignment: str | None = None, default=None):
             return all_exercises(assignment)
         return default
     except (UnknownExercise, CourseError) as exc:
-        raise UsageProblem(str(exc)) from None
+        raise problem(exc) from None
 
 
 SIMILARITY = 0.8  # ten independently written correct ex14 solutions share at most 0.65 (tests/similarity)
 
-lang_option = click.option("--lang", type=click.Choice(["en", "zh"]), default=default_lang,
+lang_option = click.option("--lang", type=click.Choice(LANGUAGES), default=cli_lang,
                            help="Language of statements, hints and messages (default: from the locale).")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 
@@ -76,18 +120,73 @@ SECTIONS = {
 }
 
 
-class GradeGroup(click.Group):
+# -- help in the learner's language: click's formatting, our words ----------------------------------
+
+def help_text(lang: str, text: str) -> str:
+    """A command's help, paragraph by paragraph through the catalogue (click rewraps each paragraph)."""
+    text = inspect.cleandoc(text)
+    if lang == "en":
+        return text
+    return "\n\n".join(say(lang, " ".join(paragraph.split())) for paragraph in text.split("\n\n"))
+
+
+def option_help(lang: str, own: str, shown: str) -> str:
+    """An option's help as click shows it ("its help  [default: 0.5]"), in `lang`."""
+    if lang == "en":
+        return shown
+    extra = shown[len(own):].strip() if shown.startswith(own) else shown
+    text = say(lang, " ".join(own.split())) if own else ""
+    if extra.startswith("[") and extra.endswith("]"):
+        extra = "[" + "; ".join(translated(lang, item) for item in extra[1:-1].split("; ")) + "]"
+    return f"{text}  {extra}".strip()
+
+
+class LocalCommand(click.Command):
+    """A command whose --help speaks the CLI's language: its help, its options' and click's own words."""
+
+    def format_usage(self, ctx, formatter):
+        formatter.write_usage(ctx.command_path, " ".join(self.collect_usage_pieces(ctx)), prefix=say(cli_lang(), "Usage: "))
+
+    def format_help_text(self, ctx, formatter):
+        if self.help:
+            formatter.write_paragraph()
+            with formatter.indentation():
+                formatter.write_text(help_text(cli_lang(), self.help))
+
+    def format_options(self, ctx, formatter):
+        lang = cli_lang()
+        rows = [(record[0], option_help(lang, param.help or "", record[1])) for param in self.get_params(ctx)
+                if not isinstance(param, click.Argument) and (record := param.get_help_record(ctx))]
+        if rows:
+            with formatter.section(say(lang, "Options")):
+                formatter.write_dl(rows)
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        return translated(cli_lang(), super().get_short_help_str(limit))
+
+
+class GradeGroup(LocalCommand, click.Group):
     """`grade ex05 ...` is short for `grade check ex05 ...`; `--help` lists the commands by who uses them."""
+
+    command_class = LocalCommand
+
+    def parse_args(self, ctx, args):
+        ctx.meta[LANG_KEY] = lang_in(args)
+        return super().parse_args(ctx, args)
 
     def resolve_command(self, ctx, args):
         if args and args[0] not in self.commands and not args[0].startswith("-"):
             return "check", self.commands["check"], args
         return super().resolve_command(ctx, args)
 
+    def format_options(self, ctx, formatter):
+        super().format_options(ctx, formatter)
+        self.format_commands(ctx, formatter)
+
     def format_commands(self, ctx, formatter):
         for section, names in SECTIONS.items():
             rows = [(name, self.commands[name].get_short_help_str(limit=120)) for name in names if name in self.commands]
-            with formatter.section(section):
+            with formatter.section(say(cli_lang(), section)):
                 formatter.write_dl(rows)
 
 
@@ -95,6 +194,8 @@ class GradeGroup(click.Group):
 @click.option("--course", envvar="TORCH_KATAS_COURSE", metavar="PATH|NAME",
               help="The course: a folder with a course.toml, or an installed course's name (default: the one "
               "found from the current folder, else the built-in exercises).")
+@click.option("--lang", type=click.Choice(LANGUAGES), expose_value=False,
+              help="Language of the commands' text and help (default: from the locale).")
 @click.version_option(package_name="torch-katas")
 def main(course):
     """torch-katas: PyTorch exercises graded by hidden checks, with feedback that teaches.
@@ -105,12 +206,13 @@ def main(course):
         try:
             use_course(course_from(course))
         except CourseError as exc:
-            raise UsageProblem(str(exc)) from None
+            raise problem(exc) from None
 
 
 @main.command("check")
 @click.argument("exercise")
-@click.option("--file", "file", type=click.Path(path_type=Path), help="Grade this .py file instead of your workspace's.")
+@click.option("--file", "file", type=click.Path(path_type=Path),
+              help="Grade this file (.py or .ipynb) instead of your workspace's.")
 @click.option("--seed", type=int, help="Seed of the checks' random inputs (to reproduce a run).")
 @click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", help="Device the checks run on.")
 @click.option("--time-limit", type=click.FloatRange(0.1, 3600), help="Seconds per call into your code (default: the exercise's).")
@@ -121,37 +223,51 @@ def main(course):
 def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json, lang):
     """Grade EXERCISE (ex05, 5 or ex05_manual_backward)."""
     from grader.source import SubmissionError, load_source
-    from grader.workspace import learner_file
+    from grader.workspace import learner_file, own_work
 
     ex = exercise_or_fail(exercise)
     path = file or learner_file(ex)
     try:
         source = load_source(path)
     except SubmissionError as exc:
-        raise UsageProblem(str(exc)) from None
+        raise problem(exc) from None
     from grader.judge import grade
     from grader.report import render, to_json
 
     result = grade(ex, source, seed=seed, lang=lang, device=device, time_limit=time_limit,
                    memory=memory << 20 if memory else None)
     if result.get("grader_failure"):
-        click.echo(to_json(result) if as_json else f"grade: internal error: {result['message']}", err=not as_json)
+        click.echo(to_json(result) if as_json else say(lang, "grade: internal error: {message}",
+                                                       message=translated(lang, result["message"])), err=not as_json)
         sys.exit(3)
-    if file is None:
-        from grader.workspace import Progress, workspace_root
+    workspace = own_work(ex, path)
+    if workspace is not None:
+        from grader.workspace import Progress
 
-        Progress(workspace_root()).record(ex, result)
+        Progress(workspace).record(ex, result)
     if report:
         from grader.html_report import write_report
 
-        write_report([result], report, f"{ex.id} · {result['title']}")
-    click.echo(to_json(result) if as_json else render(result, lang))
+        write_report([result], report, f"{ex.id} · {result['title']}", lang=lang)
+    if as_json:
+        click.echo(to_json(result))
+    else:
+        click.echo(render(result, lang))
+        if file is not None:
+            click.echo(say(lang, "Recorded in your progress ({workspace}).", workspace=workspace) if workspace else
+                       say(lang, "Not recorded in your progress: {file} is neither your workspace's file of {ex} nor "
+                                 "a notebook in a workspace.", file=file, ex=ex.id))
+        if report:
+            click.echo(say(lang, "wrote {path}", path=report))
     sys.exit(0 if result["score"] >= result["max_score"] and result["status"] == "graded" else 1)
 
 
-def progress_bar(done: int, total: int, width: int = 30) -> str:
+def progress_bar(done: int, total: int, lang: str, width: int = 30) -> str:
     filled = round(width * done / total) if total else 0
-    return f"[{'#' * filled}{'-' * (width - filled)}] {done}/{total} done"
+    return f"[{'#' * filled}{'-' * (width - filled)}] " + say(lang, "{done}/{total} done", done=done, total=total)
+
+
+STATES = {"done": ("✓", "green"), "in progress": ("…", "yellow"), "not started": (" ", None)}
 
 
 @main.command("list")
@@ -168,24 +284,25 @@ def list_cmd(as_json, lang):
                                for ex in exercises], ensure_ascii=False))
         return
     color = use_color()
-    marks = {"done": ("✓", "green"), "in progress": ("…", "yellow"), "not started": (" ", None)}
+    states = {state: say(lang, state) for state in STATES}
+    state_width = max(map(display_width, states.values()))
     width = max(display_width(ex.text("title", lang)) for ex in exercises) + 2
     for ex in exercises:
         state = progress.state(ex)
-        mark = click.style(marks[state][0], fg=marks[state][1]) if color else f"{state:<11}"
+        mark = click.style(STATES[state][0], fg=STATES[state][1]) if color else pad(states[state], state_width)
         best = f"{progress.entry(ex).get('best', 0):g}/{ex.points:g}" if state == "in progress" else ""
-        title = ex.text("title", lang)
-        click.echo(f"{mark} {ex.id}  {pad(title, width)}{'*' * ex.difficulty:<4} {best}".rstrip())
-    click.echo(progress_bar(sum(progress.state(ex) == "done" for ex in exercises), len(exercises)))
+        click.echo(f"{mark} {ex.id}  {pad(ex.text('title', lang), width)}{'*' * ex.difficulty:<4} {best}".rstrip())
+    click.echo(progress_bar(sum(progress.state(ex) == "done" for ex in exercises), len(exercises), lang))
+    click.echo(say(lang, "Stars: difficulty, from * (gentle) to *** (hard)."))
 
 
 @main.command("show")
-@click.argument("exercise")
+@click.argument("exercise", required=False)
 @json_option
 @lang_option
 def show_cmd(exercise, as_json, lang):
-    """Show the statement of EXERCISE."""
-    ex = exercise_or_fail(exercise)
+    """Show the statement of EXERCISE (default: the current one)."""
+    ex = exercise_or_current(exercise, "show")
     from grader.workspace import learner_file
 
     checks = [{**c, "points": ex.overrides.get(c["id"], c["points"])} for c in ex.declared_checks()]
@@ -195,11 +312,12 @@ def show_cmd(exercise, as_json, lang):
         return
     click.echo(ex.statement(lang))
     if checks:
-        click.echo(f"Checks ({ex.points:g} points):")
-        width = max(len(c["title"]) for c in checks)
-        for c in checks:
-            click.echo(f"  {c['title']:<{width}}  {c['points']:g}")
-    click.echo(f"Edit {learner_file(ex)}, then run `grade {ex.id}`.")
+        click.echo(say(lang, "Checks ({points} points):", points=f"{ex.points:g}"))
+        titles = [c.get(lang) or c["title"] for c in checks]  # declared titles: English, and "zh" where given
+        width = max(map(display_width, titles))
+        for title, c in zip(titles, checks):
+            click.echo(f"  {pad(title, width)}  {c['points']:g}")
+    click.echo(say(lang, "Edit {file}, then run `grade {ex}`.", file=learner_file(ex), ex=ex.id))
 
 
 @main.command("next")
@@ -208,40 +326,50 @@ def show_cmd(exercise, as_json, lang):
 @click.pass_context
 def next_cmd(ctx, as_json, lang):
     """Show the first exercise you have not finished."""
-    from grader.workspace import Progress, workspace_root
+    from grader.workspace import current_exercise
 
-    ex = Progress(workspace_root()).first_unfinished(all_exercises())
+    ex = current_exercise()
     if ex is None:
-        click.echo(json.dumps(None) if as_json else "Every exercise is done. Well done!")
+        click.echo(json.dumps(None) if as_json else say(lang, "Every exercise is done. Well done!"))
         return
     ctx.invoke(show_cmd, exercise=ex.id, as_json=as_json, lang=lang)
 
 
 @main.command("hint")
-@click.argument("exercise")
+@click.argument("exercise", required=False)
 @click.option("--all", "show_all", is_flag=True, help="Show every hint.")
 @json_option
 @lang_option
 def hint_cmd(exercise, show_all, as_json, lang):
-    """Reveal the next hint for EXERCISE (each call one more, gentle to strong)."""
+    """Reveal the next hint for EXERCISE (default: the current one); each call one more, gentle to strong."""
     from grader.workspace import Progress, workspace_root
 
-    ex = exercise_or_fail(exercise)
+    ex = exercise_or_current(exercise, "hint")
     hints = ex.text("hints", lang)
     shown = len(hints) if show_all else Progress(workspace_root()).next_hint(ex)
     if as_json:
         click.echo(json.dumps({"exercise": ex.id, "hints": hints[:shown], "total": len(hints)}, ensure_ascii=False))
         return
-    for i, hint in enumerate(hints[:shown], 1):
-        click.echo(f"Hint {i}/{len(hints)}: {hint}")
+    if exercise is None:
+        click.echo(f"{ex.id} · {ex.text('title', lang)}")
+    click.echo("\n".join(hint_lines(hints, shown, lang, again=f"`grade hint {ex.id}`")))
+
+
+def hint_lines(hints: list[str], shown: int, lang: str, again: str) -> list[str]:
+    """The hints revealed so far, and how to get a stronger one (`again`: the command that does)."""
+    if not hints:
+        return [say(lang, "This exercise has no hints.")]
+    lines = [say(lang, "Hint {i}/{n}: {hint}", i=i, n=len(hints), hint=hint) for i, hint in enumerate(hints[:shown], 1)]
     if shown < len(hints):
-        click.echo(f"(`grade hint {ex.id}` again for a stronger hint)")
+        lines.append(say(lang, "({again} again for a stronger hint)", again=again))
+    return lines
 
 
 @main.command("init")
 @click.argument("directory", type=click.Path(path_type=Path), default=".")
 @click.option("--course", "course", metavar="PATH|NAME", help="The course to work on (default: the built-in exercises).")
-def init_cmd(directory, course):
+@lang_option
+def init_cmd(directory, course, lang):
     """Create a workspace in DIRECTORY with every exercise's stub (of the course, with --course)."""
     from grader.workspace import init_workspace
 
@@ -249,41 +377,62 @@ def init_cmd(directory, course):
         try:
             use_course(course_from(course))
         except CourseError as exc:
-            raise UsageProblem(str(exc)) from None
+            raise problem(exc) from None
     try:
         stubs = init_workspace(directory)
-    except FileExistsError as exc:
-        raise UsageProblem(f"{exc}: pick an empty folder") from None
-    click.echo(f"Created a workspace with {len(stubs)} exercises in {directory}.")
-    click.echo(f"Next: cd {directory} && grade next")
+    except FileExistsError:
+        raise UsageProblem(say(lang, "{path} already exists: pick an empty folder", path=directory / "exercises")) from None
+    click.echo(say(lang, "Created a workspace with {n} exercises in {folder}.", n=len(stubs), folder=directory))
+    click.echo(say(lang, "Next: cd {folder} && grade next", folder=directory))
 
 
 @main.command("reset")
-@click.argument("exercise")
-def reset_cmd(exercise):
-    """Restore the stub of EXERCISE (your file is backed up first)."""
-    from grader.workspace import reset_exercise
+@click.argument("exercise", required=False)
+@click.option("--yes", "-y", is_flag=True, help="Do not ask first (for scripts).")
+@lang_option
+def reset_cmd(exercise, yes, lang):
+    """Restore the stub of EXERCISE (default: the current one); your file is backed up first."""
+    from grader.workspace import BACKUP_DIR, edited, learner_file, reset_exercise
 
-    ex = exercise_or_fail(exercise)
+    ex = exercise_or_current(exercise, "reset")
+    if edited(ex) and not yes:
+        click.echo(say(lang, "This replaces {file} with the stub of {ex}; your file is kept in {backups}/ first.",
+                       file=learner_file(ex), ex=ex.id, backups=BACKUP_DIR))
+        try:
+            go_on = click.confirm(say(lang, "Restore the stub?"), default=False)
+        except click.Abort:
+            go_on = False
+        if not go_on:
+            click.echo(say(lang, "Nothing changed."))
+            sys.exit(1)
     backup = reset_exercise(ex)
-    click.echo(f"Restored the stub of {ex.id}." + (f" Your file was saved as {backup}." if backup else ""))
+    click.echo(say(lang, "Restored the stub of {ex}.", ex=ex.id)
+               + (say(lang, " Your file was saved as {backup}.", backup=backup) if backup else ""))
 
 
 @main.command("solution")
-@click.argument("exercise")
+@click.argument("exercise", required=False)
 @click.option("--force", is_flag=True, help="Show it before you have solved the exercise.")
-def solution_cmd(exercise, force):
-    """Show the reference solution of EXERCISE, once you have a full score."""
+@lang_option
+def solution_cmd(exercise, force, lang):
+    """Show the reference solution of EXERCISE (default: the current one), once you have a full score."""
     from grader.workspace import Progress, workspace_root
 
-    ex = exercise_or_fail(exercise)
+    ex = exercise_or_current(exercise, "solution")
     if not ex.solution.is_file():
-        raise UsageProblem(f"the reference solutions of {ex.course.name} are not installed here (a student install "
-                           "carries none): compare with your own passing code, or ask your teacher")
-    if Progress(workspace_root()).state(ex) != "done":
+        raise UsageProblem(say(lang, "the reference solutions of {course} are not installed here (a student install "
+                                     "carries none): compare with your own passing code, or ask your teacher",
+                               course=ex.course.name))
+    progress = Progress(workspace_root())
+    if progress.state(ex) != "done":
         if not force:
-            raise UsageProblem(f"the solution of {ex.id} unlocks after a full score (or use --force)")
-        click.echo("Warning: reading the solution before solving it teaches much less. Try `grade hint` first.", err=True)
+            done = [e for e in all_exercises() if progress.state(e) == "done"]
+            last = max(done, key=lambda e: progress.entry(e).get("last", ""), default=None)
+            raise UsageProblem(say(lang, "the solution of {ex} unlocks after a full score (or use --force)", ex=ex.id)
+                               + (say(lang, "; the last one you solved: `grade solution {last}`", last=last.id)
+                                  if last and exercise is None else ""))
+        click.echo(say(lang, "Warning: reading the solution before solving it teaches much less. Try `grade hint` "
+                             "first."), err=True)
     click.echo(ex.solution.read_text(encoding="utf-8"))
 
 
@@ -312,14 +461,14 @@ def notebook_cmd(exercises, every, out, lang):
 
     chosen = all_exercises() if every else [exercise_or_fail(e) for e in exercises]
     if not chosen:
-        raise UsageProblem("name an exercise (grade notebook ex05) or use --all")
+        raise UsageProblem(say(lang, "name an exercise (grade notebook ex05) or use --all"))
     if len(chosen) == 1 and not every:
         targets = [out or Path(f"{chosen[0].name}.ipynb")]
     else:
         folder = out or Path("notebooks")
         targets = [folder / f"{ex.name}.ipynb" for ex in chosen]
     for ex, target in zip(chosen, targets):
-        click.echo(f"wrote {write_notebook(ex, ex.stub, target, lang)}")
+        click.echo(say(lang, "wrote {path}", path=write_notebook(ex, ex.stub, target, lang)))
 
 
 @main.command("batch")
@@ -349,9 +498,9 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
     import zipfile
 
     if not submissions.exists():
-        raise UsageProblem(f"no such folder: {submissions}")
+        raise UsageProblem(say(lang, "no such folder: {path}", path=submissions))
     if not submissions.is_dir() and not zipfile.is_zipfile(submissions):
-        raise UsageProblem(f"{submissions} is neither a folder nor a readable zip")
+        raise UsageProblem(say(lang, "{path} is neither a folder nor a readable zip", path=submissions))
     exercises = exercises_or_fail(chosen, assignment, default=[]) or None
     if roster:
         from grader.roster import RosterError, read_roster
@@ -359,14 +508,14 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
         try:
             roster = read_roster(roster)
         except RosterError as exc:
-            raise UsageProblem(str(exc)) from None
+            raise problem(exc) from None
     if similarity is not None:
         from grader.similarity import MissingExtra, require
 
         try:
             require()
         except MissingExtra as exc:
-            raise UsageProblem(str(exc)) from None
+            raise problem(exc) from None
     from grader.batch import run_batch
 
     try:
@@ -374,16 +523,17 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
                             similarity=similarity, seed=seed, lang=lang, time_limit=time_limit,
                             memory=memory << 20 if memory else None)
     except zipfile.BadZipFile as exc:
-        raise UsageProblem(f"{submissions} cannot be unpacked: {exc}") from None
+        raise UsageProblem(say(lang, "{path} cannot be unpacked: {error}", path=submissions, error=exc)) from None
     if as_json:
         click.echo(json.dumps(summary))
     else:
         kinds = ", ".join(f"{summary.get(k, 0)} {k}" for k in ("full", "partial", "zero", "error", "timeout",
                                                                "crashed", "tampered"))
-        click.echo(f"Graded {summary['graded']} ({kinds}); {summary['skipped']} already graded; "
-                   f"{summary['problems']} problems noted. Gradebook in {out}/")
+        click.echo(say(lang, "Graded {graded} ({kinds}); {skipped} already graded; {problems} problems noted. "
+                             "Gradebook in {out}/", graded=summary["graded"], kinds=kinds, skipped=summary["skipped"],
+                       problems=summary["problems"], out=out))
     if summary["interrupted"]:
-        click.echo("Interrupted: what was graded is kept; run the same command to go on.", err=True)
+        click.echo(say(lang, "Interrupted: what was graded is kept; run the same command to go on."), err=True)
         sys.exit(130)
 
 
@@ -400,11 +550,11 @@ def export_cmd(grades, fmt, out, assignment):
     try:
         book = read_gradebook(grades)
     except ExportError as exc:
-        raise UsageProblem(str(exc)) from None
+        raise problem(exc) from None
     out = out or grades / f"{fmt}.csv"
     for warning in export(book, fmt, out, assignment):
-        click.echo(f"warning: {warning}", err=True)
-    click.echo(f"wrote {out}")
+        click.echo(say(cli_lang(), "warning: {warning}", warning=translated(cli_lang(), warning)), err=True)
+    click.echo(say(cli_lang(), "wrote {path}", path=out))
 
 
 @main.command("gradescope")
@@ -420,7 +570,7 @@ def gradescope_cmd(exercises, assignment, out, time_limit, memory, lang):
 
     chosen = exercises_or_fail(exercises, assignment)
     bundle = build_bundle(chosen, out, time_limit=time_limit, memory=memory, lang=lang, assignment=assignment)
-    click.echo(f"wrote {bundle}: upload it as the assignment's autograder")
+    click.echo(say(lang, "wrote {path}: upload it as the assignment's autograder", path=bundle))
 
 
 @main.command("validate")
@@ -453,20 +603,21 @@ def new_cmd(exercise_id, course_dir, notebook, title):
     from grader.authoring import from_notebook, new_exercise
 
     if not exercise_id and not notebook:
-        raise UsageProblem("name the exercise (grade new hw1_backprop --course my-course) or give --from-notebook")
+        raise UsageProblem(say(cli_lang(), "name the exercise (grade new hw1_backprop --course my-course) or give "
+                               "--from-notebook"))
     try:
         if notebook:
             written, notes = from_notebook(course_dir, notebook, exercise_id)
         else:
             written, notes = new_exercise(course_dir, exercise_id, title), []
     except CourseError as exc:
-        raise UsageProblem(str(exc)) from None
+        raise problem(exc) from None
     for path in written:
-        click.echo(f"wrote {path}")
+        click.echo(say(cli_lang(), "wrote {path}", path=path))
     for note in notes:
-        click.echo(f"note: {note}")
+        click.echo(say(cli_lang(), "note: {note}", note=translated(cli_lang(), note)))
     name = written[0].parent.name
-    click.echo(f"Next: grade --course {course_dir} validate {name}")
+    click.echo(say(cli_lang(), "Next: grade --course {course} validate {name}", course=course_dir, name=name))
 
 
 @main.command("release")
@@ -491,13 +642,15 @@ def release_cmd(assignment, out, notebooks, check_first, lang):
         if refused:
             for line in refused:
                 click.echo(f"  {line}", err=True)
-            raise UsageProblem(f"not released: {len(refused)} exercise(s) would not grade as they should (above)")
+            raise UsageProblem(say(lang, "not released: {n} exercise(s) would not grade as they should (above)",
+                                   n=len(refused)))
     try:
         written = release(course, exercises, out, notebooks=notebooks, lang=lang)
     except CourseError as exc:
-        raise UsageProblem(str(exc)) from None
-    click.echo(f"wrote the student version of {len(exercises)} exercise(s) of {course.name} in {out}/ "
-               f"({len(written)} files): hand it out, or `grade init` it as a workspace")
+        raise problem(exc) from None
+    click.echo(say(lang, "wrote the student version of {n} exercise(s) of {course} in {out}/ ({files} files): hand it "
+                         "out, or `grade init` it as a workspace", n=len(exercises), course=course.name, out=out,
+                   files=len(written)))
 
 
 @main.command("doctor")
@@ -518,7 +671,8 @@ def run() -> None:
     except Exception as exc:  # noqa: BLE001 - click handles usage errors; this is a last resort
         if os.environ.get("GRADER_DEBUG"):
             raise
-        click.echo(f"grade: internal error: {type(exc).__name__}: {exc} (GRADER_DEBUG=1 shows the traceback)", err=True)
+        click.echo(say(default_lang(), "grade: internal error: {message} (GRADER_DEBUG=1 shows the traceback)",
+                       message=f"{type(exc).__name__}: {exc}"), err=True)
         sys.exit(3)
 
 

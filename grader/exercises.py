@@ -228,8 +228,8 @@ def find_in(exercises: list[Exercise], key: str) -> Exercise:
 
 
 def declared_checks(path: Path) -> list[dict]:
-    """The `@check(title, points=...)` functions of a checks module, read from its source (no import, no torch).
-    A check whose title or points are not written as literals is read as points 0."""
+    """The `@check(title, points=..., zh=...)` functions of a checks module, read from its source (no import, no
+    torch). A check whose title or points are not written as literals is read as points 0; zh is None then."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError):
@@ -243,9 +243,11 @@ def declared_checks(path: Path) -> list[dict]:
                 args = {kw.arg: kw.value for kw in deco.keywords}
                 title = deco.args[0] if deco.args else args.get("title")
                 points = deco.args[1] if len(deco.args) > 1 else args.get("points")
+                zh = deco.args[2] if len(deco.args) > 2 else args.get("zh")
                 found.append({"id": node.name.removeprefix("test_"),
                               "title": title.value if isinstance(title, ast.Constant) else node.name,
-                              "points": float(points.value) if isinstance(points, ast.Constant) else 0.0})
+                              "points": float(points.value) if isinstance(points, ast.Constant) else 0.0,
+                              "zh": zh.value if isinstance(zh, ast.Constant) else None})
     return found
 
 

@@ -153,8 +153,8 @@ def feedback_markdown(row: dict, results: dict[str, dict], exercises: list[Exerc
             lines += ["The grader failed on this exercise (not your code): it will be regraded.", ""]
             continue
         lines.append(f"Score: **{r['score']:g}/{r['max_score']:g}** ({r['status']})")
-        if r.get("message"):
-            lines.append(f"> {r['message']}")
+        if r.get("message"):  # a load error's line and caret keep their columns in a code block
+            lines += ["```", r["message"], "```"] if "\n" in r["message"] else [f"> {r['message']}"]
         lines.append("")
         if r["checks"]:
             lines += ["| | check | points | feedback |", "|---|---|---|---|"]

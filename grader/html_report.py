@@ -11,6 +11,9 @@ import math
 from pathlib import Path
 from urllib.parse import quote
 
+from grader.report import points_text
+from grader.text import say, translated
+
 STYLE = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;
 vertical-align:top}.passed{color:#18794e}.failed{color:#c62828}.not_started{color:#8a6d00}.note{background:#fff5e6;
@@ -37,7 +40,7 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     return [first + i * step for i in range(int((hi - first) / step + 1e-9) + 1)]
 
 
-def svg_chart(curve: dict) -> str:
+def svg_chart(curve: dict, lang: str = "en") -> str:
     """One recorded curve as an inline SVG line chart.
 
     The reference series and true values fix the visible range, so a diverging learner's curve cannot
@@ -78,12 +81,13 @@ def svg_chart(curve: dict) -> str:
     for t in nice_ticks(0, max(1, steps - 1)):
         if t == int(t):
             parts.append(f'<text x="{x_at(int(t)):.1f}" y="{top + plot_h + 16}" text-anchor="middle">{int(t)}</text>')
-    parts.append(f'<text x="{left + plot_w / 2}" y="{height - 6}" text-anchor="middle">'
-                 f'{html.escape(curve.get("xlabel", "step"))}</text>')
+    xlabel = curve.get("xlabel", "step")
+    parts.append(f'<text x="{left + plot_w / 2}" y="{height - 6}" text-anchor="middle">{html.escape(xlabel)}</text>')
     for name, value in truth.items():
         y = y_at(scale(value))
         parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="gray" '
-                     f'stroke-dasharray="5,4"/><text x="{left + 4}" y="{y - 4:.1f}">true {html.escape(name)} = {value:g}</text>')
+                     f'stroke-dasharray="5,4"/><text x="{left + 4}" y="{y - 4:.1f}">'
+                     f'{html.escape(say(lang, "true {name} = {value}", name=name, value=f"{value:g}"))}</text>')
     left_at = []
     for n, (name, values) in enumerate(series.items()):
         color = COLORS[n % len(COLORS)]
@@ -101,8 +105,8 @@ def svg_chart(curve: dict) -> str:
             parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.6" points="{" ".join(points)}"/>')
         y = top + 14 * n + 6
         parts.append(f'<line x1="{width - right + 10}" x2="{width - right + 30}" y1="{y}" y2="{y}" stroke="{color}" '
-                     f'stroke-width="2"/><text x="{width - right + 34}" y="{y + 4}">{html.escape(name)}</text>')
-    title = curve["title"] + (f" (your curve leaves the chart at {curve.get('xlabel', 'step')} {min(left_at)})"
+                     f'stroke-width="2"/><text x="{width - right + 34}" y="{y + 4}">{html.escape(translated(lang, name))}</text>')
+    title = curve["title"] + (say(lang, " (your curve leaves the chart at {xlabel} {at})", xlabel=xlabel, at=min(left_at))
                               if left_at else "")
     parts.insert(0, f'<text x="{left}" y="{top - 10}" font-weight="bold">{html.escape(title)}</text>')
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
@@ -121,50 +125,63 @@ DIVERGED = ("Your loss grew instead of shrinking. That usually means the learnin
             "or the gradients are not zeroed each step (they accumulate), or the update has the wrong sign.")
 
 
-def check_table(result: dict) -> str:
+def check_table(result: dict, lang: str = "en") -> str:
     rows = "".join(
-        f"<tr class='{c['outcome']}'><td>{MARKS[c['outcome']]}</td><td>{html.escape(c['title'])}</td>"
-        f"<td>{c['points']:g}/{c['max_points']:g}</td><td>{html.escape(c['message'])}</td></tr>"
+        f"<tr class='{c['outcome']}'><td>{MARKS[c['outcome']]}</td><td>{html.escape(translated(lang, c['title']))}</td>"
+        f"<td>{html.escape(points_text(c, lang))}</td>"
+        f"<td>{html.escape(translated(lang, c['message']))}</td></tr>"
         for c in result["checks"])
-    return f"<table><tr><th></th><th>check</th><th>points</th><th>feedback</th></tr>{rows}</table>"
+    head = "".join(f"<th>{say(lang, word)}</th>" for word in ("check", "points", "feedback"))
+    return f"<table><tr><th></th>{head}</tr>{rows}</table>"
 
 
 def heading(result: dict) -> str:
     return f"{result['exercise']} · {result.get('title', result.get('name', ''))}"
 
 
-def result_section(result: dict, show_heading: bool = True) -> str:
+def message_html(message: str) -> str:
+    """A result's message: inline, or preformatted when it has several lines (a load error's line and caret)."""
+    if "\n" in message:
+        return f"<pre>{html.escape(message)}</pre>"
+    return html.escape(message)
+
+
+def result_section(result: dict, lang: str = "en", show_heading: bool = True) -> str:
     parts = [f"<h2 id='{html.escape(result['exercise'])}'>{html.escape(heading(result))}</h2>"] if show_heading else []
     if result.get("grader_failure"):
-        parts.append("<p class='note'>The grader failed on this exercise (not your code): it will be regraded.</p>")
+        parts.append(f"<p class='note'>{say(lang, GRADER_FAILED)}</p>")
     else:
-        parts.append(f"<p><b>Score: {result['score']:g}/{result['max_score']:g}</b> ({html.escape(result['status'])})"
-                     + (f" {html.escape(result['message'])}" if result.get("message") else "") + "</p>")
-    parts.append(check_table(result))
+        score = say(lang, "Score: {score}/{max_score}", score=f"{result['score']:g}", max_score=f"{result['max_score']:g}")
+        parts.append(f"<p><b>{html.escape(score)}</b> ({html.escape(say(lang, result['status']))})</p>")
+        if result.get("message"):
+            parts.append(message_html(translated(lang, result["message"])))
+    parts.append(check_table(result, lang))
     for curve in result.get("curves", []):
         if diverged(curve):
-            parts.append(f"<p class='note'>{DIVERGED}</p>")
-        parts.append(svg_chart(curve))
+            parts.append(f"<p class='note'>{html.escape(say(lang, DIVERGED))}</p>")
+        parts.append(svg_chart(curve, lang))
     if result.get("output"):
-        parts.append(f"<p>Your code printed:</p><pre>{html.escape(result['output'])}</pre>")
+        parts.append(f"<p>{html.escape(say(lang, 'Your code printed:'))}</p><pre>{html.escape(result['output'])}</pre>")
     return "\n".join(parts)
 
 
-def page(title: str, body: str, script: str = "") -> str:
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+GRADER_FAILED = "The grader failed on this exercise (not your code): it will be regraded."
+
+
+def page(title: str, body: str, script: str = "", lang: str = "en") -> str:
+    return (f"<!doctype html><html lang='{lang}'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
             f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>\n{body}\n"
             + (f"<script>{script}</script>" if script else "") + "</body></html>\n")
 
 
-def write_report(results: list[dict], path: Path, title: str, notes: list[str] | None = None) -> Path:
-    """One page for one learner: every result's checks and charts, then notes (missing files, problems).
-
-    A section's heading is left out when it would repeat the page's title (a one-exercise report)."""
-    body = [result_section(r, show_heading=heading(r) != title) for r in results]
+def write_report(results: list[dict], path: Path, title: str, notes: list[str] | None = None, lang: str = "en") -> Path:
+    """One page for one learner, in `lang`: every result's checks and charts, then notes (missing files,
+    problems). A section's heading is left out when it would repeat the page's title (a one-exercise report)."""
+    body = [result_section(r, lang, show_heading=heading(r) != title) for r in results]
     if notes:
-        body.append("<h2>Notes on your submission</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes)
-                    + "</ul>")
-    path.write_text(page(title, "\n".join(body)), encoding="utf-8")
+        body.append(f"<h2>{say(lang, 'Notes on your submission')}</h2><ul>"
+                    + "".join(f"<li>{html.escape(translated(lang, n))}</li>" for n in notes) + "</ul>")
+    path.write_text(page(title, "\n".join(body), lang=lang), encoding="utf-8")
     return path
 
 

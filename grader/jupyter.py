@@ -1,8 +1,10 @@
-"""`check("ex05")` inside Jupyter: grade the code this notebook has run so far.
+"""`check("ex05")` and `hint("ex05")` inside Jupyter: grade the code this notebook has run so far, and
+reveal the exercise's hints one by one, as `grade ex05` and `grade hint ex05` do in a terminal.
 
 The executed cells (in execution order) become the cells of a notebook, graded by the `grade`
-command in a fresh process, as a notebook file would be: the kernel may have used threads or CUDA, which makes forking it unsafe, and the
-learner's kernel must not share a process with the judge anyway.
+command in a fresh process, as a notebook file would be: the kernel may have used threads or CUDA, which makes
+forking it unsafe, and the learner's kernel must not share a process with the judge anyway. A grading
+counts in the progress of the workspace the notebook runs in, as `grade ex05` does.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ import os
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
-from grader.report import render
+from grader.report import next_step, render
+from grader.text import say
 
 SANDBOX_ENV = "TORCH_KATAS_SANDBOX"
 
@@ -22,10 +26,11 @@ SANDBOX_ENV = "TORCH_KATAS_SANDBOX"
 class CheckResult:
     """A grading result that shows itself as an HTML table in Jupyter and as text elsewhere."""
 
-    def __init__(self, result: dict, hint: str | None, lang: str):
+    def __init__(self, result: dict, hint: str | None, lang: str, workspace: Path | None = None):
         self.result = result
-        self.hint = hint
+        self.hint = hint  # the hint line shown when a check fails ("Hint 1/3: ...")
         self.lang = lang
+        self.workspace = workspace  # the workspace whose progress it was recorded in (None: not recorded)
 
     @property
     def score(self) -> float:
@@ -35,21 +40,43 @@ class CheckResult:
     def passed(self) -> bool:
         return self.result["score"] >= self.result["max_score"] and self.result["status"] == "graded"
 
+    def shown_hint(self) -> str | None:
+        return self.hint if self.hint and not self.passed else None
+
+    def recorded(self) -> str:
+        """Whether the grading counts in the learner's progress ("" after a failure of the grader's own)."""
+        if self.result.get("grader_failure"):
+            return ""
+        if self.workspace is None:
+            return say(self.lang, "Not recorded in your progress: this notebook is not in a workspace "
+                                  "(`grade init` makes one).")
+        return say(self.lang, "Recorded in your progress ({workspace}).", workspace=self.workspace)
+
     def __repr__(self) -> str:
-        text = render(self.result, self.lang, color=False)
-        return text + (f"\nHint: {self.hint}" if self.hint and not self.passed else "")
+        lines = [render(self.result, self.lang, color=False, notebook=True), self.shown_hint(), self.recorded()]
+        return "\n".join(line for line in lines if line)
 
     def _repr_html_(self) -> str:
-        icons = {"passed": "✅", "failed": "❌", "not_started": "⬜", "skipped": "➖", "not_run": "⭕"}
-        rows = "".join(
-            f"<tr><td>{icons[c['outcome']]}</td><td>{html.escape(c['title'])}</td>"
-            f"<td>{c['points']:g}/{c['max_points']:g}</td><td>{html.escape(c['message'])}</td></tr>"
-            for c in self.result["checks"])
-        r = self.result
-        head = f"<b>{html.escape(r['exercise'])} · {html.escape(r.get('title', ''))}</b>"
-        total = f"<p><b>Score: {r['score']:g}/{r['max_score']:g}</b> ({html.escape(r['status'])})</p>"
-        hint = f"<p>💡 {html.escape(self.hint)}</p>" if self.hint and not self.passed else ""
-        return f"{head}<table>{rows}</table>{total}{hint}"
+        from grader.html_report import result_section
+
+        hint = self.shown_hint()
+        lines = [next_step(self.result, self.lang, notebook=True), f"💡 {hint}" if hint else "", self.recorded()]
+        return (f"<b>{html.escape(self.result['exercise'])} · {html.escape(self.result.get('title', ''))}</b>"
+                + result_section(self.result, self.lang, show_heading=False)
+                + "".join(f"<p>{html.escape(line)}</p>" for line in lines if line))
+
+
+class Hints:
+    """The hints revealed so far: text, or HTML in Jupyter."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+
+    def __repr__(self) -> str:
+        return "\n".join(self.lines)
+
+    def _repr_html_(self) -> str:
+        return "".join(f"<p>💡 {html.escape(line)}</p>" for line in self.lines)
 
 
 def executed_cells() -> list[str]:
@@ -62,7 +89,16 @@ def executed_cells() -> list[str]:
     return list(shell.history_manager.input_hist_raw[1:-1])
 
 
-def check(exercise: str, *, lang: str | None = None, seed: int | None = None, cells: list[str] | None = None):
+def _progress():
+    """The progress of the workspace this notebook runs in (None outside a workspace)."""
+    from grader.workspace import Progress, find_workspace
+
+    workspace = find_workspace()
+    return Progress(workspace) if workspace is not None else None
+
+
+def check(exercise: str, *, lang: str | None = None, seed: int | None = None, device: str | None = None,
+          cells: list[str] | None = None):
     """Grade the code this notebook has run so far as EXERCISE; return a displayable result."""
     if os.environ.get(SANDBOX_ENV):
         return None  # inside a grading sandbox: never grade recursively
@@ -79,12 +115,38 @@ def check(exercise: str, *, lang: str | None = None, seed: int | None = None, ce
         path = os.path.join(tmp, f"{ex.name}_notebook.ipynb")
         nbformat.write(new_notebook(cells=[new_code_cell(code) for code in run]), path)
         args = [sys.executable, "-m", "grader.cli", ex.id, "--file", path, "--json", "--lang", lang]
-        if seed is not None:
-            args += ["--seed", str(seed)]
+        args += ["--seed", str(seed)] if seed is not None else []
+        args += ["--device", device] if device else []
         proc = subprocess.run(args, capture_output=True, text=True)
     try:
         result = json.loads(proc.stdout)
     except json.JSONDecodeError:
         raise RuntimeError(proc.stderr.strip() or "grading failed") from None
+    progress = _progress()
+    if progress is not None and not result.get("grader_failure"):
+        progress.record(ex, result)
     hints = ex.text("hints", lang)
-    return CheckResult(result, hints[0] if hints else None, lang)
+    level = max(1, progress.entry(ex).get("hints", 0) if progress else 0)
+    hint = say(lang, "Hint {i}/{n}: {hint}", i=level, n=len(hints), hint=hints[level - 1]) if hints else None
+    return CheckResult(result, hint, lang, progress.path.parent if progress else None)
+
+
+_REVEALED: dict[str, int] = {}  # outside a workspace: the hints revealed in this kernel
+
+
+def hint(exercise: str, *, lang: str | None = None, all: bool = False) -> Hints:  # noqa: A002 - as `grade hint --all`
+    """Reveal the next hint of EXERCISE (each call one more, gentle to strong), as `grade hint` does."""
+    from grader.cli import default_lang, hint_lines
+    from grader.exercises import find_exercise
+
+    lang = lang or default_lang()
+    ex = find_exercise(exercise)
+    hints = ex.text("hints", lang)
+    progress = _progress()
+    if all:
+        shown = len(hints)
+    elif progress is not None:
+        shown = progress.next_hint(ex)
+    else:
+        shown = _REVEALED[ex.id] = min(_REVEALED.get(ex.id, 0) + 1, len(hints))
+    return Hints(hint_lines(hints, shown, lang, again=f'`hint("{ex.id}")`'))

@@ -10,6 +10,7 @@ import ast
 from pathlib import Path
 
 from grader.exercises import Exercise
+from grader.text import say
 
 CHECK_TAG = "skip-grading"
 
@@ -28,15 +29,46 @@ def split_cells(code: str) -> list[str]:
     return [c for c in cells if c.strip()]
 
 
+# How a statement's words about its file read in a notebook, per language, most specific first.
+NOTEBOOK_WORDS = {
+    "en": [("Run the file (`python {file}`)", "Run the cells"),
+           ("run `python {file}`", "run the cells"),
+           ("Run `grade {id}`; stuck? `grade hint {id}`.", 'Run the last cell to check your work; stuck? Run `hint("{id}")`.'),
+           ("`grade {id} --device cuda`", '`check("{id}", device="cuda")`'),
+           ("In `{file}`", "In the cells below"),
+           ("`{file}` already holds", "The cells below already hold"),
+           ("`{file}` holds", "The cells below hold"),
+           ("`{file}`", "this notebook")],
+    "zh": [("运行这个文件（`python {file}`）", "运行这些单元格"),
+           ("运行 `python {file}`", "运行这些单元格"),
+           ("运行 `grade {id}`；卡住了？`grade hint {id}`。", '运行最后一个单元格来检查；卡住了？运行 `hint("{id}")`。'),
+           ("`grade {id} --device cuda`", '`check("{id}", device="cuda")`'),
+           ("在 `{file}` 中", "在下面的单元格中"),
+           ("`{file}` 中", "下面的单元格中"),
+           ("`{file}` 里", "下面的单元格里"),
+           ("`{file}`", "下面的单元格")],
+}
+
+
+def notebook_statement(exercise: Exercise, lang: str = "en") -> str:
+    """The statement as a notebook's first cell: "in the cells below" for "in `ex05_....py`", "run the
+    last cell" and `hint("ex05")` for `grade ex05` and `grade hint ex05`."""
+    text = exercise.statement(lang)
+    for pattern, replacement in NOTEBOOK_WORDS.get(lang, NOTEBOOK_WORDS["en"]):
+        values = {"file": exercise.stub.name, "id": exercise.id}
+        text = text.replace(pattern.format(**values), replacement.format(**values))
+    return text
+
+
 def build_notebook(exercise: Exercise, stub: Path, lang: str = "en"):
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-    cells = [new_markdown_cell(exercise.statement(lang))]
+    cells = [new_markdown_cell(notebook_statement(exercise, lang))]
     cells += [new_code_cell(code) for code in split_cells(stub.read_text(encoding="utf-8"))]
-    intro = "运行下面的单元格来检查你的答案。" if lang == "zh" else "Run the cell below to check your work."
-    cells.append(new_markdown_cell(intro))
-    check = new_code_cell(f'from grader import check\n\ncheck("{exercise.id}")')
+    cells.append(new_markdown_cell(say(lang, 'Run the cell below to check your work; stuck? `hint("{id}")` in any cell '
+                                             "gives a hint, one more each time.", id=exercise.id)))
+    check = new_code_cell(f'from grader import check, hint\n\ncheck("{exercise.id}")')
     check.metadata["tags"] = [CHECK_TAG]
     cells.append(check)
     nb = new_notebook(cells=cells, metadata={

@@ -11,7 +11,7 @@ import zlib
 import pytest
 import torch
 
-from grader.checking import CURVES, CheckFailed
+from grader.checking import CheckFailed, recorded_curves
 from grader.sandbox import Limits, LearnerError, LearnerProblem, Submission
 from grader.source import Source
 from grader.text import Text, verbatim
@@ -75,7 +75,7 @@ class JudgePlugin:
         status = worst(self.statuses)
         first = next((p for p in self.proxy.problems if p.status == status), None)
         self.emit({"event": "end", "status": status, "output": self.proxy.output(),
-                   "message": first.text.render(self.lang) if first else "", "curves": CURVES,
+                   "message": first.text.render(self.lang) if first else "", "curves": recorded_curves(self.lang),
                    "isolation": self.proxy.isolation.get("applied", [])})
 
     def _result(self, item, call, report) -> dict:

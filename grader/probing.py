@@ -14,21 +14,57 @@ import linecache
 import torch
 from torch.overrides import TorchFunctionMode
 
+from grader.text import Text, joined, verbatim
+
 
 def learner_error(exc: BaseException, module, most: int = 2) -> dict:
-    """A learner's exception as plain data: type, message, where it came from in the learner's code
-    ("line 12, in f: code", or "cell 3, line 2, in f: code" in a notebook) and whether it is a TODO left."""
+    """A learner's exception as plain data: type, message, where it came from in the learner's code and
+    whether it is a TODO left. `frames` is where as data (cell, line, function, code: see `where`);
+    `where` is the same as English text ("line 12, in f: code"), for checks that quote it as it is."""
     frames = []
     tb = exc.__traceback__
     while tb is not None:
         if tb.tb_frame.f_globals is module.__dict__:  # the learner's code: a file, or notebook cells
             code = tb.tb_frame.f_code
-            cell = "" if code.co_filename == getattr(module, "__file__", None) else f"{code.co_filename}, "
-            line = linecache.getline(code.co_filename, tb.tb_lineno).strip()
-            frames.append(f"{cell}line {tb.tb_lineno}, in {code.co_name}: {line}")
+            cell = "" if code.co_filename == getattr(module, "__file__", None) else code.co_filename
+            frames.append(frame(cell, tb.tb_lineno, code.co_name, linecache.getline(code.co_filename, tb.tb_lineno)))
         tb = tb.tb_next
-    return {"type": type(exc).__name__, "message": str(exc)[:400], "where": "; ".join(frames[-most:]),
+    frames = frames[-most:]
+    return {"type": type(exc).__name__, "message": str(exc)[:400], "frames": frames,
+            "where": "; ".join(frame_text(f).render("en") for f in frames),
             "not_started": isinstance(exc, NotImplementedError)}
+
+
+def frame(cell: str, line: int, function: str, code: str | None) -> dict:
+    """One place in the learner's code as plain data: the notebook cell's label ("" in a file), the line,
+    the function and the line's code."""
+    return {"cell": cell, "line": line, "function": function, "code": (code or "").strip()}
+
+
+def frame_text(f: dict) -> Text:
+    """'line 12, in train: loss.backward()', or 'cell In[3], line 2, in ...' in a notebook."""
+    function = Text("<module>", "顶层代码") if f["function"] == "<module>" else verbatim(f["function"])
+    values = {"line": f["line"], "function": function, "code": verbatim(f["code"])}
+    if not f["cell"]:
+        return Text("line {line}, in {function}: {code}", "第 {line} 行，{function} 中：{code}", **values)
+    return Text("{cell}, line {line}, in {function}: {code}", "{cell} 第 {line} 行，{function} 中：{code}",
+                cell=cell_name(f["cell"]), **values)
+
+
+def cell_name(label: str) -> Text | str:
+    """A notebook cell's label ("cell In[3]") in the learner's language."""
+    return Text("cell {n}", "单元格 {n}", n=verbatim(label[5:])) if label.startswith("cell ") else verbatim(label)
+
+
+def where(error: dict) -> Text:
+    """Where a learner's error came from, to put after its message: " (line 12, in train: ...)" in the
+    learner's language, from a `learner_error` or a sandbox reply (its `frames`), or a check's own English
+    `where` quoted as it is; empty when unknown."""
+    if error.get("frames"):
+        return Text(" ({places})", "（{places}）", places=joined([frame_text(f) for f in error["frames"]], "; ", "；"))
+    if error.get("where"):
+        return Text("{where}", "{where}", where=verbatim(f" ({error['where']})"))
+    return Text("", "")
 
 
 @contextlib.contextmanager

@@ -9,14 +9,16 @@ import unicodedata
 
 import click
 
+from grader.text import say, translated
+
 SYMBOLS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "not_started": ("·", "yellow"),
            "skipped": ("–", "blue"), "not_run": ("○", "red")}
 PLAIN = {"passed": "ok", "failed": "FAIL", "not_started": "todo", "skipped": "skip", "not_run": "----"}
 STATUS_TEXT = {
-    "error": ("Your file could not be loaded:", "无法加载你的文件："),
-    "timeout": ("Your code ran past its time limit.", "你的代码超过了时间限制。"),
-    "crashed": ("Your code crashed the sandbox process.", "你的代码导致沙箱进程崩溃。"),
-    "tampered": ("Your code tampered with the grader: the score is 0.", "你的代码篡改了评分器：得分为 0。"),
+    "error": "Your file could not be loaded:",
+    "timeout": "Your code ran past its time limit.",
+    "crashed": "Your code crashed the sandbox process.",
+    "tampered": "Your code tampered with the grader: the score is 0.",
 }
 
 
@@ -38,48 +40,86 @@ def _points(x: float) -> str:
     return f"{x:g}"
 
 
-def render(result: dict, lang: str = "en", color: bool | None = None) -> str:
-    """The terminal report of one result."""
+def points_text(check: dict, lang: str) -> str:
+    """A check's points as shown: "2/3", or "skipped" for a check not verified here (left out of the total)."""
+    if check["outcome"] == "skipped":
+        return say(lang, "skipped")
+    return f"{_points(check['points'])}/{_points(check['max_points'])}"
+
+
+def first_to_fix(result: dict) -> dict | None:
+    """The first check that failed (not one that was skipped or did not run)."""
+    return next((c for c in result["checks"] if c["outcome"] == "failed"), None)
+
+
+def skipped_points(result: dict) -> float:
+    return sum(c["max_points"] for c in result["checks"] if c["outcome"] == "skipped")
+
+
+def render(result: dict, lang: str = "en", color: bool | None = None, *, notebook: bool = False,
+           mark_first: bool = False) -> str:
+    """The terminal report of one result, in `lang`; with `mark_first`, the first failing check is marked
+    (watch mode); a `notebook` result ends with the next step in a notebook's words."""
     color = use_color() if color is None else color
     style = click.style if color else (lambda text, **_: text)
     lines = [style(f"{result['exercise']} · {result['title']}" if result.get("title") else result["name"], bold=True)]
-    width = max((display_width(c["title"]) for c in result["checks"]), default=10)
+    titles = {c["id"]: translated(lang, c["title"]) for c in result["checks"]}
+    width = max(map(display_width, titles.values()), default=10)
+    plain = {outcome: say(lang, word) for outcome, word in PLAIN.items()}
+    plain_width = max(map(display_width, plain.values()))
+    first = first_to_fix(result) if mark_first else None
     for c in result["checks"]:
         symbol, colour = SYMBOLS[c["outcome"]]
-        mark = style(symbol, fg=colour) if color else PLAIN[c["outcome"]].ljust(4)
-        pts = f"{_points(c['points'])}/{_points(c['max_points'])}"
-        lines.append(f"  {mark} {pad(c['title'], width)}  {pts:>7}")
+        mark = style(symbol, fg=colour) if color else pad(plain[c["outcome"]], plain_width)
+        pts = points_text(c, lang)
+        line = f"  {mark} {pad(titles[c['id']], width)}  {' ' * max(0, 7 - display_width(pts))}{pts}"
+        if c is first:
+            line += style(say(lang, "  ← first to fix"), fg="red", bold=True)
+        lines.append(line)
         if c["message"]:
-            lines.append(f"      {c['message']}")
+            lines.append(f"      {translated(lang, c['message'])}")
+    message = translated(lang, result.get("message", ""))
     if result["status"] in STATUS_TEXT:
-        en, zh = STATUS_TEXT[result["status"]]
-        lines.append(style(f"{zh if lang == 'zh' else en} {result.get('message', '')}".strip(), fg="red"))
-    elif result.get("message"):  # graded, with something to say (notebook cells that raised)
-        lines.append(style(result["message"], fg="yellow"))
+        status = say(lang, STATUS_TEXT[result["status"]])
+        lines.append(style(status + ("" if status.endswith(("：", "。")) else " ") + message, fg="red"))
+    elif message:  # graded, with something to say (notebook cells that raised)
+        lines.append(style(message, fg="yellow"))
     if result.get("output"):
-        label = "你的代码输出：" if lang == "zh" else "Your code printed:"
         shown = "\n".join("      " + line for line in result["output"].rstrip().splitlines()[-8:])
-        lines += [f"  {label}", shown]
+        lines += ["  " + say(lang, "Your code printed:"), shown]
     for note in result.get("notes", []):
-        lines.append(f"  note: {note}")
+        lines.append("  " + say(lang, "note: {note}", note=translated(lang, note)))
     full = result["score"] >= result["max_score"]
-    total = f"{_points(result['score'])}/{_points(result['max_score'])}"
-    label = "得分" if lang == "zh" else "Score"
-    lines.append(style(f"{label}: {total}", fg="green" if full else "yellow", bold=True)
-                 + f"  ({result['duration_s']:.1f} s, seed {result['seed']})")
-    lines.append(next_step(result, lang))
+    total = say(lang, "Score: {score}/{max_score}", score=_points(result["score"]), max_score=_points(result["max_score"]))
+    skipped = skipped_points(result)
+    if skipped:
+        total += say(lang, " ({points} points skipped: not verified here)", points=_points(skipped))
+    lines.append(style(total, fg="green" if full else "yellow", bold=True)
+                 + say(lang, "  ({duration:.1f} s, seed {seed})", duration=result["duration_s"], seed=result["seed"]))
+    lines.append(next_step(result, lang, notebook=notebook))
     return "\n".join(lines)
 
 
-def next_step(result: dict, lang: str) -> str:
+def next_step(result: dict, lang: str, *, notebook: bool = False) -> str:
+    """One next step: the next exercise, the error to fix, the TODOs to fill in, or the hint to ask for."""
     ex = result["exercise"]
-    if result["score"] >= result["max_score"]:
-        return f"Next: {'全部通过！' if lang == 'zh' else 'all checks pass!'} `grade list` for the next exercise."
+    if result["score"] >= result["max_score"] and result["status"] == "graded":
+        if notebook:
+            return say(lang, "Next: all checks pass! `grade next` in a terminal shows the next exercise.")
+        return say(lang, "Next: all checks pass! `grade next` shows the next exercise.")
     if result["status"] == "error":
-        return f"Next: fix the error above, then `grade {ex}` again."
+        if notebook:
+            return say(lang, "Next: fix the error above, then run the last cell again.")
+        return say(lang, "Next: fix the error above, then `grade {ex}` again.", ex=ex)
     if all(c["outcome"] in ("not_started", "skipped") for c in result["checks"]):
-        return f"Next: open {result['submission']} and fill in the TODOs; `grade show {ex}` for the statement."
-    return f"Next: fix the first failing check above; stuck? `grade hint {ex}`."
+        if notebook:
+            return say(lang, "Next: fill in the TODOs in the cells above (the statement is at the top), then run the "
+                             "last cell again.")
+        return say(lang, "Next: open {file} and fill in the TODOs; `grade show {ex}` for the statement.",
+                   file=result["submission"], ex=ex)
+    if notebook:
+        return say(lang, 'Next: fix the first failing check above; stuck? Run `hint("{ex}")`.', ex=ex)
+    return say(lang, "Next: fix the first failing check above; stuck? `grade hint {ex}`.", ex=ex)
 
 
 def to_json(result: dict) -> str:

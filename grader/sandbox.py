@@ -26,8 +26,9 @@ from dataclasses import dataclass
 import torch
 
 from grader import isolation, wire
+from grader.probing import cell_name, frame, where
 from grader.source import NotebookShell, Source
-from grader.text import Text, verbatim
+from grader.text import Text, joined, verbatim
 
 OUTPUT_SHOWN = 500
 TOP_LEVEL = Text("your file's top-level code", "你的文件的顶层代码")
@@ -177,10 +178,11 @@ def _tampered(baseline: dict[str, object]) -> list[str]:
     return sorted(name for name, obj in baseline.items() if now.get(name) is not obj)
 
 
-def _learner_frames(tb, source: Source) -> list[str]:
+def _learner_frames(tb, source: Source) -> list[dict]:
+    """The last frames of a traceback in the learner's code, as data (see `probing.frame`)."""
     labels = {label for label, _ in source.chunks}
     frames = [f for f in traceback.extract_tb(tb) if f.filename in labels]
-    return [f"{source.where(f.filename, f.lineno)}, in {f.name}: {(f.line or '').strip()}" for f in frames[-3:]]
+    return [frame("" if f.filename == source.filename else f.filename, f.lineno, f.name, f.line) for f in frames[-3:]]
 
 
 class _NoStdin(io.TextIOBase):
@@ -497,11 +499,6 @@ class Sandbox:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def _where(reply: dict) -> str:
-    """Where in the learner's code an error came from, as the sandbox reported it (quoted as is)."""
-    return verbatim(f" ({'; '.join(reply['frames'])})") if reply.get("frames") else ""
-
-
 def does_not_define(name: str) -> Text:
     """The message for a name the learner's file lacks."""
     return Text("Your file does not define `{name}`: was it renamed or deleted?",
@@ -556,7 +553,7 @@ class Submission:
         self.isolation = reply.get("isolation", {})
         if not reply.get("ok"):
             self.load_problem = LoadFailed(Text("{error}{where}", "{error}{where}", error=verbatim(reply["message"]),
-                                                where=_where(reply)))  # the report says it could not be loaded
+                                                where=where(reply)))  # the report says it could not be loaded
             self.problems.append(self.load_problem)
             raise self.load_problem
         self._note_failed_cells(reply.get("failed_cells"))
@@ -564,7 +561,8 @@ class Submission:
 
     def _note_failed_cells(self, failed: list[dict] | None) -> None:
         if failed and not any(isinstance(p, CellsFailed) for p in self.problems):
-            cells = verbatim("".join(f"\n  {f['cell']}: {f['message']}{_where(f)}" for f in failed))
+            cells = joined([Text("\n  {cell}: {error}{where}", "\n  {cell}：{error}{where}", cell=cell_name(f["cell"]),
+                                 error=verbatim(f["message"]), where=where(f)) for f in failed], "")
             self.problems.append(CellsFailed(Text(
                 "Notebook cells that raised an error (the checks ran with what the other cells define):{cells}",
                 "以下单元格抛出了错误（检查使用了其他单元格定义的内容）：{cells}", cells=cells)))
@@ -624,10 +622,10 @@ class Submission:
         if reply.get("type") == "MemoryError" or "can't allocate memory" in reply.get("message", ""):
             return LearnerError(Text("{what} ran out of memory (the limit is {limit} MiB): is a tensor far larger than "
                                      "needed?{where}", "{what} 内存不足（上限 {limit} MiB）：是不是创建了过大的 tensor？{where}",
-                                     what=what, limit=self._limits.memory >> 20, where=_where(reply)),
+                                     what=what, limit=self._limits.memory >> 20, where=where(reply)),
                                 exc_type="MemoryError", key="out-of-memory")
         return LearnerError(Text("{what} raised {error}{where}", "{what} 抛出了异常 {error}{where}",
-                                 what=what, error=verbatim(reply["message"]), where=_where(reply)),
+                                 what=what, error=verbatim(reply["message"]), where=where(reply)),
                             exc_type=reply.get("type", ""))
 
     def call(self, name: str, *args, **kwargs):

@@ -1,18 +1,24 @@
-"""`grade watch`: regrade on every save, the first failing check and its hint up front.
+"""`grade watch`: regrade on every save; the table with the first failure marked, a hint when asked.
 
-The process imports torch once; each regrade forks a fresh judge, so a save is graded in a
-fraction of a second.
+Each thing is said once: the table shows the first check to fix; a hint is shown the first time an
+exercise fails, then only when the learner asks for the next one (`h` and Enter here, or
+`grade hint` in another terminal). The process imports torch once; each regrade forks a fresh
+judge, so a save is graded in a fraction of a second.
 """
 
 from __future__ import annotations
 
+import os
+import select
+import sys
 import time
 
 import click
 
 from grader.exercises import Exercise, all_exercises
-from grader.report import render, use_color
+from grader.report import first_to_fix, render, use_color
 from grader.source import SubmissionError, load_source
+from grader.text import say, translated
 from grader.workspace import Progress, learner_file, workspace_root
 
 
@@ -23,21 +29,24 @@ def _mtime(path) -> float | None:
         return None
 
 
-def headline(ex: Exercise, result: dict, progress: Progress, lang: str) -> list[str]:
-    """What matters first: the score, the first failing check and the hint to try."""
-    lines = [f"{ex.id} · {ex.text('title', lang)}: {result['score']:g}/{result['max_score']:g}"]
-    failing = next((c for c in result["checks"] if not c["passed"] and c["outcome"] not in ("skipped", "not_run")),
-                   None)
-    if failing:
-        lines.append(f"First to fix: {failing['title']}")
-        if failing["message"]:
-            lines.append(f"  {failing['message']}")
-        hints = ex.text("hints", lang)
-        level = max(1, progress.entry(ex).get("hints", 0))
-        if hints:
-            lines.append(f"Hint {level}/{len(hints)}: {hints[level - 1]}")
-    lines.append("")
-    return lines
+def hint_line(ex: Exercise, level: int, lang: str) -> str:
+    hints = ex.text("hints", lang)
+    return say(lang, "Hint {i}/{n}: {hint}", i=level, n=len(hints), hint=hints[level - 1])
+
+
+def asked_for_hint(keys, interval: float) -> bool:
+    """Wait `interval` seconds for a line typed on the keyboard `keys`; True if one of the lines typed is `h`.
+    Without a keyboard (None, or closed), just wait."""
+    if keys is None:
+        time.sleep(interval)
+        return False
+    if not select.select([keys], [], [], interval)[0]:
+        return False
+    typed = os.read(keys.fileno(), 4096).decode(errors="replace")  # unbuffered: every line typed so far
+    if not typed:  # the keyboard closed
+        time.sleep(interval)
+        return False
+    return "h" in (line.strip().lower() for line in typed.splitlines())
 
 
 def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | None) -> None:
@@ -46,19 +55,28 @@ def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | 
     prewarm()
 
     follow = exercise is None
-    seen: dict[str, float | None] = {}
+    keys = sys.stdin if sys.stdin.isatty() else None
+    seen: dict[str, float | None] = {}  # exercise id -> the file's mtime when last graded
+    shown: dict[str, int] = {}  # exercise id -> the hint level shown last
+    failing: set[str] = set()  # exercises whose last grading had a failing check
     graded = 0
     try:
         while runs is None or graded < runs:
             progress = Progress(workspace_root())
             ex = exercise or progress.first_unfinished(all_exercises())
             if ex is None:
-                click.echo("Every exercise is done. Well done!")
+                click.echo(say(lang, "Every exercise is done. Well done!"))
                 return
+            level = max(1, progress.entry(ex).get("hints", 0)) if ex.hints else 0
+            if ex.id in failing and level and shown.get(ex.id) != level:  # `grade hint` ran in another terminal
+                click.echo(hint_line(ex, level, lang))
+                shown[ex.id] = level
             path = learner_file(ex)
             stamp = _mtime(path)
             if ex.id in seen and seen[ex.id] == stamp:
-                time.sleep(interval)
+                if asked_for_hint(keys, interval) and level:
+                    shown[ex.id] = progress.next_hint(ex)
+                    click.echo(hint_line(ex, shown[ex.id], lang))
                 continue
             seen[ex.id] = stamp
             if use_color():
@@ -66,18 +84,24 @@ def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | 
             try:
                 result = grade(ex, load_source(path), lang=lang)
             except SubmissionError as exc:
-                click.echo(f"{ex.id}: {exc}")
+                click.echo(f"{ex.id}: {translated(lang, str(exc))}")
                 graded += 1
                 continue
             graded += 1
             progress.record(ex, result)
-            click.echo("\n".join(headline(ex, result, progress, lang)))
-            click.echo(render(result, lang))
+            click.echo(render(result, lang, mark_first=True))
+            failing.discard(ex.id)
+            if first_to_fix(result) is not None:
+                failing.add(ex.id)
+                if level and ex.id not in shown:
+                    click.echo(hint_line(ex, level, lang))
+                    shown[ex.id] = level
             done = result["status"] == "graded" and result["score"] >= result["max_score"]
             if done and follow:
-                click.echo(f"{ex.id} is done: moving on to the next exercise.")
+                click.echo(say(lang, "{ex} is done: moving on to the next exercise.", ex=ex.id))
                 exercise = None
             else:
-                click.echo(f"Watching {path} (Ctrl-C to stop)...")
+                click.echo(say(lang, "Watching {path} (Ctrl-C to stop)...", path=path)
+                           + (say(lang, " Press h and Enter for a hint.") if keys and level else ""))
     except KeyboardInterrupt:
-        click.echo("Stopped watching.")
+        click.echo(say(lang, "Stopped watching."))

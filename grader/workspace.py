@@ -38,6 +38,28 @@ def learner_file(exercise: Exercise, start: Path | None = None) -> Path:
     return workspace_root(start) / "exercises" / exercise.name / f"{exercise.name}.py"
 
 
+def own_work(exercise: Exercise, path: Path) -> Path | None:
+    """The workspace whose progress a grading of `path` as `exercise` counts in: the workspace's own
+    file of the exercise, or a notebook inside a workspace. None for a file from elsewhere."""
+    path = Path(path).resolve()
+    if path == learner_file(exercise).resolve():
+        return workspace_root()
+    if path.suffix == ".ipynb":
+        return find_workspace(path.parent)
+    return None
+
+
+def current_exercise(start: Path | None = None) -> Exercise | None:
+    """The exercise the learner is on: the first one not done (None when every one is)."""
+    return Progress(workspace_root(start)).first_unfinished(all_exercises())
+
+
+def edited(exercise: Exercise, start: Path | None = None) -> bool:
+    """Whether the workspace's file of the exercise differs from the stub (reset would replace work)."""
+    path = learner_file(exercise, start)
+    return path.exists() and path.read_bytes() != exercise.stub.read_bytes()
+
+
 def init_workspace(target: Path) -> list[Path]:
     """Create a fresh workspace in `target` with every stub and statement of the current course (and, for
     another course than the built-in one, a torch-katas.toml naming it); return the stubs written."""
@@ -63,7 +85,7 @@ def reset_exercise(exercise: Exercise, start: Path | None = None) -> Path | None
     """Restore the stub in the workspace; return the backup of the learner's file (None if it was untouched)."""
     path = learner_file(exercise, start)
     backup = None
-    if path.exists() and path.read_bytes() != exercise.stub.read_bytes():
+    if edited(exercise, start):
         folder = workspace_root(start) / BACKUP_DIR
         folder.mkdir(exist_ok=True)
         backup = folder / f"{exercise.name}.{time.strftime('%Y%m%d-%H%M%S')}.py"

@@ -11,10 +11,11 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_grade(*args, cwd=ROOT, timeout=300, env=None):
-    """Run `grade ARGS` as a learner would (a fresh process); return the CompletedProcess."""
+def run_grade(*args, cwd=ROOT, timeout=300, env=None, input=None):
+    """Run `grade ARGS` as a learner would (a fresh process, typing `input`); return the CompletedProcess."""
     return subprocess.run([sys.executable, "-m", "grader.cli", *map(str, args)], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout, env=env)
+                          text=True, timeout=timeout, env=env, input=input,
+                          stdin=subprocess.DEVNULL if input is None else None)
 
 
 def grade_json(*args, **kwargs) -> dict:

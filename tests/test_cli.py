@@ -111,6 +111,9 @@ def test_list_and_help_do_not_import_torch():
             "r = CliRunner(); assert r.invoke(main, ['list']).exit_code == 0; "
             "assert r.invoke(main, ['--help']).exit_code == 0; "
             "assert r.invoke(main, ['hint', 'ex05']).exit_code == 0; "
+            "assert r.invoke(main, ['hint']).exit_code == 0; "
+            "assert '用法' in r.invoke(main, ['hint', '--help', '--lang', 'zh']).output; "
+            "assert '学习者' in r.invoke(main, ['--lang', 'zh', '--help']).output; "
             "print('torch' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert proc.stdout.strip() == "False", proc.stderr

@@ -2,10 +2,12 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 
+import nbformat
 import pytest
 
 from conftest import ROOT, run_grade
@@ -42,12 +44,42 @@ def test_progress_is_remembered_from_a_subfolder(workspace):
     listed = json.loads(run_grade("list", "--json", cwd=workspace).stdout)
     assert {e["id"]: e["state"] for e in listed}["ex05"] == "done"
     text = run_grade("list", cwd=workspace).stdout
-    assert f"1/{len(listed)} done" in text and "\x1b[" not in text
+    assert f"1/{len(listed)} done" in text and "\x1b[" not in text and "Stars: difficulty" in text
 
 
-def test_grading_with_file_does_not_touch_progress(workspace):
-    run_grade("ex05", "--file", SOLUTION, cwd=workspace)
+def test_grading_a_file_from_elsewhere_does_not_touch_progress_and_says_so(workspace):
+    proc = run_grade("ex05", "--file", SOLUTION, cwd=workspace)
+    assert "Not recorded in your progress" in proc.stdout and str(SOLUTION) in proc.stdout
     assert not (workspace / ".torch-katas-progress.json").exists()
+
+
+def test_a_notebook_in_the_workspace_counts_as_grade_ex05_does(workspace, tmp_path):
+    """A pass of the learner's own notebook (in the workspace) is recorded: list says done, next moves on and
+    the solution unlocks; the same notebook elsewhere is graded but not recorded."""
+    notebook = workspace / "notebooks" / "ex05_manual_backward.ipynb"
+    assert run_grade("notebook", "ex05", "--out", notebook, cwd=workspace).returncode == 0
+    nb = nbformat.read(str(notebook), as_version=4)
+    nb.cells.insert(-2, nbformat.v4.new_code_cell(SOLUTION.read_text()))
+    nbformat.write(nb, str(notebook))
+    elsewhere = tmp_path / "copy.ipynb"
+    shutil.copy(notebook, elsewhere)
+    outside = run_grade("ex05", "--file", elsewhere, cwd=workspace)
+    assert outside.returncode == 0 and "Not recorded in your progress" in outside.stdout
+    assert not (workspace / ".torch-katas-progress.json").exists()
+    inside = run_grade("ex05", "--file", notebook, cwd=workspace / "notebooks")
+    assert inside.returncode == 0 and f"Recorded in your progress ({workspace})" in inside.stdout
+    states = {e["id"]: e["state"] for e in json.loads(run_grade("list", "--json", cwd=workspace).stdout)}
+    assert states["ex05"] == "done"
+    assert "def linear_grads" in run_grade("solution", "ex05", cwd=workspace).stdout
+
+
+def test_check_in_a_notebook_records_progress(workspace, monkeypatch):
+    from grader.jupyter import check
+
+    monkeypatch.chdir(workspace)
+    result = check("ex05", cells=[SOLUTION.read_text()], lang="en")
+    assert result.passed and f"Recorded in your progress ({workspace})" in repr(result)
+    assert {e["id"]: e["state"] for e in json.loads(run_grade("list", "--json", cwd=workspace).stdout)}["ex05"] == "done"
 
 
 def test_hints_climb_and_are_remembered(workspace):
@@ -61,6 +93,24 @@ def test_hints_climb_and_are_remembered(workspace):
     assert "链式法则" in zh
 
 
+def test_hint_show_reset_and_solution_default_to_the_current_exercise(workspace):
+    """Without an argument, the exercise `next` and `watch` pick: the first one not done."""
+    hint = run_grade("hint", cwd=workspace)
+    assert hint.returncode == 0 and hint.stdout.startswith("ex01 · ") and "Hint 1/3" in hint.stdout
+    assert "`grade hint ex01` again" in hint.stdout
+    assert run_grade("show", cwd=workspace).stdout == run_grade("show", "ex01", cwd=workspace).stdout
+    stub_of(workspace, "ex01_tensors").write_text(
+        (ROOT / "solutions" / "ex01_tensors.py").read_text())
+    assert run_grade("ex01", cwd=workspace).returncode == 0
+    assert run_grade("show", "--json", cwd=workspace).stdout == run_grade("next", "--json", cwd=workspace).stdout
+    locked = run_grade("solution", cwd=workspace)
+    assert locked.returncode == 2 and "the solution of ex02 unlocks" in locked.stderr
+    assert "the last one you solved: `grade solution ex01`" in locked.stderr
+    stub_of(workspace, "ex02_views").write_text("# my attempt\n")
+    reset = run_grade("reset", "--yes", cwd=workspace)
+    assert reset.returncode == 0 and "Restored the stub of ex02" in reset.stdout
+
+
 def test_show_and_next(workspace):
     shown = run_grade("show", "ex05", cwd=workspace).stdout
     assert "# ex05" in shown and str(stub_of(workspace)) in shown
@@ -69,14 +119,19 @@ def test_show_and_next(workspace):
     assert "ex05" in json.loads(run_grade("show", "5", "--json", "--lang", "zh", cwd=workspace).stdout)["statement"]
 
 
-def test_reset_restores_the_stub_and_keeps_a_backup(workspace):
+def test_reset_asks_first_and_keeps_a_backup(workspace):
     stub = stub_of(workspace)
     original = stub.read_text()
     stub.write_text("# my attempt\n")
-    proc = run_grade("reset", "ex05", cwd=workspace)
+    kept = run_grade("reset", "ex05", input="n\n", cwd=workspace)
+    assert kept.returncode == 1 and stub.read_text() == "# my attempt\n" and "Nothing changed" in kept.stdout
+    assert ".torch-katas-backup/" in kept.stdout  # the backup is said before the question
+    proc = run_grade("reset", "ex05", input="y\n", cwd=workspace)
     assert proc.returncode == 0 and stub.read_text() == original
     backups = list((workspace / ".torch-katas-backup").glob("ex05_manual_backward.*.py"))
-    assert len(backups) == 1 and backups[0].read_text() == "# my attempt\n"
+    assert len(backups) == 1 and backups[0].read_text() == "# my attempt\n" and str(backups[0]) in proc.stdout
+    untouched = run_grade("reset", "ex05", cwd=workspace)  # the stub as it is: nothing to lose, no question
+    assert untouched.returncode == 0 and "?" not in untouched.stdout
 
 
 def test_solution_unlocks_after_a_full_score(workspace):
@@ -89,21 +144,38 @@ def test_solution_unlocks_after_a_full_score(workspace):
     assert "def linear_grads" in run_grade("solution", "ex05", cwd=workspace).stdout
 
 
-def test_watch_regrades_on_save(workspace):
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "watch", "ex05", "--interval", "0.1", "--runs", "2"],
-                            cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    first = ""
-    while "Watching" not in first:
+def read_until(proc, marker: str) -> str:
+    text = ""
+    while marker not in text:
         line = proc.stdout.readline()
-        assert line, proc.stderr.read()
-        first += line
-    assert "0/10" in first and "First to fix" in first and "Hint 1/3" in first
+        assert line, text + proc.stderr.read()
+        text += line
+    return text
+
+
+def test_watch_says_each_thing_once(workspace):
+    """One table with the first failure marked (no second block repeating it), the hint once, then again only when
+    it changes (`grade hint` in another terminal), and the full score when the file is fixed."""
+    mistake = ROOT / "tests" / "mistakes" / "ex05_manual_backward" / "sign_flipped.py"
+    stub_of(workspace).write_text(mistake.read_text())
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "watch", "ex05", "--interval", "0.1", "--runs", "3"],
+                            cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    first = read_until(proc, "Watching")
+    assert "6/10" in first and first.count("← first to fix") == 1 and first.count("opposite sign") == 2
+    marked = next(line for line in first.splitlines() if "← first to fix" in line)
+    assert "dw matches" in marked and first.count("Hint 1/3") == 1
     time.sleep(0.05)
+    stub_of(workspace).write_text(mistake.read_text() + "\n# saved again\n")
+    second = read_until(proc, "Watching")
+    assert "6/10" in second and "Hint" not in second
+    run_grade("hint", "ex05", cwd=workspace)
+    run_grade("hint", "ex05", cwd=workspace)
+    time.sleep(0.5)
     stub_of(workspace).write_text(SOLUTION.read_text())
     rest, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0
-    assert "10/10" in rest
+    assert rest.count("Hint 2/3") == 1 and "Hint 1/3" not in rest and rest.index("Hint 2/3") < rest.index("10/10")
 
 
 def test_watch_follows_the_first_unfinished_exercise(workspace):
@@ -132,3 +204,18 @@ def test_shell_completion_is_clicks():
     proc = subprocess.run([sys.executable, "-c", "from grader.cli import main; main(prog_name='grade')"],
                           capture_output=True, text=True, env=env)
     assert "complete" in proc.stdout and "_grade_completion" in proc.stdout
+
+
+def test_watch_hears_h_and_enter_as_asking_for_a_hint():
+    from grader.watch import asked_for_hint
+
+    read, write = os.pipe()
+    with os.fdopen(read) as keys:
+        assert not asked_for_hint(keys, 0.01)  # nothing typed: it only waits
+        os.write(write, b"x\n")
+        assert not asked_for_hint(keys, 0.01)
+        os.write(write, b"\nh\n")  # two lines at once: both are read
+        assert asked_for_hint(keys, 0.01)
+        os.close(write)
+        started = time.monotonic()
+        assert not asked_for_hint(keys, 0.05) and time.monotonic() - started >= 0.05  # closed: it waits, no spin

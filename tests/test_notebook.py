@@ -111,12 +111,43 @@ def test_broken_notebooks_one_line_exit_2(tmp_path, content, says):
     assert proc.returncode == 2 and says in proc.stderr and proc.stderr.strip().count("\n") == 0
 
 
-def test_check_in_notebook_code_grades_the_given_cells():
+def test_check_in_notebook_code_grades_the_given_cells(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a notebook outside any workspace
     result = check("ex05", cells=["%matplotlib inline", SOLUTION.read_text()], lang="en")
     assert isinstance(result, CheckResult) and result.passed
+    assert "Not recorded in your progress: this notebook is not in a workspace" in repr(result)
     assert "<table>" in result._repr_html_() and "Score: 10/10" in repr(result)
     stub = check("ex05", cells=["import torch\ndef predict(x, w, b):\n    return -(w * x + b)\n"], lang="en")
-    assert not stub.passed and "Hint:" in repr(stub) and "💡" in stub._repr_html_()
+    assert not stub.passed and "Hint 1/3:" in repr(stub) and "💡" in stub._repr_html_()
+    assert 'stuck? Run `hint("ex05")`' in repr(stub) and "grade hint" not in repr(stub)
+
+
+def test_a_notebook_speaks_notebook():
+    """The statement cell says "in the cells below" and "run the last cell", never the .py file or a grade
+    command; the checking cell brings `hint` beside `check`."""
+    from grader.exercises import all_exercises
+    from grader.notebook import build_notebook
+
+    for ex in all_exercises():
+        for lang in ("en", "zh"):
+            nb = build_notebook(ex, ex.stub, lang)
+            statement = nb.cells[0].source
+            assert ex.stub.name not in statement and "grade " not in statement and f'hint("{ex.id}")' in statement
+            assert f'hint("{ex.id}")' in nb.cells[-2].source
+            assert nb.cells[-1].source.startswith("from grader import check, hint")
+    ex05 = next(ex for ex in all_exercises() if ex.id == "ex05")
+    assert "In the cells below:" in build_notebook(ex05, ex05.stub).cells[0].source
+    assert "在下面的单元格中：" in build_notebook(ex05, ex05.stub, "zh").cells[0].source
+
+
+def test_hint_in_a_notebook_climbs_like_grade_hint(tmp_path, monkeypatch):
+    from grader import hint
+
+    monkeypatch.chdir(tmp_path)  # outside a workspace: counted in this kernel
+    first, second = repr(hint("ex05")), repr(hint("ex05"))
+    assert "Hint 1/3" in first and "Hint 2/3" not in first and 'hint("ex05")` again' in first
+    assert "Hint 2/3" in second and "💡" in hint("ex05", all=True)._repr_html_()
+    assert "提示 3/3" in repr(hint("ex05", lang="zh", all=True))
 
 
 def test_notebook_for_every_exercise(tmp_path):

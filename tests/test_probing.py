@@ -5,6 +5,7 @@ import sys
 import pytest
 import torch
 
+from grader import probing
 from grader.probing import learner_error, pretend_cuda
 from grader.sandbox import _load_module
 from grader.source import Source
@@ -93,3 +94,17 @@ def test_learner_error_names_the_learners_line_in_a_file_and_a_notebook_cell():
         error = learner_error(info.value, module)
         assert error["type"] == "ValueError" and error["message"] == "no good"
         assert where in error["where"] and not error["not_started"]
+
+
+def test_where_an_error_came_from_is_data_rendered_in_the_learners_language():
+    module = learner_module("cell In[3]")
+    with pytest.raises(ValueError) as info:
+        module.broken()
+    error = learner_error(info.value, module)
+    line = LEARNER.splitlines().index('    raise ValueError("no good")') + 1
+    assert error["frames"][-1] == {"cell": "cell In[3]", "line": line, "function": "broken",
+                                   "code": 'raise ValueError("no good")'}
+    assert probing.where(error).render("en") == f" ({error['where']})"
+    assert probing.where(error).render("zh").startswith(f"（单元格 In[3] 第 {line} 行，broken 中：raise ValueError")
+    assert probing.where({"where": "line 3, in f: x"}).render("zh") == " (line 3, in f: x)"  # a check's own text
+    assert probing.where({}).render("zh") == ""

@@ -26,6 +26,7 @@ def test_training_exercise_report_has_curves(tmp_path):
     report = tmp_path / "report.html"
     proc = run_grade("ex06", "--file", SOLUTION, "--report", report)
     assert proc.returncode == 0, proc.stderr
+    assert f"wrote {report}" in proc.stdout
     page = report.read_text()
     assert "<table>" in page and "Score: 10/10" in page
     loss, params = charts(page)
@@ -72,3 +73,38 @@ def test_other_training_exercises_record_their_loss(name):
     assert result["score"] == result["max_score"]
     yours = [c["series"]["yours"] for c in result["curves"]]
     assert yours and all(len(s) >= 5 and min(s[1:]) < s[0] for s in yours)
+
+
+def a_result(**changes) -> dict:
+    checks = [{"id": "a", "title": "values", "outcome": "passed", "passed": True, "points": 4.0, "max_points": 4.0,
+               "message": ""},
+              {"id": "b", "title": "on the GPU", "outcome": "skipped", "passed": False, "points": 0.0, "max_points": 3.0,
+               "message": "not verified here: this machine has no CUDA device"}]
+    return {"exercise": "ex16", "name": "ex16_device_agnostic", "title": "Devices", "submission": "ex16.py",
+            "status": "graded", "score": 4.0, "max_score": 4.0, "checks": checks, "message": "", "output": "",
+            "notes": [], "duration_s": 0.5, "seed": 1, **changes}
+
+
+def test_a_skipped_check_reads_as_skipped_beside_a_total_without_it():
+    from grader.report import render
+
+    text = render(a_result(), color=False)
+    skipped = next(line for line in text.splitlines() if "on the GPU" in line)
+    assert skipped.split()[0] == "skip" and skipped.endswith("skipped") and "0/3" not in text
+    assert "Score: 4/4 (3 points skipped: not verified here)" in text
+    chinese = render(a_result(), "zh", color=False)
+    assert "跳过" in chinese and "得分：4/4（3 分跳过：此处无法验证）" in chinese and "此处无法验证：这台机器没有 CUDA 设备" in chinese
+
+
+def test_a_load_error_keeps_its_caret_under_the_line_in_html_and_markdown(tmp_path):
+    from grader.exercises import find_exercise
+    from grader.gradebook import feedback_markdown
+    from grader.html_report import write_report
+
+    message = "IndentationError at line 5: unexpected indent\n      y = 2\n      ^"
+    result = a_result(status="error", score=0.0, message=message, checks=[])
+    page = write_report([result], tmp_path / "r.html", "ex16 · Devices").read_text()
+    assert f"<pre>{message}</pre>" in page
+    row = {"student": "ann", "total": 0, "max_total": 4, "cells": {"ex16": {"state": "error"}}, "problems": []}
+    markdown = feedback_markdown(row, {"ex16": result}, [find_exercise("ex16")])
+    assert f"```\n{message}\n```" in markdown

@@ -1,0 +1,129 @@
+"""Every line in the learner's language: under --lang zh, what each learner command prints (its own lines, the
+report, errors, --help, the HTML report) holds no English prose outside code and quoted error text."""
+
+import html.parser
+import json
+
+import pytest
+
+from conftest import ROOT, run_grade
+from grader.text import catalogue, english_prose, localized, translated
+
+SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
+MISTAKE = ROOT / "tests" / "mistakes" / "ex05_manual_backward" / "sign_flipped.py"
+LEARNER_COMMANDS = ["check", "list", "show", "next", "hint", "watch", "reset", "solution", "init", "notebook"]
+
+
+def zh(*args, cwd, input=None):
+    """`grade ARGS --lang zh`: its stdout and stderr together."""
+    proc = run_grade(*args, "--lang", "zh", cwd=cwd, input=input)
+    return proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("zh") / "ws"
+    init = zh("init", folder, cwd=folder.parent)
+    assert "已在" in init and not english_prose(init)
+    return folder
+
+
+def stub(ws):
+    return ws / "exercises" / "ex05_manual_backward" / "ex05_manual_backward.py"
+
+
+def test_the_catalogue_keeps_every_field_of_its_templates():
+    import string
+
+    fields = lambda text: sorted(f for _, f, _, _ in string.Formatter().parse(text) if f)  # noqa: E731
+    assert all(fields(en) == fields(zh) for en, zh in catalogue("zh").items())
+
+
+def test_a_message_another_module_wrote_is_translated_with_its_values():
+    assert translated("zh", "unknown exercise 'ex99' (see `grade list`)") == "未知的练习 'ex99'（见 `grade list`）"
+    assert translated("zh", "no such file: /a b/c.py") == "没有这个文件：/a b/c.py"
+    assert translated("zh", "something the catalogue lacks") == "something the catalogue lacks"
+    assert translated("en", "no such file: x") == "no such file: x"
+    assert localized("loss per epoch", "zh") == "每个 epoch 的 loss"
+    assert localized(("loss", "损失"), "zh") == "损失" and localized("loss per epoch, Adam", "zh") == "每个 epoch 的 loss，Adam"
+
+
+def test_learner_commands_speak_chinese(workspace):
+    outputs = {
+        "list": zh("list", cwd=workspace),
+        "show": zh("show", "ex05", cwd=workspace),
+        "next": zh("next", cwd=workspace),
+        "hint": zh("hint", cwd=workspace) + zh("hint", "ex05", cwd=workspace),
+        "notebook": zh("notebook", "ex05", "--out", workspace / "ex05.ipynb", cwd=workspace),
+        "check (stub)": zh("ex05", cwd=workspace),
+        "solution (locked)": zh("solution", "ex05", cwd=workspace),
+        "solution --force (its warning)": run_grade("solution", "ex05", "--force", "--lang", "zh", cwd=workspace).stderr,
+        "errors": zh("ex99", cwd=workspace) + zh("ex05", "--file", workspace / "nope.py", cwd=workspace)
+        + zh("hint", "--bogus", cwd=workspace).split("\n")[0],  # click's usage line (its own words follow)
+    }
+    stub(workspace).write_text(MISTAKE.read_text())
+    outputs["check (a mistake)"] = zh("ex05", cwd=workspace)
+    outputs["check (a file from elsewhere)"] = zh("ex05", "--file", SOLUTION, cwd=workspace)
+    outputs["check (the notebook, recorded)"] = zh("ex05", "--file", workspace / "ex05.ipynb", cwd=workspace)
+    outputs["watch"] = zh("watch", "ex05", "--runs", "1", cwd=workspace)
+    outputs["reset (asked, kept)"] = zh("reset", "ex05", cwd=workspace, input="n\n")
+    outputs["reset --yes"] = zh("reset", "ex05", "--yes", cwd=workspace)
+    for command in LEARNER_COMMANDS:
+        outputs[f"{command} --help"] = zh(command, "--help", cwd=workspace)
+    outputs["--help"] = zh("--help", cwd=workspace)
+    assert "未开始" in outputs["list"] and "提示 1/3" in outputs["hint"] and "已记入你的进度" in outputs["check (the notebook, recorded)"]
+    assert "← 先修这一项" in outputs["watch"] and "学习者" in outputs["--help"] and "用法" in outputs["hint --help"]
+    assert {name: english_prose(text) for name, text in outputs.items() if english_prose(text)} == {}
+
+
+def test_a_load_error_is_shown_once_with_its_line_in_chinese(workspace, tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("import torch\n\ndef predict(x, w, b):\n    return w * x + b\n  y = 2\n")
+    out = zh("ex05", "--file", bad, cwd=workspace)
+    error = "IndentationError at line 5: unindent does not match any outer indentation level"
+    assert out.count(error) == 1 and out.count("无法加载你的文件") == 1
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if error in line)
+    assert lines[at + 1].strip() == "y = 2" and lines[at + 2].strip() == "^"
+    assert not english_prose(out.replace(error, ""))  # the error is quoted as Python wrote it
+
+
+def test_where_a_learners_error_came_from_reads_in_chinese(workspace, tmp_path):
+    raising = tmp_path / "raising.py"
+    raising.write_text(SOLUTION.read_text() + "\n\ndef mse_loss(y_pred, y):\n    raise ValueError('boom')\n")
+    line = next(n for n, text in enumerate(raising.read_text().splitlines(), 1) if "raise ValueError" in text)
+    out = zh("ex05", "--file", raising, cwd=workspace)
+    assert f"第 {line} 行，mse_loss 中：raise ValueError('boom')" in out and "line " not in out
+    assert not english_prose(out)
+
+
+class _Text(html.parser.HTMLParser):
+    """The text a reader sees on a page (not its style or script)."""
+
+    def __init__(self):
+        super().__init__()
+        self.parts, self.skip = [], False
+
+    def handle_starttag(self, tag, attrs):
+        self.skip = tag in ("style", "script")
+
+    def handle_endtag(self, tag):
+        self.skip = False
+
+    def handle_data(self, data):
+        if not self.skip:
+            self.parts.append(data)
+
+
+def test_the_html_report_and_its_charts_speak_chinese(workspace, tmp_path):
+    report = tmp_path / "r.html"
+    out = zh("ex06", "--file", ROOT / "solutions" / "ex06_manual_training_loop.py", "--report", report, cwd=workspace)
+    assert f"已写入 {report}" in out
+    page = _Text()
+    page.feed(report.read_text())
+    text = "\n".join(page.parts)
+    assert "每个 epoch 的 loss" in text and "w 的真实值" in text and "你的" in text and "得分：10/10" in text
+    assert not english_prose(text)
+    curves = json.loads(run_grade("ex06", "--file", ROOT / "solutions" / "ex06_manual_training_loop.py", "--json",
+                                  "--lang", "zh", cwd=workspace).stdout)["curves"]
+    assert [c["title"] for c in curves] == ["每个 epoch 的 loss", "每个 epoch 的 w 和 b"]
