@@ -95,7 +95,7 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
 
             similar = find_similar(found.jobs, similarity)
             write_similarity(similar, out)
-    write_gradebook(out, chosen, found.problems, found.students, roster, similar)
+    write_gradebook(out, chosen, found.problems, found.students, roster, similar, lang=options.get("lang", "en"))
     return {"graded": sum(counts.values()), "skipped": skipped, "problems": len(found.problems),
             "interrupted": interrupted, **counts}
 

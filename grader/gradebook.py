@@ -21,6 +21,7 @@ from xml.etree import ElementTree as ET
 from grader.collect import natural_key
 from grader.exercises import Exercise
 from grader.roster import IDENTITY_FIELDS, match_roster
+from grader.text import say
 
 LOOK_AT = 0.1  # a check passed by at most this share of the students who reached it is flagged
 LOOK_AT_MIN = 5  # ... once at least this many reached it
@@ -187,8 +188,9 @@ def write_junit(results: list[dict], path: Path) -> None:
 
 
 def write_gradebook(out: Path, exercises: list[Exercise], problems: list[dict], students: dict[str, dict] | None = None,
-                    roster: list[dict] | None = None, similar: list[dict] | None = None) -> dict:
-    """Rebuild every batch output from out/results.jsonl; return the gradebook."""
+                    roster: list[dict] | None = None, similar: list[dict] | None = None, lang: str = "en") -> dict:
+    """Rebuild every batch output from out/results.jsonl (the students' feedback pages in `lang`); return the
+    gradebook."""
     from grader.html_report import write_index, write_report
 
     results = read_results(out / "results.jsonl")
@@ -206,7 +208,8 @@ def write_gradebook(out: Path, exercises: list[Exercise], problems: list[dict], 
         (feedback / f"{student}.md").write_text(feedback_markdown(row, mine[student], exercises), encoding="utf-8")
         missing = [f"{ex.id}: no file was submitted" for ex in exercises if row["cells"][ex.id]["state"] == "missing"]
         write_report([mine[student][ex.id] for ex in exercises if ex.id in mine[student]],
-                     feedback / f"{student}.html", f"Feedback for {student}", missing + row["problems"])
+                     feedback / f"{student}.html", say(lang, "Feedback for {student}", student=student),
+                     missing + row["problems"], lang=lang)
     write_index(book, out / "index.html")
     (out / "problems.json").write_text(json.dumps(book["problems"], indent=1, ensure_ascii=False), encoding="utf-8")
     return book

@@ -104,6 +104,10 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path) -> d
     problems = []
     languages = [lang for lang in course.languages if lang in ("en", "zh")]
     hints = {"en": exercise.hints, "zh": exercise.zh.get("hints", [])}
+    if "zh" in languages:
+        problems += [f"the Chinese {what} has English prose: {'; '.join(english_prose(text))[:160]}"
+                     for what, text in [("title", exercise.zh.get("title", "")),
+                                        *((f"hint {i}", h) for i, h in enumerate(hints["zh"], 1))] if english_prose(text)]
     if any(len(hints[lang]) < course.min_hints for lang in languages):
         problems.append(f"needs {course.min_hints} hint(s) in exercise.toml, in each of: {', '.join(languages)}")
     if sum(r["kind"] == "mistake" for r in rows) < course.min_mistakes:

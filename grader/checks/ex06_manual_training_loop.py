@@ -17,7 +17,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from grader.checking import (Text, check, describe, fail, learner_error, probe, record_curve, relation,
-                             relation_cause, relation_key, relation_text, tensor_info, verbatim)
+                             relation_cause, relation_key, relation_text, tensor_info, verbatim, where)
 
 EPOCHS = 300  # what the README promises the checks pass to train()
 W_TOL, B_TOL = 0.05, 0.1  # how close train() must land to the least-squares fit
@@ -310,7 +310,7 @@ def explain_error(err: dict, fn: str):
     msg = err["message"]
     said = Text("{fn} raised {type}: {msg}{where}.", "{fn} 抛出了 {type}：{msg}{where}。", fn=fn, type=err["type"],
                 msg=verbatim(msg.splitlines()[0][:200].rstrip(".") if msg else ""),
-                where=verbatim(f" ({err['where']})") if err["where"] else "")
+                where=where(err))
     state = err["locals"].get("w") or err["locals"].get("b") or {}
     for needle, key, cause in ERRORS:
         if needle in msg:

@@ -19,7 +19,8 @@ import torch
 from torch import nn
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
-from grader.checking import CheckFailed, Text, check, describe, fail, learner_error, patched, probe, tensor_info, verbatim
+from grader.checking import (CheckFailed, Text, check, describe, fail, learner_error, patched, probe, tensor_info,
+                             verbatim, where)
 
 LOOPS = {
     "regression": {"fn": "train_regression", "in": 3, "out": 1, "n": 64, "lr": 0.1, "epochs": 40},
@@ -160,7 +161,7 @@ def run(submission, rng, kind: str):
         err = seen["error"]
         fail("{fn} raised {type}: {msg}{where}.", "{fn} 抛出了 {type}：{msg}{where}。", fn=spec["fn"],
              type=err["type"], msg=verbatim(err["message"].splitlines()[0][:200].rstrip(".") if err["message"] else ""),
-             where=verbatim(f" ({err['where']})") if err["where"] else "", key=f"raised-{err['type']}")
+             where=where(err), key=f"raised-{err['type']}")
     return (x, target, weights), seen
 
 

@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.checking import Text, check, expect_close, expect_tensor, fail, learner_error, probe, verbatim
+from grader.checking import Text, check, expect_close, expect_tensor, fail, learner_error, probe, verbatim, where
 
 SENTINEL = 7.0  # every parameter holds this before model.apply(init_weights): untouched ones show
 
@@ -155,8 +155,8 @@ def code(text) -> str:
 
 def raised(error: dict) -> Text:
     """A learner's exception, reported by a probe with `learner_error`, quoted as it was."""
-    where = verbatim(f" ({error['where']})") if error["where"] else ""
-    return Text("{error}{where}", "{error}{where}", error=verbatim(f"{error['type']}: {error['message']}"), where=where)
+    return Text("{error}{where}", "{error}{where}", error=verbatim(f"{error['type']}: {error['message']}"),
+                where=where(error))
 
 
 # -- make_mlp -------------------------------------------------------------------------------------
@@ -412,7 +412,7 @@ def weight_stats(w: torch.Tensor) -> tuple[float, float, str]:
     return std, mean, "normal" if inside > 0.63 else "uniform"
 
 
-def where(layer: dict) -> str:
+def place_of(layer: dict) -> str:
     """'`Conv2d model[3][0]`': the layer's type and its place in the checks' model."""
     return code(f"{layer['type']} model" + "".join(f"[{part}]" for part in layer["name"].split(".")))
 
@@ -422,7 +422,7 @@ DISTRIBUTION = {"uniform": Text("uniform", "均匀"), "normal": Text("normal", "
 
 def expect_init(layer: dict, want_std: float, want_dist: str, rule: Text):
     """Fail unless the layer's weight has the statistics of the wanted initialisation."""
-    w, place = layer["weight"], where(layer)
+    w, place = layer["weight"], place_of(layer)
     if torch.all(w == SENTINEL):
         fail("init_weights left the weight of {place} untouched (still the value the check filled in): it should "
              "apply {rule} to every {type}.",
@@ -462,7 +462,7 @@ def expect_constant(layer: dict, attr: str, value: float, rule: Text):
         if torch.all(t == SENTINEL) else ""
     fail("The {attr} of {place} should be all {value:g} ({rule}), got values from {low:.4g} to {high:.4g}{untouched}.",
          "{place} 的 {attr} 应全为 {value:g}（{rule}），实际取值从 {low:.4g} 到 {high:.4g}{untouched}。",
-         attr=attr, place=where(layer), value=value, rule=rule, low=float(t.min()), high=float(t.max()),
+         attr=attr, place=place_of(layer), value=value, rule=rule, low=float(t.min()), high=float(t.max()),
          untouched=untouched, key=f"init-{attr}")
 
 

@@ -20,8 +20,8 @@ import sys
 import torch
 from torch import nn
 
-from grader.checking import LearnerError, Text, check, describe, expect_number, fail, learner_error, patched, \
-    pretend_cuda, probe, verbatim
+from grader.checking import (LearnerError, Text, check, describe, expect_number, fail, learner_error, patched,
+                             pretend_cuda, probe, verbatim, where)
 
 EPOCHS, STEP_SIZE, GAMMA, LR = 6, 4, 0.5, 0.05
 
@@ -272,9 +272,8 @@ def learner_raised(error: dict, what, then=None):
         raise LearnerError(Text("Not started: {what} still raises NotImplementedError (fill in its TODO).",
                                 "尚未开始：{what} 仍然抛出 NotImplementedError（请完成其中的 TODO）。", what=what),
                            exc_type="NotImplementedError", not_started=True)
-    where = verbatim(f" ({error['where']})") if error["where"] else ""
     text = Text("{what} raised {error}{where}", "{what} 抛出了异常 {error}{where}", what=what,
-                error=verbatim(f"{error['type']}: {error['message']}"), where=where)
+                error=verbatim(f"{error['type']}: {error['message']}"), where=where(error))
     if then is not None:
         text = text + then
     fail(text, key=f"raised-{error['type']}")

@@ -19,7 +19,8 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from grader.checking import Text, check, expect_close, fail, learner_error, patched, pretend_cuda, probe, verbatim
+from grader.checking import (Text, check, expect_close, fail, learner_error, patched, pretend_cuda, probe, verbatim,
+                             where)
 
 STEPS, LR = 12, 0.1
 
@@ -192,10 +193,6 @@ def sgd_reference(weight, bias, x, y, steps, lr):
 
 def call_text(device):
     return f"`train(model, x, y, device={device!r})`"
-
-
-def where(err):
-    return verbatim(f" ({err['where']})") if err.get("where") else ""
 
 
 THINGS = {"model": ("the model", "模型"), "x": ("x", " x "), "y": ("y", " y "),

@@ -20,8 +20,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.checking import (Text, check, fail, learner_error, patched, pretend_cuda, probe, record_curve,
-                             verbatim)
+from grader.checking import (Text, check, fail, learner_error, patched, pretend_cuda, probe, record_curve, verbatim,
+                             where)
 
 EXPECTED = {"cpu": "bfloat16", "cuda": "float16"}
 HIDDEN = 16
@@ -248,7 +248,7 @@ SCALER_ERRORS = {
 def fail_error(result):
     """Fail with the learner's error, explained when GradScaler raised it."""
     err = result["error"]
-    at = verbatim(f" ({err['where']})") if err["where"] else ""
+    at = where(err)
     why, key = Text("", ""), f"raised-{err['type']}"
     for needle, (en, zh, scaler_key) in SCALER_ERRORS.items():
         if needle in err["message"]:

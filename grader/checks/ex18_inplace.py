@@ -13,7 +13,7 @@ asks for (the stub's values are already right), so a stub earns nothing.
 import torch
 
 from grader.checking import (CheckFailed, Text, check, describe, expect_close, expect_tensor, fail, learner_error,
-                             probe, verbatim)
+                             probe, verbatim, where)
 from grader.gradients import autograd_gradient, expect_gradient
 
 LEAF_ERROR = "leaf variable that requires grad"
@@ -104,7 +104,7 @@ FIX_LEAF = {
 def explain_error(name: str, err: dict):
     """Fail with autograd's error translated for a beginner."""
     short = verbatim(err["message"].split("\n")[0].split(": [")[0][:160])  # without the tensor autograd names
-    at = verbatim(f" ({err['where']})") if err.get("where") else ""
+    at = where(err)
     if LEAF_ERROR in err["message"].lower():
         fail("`{name}` raised \"{short}\"{at}: an in-place change (`-=`, `+=` or a method ending in `_`) of a leaf "
              "tensor that requires grad. {fix}",
