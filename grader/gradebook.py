@@ -59,7 +59,8 @@ def misconceptions(results: list[dict]) -> list[dict]:
     """How many students made each diagnosed mistake, per (exercise, check, key), with one example message.
 
     A failed check without a key (an older result, or no mistake named) counts under its check as
-    "not diagnosed". Most frequent first.
+    "not diagnosed"; one that failed after a check it builds on (`after`) is that earlier mistake's
+    consequence, not a mistake of its own, and is not counted. Most frequent first.
     """
     groups: dict[tuple, dict] = {}
     submitted: dict[str, int] = defaultdict(int)
@@ -68,7 +69,7 @@ def misconceptions(results: list[dict]) -> list[dict]:
             continue
         submitted[r["exercise"]] += 1
         for c in r["checks"]:
-            if c["outcome"] != "failed":
+            if c["outcome"] != "failed" or c.get("after"):
                 continue
             key = c.get("key")
             group = groups.setdefault((r["exercise"], c["id"], key), {

@@ -84,11 +84,13 @@ class JudgePlugin:
         points = self._points(item)
         title = Text(meta["title"], meta.get("zh"))
         outcome, text, key = self._outcome(call, report)
+        after = None
         if outcome == "failed":
-            earlier = [self.failed[d] for d in meta.get("depends", ()) if d in self.failed]
-            if earlier:
+            after = next((d for d in meta.get("depends", ()) if d in self.failed), None)
+            if after:
                 text = Text("“{check}” above fails too, and this check builds on it: fix that first. {text}",
-                            "上面的“{check}”也没有通过，而这个检查依赖它：请先修正它。{text}", check=earlier[0], text=text)
+                            "上面的“{check}”也没有通过，而这个检查依赖它：请先修正它。{text}", check=self.failed[after],
+                            text=text)
             self.failed[check_id] = title
         passed = outcome == "passed"
         result = {
@@ -101,6 +103,8 @@ class JudgePlugin:
             "message": text.render(self.lang),
             "key": key,
         }
+        if after:
+            result["after"] = after  # it failed after a check it builds on: that mistake's consequence
         if self.languages:
             result["messages"] = {lang: text.render(lang, mask=True) for lang in self.languages}
         return result

@@ -20,6 +20,7 @@ class CheckResult(TypedDict, total=False):
     max_points: float
     message: str  # what went wrong and the likely cause, in the asked language; "" when passed or not run
     key: str | None  # the diagnosed mistake ("sign", "zero-grad-missing"), None when none was named
+    after: str  # present when it failed after a check it builds on failed: that check's id
     messages: dict[str, str]  # grade validate only: the message in each language
 
 
