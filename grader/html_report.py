@@ -14,7 +14,7 @@ from urllib.parse import quote
 from grader.report import points_text
 from grader.text import say, translated
 
-STYLE = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
+STYLE = """body{font-family:system-ui,"PingFang SC","Microsoft YaHei","Noto Sans CJK SC","Noto Sans SC",sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;
 vertical-align:top}.passed{color:#18794e}.failed{color:#c62828}.not_started{color:#8a6d00}.note{background:#fff5e6;
 padding:8px;border-left:4px solid #f0a020}svg{max-width:100%;height:auto}svg text{font-size:11px;fill:#444}
