@@ -34,6 +34,12 @@ from grader.source import Source  # noqa: E402
 torch.set_num_threads(1)  # forked children must never inherit a multi-threaded OpenMP pool
 
 
+# pytest's own plugins a judge has no use for: each costs time in every forked judge's session
+DISABLED = [arg for name in ("doctest", "pastebin", "legacypath", "recwarn", "stepwise", "setuponly", "setupplan",
+                             "logging", "debugging", "junitxml", "python_path", "tmpdir", "monkeypatch", "nose")
+            for arg in ("-p", f"no:{name}")]
+
+
 def prewarm(exercises: list[Exercise] = ()) -> None:
     """For processes that grade many submissions (batch, watch, validate): import what torch loads
     lazily on first use, once here rather than once per forked judge and sandbox. The first
@@ -110,7 +116,7 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
     args = [
         str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(exercise.course.checks_dir),
         "-p", "pytest_timeout", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
-        "-p", "no:threadexception", "-p", "no:faulthandler", "--noconftest", "--assert=plain", "-q", "--tb=line",
+        "-p", "no:threadexception", "-p", "no:faulthandler", *DISABLED, "--noconftest", "--assert=plain", "-q", "--tb=line",
         "--timeout", str(int(limits.time * 3 + 10)), "--timeout-method", "signal",
     ]
     try:
