@@ -46,6 +46,8 @@ def layer_costs(runs: int) -> dict[str, float]:
                 os._exit(os.waitstatus_to_exitcode(os.waitpid(-1, 0)[1]))
             times["second fork (PID 1 of the namespace)"] = time.perf_counter() - t
             step("mounts: /proc, /tmp, /run, /dev/shm, masks", isolation.build_mounts, plan.workdir, plan.hidden)
+            if isolation.kernel_version() >= (6, 14):
+                step("process limit (the namespace's pid_max)", isolation.limit_processes, isolation.PROCESS_LIMIT)
             step("drop capabilities", isolation.drop_capabilities)
             paths = step("landlock: the allow-list (inherited)", plan.readable)
             step("landlock: ruleset and restrict", isolation.landlock, paths, plan.writable(), plan.devices(),

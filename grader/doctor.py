@@ -57,6 +57,7 @@ LAYERS = {
                 "signals, ptrace and abstract sockets kept inside the sandbox",
     "dedicated uid": "learner code runs as a uid that owns nothing",
     "seccomp": "ptrace, process_vm_*, mount, bpf, kexec, io_uring and new namespaces refused",
+    "process limit": "fewer processes and threads at once than the limit: a fork bomb stops there",
     "non-dumpable grader": "same-uid processes cannot open the grader's /proc/<pid>/fd or mem",
 }
 

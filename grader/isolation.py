@@ -14,6 +14,8 @@ The layers, strongest first; each one the machine lacks is skipped and said (`gr
   of the same uid cannot open their /proc/<pid>/fd or mem.
 - seccomp: a deny-list of the system calls learner code has no use for (ptrace, process_vm_*, kexec,
   bpf, keyctl, mount, new namespaces, io_uring...), returning EPERM.
+- process limit: the PID namespace's own pid_max (Linux 6.14+), so a fork bomb stops at a few hundred
+  processes and threads, whatever the uid (RLIMIT_NPROC does not bind root).
 Plain-process hygiene (its own session, closed descriptors, a minimal environment, rlimits) is
 `grader.sandbox`'s and always on.
 """
@@ -24,6 +26,7 @@ import ctypes
 import functools
 import os
 import platform
+import re
 import signal
 import stat
 import struct
@@ -55,6 +58,7 @@ SYS_CAPSET = {"x86_64": 126, "aarch64": 91}
 CAPABILITY_VERSION_3 = 0x20080522
 SECCOMP_MODE_FILTER = 2
 
+PROCESS_LIMIT = 512  # the sandbox namespace's pid_max: fewer processes and threads than this at once
 DEDICATED_UID_BASE = 2_100_000_000  # + a slot: a uid no account uses, one per live sandbox
 
 
@@ -186,6 +190,21 @@ def build_mounts(workdir: str, hidden: list[str]) -> None:
     for folder in hidden:
         if os.path.isdir(folder):
             _mount("tmpfs", folder, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=555")
+
+
+def kernel_version() -> tuple[int, ...]:
+    """(major, minor) of the running Linux kernel."""
+    return tuple(int(n) for n in re.findall(r"\d+", platform.release())[:2])
+
+
+def limit_processes(limit: int) -> None:
+    """In the new PID namespace: PIDs below `limit` only, threads included, so a fork bomb stops there.
+    Since Linux 6.14 kernel.pid_max belongs to each PID namespace (and a child's cannot exceed its
+    parent's); before, it is the machine's own, and is left alone."""
+    if kernel_version() < (6, 14):
+        raise LayerError(0, f"a process limit of its own needs Linux 6.14+ (this is {platform.release()})")
+    with open("/proc/sys/kernel/pid_max", "w") as f:
+        f.write(str(limit))
 
 
 # -- identity ----------------------------------------------------------------------------------
@@ -374,6 +393,11 @@ def enter_after_fork(plan: Plan, report: Report, namespaces: bool) -> None:
         except (LayerError, OSError) as exc:
             report.applied.remove("namespaces")
             report.missing["namespaces"] = f"mounts: {exc}"
+        try:
+            limit_processes(PROCESS_LIMIT)
+            report.applied.append(f"process limit ({PROCESS_LIMIT})")
+        except (LayerError, OSError) as exc:
+            report.missing["process limit"] = str(exc)
     try:
         drop_capabilities()
     except (LayerError, OSError) as exc:

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from grader import isolation
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -101,3 +103,18 @@ def world_readable_tmp(tmp_path):
     folder.chmod(0o777)
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def namespaces_work() -> bool:
+    """Whether this kernel lets this process make the sandbox's namespaces (tried in a throwaway child)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            isolation.unshare_all()
+            os._exit(0)
+        except BaseException:  # noqa: BLE001
+            os._exit(1)
+    return os.waitpid(pid, 0)[1] == 0
+
+
+NAMESPACES = namespaces_work()  # this kernel lets an unprivileged process make user namespaces

@@ -3,6 +3,7 @@ status, earns nothing it did not, and leaves nothing behind."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -10,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, grade_json, ordinary_user_or_skip, run_grade_as
+from conftest import NAMESPACES, ROOT, grade_json, ordinary_user_or_skip, run_grade_as
+from grader import isolation
 
 ATTACKS = ROOT / "tests" / "attacks"
 
@@ -188,10 +190,32 @@ def os_attack(user, folder: Path, name: str, *extra, env=None, source: str | Non
     return json.loads(proc.stdout)
 
 
+def test_doctor_names_the_layers_and_every_attempt_is_refused(user):
+    """`grade doctor` sets up a sandbox as grading does; its self-test attacks the grading process."""
+    proc = run_grade_as(user, "doctor", "--json")
+    report = json.loads(proc.stdout)
+    assert report["managed"] and not any(report["managed"].values()), report["managed"]
+    assert proc.returncode == 0
+    layers = {name.split(" (")[0] for name in report["applied"]}
+    for layer, available in (("namespaces", NAMESPACES), ("landlock", isolation.landlock_abi() > 0),
+                             ("process limit", NAMESPACES and isolation.kernel_version() >= (6, 14))):
+        assert (layer in layers) == available, (layer, report)
+    assert "Every attempt was refused." in run_grade_as(user, "doctor").stdout
+
+
 def test_forging_the_judges_result_pipe_earns_nothing(user, world_readable_tmp):
     result = os_attack(user, world_readable_tmp, "forge_result_pipe")
     assert result["status"] == "graded" and (result["score"], result["max_score"]) == (0, 10)
     assert {c["id"] for c in result["checks"]} == {"predict", "mse_loss", "grad_shapes", "dw", "db", "by_hand"}
+
+
+def test_a_fork_bomb_stops_at_the_process_limit(user, world_readable_tmp):
+    if isolation.kernel_version() < (6, 14):
+        pytest.skip("the process limit needs Linux 6.14+ (a pid_max per PID namespace)")
+    result = os_attack(user, world_readable_tmp, "fork_bomb")
+    forked = int(re.search(r"forked: (\d+)", result["output"]).group(1))
+    assert 0 < forked < isolation.PROCESS_LIMIT
+    assert result["status"] == "graded" and result["score"] == 1  # and its sandbox still served the checks
 
 
 def test_ptrace_and_memory_writes_on_the_judge_are_refused(user, world_readable_tmp):
@@ -258,13 +282,14 @@ def test_no_network_not_even_loopback(user, world_readable_tmp):
 
 
 def test_batch_attacks_on_classmates_and_the_grader_cost_nobody_anything(user, world_readable_tmp):
-    """Attackers that forge results, kill every process they see, copy a classmate or peek at the solutions,
-    graded beside honest students, several at once: every honest student keeps a full score, no attacker
-    gains a point."""
+    """Attackers that forge results, kill every process they see, copy a classmate, peek at the solutions,
+    ptrace the judge or fork all they can, graded beside honest students, several at once: every honest
+    student keeps a full score, no attacker gains a point."""
     import shutil
 
     subs = world_readable_tmp / "subs"
-    attackers = ["forge_result_pipe", "kill_everyone", "copy_a_classmate", "peek_at_solutions", "ptrace_the_judge"]
+    attackers = ["forge_result_pipe", "kill_everyone", "copy_a_classmate", "peek_at_solutions", "ptrace_the_judge",
+                 "fork_bomb"]
     for k, name in enumerate(attackers):
         for student, source in ((f"s{k}_{name}", ATTACKS / f"{name}.py"),
                                 (f"s{k}_honest", ROOT / "solutions" / "ex05_manual_backward.py")):
@@ -283,7 +308,8 @@ def test_batch_attacks_on_classmates_and_the_grader_cost_nobody_anything(user, w
     assert len(results) == 2 * len(attackers)
     honest = {s: (r["status"], r["score"]) for s, r in results.items() if s.endswith("honest")}
     assert set(honest.values()) == {("graded", 10)}, honest
-    gained = {s: r["score"] for s, r in results.items() if not s.endswith("honest") and r["score"] > 0}
+    earned = {"s5_fork_bomb": 1}  # its predict is right: its sandbox still serves after the bomb
+    gained = {s: r["score"] for s, r in results.items() if not s.endswith("honest") and r["score"] != earned.get(s, 0)}
     assert gained == {}
 
 

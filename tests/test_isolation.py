@@ -17,23 +17,13 @@ from pathlib import Path
 
 import pytest
 
+from conftest import NAMESPACES
 from grader import isolation
 
 ABI = isolation.landlock_abi()
 
 
-def namespaces_work() -> bool:
-    pid = os.fork()
-    if pid == 0:
-        try:
-            isolation.unshare_all()
-            os._exit(0)
-        except BaseException:  # noqa: BLE001
-            os._exit(1)
-    return os.waitpid(pid, 0)[1] == 0
-
-
-NAMESPACES = namespaces_work()
+PER_NAMESPACE_PID_MAX = isolation.kernel_version() >= (6, 14)
 
 
 def attempt(name: str, ctx: dict) -> bool:
@@ -60,20 +50,42 @@ def attempt(name: str, ctx: dict) -> bool:
             return any(p.isdigit() and int(p) not in (os.getpid(), 1) for p in os.listdir("/proc"))
         elif name == "run a program":
             subprocess.run(["/bin/true"], check=True)
+        elif name == "fork 600 processes":
+            return fork_many(600) == 600
         return True
     except (OSError, subprocess.SubprocessError):
         return False
 
 
+def fork_many(n: int) -> int:
+    """Fork up to `n` children that wait (a fork bomb that stops by itself); how many were made."""
+    children = []
+    try:
+        for _ in range(n):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(60)
+                os._exit(0)
+            children.append(pid)
+    except OSError:
+        pass
+    for pid in children:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    return len(children)
+
+
 def apply_layer(layer: str, ctx: dict) -> None:
     """In the sandbox child: apply one layer; for namespaces, fork into the new PID namespace first."""
     plan = isolation.Plan(ctx["workdir"], hidden=[ctx["hidden"]])
-    if layer == "namespaces":
+    if layer in ("namespaces", "process limit"):
         isolation.unshare_all()
         if os.fork():
             _, status = os.waitpid(-1, 0)
             os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
         isolation.build_mounts(plan.workdir, plan.hidden)
+        if layer == "process limit":
+            isolation.limit_processes(isolation.PROCESS_LIMIT)
         isolation.drop_capabilities()  # the sandbox never keeps the namespace's capabilities
     elif layer == "landlock":
         isolation.landlock(plan.readable(), plan.writable(), plan.devices(), ABI)
@@ -123,7 +135,8 @@ def run_attack(layer: str | None, name: str, tmp: Path) -> bool:
 
 
 ATTACKS = ["open the judge's pipe", "signal the judge", "ptrace the judge", "read a hidden folder",
-           "write outside the work dir", "connect to 127.0.0.1", "see other processes", "run a program"]
+           "write outside the work dir", "connect to 127.0.0.1", "see other processes", "run a program",
+           "fork 600 processes"]
 
 # layer -> the attacks it stops on its own (docs/security.md shows the same table)
 STOPS = {
@@ -133,6 +146,7 @@ STOPS = {
                  "write outside the work dir", "connect to 127.0.0.1", "run a program"],
     "seccomp": ["ptrace the judge"],
     "no capabilities": ["open the judge's pipe", "ptrace the judge"],
+    "process limit": ["fork 600 processes"],
 }
 NEEDS = {("landlock", "connect to 127.0.0.1"): 4, ("landlock", "signal the judge"): 6}
 
@@ -142,6 +156,8 @@ def skip_unless_available(layer: str, name: str) -> None:
         pytest.skip("this kernel refuses unprivileged user namespaces: the namespaces layer is off here")
     if layer == "landlock" and ABI < NEEDS.get((layer, name), 1):
         pytest.skip(f"Landlock ABI {ABI} here; stopping this needs ABI {NEEDS.get((layer, name), 1)}")
+    if layer == "process limit" and (not NAMESPACES or not PER_NAMESPACE_PID_MAX):
+        pytest.skip("the process limit needs namespaces and Linux 6.14+ (a pid_max per PID namespace)")
     if layer == "seccomp" and os.uname().machine != "x86_64":
         pytest.skip("the seccomp deny-list is written for x86_64")
 
