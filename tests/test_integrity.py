@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import NAMESPACES, ROOT, grade_json, ordinary_user_or_skip, run_grade_as
+from conftest import DEDICATED, NAMESPACES, ROOT, dedicated_uid_or_skip, grade_json, ordinary_user_or_skip, run_grade_as
 from grader import isolation
 
 ATTACKS = ROOT / "tests" / "attacks"
@@ -174,10 +174,12 @@ def test_planted_files_in_a_student_folder_are_never_imported(tmp_path):
 
 # -- attacks through the operating system: run as root and as an ordinary user ------------------------------
 
-@pytest.fixture(params=["root", "ordinary user"])
+@pytest.fixture(params=["root", "root, a dedicated uid", "ordinary user"])
 def user(request):
-    """None for root (the tests' own user), or the name of an ordinary user."""
-    return None if request.param == "root" else ordinary_user_or_skip()
+    """Who runs the grader: root with this Python (None); root with a Python other users can read, where each
+    sandbox runs as a uid of its own (as in Docker or Gradescope); or an ordinary user (its name)."""
+    return {"root": lambda: None, "root, a dedicated uid": dedicated_uid_or_skip,
+            "ordinary user": ordinary_user_or_skip}[request.param]()
 
 
 def os_attack(user, folder: Path, name: str, *extra, env=None, source: str | None = None) -> dict:
@@ -187,7 +189,18 @@ def os_attack(user, folder: Path, name: str, *extra, env=None, source: str | Non
     path.chmod(0o644)
     proc = run_grade_as(user, "ex05", "--file", path, "--time-limit", "5", "--json", *extra, env=env)
     assert proc.returncode in (0, 1), proc.stderr
-    return json.loads(proc.stdout)
+    result = json.loads(proc.stdout)
+    assert ("dedicated uid" in result["isolation"]) == (user == DEDICATED), result["isolation"]
+    return result
+
+
+def test_the_curriculum_runs_in_the_sandbox_whoever_grades(user):
+    """What the exercises need works under every identity: DataLoader workers and /dev/shm (ex13),
+    torch.save and torch.load (ex15), optimizers, which import torch._dynamo and write to TMPDIR (ex09)."""
+    for exercise in ("ex09_optimizers", "ex13_data", "ex15_checkpoints"):
+        proc = run_grade_as(user, exercise, "--file", ROOT / "solutions" / f"{exercise}.py", "--json")
+        result = json.loads(proc.stdout)
+        assert (result["status"], result["score"]) == ("graded", result["max_score"]), result
 
 
 def test_doctor_names_the_layers_and_every_attempt_is_refused(user):
