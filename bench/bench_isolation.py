@@ -45,7 +45,8 @@ def layer_costs(runs: int) -> dict[str, float]:
             if os.fork():
                 os._exit(os.waitstatus_to_exitcode(os.waitpid(-1, 0)[1]))
             times["second fork (PID 1 of the namespace)"] = time.perf_counter() - t
-            step("mounts: /proc, /tmp, /run, /dev/shm, masks", isolation.build_mounts, plan.workdir, plan.hidden)
+            step("mounts: /proc, /tmp, /run, /dev/shm, masks", isolation.build_mounts, plan.workdir, plan.hidden,
+                 plan.readable())
             if isolation.kernel_version() >= (6, 14):
                 step("process limit (the namespace's pid_max)", isolation.limit_processes, isolation.PROCESS_LIMIT)
             step("drop capabilities", isolation.drop_capabilities)

@@ -172,21 +172,30 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
                        data and data.encode()), f"mount {target}")
 
 
-def build_mounts(workdir: str, hidden: list[str]) -> None:
+PRIVATE_FOLDERS = ("/dev/shm", "/tmp", "/run", "/var/tmp")  # each replaced by an empty tmpfs of the sandbox's
+
+
+def build_mounts(workdir: str, hidden: list[str], keep: list[str] = ()) -> None:
     """In the new mount namespace: a /proc of the new PID namespace, a private /dev/shm, /tmp, /run and
-    /var/tmp (the work dir bound back in place), and empty read-only folders over `hidden`."""
+    /var/tmp, and empty read-only folders over `hidden`. The work dir, and the folders of `keep` (what
+    Python reads: a checkout or a venv under /tmp), are bound back in place when they lay in a folder
+    replaced."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    keep = os.open(workdir, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    inside = [path for path in [workdir, *keep] if os.path.isdir(path)
+              and any(path.startswith(folder + "/") for folder in PRIVATE_FOLDERS)]
+    outermost = [path for path in inside if not any(path.startswith(other + "/") for other in inside)]
+    kept = {path: os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) for path in dict.fromkeys(outermost)}
     try:
-        for folder in ("/dev/shm", "/tmp", "/run", "/var/tmp"):
+        for folder in PRIVATE_FOLDERS:
             if os.path.isdir(folder) and not os.path.islink(folder):
                 _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=1g")
-        if not os.path.isdir(workdir):  # the work dir lay under a folder just replaced
-            os.makedirs(workdir, mode=0o700)
-            _mount(f"/proc/self/fd/{keep}", workdir, None, MS_BIND | MS_REC)
+        for path, fd in kept.items():
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
     finally:
-        os.close(keep)
+        for fd in kept.values():
+            os.close(fd)
     for folder in hidden:
         if os.path.isdir(folder):
             _mount("tmpfs", folder, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=555")
@@ -389,7 +398,7 @@ def enter_after_fork(plan: Plan, report: Report, namespaces: bool) -> None:
     """In the process that will run learner code: mounts, capabilities, Landlock, seccomp."""
     if namespaces:
         try:
-            build_mounts(plan.workdir, plan.hidden)
+            build_mounts(plan.workdir, plan.hidden, plan.readable())
         except (LayerError, OSError) as exc:
             report.applied.remove("namespaces")
             report.missing["namespaces"] = f"mounts: {exc}"

@@ -83,7 +83,7 @@ def apply_layer(layer: str, ctx: dict) -> None:
         if os.fork():
             _, status = os.waitpid(-1, 0)
             os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
-        isolation.build_mounts(plan.workdir, plan.hidden)
+        isolation.build_mounts(plan.workdir, plan.hidden, plan.readable())
         if layer == "process limit":
             isolation.limit_processes(isolation.PROCESS_LIMIT)
         isolation.drop_capabilities()  # the sandbox never keeps the namespace's capabilities
@@ -220,3 +220,29 @@ def test_killing_the_sandbox_kills_what_it_started():
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0, "the process to be orphaned never ran"
     time.sleep(0.3)
     assert subprocess.run(["pgrep", "-fx", f"sleep {seconds}"], capture_output=True).returncode == 1
+
+
+def test_what_python_reads_under_tmp_stays_and_the_rest_of_tmp_goes(tmp_path):
+    """The sandbox gets an empty /tmp of its own; a checkout or a venv that lies under /tmp (tmp_path does)
+    is bound back in place, so torch's lazy imports still find their files, and nothing else of /tmp is."""
+    if not NAMESPACES:
+        pytest.skip("no namespaces here")
+    venv, other = tmp_path / "venv" / "site-packages", tmp_path / "other"
+    venv.mkdir(parents=True)
+    other.mkdir()
+    (venv / "lazy_module.py").write_text("X = 1\n")
+    (other / "secret.txt").write_text("classmate's\n")
+    workdir = tempfile.mkdtemp(prefix="torch-katas-test-work-")
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            isolation.unshare_all()
+            if os.fork():
+                os._exit(os.waitstatus_to_exitcode(os.waitpid(-1, 0)[1]))
+            isolation.build_mounts(workdir, [], [str(venv)])
+            code = 0 if ((venv / "lazy_module.py").read_text() == "X = 1\n" and not other.exists()
+                         and os.path.isdir(workdir)) else 3
+        finally:
+            os._exit(code)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
