@@ -177,22 +177,25 @@ PRIVATE_FOLDERS = ("/dev/shm", "/tmp", "/run", "/var/tmp")  # each replaced by a
 
 def build_mounts(workdir: str, hidden: list[str], keep: list[str] = ()) -> None:
     """In the new mount namespace: a /proc of the new PID namespace, a private /dev/shm, /tmp, /run and
-    /var/tmp, and empty read-only folders over `hidden`. The work dir, and the folders of `keep` (what
-    Python reads: a checkout or a venv under /tmp), are bound back in place when they lay in a folder
-    replaced."""
+    /var/tmp, and empty read-only folders over `hidden`. The work dir, and what Python reads (`keep`: a
+    checkout or a venv in /tmp), are bound back in place when they lay in a folder replaced: the whole
+    entry of that folder they lie in, as it was (Landlock still decides what is read in it)."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
-    inside = [path for path in [workdir, *keep] if os.path.isdir(path)
-              and any(path.startswith(folder + "/") for folder in PRIVATE_FOLDERS)]
-    outermost = [path for path in inside if not any(path.startswith(other + "/") for other in inside)]
-    kept = {path: os.open(path, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC) for path in dict.fromkeys(outermost)}
+    entries = [f"{folder}/{path[len(folder) + 1:].split('/')[0]}" for path in [workdir, *keep]
+               for folder in PRIVATE_FOLDERS if path.startswith(folder + "/")]
+    kept = {entry: os.open(entry, os.O_PATH | os.O_CLOEXEC) for entry in dict.fromkeys(entries)
+            if os.path.lexists(entry)}
     try:
         for folder in PRIVATE_FOLDERS:
             if os.path.isdir(folder) and not os.path.islink(folder):
                 _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=1g")
-        for path, fd in kept.items():
-            os.makedirs(path, mode=0o700, exist_ok=True)
-            _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        for entry, fd in kept.items():
+            if stat.S_ISDIR(os.fstat(fd).st_mode):
+                os.makedirs(entry, mode=0o700, exist_ok=True)
+            else:
+                open(entry, "a").close()
+            _mount(f"/proc/self/fd/{fd}", entry, None, MS_BIND | MS_REC)
     finally:
         for fd in kept.values():
             os.close(fd)

@@ -9,6 +9,7 @@ The table in docs/security.md is this file's matrix.
 import ctypes
 import json
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -227,9 +228,9 @@ def test_what_python_reads_under_tmp_stays_and_the_rest_of_tmp_goes(tmp_path):
     is bound back in place, so torch's lazy imports still find their files, and nothing else of /tmp is."""
     if not NAMESPACES:
         pytest.skip("no namespaces here")
-    venv, other = tmp_path / "venv" / "site-packages", tmp_path / "other"
+    venv, other = tmp_path / "venv" / "site-packages", Path(tempfile.mkdtemp(prefix="torch-katas-test-other-"))
     venv.mkdir(parents=True)
-    other.mkdir()
+    (venv / "single_file_module.py").write_text("Y = 2\n")
     (venv / "lazy_module.py").write_text("X = 1\n")
     (other / "secret.txt").write_text("classmate's\n")
     workdir = tempfile.mkdtemp(prefix="torch-katas-test-work-")
@@ -242,7 +243,8 @@ def test_what_python_reads_under_tmp_stays_and_the_rest_of_tmp_goes(tmp_path):
                 os._exit(os.waitstatus_to_exitcode(os.waitpid(-1, 0)[1]))
             isolation.build_mounts(workdir, [], [str(venv)])
             code = 0 if ((venv / "lazy_module.py").read_text() == "X = 1\n" and not other.exists()
-                         and os.path.isdir(workdir)) else 3
+                         and (venv / "single_file_module.py").exists() and os.path.isdir(workdir)) else 3
         finally:
             os._exit(code)
     assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    shutil.rmtree(other)
