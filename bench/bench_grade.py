@@ -45,5 +45,6 @@ def main() -> None:
         t = statistics.median(wall(grade + cmd) for _ in range(args.runs))
         print(f"grade {' '.join(cmd):<36} {t:6.2f} s  (target < 0.5 s)")
 
+
 if __name__ == "__main__":
     main()

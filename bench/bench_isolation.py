@@ -47,7 +47,7 @@ def layer_costs(runs: int) -> dict[str, float]:
             times["second fork (PID 1 of the namespace)"] = time.perf_counter() - t
             step("mounts: /proc, /tmp, /run, /dev/shm, masks", isolation.build_mounts, plan.workdir, plan.hidden,
                  plan.readable())
-            if isolation.kernel_version() >= (6, 14):
+            if isolation.pid_max_per_namespace():
                 step("process limit (the namespace's pid_max)", isolation.limit_processes, isolation.PROCESS_LIMIT)
             step("drop capabilities", isolation.drop_capabilities)
             paths = step("landlock: the allow-list (inherited)", plan.readable)

@@ -204,16 +204,16 @@ def build_mounts(workdir: str, hidden: list[str], keep: list[str] = ()) -> None:
             _mount("tmpfs", folder, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=555")
 
 
-def kernel_version() -> tuple[int, ...]:
-    """(major, minor) of the running Linux kernel."""
-    return tuple(int(n) for n in re.findall(r"\d+", platform.release())[:2])
+def pid_max_per_namespace() -> bool:
+    """Whether kernel.pid_max belongs to each PID namespace (Linux 6.14+; a child's cannot exceed its
+    parent's). Before, it is the machine's own."""
+    return tuple(int(n) for n in re.findall(r"\d+", platform.release())[:2]) >= (6, 14)
 
 
 def limit_processes(limit: int) -> None:
     """In the new PID namespace: PIDs below `limit` only, threads included, so a fork bomb stops there.
-    Since Linux 6.14 kernel.pid_max belongs to each PID namespace (and a child's cannot exceed its
-    parent's); before, it is the machine's own, and is left alone."""
-    if kernel_version() < (6, 14):
+    Where pid_max is the machine's own, it is left alone."""
+    if not pid_max_per_namespace():
         raise LayerError(0, f"a process limit of its own needs Linux 6.14+ (this is {platform.release()})")
     with open("/proc/sys/kernel/pid_max", "w") as f:
         f.write(str(limit))

@@ -34,11 +34,12 @@ from grader.source import Source  # noqa: E402
 torch.set_num_threads(1)  # forked children must never inherit a multi-threaded OpenMP pool
 
 
-# pytest's own plugins a judge has no use for: each costs time in every forked judge's session. Its logging
-# plugin stays: without it, judges forked from a pytest process (the suite grades in-process) saw the calls of
-# ex07's training loops run until killed.
-DISABLED = [arg for name in ("doctest", "pastebin", "legacypath", "recwarn", "stepwise", "setuponly", "setupplan",
-                             "debugging", "junitxml", "python_path", "tmpdir", "monkeypatch", "nose")
+# pytest's own plugins a judge has no use for (or that would get in its way): each costs time in every forked
+# judge's session. Its logging plugin stays: without it, judges forked from a pytest process (the suite grades
+# in-process) saw the calls of ex07's training loops run until killed.
+DISABLED = [arg for name in ("cacheprovider", "unraisableexception", "threadexception", "faulthandler", "doctest",
+                             "pastebin", "legacypath", "recwarn", "stepwise", "setuponly", "setupplan", "debugging",
+                             "junitxml", "python_path", "tmpdir", "monkeypatch", "nose")
             for arg in ("-p", f"no:{name}")]
 
 
@@ -117,8 +118,7 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
     plugin = JudgePlugin(source, limits, seed, lang, device, emit, languages, exercise.overrides)
     args = [
         str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(exercise.course.checks_dir),
-        "-p", "pytest_timeout", "-p", "no:cacheprovider", "-p", "no:unraisableexception",
-        "-p", "no:threadexception", "-p", "no:faulthandler", *DISABLED, "--noconftest", "--assert=plain", "-q", "--tb=line",
+        "-p", "pytest_timeout", *DISABLED, "--noconftest", "--assert=plain", "-q", "--tb=line",
         "--timeout", str(int(limits.time * 3 + 10)), "--timeout-method", "signal",
     ]
     try:

@@ -43,8 +43,6 @@ def ordinary_user_or_skip() -> str:
     import pwd
     import shutil
 
-    from grader.isolation import readable_by_others
-
     if os.geteuid() != 0:
         pytest.skip("creating an ordinary user needs root; the tests already run as one")
     try:
@@ -54,18 +52,21 @@ def ordinary_user_or_skip() -> str:
             pytest.skip("no useradd to create an ordinary user")
         subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", ORDINARY_USER],
                        check=True, capture_output=True)
-    blocked = readable_by_others([*user_pythonpath(), str(ROOT / "grader"), user_python()])
-    if blocked:
-        pytest.skip(f"{blocked} is not readable by an ordinary user")
+    skip_unless_others_can_run_the_grader("an ordinary user")
     return ORDINARY_USER
+
+
+def skip_unless_others_can_run_the_grader(who: str) -> None:
+    """Skip, saying why, where another uid (`who`) cannot read the Python, packages and grader these tests use."""
+    blocked = isolation.readable_by_others([*user_pythonpath(), str(ROOT / "grader"), user_python()])
+    if blocked:
+        pytest.skip(f"{blocked} is not readable by {who}")
 
 
 def user_python() -> str:
     """A Python interpreter an ordinary user can run, of this one's version: this one if it is readable,
     else the system's (pyenv keeps its interpreters under /root)."""
-    from grader.isolation import readable_by_others
-
-    if not readable_by_others([sys.base_prefix]):
+    if not isolation.readable_by_others([sys.base_prefix]):
         return sys.executable
     system = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"
     if not Path(system).exists():
@@ -82,13 +83,9 @@ def user_pythonpath() -> list[str]:
 def dedicated_uid_or_skip() -> str:
     """DEDICATED, for tests run as root with a Python and packages other users can read, as in Docker or
     Gradescope: each sandbox then runs as a uid of its own. Skip with the reason where there is none."""
-    from grader.isolation import readable_by_others
-
     if os.geteuid() != 0:
         pytest.skip("a dedicated uid per sandbox is for a grader run as root")
-    blocked = readable_by_others([*user_pythonpath(), str(ROOT / "grader"), user_python()])
-    if blocked:
-        pytest.skip(f"{blocked} is not readable by other users, so root keeps its uid")
+    skip_unless_others_can_run_the_grader("other users, so root keeps its uid")
     return DEDICATED
 
 

@@ -24,9 +24,6 @@ from grader import isolation
 ABI = isolation.landlock_abi()
 
 
-PER_NAMESPACE_PID_MAX = isolation.kernel_version() >= (6, 14)
-
-
 def attempt(name: str, ctx: dict) -> bool:
     """Run one attack in the sandbox child; True if it succeeded."""
     judge = ctx["judge"]
@@ -157,7 +154,7 @@ def skip_unless_available(layer: str, name: str) -> None:
         pytest.skip("this kernel refuses unprivileged user namespaces: the namespaces layer is off here")
     if layer == "landlock" and ABI < NEEDS.get((layer, name), 1):
         pytest.skip(f"Landlock ABI {ABI} here; stopping this needs ABI {NEEDS.get((layer, name), 1)}")
-    if layer == "process limit" and (not NAMESPACES or not PER_NAMESPACE_PID_MAX):
+    if layer == "process limit" and (not NAMESPACES or not isolation.pid_max_per_namespace()):
         pytest.skip("the process limit needs namespaces and Linux 6.14+ (a pid_max per PID namespace)")
     if layer == "seccomp" and os.uname().machine != "x86_64":
         pytest.skip("the seccomp deny-list is written for x86_64")
