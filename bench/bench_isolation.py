@@ -94,7 +94,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args()
-    print(f"Landlock ABI {isolation.landlock_abi()}, running as {'root' if os.geteuid() == 0 else 'uid ' + str(os.geteuid())}")
+    user = "root" if os.geteuid() == 0 else f"uid {os.geteuid()}"
+    print(f"Landlock ABI {isolation.landlock_abi()}, running as {user}")
     costs = layer_costs(args.runs)
     for name, ms in costs.items():
         print(f"  {name:<45} {ms:6.2f} ms")

@@ -215,8 +215,8 @@ def from_notebook(course_root: Path, notebook: Path, exercise_id: str | None = N
             stub, solution = split_solution(source)
             stub_cells.append(stub)
             solution_cells.append(solution)
-    title = next((line.lstrip("# ").strip() for text in statement for line in text.splitlines() if line.startswith("#")),
-                 exercise_id)
+    title = next((line.lstrip("# ").strip() for text in statement for line in text.splitlines()
+                  if line.startswith("#")), exercise_id)
     written = write_exercise(course_root, exercise_id, {
         ("exercises", f"{exercise_id}.py"): "\n\n".join(stub_cells) + "\n",
         ("exercises", "README.md"): "\n\n".join(statement) + "\n",
@@ -274,8 +274,8 @@ def release(course: Course, exercises, out: Path, notebooks: bool = False, lang:
             from grader.notebook import write_notebook
 
             written.append(write_notebook(ex, ex.stub, out / "notebooks" / f"{ex.name}.ipynb", lang))
+    spec = course.spec if not Path(course.spec).is_dir() else course.name
     (out / WORKSPACE_FILE).write_text(f"# the course these exercises belong to (grade --course overrides it)\n"
-                                      f"course = {json.dumps(course.spec if not Path(course.spec).is_dir() else course.name)}\n",
-                                      encoding="utf-8")
+                                      f"course = {json.dumps(spec)}\n", encoding="utf-8")
     written.append(out / WORKSPACE_FILE)
     return written

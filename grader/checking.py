@@ -9,6 +9,8 @@ the same values. A failure can name the mistake it diagnosed with a short stable
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import contextlib
 
 import pytest
@@ -23,7 +25,8 @@ from grader.wire import Opaque, tensor_info  # noqa: F401 - re-exported for chec
 __all__ = [  # what a checks module may import: the stable surface (docs/authoring.md)
     "CheckFailed", "LearnerError", "Opaque", "Text", "check", "describe", "does_not_define", "expect_close",
     "expect_number", "expect_tensor", "explain", "fail", "learner_error", "names", "patched",
-    "pretend_cuda", "probe", "record_curve", "relation", "relation_text", "tensor_info", "verbatim", "where",
+    "pretend_cuda", "probe", "record_curve", "relation", "relation_cause", "relation_key", "relation_text",
+    "tensor_info", "verbatim", "where",
 ]
 
 
@@ -44,7 +47,7 @@ class CheckFailed(AssertionError):
         return self.text.render("zh")
 
 
-def fail(message, zh: str | None = None, /, *, key: str | None = None, **values):
+def fail(message, zh: str | None = None, /, *, key: str | None = None, **values) -> NoReturn:
     """Fail the current check with a learner-facing message.
 
     `fail(Text(...))`, or the templates directly: `fail("{name} is None.", "{name} 是 None。", name=what)`.
@@ -142,13 +145,15 @@ def expect_tensor(value, what, *, shape=None, dtype=None, floating: bool = False
     if shape is not None and list(value.shape) != list(shape):
         hint, key = Text("", ""), "wrong-shape"
         if 1 in shape and list(value.shape) == [s for s in shape if s != 1]:
-            hint, key = Text(" The size-1 axis is missing: did a squeeze() without a dim remove it? squeeze() removes "
-                             "every axis of size 1; squeeze(dim) only the one named.",
-                             "少了大小为 1 的那一维：是不是不带 dim 的 squeeze() 把它去掉了？squeeze() 会去掉所有大小为 1 的维度；"
-                             "squeeze(dim) 只去掉指定的那一维。"), "squeeze-without-dim"
+            hint = Text(" The size-1 axis is missing: did a squeeze() without a dim remove it? squeeze() removes "
+                        "every axis of size 1; squeeze(dim) only the one named.",
+                        "少了大小为 1 的那一维：是不是不带 dim 的 squeeze() 把它去掉了？"
+                        "squeeze() 会去掉所有大小为 1 的维度；squeeze(dim) 只去掉指定的那一维。")
+            key = "squeeze-without-dim"
         elif [s for s in value.shape if s != 1] == [s for s in shape if s != 1]:
-            hint, key = Text(" Only size-1 dimensions differ: a keepdim=True too many or too few, or an unsqueeze?",
-                             "只有大小为 1 的维度不同：是不是多了或少了 keepdim=True，或者多了 unsqueeze？"), "size-1-dims"
+            hint = Text(" Only size-1 dimensions differ: a keepdim=True too many or too few, or an unsqueeze?",
+                        "只有大小为 1 的维度不同：是不是多了或少了 keepdim=True，或者多了 unsqueeze？")
+            key = "size-1-dims"
         elif value.numel() == _numel(shape):
             hint = Text(" Same number of elements: a missing reshape, or a transpose?",
                         "元素个数相同：是不是少了 reshape，或者多了转置？")
@@ -315,7 +320,8 @@ def expect_number(actual, expected: float, what, *, rtol: float = 1e-4, atol: fl
         extra = Text(" Use `.item()` to turn a one-element tensor into a Python number.",
                      "用 `.item()` 把只有一个元素的 tensor 变成 Python 数。") \
             if isinstance(actual, torch.Tensor) and actual.numel() == 1 else ""
-        fail("{what} should be a Python number, got {got}.{extra}", "{what} 应该是一个 Python 数，实际得到{got}。{extra}",
+        fail("{what} should be a Python number, got {got}.{extra}",
+             "{what} 应该是一个 Python 数，实际得到{got}。{extra}",
              what=what, got=describe(actual), extra=extra, key="not-a-number")
     if not abs(actual - expected) <= atol + rtol * abs(expected):
         fail("{what} should be {want}, got {got}.", "{what} 应为 {want}，实际为 {got}。",

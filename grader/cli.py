@@ -20,6 +20,7 @@ from pathlib import Path
 
 import click
 
+from grader import options
 from grader.exercises import CourseError, UnknownExercise, all_exercises, course_from, find_exercise, use_course
 from grader.report import display_width, pad, use_color
 from grader.text import LANGUAGES, say, translated
@@ -86,7 +87,8 @@ def exercise_or_current(key: str | None, command: str):
     except CourseError as exc:
         raise problem(exc) from None
     if ex is None:
-        raise UsageProblem(say(cli_lang(), "every exercise is done: name one (`grade {command} ex05`)", command=command))
+        raise UsageProblem(say(cli_lang(), "every exercise is done: name one (`grade {command} ex05`)",
+                               command=command))
     return ex
 
 
@@ -107,11 +109,8 @@ SIMILARITY = 0.8  # ten independently written correct ex14 solutions share at mo
 
 lang_option = click.option("--lang", type=click.Choice(LANGUAGES), default=cli_lang,
                            help="Language of statements, hints and messages (default: from the locale).")
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
-
-
-assignment_option = click.option("--assignment", "-a", help="An assignment of the course (its course.toml): its "
-                                 "exercises and points.")
+json_option = options.as_json
+assignment_option = options.assignment
 
 SECTIONS = {
     "For learners": ["check", "list", "show", "next", "hint", "watch", "reset", "solution", "init", "notebook"],
@@ -145,7 +144,8 @@ class LocalCommand(click.Command):
     """A command whose --help speaks the CLI's language: its help, its options' and click's own words."""
 
     def format_usage(self, ctx, formatter):
-        formatter.write_usage(ctx.command_path, " ".join(self.collect_usage_pieces(ctx)), prefix=say(cli_lang(), "Usage: "))
+        formatter.write_usage(ctx.command_path, " ".join(self.collect_usage_pieces(ctx)),
+                              prefix=say(cli_lang(), "Usage: "))
 
     def format_help_text(self, ctx, formatter):
         if self.help:
@@ -185,7 +185,8 @@ class GradeGroup(LocalCommand, click.Group):
 
     def format_commands(self, ctx, formatter):
         for section, names in SECTIONS.items():
-            rows = [(name, self.commands[name].get_short_help_str(limit=120)) for name in names if name in self.commands]
+            rows = [(name, self.commands[name].get_short_help_str(limit=120))
+                    for name in names if name in self.commands]
             with formatter.section(say(cli_lang(), section)):
                 formatter.write_dl(rows)
 
@@ -213,10 +214,10 @@ def main(course):
 @click.argument("exercise")
 @click.option("--file", "file", type=click.Path(path_type=Path),
               help="Grade this file (.py or .ipynb) instead of your workspace's.")
-@click.option("--seed", type=int, help="Seed of the checks' random inputs (to reproduce a run).")
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", help="Device the checks run on.")
-@click.option("--time-limit", type=click.FloatRange(0.1, 3600), help="Seconds per call into your code (default: the exercise's).")
-@click.option("--memory", type=click.IntRange(256, 1 << 20), help="Memory limit of your code in MiB (default 4096).")
+@options.seed
+@options.device
+@options.time_limit()
+@options.memory()
 @click.option("--report", type=click.Path(path_type=Path), help="Also write an HTML report (checks and charts).")
 @json_option
 @lang_option
@@ -235,7 +236,7 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json,
     from grader.report import render, to_json
 
     result = grade(ex, source, seed=seed, lang=lang, device=device, time_limit=time_limit,
-                   memory=memory << 20 if memory else None)
+                   memory=options.memory_bytes(memory))
     if result.get("grader_failure"):
         click.echo(to_json(result) if as_json else say(lang, "grade: internal error: {message}",
                                                        message=translated(lang, result["message"])), err=not as_json)
@@ -367,7 +368,8 @@ def hint_lines(hints: list[str], shown: int, lang: str, again: str) -> list[str]
 
 @main.command("init")
 @click.argument("directory", type=click.Path(path_type=Path), default=".")
-@click.option("--course", "course", metavar="PATH|NAME", help="The course to work on (default: the built-in exercises).")
+@click.option("--course", "course", metavar="PATH|NAME",
+              help="The course to work on (default: the built-in exercises).")
 @lang_option
 def init_cmd(directory, course, lang):
     """Create a workspace in DIRECTORY with every exercise's stub (of the course, with --course)."""
@@ -381,7 +383,8 @@ def init_cmd(directory, course, lang):
     try:
         stubs = init_workspace(directory)
     except FileExistsError:
-        raise UsageProblem(say(lang, "{path} already exists: pick an empty folder", path=directory / "exercises")) from None
+        raise UsageProblem(say(lang, "{path} already exists: pick an empty folder",
+                               path=directory / "exercises")) from None
     click.echo(say(lang, "Created a workspace with {n} exercises in {folder}.", n=len(stubs), folder=directory))
     click.echo(say(lang, "Next: cd {folder} && grade next", folder=directory))
 
@@ -480,9 +483,9 @@ def notebook_cmd(exercises, every, out, lang):
 @click.option("--workers", type=click.IntRange(1, 256), default=lambda: os.cpu_count() or 1,
               help="Submissions graded at once (default: the machine's cores).")
 @click.option("--force", is_flag=True, help="Regrade what results.jsonl already holds.")
-@click.option("--seed", type=int, help="Seed of the checks' random inputs.")
-@click.option("--time-limit", type=click.FloatRange(0.1, 3600), help="Seconds per call into student code.")
-@click.option("--memory", type=click.IntRange(256, 1 << 20), help="Memory limit of student code in MiB (default 4096).")
+@options.seed
+@options.time_limit("student code")
+@options.memory("student code")
 @click.option("--roster", type=click.Path(path_type=Path),
               help="CSV naming the students (folder, id, name, email...; a Canvas or Moodle export works).")
 @click.option("--similarity", type=click.FloatRange(0, 1), is_flag=False, flag_value=SIMILARITY,
@@ -521,7 +524,7 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
     try:
         summary = run_batch(submissions, exercises, out, workers=workers, force=force, roster=roster,
                             similarity=similarity, seed=seed, lang=lang, time_limit=time_limit,
-                            memory=memory << 20 if memory else None)
+                            memory=options.memory_bytes(memory))
     except zipfile.BadZipFile as exc:
         raise UsageProblem(say(lang, "{path} cannot be unpacked: {error}", path=submissions, error=exc)) from None
     if as_json:
@@ -542,8 +545,10 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
 @click.option("--format", "fmt", type=click.Choice(["canvas", "moodle", "csv"]), required=True,
               help="canvas: Canvas's gradebook import; moodle: Moodle's CSV grade import; csv: a plain table.")
 @click.option("--out", type=click.Path(path_type=Path), help="File to write (default: GRADES/<format>.csv).")
-@click.option("--assignment", help="One column with the total under this name, instead of one per exercise.")
-def export_cmd(grades, fmt, out, assignment):
+@click.option("--column", help="One column with the total under this name (an LMS assignment), instead of one per "
+              "exercise.")
+@lang_option
+def export_cmd(grades, fmt, out, column, lang):
     """Write the gradebook of GRADES (a `grade batch --out` folder) as a CSV an LMS imports."""
     from grader.export import ExportError, export, read_gradebook
 
@@ -552,17 +557,17 @@ def export_cmd(grades, fmt, out, assignment):
     except ExportError as exc:
         raise problem(exc) from None
     out = out or grades / f"{fmt}.csv"
-    for warning in export(book, fmt, out, assignment):
-        click.echo(say(cli_lang(), "warning: {warning}", warning=translated(cli_lang(), warning)), err=True)
-    click.echo(say(cli_lang(), "wrote {path}", path=out))
+    for warning in export(book, fmt, out, column):
+        click.echo(say(lang, "warning: {warning}", warning=translated(lang, warning)), err=True)
+    click.echo(say(lang, "wrote {path}", path=out))
 
 
 @main.command("gradescope")
 @click.argument("exercises", nargs=-1)
 @assignment_option
 @click.option("--out", type=click.Path(path_type=Path), default=Path("autograder.zip"), show_default=True)
-@click.option("--time-limit", type=click.FloatRange(0.1, 3600), help="Seconds per call into student code.")
-@click.option("--memory", type=click.IntRange(256, 1 << 20), help="Memory limit of student code in MiB (default 4096).")
+@options.time_limit("student code")
+@options.memory("student code")
 @lang_option
 def gradescope_cmd(exercises, assignment, out, time_limit, memory, lang):
     """Build a Gradescope autograder bundle that grades EXERCISES (or an assignment, or the whole course)."""
@@ -577,10 +582,11 @@ def gradescope_cmd(exercises, assignment, out, time_limit, memory, lang):
 @click.argument("exercises", nargs=-1)
 @click.option("--seeds", type=click.IntRange(1), default=1, show_default=True,
               help="Validate with this many seeds (0, 1, ...); without it, one random seed.")
-@click.option("--device", type=click.Choice(["cpu", "cuda"]), default="cpu", help="Device the checks run on.")
+@options.device
 @assignment_option
 @json_option
-def validate_cmd(exercises, seeds, device, assignment, as_json):
+@lang_option
+def validate_cmd(exercises, seeds, device, assignment, as_json, lang):
     """Prove the checks: each solution and variant scores full, each stub and mistake scores less."""
     chosen = exercises_or_fail(exercises, assignment)
     from grader.validate import render_validation, validate
@@ -598,12 +604,13 @@ def validate_cmd(exercises, seeds, device, assignment, as_json):
 @click.option("--from-notebook", "notebook", type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="An nbgrader notebook (### BEGIN SOLUTION / ### END SOLUTION): its stub and solution.")
 @click.option("--title", help="The exercise's title (default: from its id, or the notebook's first heading).")
-def new_cmd(exercise_id, course_dir, notebook, title):
+@lang_option
+def new_cmd(exercise_id, course_dir, notebook, title, lang):
     """Scaffold a new exercise EXERCISE_ID in a course: stub, statement, metadata, solution, checks, a mistake."""
     from grader.authoring import from_notebook, new_exercise
 
     if not exercise_id and not notebook:
-        raise UsageProblem(say(cli_lang(), "name the exercise (grade new hw1_backprop --course my-course) or give "
+        raise UsageProblem(say(lang, "name the exercise (grade new hw1_backprop --course my-course) or give "
                                "--from-notebook"))
     try:
         if notebook:
@@ -613,11 +620,11 @@ def new_cmd(exercise_id, course_dir, notebook, title):
     except CourseError as exc:
         raise problem(exc) from None
     for path in written:
-        click.echo(say(cli_lang(), "wrote {path}", path=path))
+        click.echo(say(lang, "wrote {path}", path=path))
     for note in notes:
-        click.echo(say(cli_lang(), "note: {note}", note=translated(cli_lang(), note)))
+        click.echo(say(lang, "note: {note}", note=translated(lang, note)))
     name = written[0].parent.name
-    click.echo(say(cli_lang(), "Next: grade --course {course} validate {name}", course=course_dir, name=name))
+    click.echo(say(lang, "Next: grade --course {course} validate {name}", course=course_dir, name=name))
 
 
 @main.command("release")
@@ -655,7 +662,8 @@ def release_cmd(assignment, out, notebooks, check_first, lang):
 
 @main.command("doctor")
 @json_option
-def doctor_cmd(as_json):
+@lang_option
+def doctor_cmd(as_json, lang):
     """Show what isolates learner code on this machine, proved by a test sandbox."""
     from grader.doctor import render, run_self_test
 

@@ -171,7 +171,8 @@ def match_exercise(filename: str, exercises: list[Exercise]) -> Exercise | None:
     best = None
     for ex in exercises:
         for key in {ex.id.lower(), ex.name.lower()}:
-            if re.search(rf"(?:^|[^a-z0-9]){re.escape(key)}(?:[^a-z0-9]|$)", stem) and (best is None or len(key) > best[0]):
+            named = re.search(rf"(?:^|[^a-z0-9]){re.escape(key)}(?:[^a-z0-9]|$)", stem)
+            if named and (best is None or len(key) > best[0]):
                 best = (len(key), ex)
     return best[1] if best else None
 
@@ -199,8 +200,8 @@ def collect(submissions: Path, exercises: list[Exercise], unpack_dir: Path) -> C
             ex = chosen[name]
             if len(files) > 1:
                 names = ", ".join(label for _, label in files)
-                found.problems.append({"student": student, "exercise": ex.id,
-                                       "message": f"two or more files for {ex.id} ({names}): keep one, none was graded"})
+                found.problems.append({"student": student, "exercise": ex.id, "message":
+                                       f"two or more files for {ex.id} ({names}): keep one, none was graded"})
                 continue
             found.jobs.append(Job(student, ex, files[0][0], sha256(files[0][0])))
     return found

@@ -83,7 +83,8 @@ def run_self_test() -> dict:
         except LearnerProblem as problem:  # the test sandbox itself failed: say so, never pretend
             done = {f"finish the self-test ({problem.message})": True}
         elapsed = time.perf_counter() - started
-        done["write outside its work dir"] = done.get("write outside its work dir") or (outside_dir / "written").exists()
+        outside = "write outside its work dir"
+        done[outside] = done.get(outside) or (outside_dir / "written").exists()
         if solution is None:
             done.pop("read the reference solutions", None)
     finally:
@@ -122,7 +123,7 @@ def render(report: dict) -> str:
             applied = layer
         why = report["missing"].get(layer)
         if layer == "dedicated uid" and os.geteuid() != 0:
-            applied, covers = None, None
+            applied, covers = None, ""
             why = "not needed: the grader runs as an ordinary user, whose uid the sandbox keeps without capabilities"
         mark = "yes" if applied else "no "
         lines.append(f"  {mark} {applied or layer}: {covers if applied else why or 'not applied'}")

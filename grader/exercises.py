@@ -65,11 +65,10 @@ class Exercise:
     points: float  # the total, with the course's and assignment's points overrides
     time_limit: float
     hints: list[str]
+    course: Course
     zh: dict = field(default_factory=dict)
-    device: str = "cpu"
     preload: list[str] = field(default_factory=list)  # modules the judge imports before learner code runs
     number: int = 0  # 1-based place in the course's teaching order
-    course: Course | None = None
     overrides: dict[str, float] = field(default_factory=dict)  # check id -> points, from course.toml
 
     @property
@@ -112,10 +111,6 @@ class Exercise:
     def declared_checks(self) -> list[dict]:
         """The checks as the checks module declares them (id, title, points), read without importing it."""
         return declared_checks(self.checks)
-
-    def check_points(self) -> dict[str, float]:
-        """Check id -> points, with the course's overrides."""
-        return {c["id"]: self.overrides.get(c["id"], c["points"]) for c in self.declared_checks()}
 
     def as_dict(self, lang: str = "en") -> dict:
         return {
@@ -183,7 +178,6 @@ class Course:
             time_limit=float(meta.get("time_limit", 10)),
             hints=list(meta.get("hints", [])),
             zh=dict(meta.get("zh", {})),
-            device=meta.get("device", "cpu"),
             preload=list(meta.get("preload", [])),
             number=number,
             course=self,
@@ -246,7 +240,8 @@ def declared_checks(path: Path) -> list[dict]:
                 zh = deco.args[2] if len(deco.args) > 2 else args.get("zh")
                 found.append({"id": node.name.removeprefix("test_"),
                               "title": title.value if isinstance(title, ast.Constant) else node.name,
-                              "points": float(points.value) if isinstance(points, ast.Constant) else 0.0,
+                              "points": float(points.value) if isinstance(points, ast.Constant)
+                              and isinstance(points.value, (int, float)) else 0.0,
                               "zh": zh.value if isinstance(zh, ast.Constant) else None})
     return found
 
@@ -256,9 +251,10 @@ def declared_checks(path: Path) -> list[dict]:
 def builtin_course() -> Course:
     """The 21 exercises shipped with torch-katas."""
     root = PACKAGE_DIR.parent
-    return Course(name="torch-katas", spec="torch-katas", root=root, exercises_dir=EXERCISES_DIR, solutions_dir=SOLUTIONS_DIR,
-                  checks_dir=CHECKS_DIR, mistakes_dir=root / "tests" / "mistakes", variants_dir=root / "tests" / "variants",
-                  languages=["en", "zh"], checks_package="grader.checks", built_in=True, min_mistakes=3, min_hints=3)
+    return Course(name="torch-katas", spec="torch-katas", root=root, exercises_dir=EXERCISES_DIR,
+                  solutions_dir=SOLUTIONS_DIR, checks_dir=CHECKS_DIR, mistakes_dir=root / "tests" / "mistakes",
+                  variants_dir=root / "tests" / "variants", languages=["en", "zh"], checks_package="grader.checks",
+                  built_in=True, min_mistakes=3, min_hints=3)
 
 
 def load_course(root: Path, spec: str | None = None) -> Course:
@@ -298,7 +294,7 @@ def course_from(spec: str) -> Course:
         import importlib
 
         module = importlib.import_module(installed[spec])
-        return load_course(Path(module.__file__).resolve().parent, spec)
+        return load_course(Path(module.__file__ or spec).resolve().parent, spec)
     known = ", ".join(sorted(installed)) or "none installed"
     raise CourseError(f"no course '{spec}': not a folder with a {COURSE_FILE}, nor an installed course ({known})")
 

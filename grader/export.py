@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 FORMATS = ("canvas", "moodle", "csv")
@@ -40,7 +41,7 @@ def _score(cell: dict) -> str:
     return "" if cell["score"] is None else f"{cell['score']:g}"
 
 
-def grade_columns(book: dict, assignment: str | None) -> tuple[list[str], list[float], list]:
+def grade_columns(book: dict, assignment: str | None) -> tuple[list[str], list[float], Callable[[dict], list[str]]]:
     """(names, points possible, a function row -> values): one column per exercise, or one named
     `assignment` holding the total."""
     if assignment:
@@ -64,7 +65,8 @@ def export(book: dict, fmt: str, path: Path, assignment: str | None = None) -> l
             if not (row["id"] or row["sis_user_id"] or row["sis_login_id"]):
                 warnings.append(f"{row['student']}: no Canvas ID, SIS User ID or SIS Login ID (add a roster): left out")
                 continue
-            identity = [row["name"] or row["student"], row["id"], row["sis_user_id"], row["sis_login_id"], row["section"]]
+            identity = [row["name"] or row["student"], row["id"], row["sis_user_id"], row["sis_login_id"],
+                        row["section"]]
         elif fmt == "moodle":
             if not row["email"]:
                 warnings.append(f"{row['student']}: no e-mail address (add a roster): left out")

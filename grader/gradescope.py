@@ -38,7 +38,8 @@ RUN = """#!/usr/bin/env bash
 # Gradescope runs this for every submission (the zip is unpacked in /autograder/source).
 source="${{AUTOGRADER_SOURCE:-/autograder/source}}"
 python="${{AUTOGRADER_PYTHON:-{venv}/bin/python}}"
-cd "$source" && PYTHONPATH="$source" exec "$python" -m grader.gradescope --root "${{AUTOGRADER_ROOT:-/autograder}}" {args}
+cd "$source" && PYTHONPATH="$source" exec "$python" -m grader.gradescope \\
+    --root "${{AUTOGRADER_ROOT:-/autograder}}" {args}
 """
 COURSE_PARTS = ("exercises", "checks")  # what the bundle carries of a teacher's course
 
@@ -50,7 +51,7 @@ def setup_script() -> str:
 
     from packaging.requirements import Requirement
 
-    needed = [r for r in requires("torch-katas") if "extra ==" not in r]
+    needed = [r for r in requires("torch-katas") or [] if "extra ==" not in r]
     torch = [r for r in needed if Requirement(r).name == "torch"]
     others = [r for r in needed if r not in torch]
     return SETUP.format(venv=VENV, torch=shlex.join(torch), others=shlex.join(others))
@@ -145,7 +146,8 @@ def run(root: Path, exercise_ids: list[str], *, lang: str = "en", time_limit: fl
     told = {r["exercise"] for r in results}
     for ex in exercises:
         if ex.id not in told:
-            results.append(error_result("student", ex, f"no file named like {ex.id}*.py or {ex.id}*.ipynb was submitted"))
+            results.append(error_result("student", ex,
+                                        f"no file named like {ex.id}*.py or {ex.id}*.ipynb was submitted"))
     report = to_gradescope(results, problems)
     (root / "results").mkdir(parents=True, exist_ok=True)
     (root / "results" / "results.json").write_text(json.dumps(report, indent=1, ensure_ascii=False))

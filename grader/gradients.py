@@ -21,7 +21,7 @@ def numerical_jacobian(f, inputs: list[torch.Tensor], eps: float = 1e-6) -> list
     """Central differences: for each input, a Jacobian of shape [out.numel(), input.numel()]."""
     inputs = [x.detach().double().clone() for x in inputs]
     jacobians = []
-    for i, x in enumerate(inputs):
+    for x in inputs:
         columns = []
         flat = x.reshape(-1)
         for j in range(flat.numel()):

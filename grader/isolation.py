@@ -31,6 +31,7 @@ import signal
 import stat
 import struct
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -175,7 +176,7 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
 PRIVATE_FOLDERS = ("/dev/shm", "/tmp", "/run", "/var/tmp")  # each replaced by an empty tmpfs of the sandbox's
 
 
-def build_mounts(workdir: str, hidden: list[str], keep: list[str] = ()) -> None:
+def build_mounts(workdir: str, hidden: list[str], keep: Sequence[str] = ()) -> None:
     """In the new mount namespace: a /proc of the new PID namespace, a private /dev/shm, /tmp, /run and
     /var/tmp, and empty read-only folders over `hidden`. The work dir, and what Python reads (`keep`: a
     checkout or a venv in /tmp), are bound back in place when they lay in a folder replaced: the whole

@@ -1,7 +1,7 @@
 """Grade one submission: fork a judge that runs pytest over the exercise's hidden checks.
 
 The calling process is the warm parent: it has imported torch, pytest and the grader but never
-computes, so forks are cheap and safe (see DESIGN.md). The judge forks the sandbox that runs the
+computes, so forks are cheap and safe (docs/security.md). The judge forks the sandbox that runs the
 learner's code; results come back to the parent line by line through a pipe the sandbox never
 sees, so nothing learner code prints or does can forge them.
 """
@@ -17,6 +17,7 @@ import select
 import signal
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # is_available() stays fork-safe
@@ -43,7 +44,7 @@ DISABLED = [arg for name in ("cacheprovider", "unraisableexception", "threadexce
             for arg in ("-p", f"no:{name}")]
 
 
-def prewarm(exercises: list[Exercise] = ()) -> None:
+def prewarm(exercises: Sequence[Exercise] = ()) -> None:
     """For processes that grade many submissions (batch, watch, validate): import what torch loads
     lazily on first use, once here rather than once per forked judge and sandbox. The first
     `backward(gradient=...)` imports sympy through torch.fx (1-2 s); the exercises' `preload`

@@ -57,8 +57,9 @@ class JudgePlugin:
     def pytest_collection_finish(self, session):
         """First event: the checks collected, with their points; the parent accepts results for these only."""
         unmarked = [item.name for item in session.items if item.get_closest_marker("check") is None]
-        event = {"event": "collected", "checks": [{"id": item.name.removeprefix("test_"), "max_points": self._points(item)}
-                                                  for item in session.items if item.get_closest_marker("check")]}
+        event = {"event": "collected",
+                 "checks": [{"id": item.name.removeprefix("test_"), "max_points": self._points(item)}
+                            for item in session.items if item.get_closest_marker("check")]}
         if unmarked:
             event["problem"] = f"{', '.join(unmarked)} in the checks have no @check(title, points): not a check"
         self.emit(event)
@@ -111,7 +112,8 @@ class JudgePlugin:
 
     def _points(self, item) -> float:
         """A check's points: as declared by @check, or as the course overrides them."""
-        return float(self.overrides.get(item.name.removeprefix("test_"), item.get_closest_marker("check").kwargs["points"]))
+        declared = item.get_closest_marker("check").kwargs["points"]
+        return float(self.overrides.get(item.name.removeprefix("test_"), declared))
 
     def _outcome(self, call, report) -> tuple[str, Text, str | None]:
         if report.passed:
@@ -134,5 +136,6 @@ class JudgePlugin:
             return "failed", Text("This check ran past its time limit: is your code very slow, or stuck in a loop?",
                                   "这个检查超过了时间限制：你的代码是不是太慢，或者卡在循环里？"), "timeout"
         error = verbatim(f"{type(exc).__name__}: {exc}"[:300] if exc else "unknown failure")
-        return "failed", Text("The check could not finish ({error}): does your code return what the statement asks for?",
-                              "检查无法完成（{error}）：你的代码返回的是题目要求的内容吗？", error=error), "check-error"
+        return "failed", Text("The check could not finish ({error}): does your code return what the statement asks "
+                              "for?", "检查无法完成（{error}）：你的代码返回的是题目要求的内容吗？",
+                              error=error), "check-error"

@@ -53,8 +53,9 @@ def read_roster(path: Path) -> list[dict]:
     for values in reader:
         entry = {field: "" for field in ("folder", *IDENTITY_FIELDS)}
         for i, value in enumerate(values):
-            if columns.get(i) and not entry[columns[i]]:
-                entry[columns[i]] = value.strip()
+            column = columns.get(i)
+            if column and not entry[column]:
+                entry[column] = value.strip()
         entry["id"] = entry["id"].removeprefix("Participant ").strip()  # Moodle's grading worksheet
         if entry["name"] == "Points Possible" or not any(entry[f] for f in MATCHED_BY):
             continue  # Canvas's second row, or a blank line
@@ -65,23 +66,23 @@ def read_roster(path: Path) -> list[dict]:
 def match_roster(identities: dict[str, dict], roster: list[dict]) -> tuple[dict[str, dict], list[dict]]:
     """Identities completed from the roster, plus a row for each roster entry nobody's folder matched;
     and a problem for each student the roster does not know."""
-    index = {}
+    index: dict[str, int] = {}
     for n, entry in enumerate(roster):
         for field in MATCHED_BY:
             if entry[field]:
                 index.setdefault(entry[field].lower(), n)
     matched, merged, problems = set(), {}, []
     for key, identity in identities.items():
-        n = index.get(key.lower(), index.get(identity.get("id", "").lower() or None))
-        if n is None:
+        row = index.get(key.lower(), index.get(identity.get("id", "").lower()))
+        if row is None:
             merged[key] = identity
             problems.append({"student": key, "message": f"{key} has no entry in the roster"})
             continue
-        if n in matched:
+        if row in matched:
             problems.append({"student": key, "message": f"{key} matches the same roster entry as another folder: "
                              "keep one"})
-        matched.add(n)
-        merged[key] = {**identity, **{f: roster[n][f] for f in IDENTITY_FIELDS if roster[n][f]}}
+        matched.add(row)
+        merged[key] = {**identity, **{f: roster[row][f] for f in IDENTITY_FIELDS if roster[row][f]}}
     for n, entry in enumerate(roster):
         if n not in matched:
             key = next(entry[f] for f in MATCHED_BY if entry[f])

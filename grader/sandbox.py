@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from grader import isolation, wire
+from grader.options import MEMORY_MIB
 from grader.probing import cell_name, frame, where
 from grader.source import NotebookShell, Source
 from grader.text import Text, joined, verbatim
@@ -40,7 +41,7 @@ class Limits:
 
     time: float = 10.0  # wall seconds per call (and for loading the code)
     cpu: int = 120  # CPU seconds for the whole sandbox
-    memory: int = 4 << 30  # address space, bytes
+    memory: int = MEMORY_MIB << 20  # address space, bytes
     output: int = 1 << 20  # bytes of stdout/stderr kept on disk
     file_size: int = 64 << 20  # largest file learner code may write
     hidden: tuple[str, ...] = ()  # folders masked even where no other layer denies them (solutions, checks...)
@@ -164,12 +165,14 @@ def _watched_objects() -> dict[str, object]:
 
     found = {}
     for owner_name, names in WATCHED.items():
+        owner: object
         if owner_name == "torch.Tensor":
             owner = torch.Tensor
         else:
             owner = builtins if owner_name == "builtins" else importlib.import_module(owner_name)
         for name in names:
-            found[f"{owner_name}.{name}"] = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
+            found[f"{owner_name}.{name}"] = (owner.__dict__.get(name) if isinstance(owner, type)
+                                             else getattr(owner, name, None))
     return found
 
 
@@ -182,13 +185,14 @@ def _learner_frames(tb, source: Source) -> list[dict]:
     """The last frames of a traceback in the learner's code, as data (see `probing.frame`)."""
     labels = {label for label, _ in source.chunks}
     frames = [f for f in traceback.extract_tb(tb) if f.filename in labels]
-    return [frame("" if f.filename == source.filename else f.filename, f.lineno, f.name, f.line) for f in frames[-3:]]
+    return [frame("" if f.filename == source.filename else f.filename, f.lineno or 0, f.name, f.line)
+            for f in frames[-3:]]
 
 
 class _NoStdin(io.TextIOBase):
     """The sandbox's stdin: reading it (`input()`) raises an EOFError that says why."""
 
-    def readline(self, size: int = -1) -> str:
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
         raise EOFError("your code called input(): graded code cannot read the keyboard; "
                        "remove it or give the value directly")
 
@@ -428,18 +432,20 @@ class Sandbox:
     def alive(self) -> bool:
         return self.pid is not None and self.problem is None
 
-    def request(self, header: dict, blobs: list[bytes], what: str) -> tuple[dict, list[bytes]]:
+    def request(self, header: dict, blobs: list[bytes], what: str | Text) -> tuple[dict, list[bytes]]:
+        assert self.sock is not None, "start() first"
         try:
             wire.send(self.sock, header, blobs)
         except OSError:
             pass  # the process is gone: _receive reports how it ended
         return self._receive(self.limits.time, what)
 
-    def _receive(self, timeout: float, what: str) -> tuple[dict, list[bytes]]:
+    def _receive(self, timeout: float, what: str | Text) -> tuple[dict, list[bytes]]:
+        assert self.sock is not None, "start() first"
         self.sock.settimeout(timeout)
         try:
             return wire.recv(self.sock)
-        except socket.timeout:
+        except TimeoutError:
             self.kill()
             self.problem = LearnerTimeout(Text(
                 "{what} did not finish within {timeout:g} s: is there an endless loop, or a loop that never stops?",
@@ -476,6 +482,8 @@ class Sandbox:
         return status
 
     def _kill_group(self) -> None:
+        if self.pid is None:
+            return
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):  # not yet its own group leader
@@ -617,11 +625,13 @@ class Submission:
                                 exc_type="NotImplementedError", not_started=True)
         if reply.get("unsendable"):
             return LearnerError(Text("{what} returned a value that cannot be sent back: {detail}",
-                                     "{what} 返回的值无法传回评分器：{detail}", what=what, detail=verbatim(reply["message"])),
+                                     "{what} 返回的值无法传回评分器：{detail}",
+                                     what=what, detail=verbatim(reply["message"])),
                                 exc_type=reply["type"], key="unsendable-value")
         if reply.get("type") == "MemoryError" or "can't allocate memory" in reply.get("message", ""):
             return LearnerError(Text("{what} ran out of memory (the limit is {limit} MiB): is a tensor far larger than "
-                                     "needed?{where}", "{what} 内存不足（上限 {limit} MiB）：是不是创建了过大的 tensor？{where}",
+                                     "needed?{where}",
+                                     "{what} 内存不足（上限 {limit} MiB）：是不是创建了过大的 tensor？{where}",
                                      what=what, limit=self._limits.memory >> 20, where=where(reply)),
                                 exc_type="MemoryError", key="out-of-memory")
         return LearnerError(Text("{what} raised {error}{where}", "{what} 抛出了异常 {error}{where}",

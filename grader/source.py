@@ -125,6 +125,12 @@ def notebook_source(path: Path) -> Source:
 _TIMEIT_OPTIONS = re.compile(r"\s*(?:-[nrp]\s*[\d.]+\s+|-[tcqo]\s+)*")
 
 
+def _options_end(line: str) -> int:
+    """Where the code of a `%timeit` line starts, after its options (the pattern matches every line)."""
+    match = _TIMEIT_OPTIONS.match(line)
+    return match.end() if match else 0
+
+
 class NotebookShell:
     """What `get_ipython()` returns while graded notebook cells run (never a real IPython shell).
 
@@ -134,7 +140,7 @@ class NotebookShell:
 
     def run_line_magic(self, name: str, line: str, _stack_depth: int = 1):
         if name in RUN_MAGICS:
-            code = line[_TIMEIT_OPTIONS.match(line).end():] if name == "timeit" else line
+            code = line[_options_end(line):] if name == "timeit" else line
             return _run_here(code.strip(), sys._getframe(1), 0)
         return None
 
@@ -151,7 +157,7 @@ class NotebookShell:
                 if not word.startswith("-"):
                     frame.f_locals[word] = captured  # %%capture out: the output as `out`
         elif name in RUN_MAGICS:
-            setup = line[_TIMEIT_OPTIONS.match(line).end():].strip()
+            setup = line[_options_end(line):].strip()
             if setup:  # %%timeit's line is a setup statement
                 _run_here(setup, frame, 0)
             _run_here(cell_to_python(cell), frame, 1)

@@ -31,7 +31,7 @@ LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 QUOTE = "\u27e6\u27e7"  # a masked verbatim value, when rendering for the language check
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def catalogue(lang: str) -> dict[str, str]:
     """English template -> translation, from grader/locale/<lang>.toml (empty for English)."""
     path = LOCALE_DIR / f"{lang}.toml"
@@ -116,7 +116,7 @@ def say(lang: str, english: str, /, **values) -> str:
     return Text(english, **values).render(lang)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _filled_templates(lang: str) -> list[tuple[re.Pattern, str]]:
     """The catalogue's templates with fields, as patterns that match them filled in."""
     found = []
@@ -163,7 +163,8 @@ def english_prose(text: str) -> list[str]:
     """Runs of English words in `text` outside `code`, URLs and masked quotes: three or more words in a
     row, or two where one is a common function word ("the", "your", "of"). Empty when there is none."""
     found = []
-    for segment in re.split(r"[\u3000-\u303f\uff00-\uffef\u4e00-\u9fff]+|[:;!?()\[\]\"“”，。：；（）]", _CODE.sub(" ", text)):
+    breaks = r"[\u3000-\u303f\uff00-\uffef\u4e00-\u9fff]+|[:;!?()\[\]\"“”，。：；（）]"
+    for segment in re.split(breaks, _CODE.sub(" ", text)):
         run: list[str] = []
         for token in segment.split() + [""]:
             token = token.strip(",.'‘’")

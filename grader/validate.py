@@ -99,7 +99,8 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path) -> d
             ok, why = True, f"{score}: '{want}'"
         rows.append({"kind": "mistake", "file": path.name, "ok": ok, "why": why})
     if "zh" in exercise.course.languages:
-        rows += [{"kind": "language", "file": name, "ok": False, "why": why} for name, why in english_in_chinese(results)]
+        rows += [{"kind": "language", "file": name, "ok": False, "why": why}
+                 for name, why in english_in_chinese(results)]
     course = exercise.course
     problems = []
     languages = [lang for lang in course.languages if lang in ("en", "zh")]
@@ -107,11 +108,13 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path) -> d
     if "zh" in languages:
         problems += [f"the Chinese {what} has English prose: {'; '.join(english_prose(text))[:160]}"
                      for what, text in [("title", exercise.zh.get("title", "")),
-                                        *((f"hint {i}", h) for i, h in enumerate(hints["zh"], 1))] if english_prose(text)]
+                                        *((f"hint {i}", h) for i, h in enumerate(hints["zh"], 1))]
+                     if english_prose(text)]
     if any(len(hints[lang]) < course.min_hints for lang in languages):
         problems.append(f"needs {course.min_hints} hint(s) in exercise.toml, in each of: {', '.join(languages)}")
     if sum(r["kind"] == "mistake" for r in rows) < course.min_mistakes:
-        problems.append(f"needs at least {course.min_mistakes} known mistake(s) in {course.mistakes_dir / exercise.name}/")
+        folder = course.mistakes_dir / exercise.name
+        problems.append(f"needs at least {course.min_mistakes} known mistake(s) in {folder}/")
     rows += [{"kind": "metadata", "file": "exercise.toml", "ok": False, "why": p} for p in problems]
     return {"exercise": exercise.id, "name": exercise.name, "seed": seed, "ok": all(r["ok"] for r in rows),
             "rows": rows}

@@ -14,6 +14,8 @@ import json
 import math
 import socket
 import struct
+from collections.abc import Sequence
+from typing import cast
 
 import torch
 
@@ -167,18 +169,18 @@ def _decode_tensor(data: dict, blobs: list, restore_grad: bool) -> torch.Tensor:
         info["grad"] = _decode_tensor(data["grad"], blobs, False)
     if restore_grad and data["requires_grad"] and t.is_floating_point():
         t.requires_grad_(True)
-    t._grader_info = info  # judge-side annotation: a plain Python attribute
+    t._grader_info = info  # type: ignore[attr-defined]  # judge-side annotation: a plain Python attribute
     return t
 
 
 def tensor_info(t: torch.Tensor) -> TensorInfo:
     """The sandbox-side facts of a tensor received from it (empty for judge-made tensors)."""
-    return getattr(t, "_grader_info", TensorInfo())
+    return cast(TensorInfo, getattr(t, "_grader_info", TensorInfo()))
 
 
 # -- framing -------------------------------------------------------------------------------
 
-def send(sock: socket.socket, header: dict, blobs: list[bytes] = ()) -> None:
+def send(sock: socket.socket, header: dict, blobs: Sequence[bytes] = ()) -> None:
     head = json.dumps({**header, "blobs": [len(b) for b in blobs]}).encode()
     parts = [_HEADER.pack(len(head)), head, *blobs]
     sock.sendall(b"".join(parts))

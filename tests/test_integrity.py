@@ -254,8 +254,8 @@ def test_nothing_is_written_outside_the_work_dir(user, world_readable_tmp):
 
     result = os_attack(user, world_readable_tmp, "write_outside")
     assert result["score"] >= 1  # its predict ran: the attack ran to the end
-    targets = [Path("/tmp/torch-katas-planted.txt"), Path("/root/torch-katas-planted.txt"), ROOT / "grader" / "planted.py",
-               *(Path(p) / "torch_katas_planted.pth" for p in site.getsitepackages())]
+    targets = [Path("/tmp/torch-katas-planted.txt"), Path("/root/torch-katas-planted.txt"),
+               ROOT / "grader" / "planted.py", *(Path(p) / "torch_katas_planted.pth" for p in site.getsitepackages())]
     assert not [t for t in targets if t.exists()]
 
 

@@ -45,7 +45,8 @@ def test_a_message_another_module_wrote_is_translated_with_its_values():
     assert translated("zh", "something the catalogue lacks") == "something the catalogue lacks"
     assert translated("en", "no such file: x") == "no such file: x"
     assert localized("loss per epoch", "zh") == "每个 epoch 的 loss"
-    assert localized(("loss", "损失"), "zh") == "损失" and localized("loss per epoch, Adam", "zh") == "每个 epoch 的 loss，Adam"
+    assert localized(("loss", "损失"), "zh") == "损失"
+    assert localized("loss per epoch, Adam", "zh") == "每个 epoch 的 loss，Adam"
 
 
 def test_learner_commands_speak_chinese(workspace):
@@ -57,7 +58,8 @@ def test_learner_commands_speak_chinese(workspace):
         "notebook": zh("notebook", "ex05", "--out", workspace / "ex05.ipynb", cwd=workspace),
         "check (stub)": zh("ex05", cwd=workspace),
         "solution (locked)": zh("solution", "ex05", cwd=workspace),
-        "solution --force (its warning)": run_grade("solution", "ex05", "--force", "--lang", "zh", cwd=workspace).stderr,
+        "solution --force (its warning)":
+            run_grade("solution", "ex05", "--force", "--lang", "zh", cwd=workspace).stderr,
         "errors": zh("ex99", cwd=workspace) + zh("ex05", "--file", workspace / "nope.py", cwd=workspace)
         + zh("hint", "--bogus", cwd=workspace).split("\n")[0],  # click's usage line (its own words follow)
     }
@@ -71,7 +73,8 @@ def test_learner_commands_speak_chinese(workspace):
     for command in LEARNER_COMMANDS:
         outputs[f"{command} --help"] = zh(command, "--help", cwd=workspace)
     outputs["--help"] = zh("--help", cwd=workspace)
-    assert "未开始" in outputs["list"] and "提示 1/3" in outputs["hint"] and "已记入你的进度" in outputs["check (the notebook, recorded)"]
+    assert "未开始" in outputs["list"] and "提示 1/3" in outputs["hint"]
+    assert "已记入你的进度" in outputs["check (the notebook, recorded)"]
     assert "← 先修这一项" in outputs["watch"] and "学习者" in outputs["--help"] and "用法" in outputs["hint --help"]
     assert {name: english_prose(text) for name, text in outputs.items() if english_prose(text)} == {}
 

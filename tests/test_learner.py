@@ -79,7 +79,8 @@ def test_check_in_a_notebook_records_progress(workspace, monkeypatch):
     monkeypatch.chdir(workspace)
     result = check("ex05", cells=[SOLUTION.read_text()], lang="en")
     assert result.passed and f"Recorded in your progress ({workspace})" in repr(result)
-    assert {e["id"]: e["state"] for e in json.loads(run_grade("list", "--json", cwd=workspace).stdout)}["ex05"] == "done"
+    listed = json.loads(run_grade("list", "--json", cwd=workspace).stdout)
+    assert {e["id"]: e["state"] for e in listed}["ex05"] == "done"
 
 
 def test_hints_climb_and_are_remembered(workspace):

@@ -55,8 +55,9 @@ def test_cell_magic_cell_is_skipped(tmp_path):
 
 
 def test_a_cell_that_raises_does_not_zero_the_others(tmp_path):
-    cells = [new_markdown_cell("intro"), new_code_cell("import torch\n\nx = 1 / 0"), new_code_cell(SOLUTION.read_text()),
-             new_code_cell("def broken(x)\n    return x"), new_code_cell("after = 1")]
+    cells = [new_markdown_cell("intro"), new_code_cell("import torch\n\nx = 1 / 0"),
+             new_code_cell(SOLUTION.read_text()), new_code_cell("def broken(x)\n    return x"),
+             new_code_cell("after = 1")]
     result = grade_json("ex05", "--file", write(tmp_path / "w.ipynb", cells))
     assert result["status"] == "graded" and result["score"] == 10  # the checks ran with what the cells defined
     message = result["message"]
@@ -83,7 +84,8 @@ def test_notebook_semantics(tmp_path):
     assert result["score"] == 10 and not marker.exists()
     assert "ran 43" in result["output"] and "captured hidden []" in result["output"] and "shown" in result["output"]
     assert "hidden\n" not in result["output"]
-    assert "cell In[7]: NameError" in result["message"] and "cell In[7], line 3, in <module>: undefined_name" in result["message"]
+    assert "cell In[7]: NameError" in result["message"]
+    assert "cell In[7], line 3, in <module>: undefined_name" in result["message"]
     assert not any(f"In[{n}]" in result["message"] for n in range(1, 7))
     assert any("not run when grading: !, %pip, %pinfo" in n for n in result["notes"])
 
@@ -166,7 +168,8 @@ def test_check_in_a_real_kernel(tmp_path):
              new_code_cell('from grader import check\nresult = check("ex05")\nprint("PASSED", result.passed)\nresult')]
     nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                             "language": "python"}})
-    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
     outputs = nb.cells[-1].outputs
     printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "PASSED True" in printed

@@ -13,9 +13,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader.checking import check, describe, expect_close, expect_number, expect_tensor, explain, fail, probe
+from grader.checking import Text, check, describe, expect_close, expect_number, expect_tensor, explain, fail, probe
 from grader.gradients import gradient_lines
-from grader.text import Text
 
 # -- probes (run in the sandbox) --------------------------------------------------------------
 

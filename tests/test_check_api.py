@@ -1,0 +1,40 @@
+"""Check modules use the public check API only: what `__all__` of grader.checking and grader.gradients offers
+(docs/authoring.md), so the rest of the grader can change without breaking a course."""
+
+import ast
+
+import pytest
+
+import grader.checking
+import grader.gradients
+from grader.exercises import all_exercises
+
+API = {"grader.checking": set(grader.checking.__all__), "grader.gradients": set(grader.gradients.__all__)}
+
+
+def grader_imports(path):
+    """(module, name) for each name a module imports from the grader package."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "grader":
+            yield from ((node.module, alias.name) for alias in node.names)
+        elif isinstance(node, ast.Import):
+            yield from ((alias.name, "") for alias in node.names if alias.name.split(".")[0] == "grader")
+
+
+@pytest.mark.parametrize("exercise", all_exercises(), ids=lambda ex: ex.id)
+def test_check_modules_import_only_the_check_api(exercise):
+    outside = [f"{module}.{name}" if name else module for module, name in grader_imports(exercise.checks)
+               if name not in API.get(module, ())]
+    assert not outside, f"{exercise.checks.name} imports past the check API: {', '.join(outside)}"
+
+
+def test_the_check_api_names_exist():
+    for module, names in API.items():
+        missing = [n for n in names if not hasattr(__import__(module, fromlist=["_"]), n)]
+        assert not missing, f"{module}.__all__ names what it does not define: {missing}"
+
+
+def test_an_import_past_the_api_is_found(tmp_path):
+    path = tmp_path / "checks.py"
+    path.write_text("from grader.checking import check\nfrom grader.text import Text\nimport grader.wire\n")
+    assert list(grader_imports(path)) == [("grader.checking", "check"), ("grader.text", "Text"), ("grader.wire", "")]
