@@ -304,9 +304,13 @@ def list_cmd(as_json, lang):
 def show_cmd(exercise, as_json, lang):
     """Show the statement of EXERCISE (default: the current one)."""
     ex = exercise_or_current(exercise, "show")
+    from grader.checklist import CollectionError, collected_checks  # imports the checks module, and so torch
     from grader.workspace import learner_file
 
-    checks = [{**c, "points": ex.overrides.get(c["id"], c["points"])} for c in ex.declared_checks()]
+    try:
+        checks = collected_checks(ex)
+    except CollectionError as exc:
+        raise problem(exc) from None
     if as_json:
         click.echo(json.dumps({**ex.as_dict(lang), "statement": ex.statement(lang), "file": str(learner_file(ex)),
                                "checks": checks}, ensure_ascii=False))
@@ -314,7 +318,7 @@ def show_cmd(exercise, as_json, lang):
     click.echo(ex.statement(lang))
     if checks:
         click.echo(say(lang, "Checks ({points} points):", points=f"{ex.points:g}"))
-        titles = [c.get(lang) or c["title"] for c in checks]  # declared titles: English, and "zh" where given
+        titles = [c["zh"] if lang == "zh" else c["title"] for c in checks]
         width = max(map(display_width, titles))
         for title, c in zip(titles, checks):
             click.echo(f"  {pad(title, width)}  {c['points']:g}")
