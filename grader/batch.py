@@ -23,24 +23,17 @@ import click
 from grader.collect import Collection, Job, collect_from
 from grader.exercises import Exercise, all_exercises
 from grader.gradebook import read_results, write_gradebook
+from grader.result import Result
 from grader.source import SubmissionError, load_source
+from grader.text import Text, message_of, say
 
 
-def error_result(student: str, exercise: Exercise, message: str, submission: str = "",
-                 sha256: str | None = None) -> dict:
+def error_result(student: str, exercise: Exercise, message: str | Text, submission: str = "",
+                 sha256: str | None = None) -> Result:
     """A result for a submission that could not be graded at all (unreadable, two candidates, missing)."""
-    return {"student": student, "exercise": exercise.id, "name": exercise.name, "submission": submission,
-            "status": "error", "score": 0.0, "max_score": exercise.points, "checks": [], "duration_s": 0.0,
-            "message": message, "output": "", "notes": [], "sha256": sha256}
-
-
-def outcome_kind(result: dict) -> str:
-    """full, partial or zero for graded results; the status otherwise."""
-    if result["status"] != "graded":
-        return result["status"]
-    if result["score"] >= result["max_score"]:
-        return "full"
-    return "partial" if result["score"] > 0 else "zero"
+    return Result(exercise=exercise.id, name=exercise.name, submission=submission, status="error", score=0.0,
+                  max_score=exercise.points, title=Text(exercise.title, exercise.zh.get("title")),
+                  message=Text.of(message), student=student, sha256=sha256)
 
 
 def assignment(found: Collection, recorded: dict) -> list[Exercise]:
@@ -57,8 +50,8 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
     pairs of submissions of one exercise are listed for a person to look at."""
     out.mkdir(parents=True, exist_ok=True)
     records = out / "results.jsonl"
-    recorded = {(r["student"], r["exercise"]): r for r in read_results(records)}
-    done = {(r["student"], r["exercise"], r.get("sha256")) for r in recorded.values() if not r.get("grader_failure")}
+    recorded = {(r.student, r.exercise): r for r in read_results(records)}
+    done = {(r.student, r.exercise, r.sha256) for r in recorded.values() if not r.grader_failure}
     if roster is not None:
         (out / "roster.json").write_text(json.dumps(roster, indent=1, ensure_ascii=False), encoding="utf-8")
     elif (out / "roster.json").exists():
@@ -72,16 +65,17 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
         counts: Counter = Counter()
         interrupted = False
         with records.open("a", encoding="utf-8") as log:
-            def record(result: dict) -> None:
-                log.write(json.dumps(result, ensure_ascii=False) + "\n")
+            def record(result: Result) -> None:
+                log.write(json.dumps(result.to_json(options.get("lang", "en")), ensure_ascii=False) + "\n")
                 log.flush()
-                counts[outcome_kind(result)] += 1
+                counts[result.outcome] += 1
 
             for problem in found.problems:
                 if "exercise" in problem:
                     result = error_result(problem["student"], by_id[problem["exercise"]], problem["message"])
-                    before = recorded.get((problem["student"], problem["exercise"]), {})
-                    if force or (before.get("status"), before.get("message")) != ("error", problem["message"]):
+                    before = recorded.get((problem["student"], problem["exercise"]))
+                    said = (before.status, before.message.render(options.get("lang", "en"))) if before else None
+                    if force or said != ("error", result.message.render(options.get("lang", "en"))):
                         record(result)  # a rerun does not append the same error again
             if todo:
                 from grader.judge import prewarm  # torch: only when something must be graded
@@ -119,7 +113,7 @@ def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
                     try:
                         source = load_source(job.path)
                     except SubmissionError as exc:
-                        record(error_result(job.student, job.exercise, str(exc), str(job.path), job.sha256))
+                        record(error_result(job.student, job.exercise, message_of(exc), str(job.path), job.sha256))
                         bar.update(1)
                         continue
                     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # no Ctrl-C between fork and
@@ -139,13 +133,14 @@ def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
                     if finished:
                         job = running.pop(grading)
                         result = grading.result()
-                        if result.get("grader_failure") and id(job) not in retried:
-                            click.echo(f"{job.student}/{job.exercise.id}: {result['message']} Grading it again.",
-                                       err=True)
+                        if result.grader_failure and id(job) not in retried:
+                            click.echo(f"{job.student}/{job.exercise.id}: {result.message.render(result.lang)} "
+                                       + say(result.lang, "Grading it again."), err=True)
                             retried.add(id(job))
                             queue.append(job)  # the grader's failure, not the student's: once more
                             continue
-                        record({"student": job.student, **result, "sha256": job.sha256})
+                        result.student, result.sha256 = job.student, job.sha256
+                        record(result)
                         bar.update(1)
         except KeyboardInterrupt:
             for grading in running:

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import click
 
-from grader import options
+from grader import cli_text, options
 from grader.exercises import CourseError, UnknownExercise, all_exercises, course_from, find_exercise, use_course
 from grader.report import display_width, pad, use_color
-from grader.text import LANGUAGES, say, translated
+from grader.text import LANGUAGES, Text, message_of, say
 
 LANG_KEY = "torch_katas.lang"  # in click's ctx.meta: the --lang found anywhere on the command line
 
@@ -35,10 +35,16 @@ def default_lang() -> str:
     return "zh" if (locale.getlocale()[0] or "").lower().startswith("zh") else "en"
 
 
+_asked: str | None = None  # the --lang of the command line being run, for what click prints after it ends
+
+
 def cli_lang() -> str:
     """The language of the CLI's lines: the command line's --lang, else the locale's."""
     ctx = click.get_current_context(silent=True)
-    return (ctx.meta.get(LANG_KEY) if ctx else None) or default_lang()
+    return (ctx.meta.get(LANG_KEY) if ctx else None) or _asked or default_lang()
+
+
+cli_text.install(cli_lang)
 
 
 def lang_in(args: list[str]) -> str | None:
@@ -60,13 +66,17 @@ class UsageProblem(click.ClickException):
 
     exit_code = 2
 
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.lang = cli_lang()  # while the command runs: shown after its context is gone
+
     def show(self, file=None) -> None:
-        click.echo(say(cli_lang(), "grade: error: {message}", message=self.format_message()), err=True)
+        click.echo(say(self.lang, "grade: error: {message}", message=self.format_message()), err=True)
 
 
 def problem(exc: Exception) -> UsageProblem:
-    """A usage problem from another module's error (written in English), translated by the catalogue."""
-    return UsageProblem(translated(cli_lang(), str(exc)))
+    """A usage problem from another module's error, in the CLI's language where the error was raised with a Text."""
+    return UsageProblem(message_of(exc).render(cli_lang()))
 
 
 def exercise_or_fail(key: str, assignment: str | None = None):
@@ -133,15 +143,16 @@ def option_help(lang: str, own: str, shown: str) -> str:
     """An option's help as click shows it ("its help  [default: 0.5]"), in `lang`."""
     if lang == "en":
         return shown
-    extra = shown[len(own):].strip() if shown.startswith(own) else shown
+    extra = shown[len(own):].strip() if shown.startswith(own) else shown  # click's words: in `lang` already
     text = say(lang, " ".join(own.split())) if own else ""
-    if extra.startswith("[") and extra.endswith("]"):
-        extra = "[" + "; ".join(translated(lang, item) for item in extra[1:-1].split("; ")) + "]"
     return f"{text}  {extra}".strip()
 
 
 class LocalCommand(click.Command):
-    """A command whose --help speaks the CLI's language: its help, its options' and click's own words."""
+    """A command whose --help speaks the CLI's language: its help, its options' and click's own words, wrapped
+    by display width."""
+
+    context_class = cli_text.LocalContext
 
     def format_usage(self, ctx, formatter):
         formatter.write_usage(ctx.command_path, " ".join(self.collect_usage_pieces(ctx)),
@@ -162,7 +173,7 @@ class LocalCommand(click.Command):
                 formatter.write_dl(rows)
 
     def get_short_help_str(self, limit: int = 45) -> str:
-        return translated(cli_lang(), super().get_short_help_str(limit))
+        return Text(super().get_short_help_str(limit)).render(cli_lang())
 
 
 class GradeGroup(LocalCommand, click.Group):
@@ -171,7 +182,8 @@ class GradeGroup(LocalCommand, click.Group):
     command_class = LocalCommand
 
     def parse_args(self, ctx, args):
-        ctx.meta[LANG_KEY] = lang_in(args)
+        global _asked
+        ctx.meta[LANG_KEY] = _asked = lang_in(args)
         return super().parse_args(ctx, args)
 
     def resolve_command(self, ctx, args):
@@ -197,7 +209,8 @@ class GradeGroup(LocalCommand, click.Group):
               "found from the current folder, else the built-in exercises).")
 @click.option("--lang", type=click.Choice(LANGUAGES), expose_value=False,
               help="Language of the commands' text and help (default: from the locale).")
-@click.version_option(package_name="torch-katas")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, help="Show the version and exit.",
+              callback=lambda ctx, _, shown: show_version(ctx) if shown and not ctx.resilient_parsing else None)
 def main(course):
     """torch-katas: PyTorch exercises graded by hidden checks, with feedback that teaches.
 
@@ -208,6 +221,13 @@ def main(course):
             use_course(course_from(course))
         except CourseError as exc:
             raise problem(exc) from None
+
+
+def show_version(ctx) -> None:
+    from grader import __version__
+
+    click.echo(say(cli_lang(), "{prog}, version {version}", prog=ctx.info_name or "grade", version=__version__))
+    ctx.exit()
 
 
 @main.command("check")
@@ -237,9 +257,9 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json,
 
     result = grade(ex, source, seed=seed, lang=lang, device=device, time_limit=time_limit,
                    memory=options.memory_bytes(memory))
-    if result.get("grader_failure"):
+    if result.grader_failure:
         click.echo(to_json(result) if as_json else say(lang, "grade: internal error: {message}",
-                                                       message=translated(lang, result["message"])), err=not as_json)
+                                                       message=result.message), err=not as_json)
         sys.exit(3)
     workspace = own_work(ex, path)
     if workspace is not None:
@@ -249,7 +269,7 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json,
     if report:
         from grader.html_report import write_report
 
-        write_report([result], report, f"{ex.id} · {result['title']}", lang=lang)
+        write_report([result], report, f"{ex.id} · {result.title.render(lang)}", lang=lang)
     if as_json:
         click.echo(to_json(result))
     else:
@@ -260,7 +280,7 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json,
                                  "a notebook in a workspace.", file=file, ex=ex.id))
         if report:
             click.echo(say(lang, "wrote {path}", path=report))
-    sys.exit(0 if result["score"] >= result["max_score"] and result["status"] == "graded" else 1)
+    sys.exit(0 if result.full else 1)
 
 
 def progress_bar(done: int, total: int, lang: str, width: int = 30) -> str:
@@ -562,7 +582,7 @@ def export_cmd(grades, fmt, out, column, lang):
         raise problem(exc) from None
     out = out or grades / f"{fmt}.csv"
     for warning in export(book, fmt, out, column):
-        click.echo(say(lang, "warning: {warning}", warning=translated(lang, warning)), err=True)
+        click.echo(say(lang, "warning: {warning}", warning=warning), err=True)
     click.echo(say(lang, "wrote {path}", path=out))
 
 
@@ -626,7 +646,7 @@ def new_cmd(exercise_id, course_dir, notebook, title, lang):
     for path in written:
         click.echo(say(lang, "wrote {path}", path=path))
     for note in notes:
-        click.echo(say(lang, "note: {note}", note=translated(lang, note)))
+        click.echo(say(lang, "note: {note}", note=note))
     name = written[0].parent.name
     click.echo(say(lang, "Next: grade --course {course} validate {name}", course=course_dir, name=name))
 

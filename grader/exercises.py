@@ -23,6 +23,8 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from grader.text import Text, verbatim
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -215,7 +217,7 @@ def find_in(exercises: list[Exercise], key: str) -> Exercise:
         for ex in exercises:
             if ex.number == number:
                 return ex
-        raise UnknownExercise(f"there is no exercise number {number} (see `grade list`)")
+        raise UnknownExercise(Text("there is no exercise number {number} (see `grade list`)", number=number))
     lowered = key.lower()
     for ex in exercises:
         if lowered in (ex.id.lower(), ex.name.lower()):
@@ -224,9 +226,9 @@ def find_in(exercises: list[Exercise], key: str) -> Exercise:
     if len(matches) == 1:
         return matches[0]
     if matches:
-        raise UnknownExercise(f"'{key}' matches several exercises ({', '.join(ex.id for ex in matches)}): "
-                              "say which")
-    raise UnknownExercise(f"unknown exercise '{key}' (see `grade list`)")
+        raise UnknownExercise(Text("'{key}' matches several exercises ({matches}): say which", key=key,
+                                   matches=", ".join(ex.id for ex in matches)))
+    raise UnknownExercise(Text("unknown exercise '{key}' (see `grade list`)", key=verbatim(key)))
 
 
 def declared_checks(path: Path) -> list[dict]:

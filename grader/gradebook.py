@@ -20,42 +20,44 @@ from xml.etree import ElementTree as ET
 
 from grader.collect import natural_key
 from grader.exercises import Exercise
+from grader.result import MARKS, Result
 from grader.roster import IDENTITY_FIELDS, match_roster
-from grader.text import say
+from grader.text import Text, say
 
 LOOK_AT = 0.1  # a check passed by at most this share of the students who reached it is flagged
 LOOK_AT_MIN = 5  # ... once at least this many reached it
 
 
-def read_results(path: Path) -> list[dict]:
+def read_results(path: Path) -> list[Result]:
     """The latest result of each (student, exercise) in results.jsonl; a torn last line is ignored."""
-    latest: dict[tuple[str, str], dict] = {}
+    latest: dict[tuple[str, str], Result] = {}
     if path.exists():
         for line in path.read_text(encoding="utf-8").splitlines():
             try:
-                row = json.loads(line)
-            except ValueError:
+                result = Result.from_json(json.loads(line))
+            except (ValueError, KeyError, TypeError):
                 continue
-            latest[(row["student"], row["exercise"])] = row
+            latest[(result.student or "", result.exercise)] = result
     return [latest[k] for k in sorted(latest)]
 
 
-def cell_state(result: dict | None) -> str:
+def cell_state(result: Result | None) -> str:
     """missing, grader error, or the result's status (graded, error, timeout, crashed, tampered)."""
     if result is None:
         return "missing"
-    return "grader error" if result.get("grader_failure") else result["status"]
+    return "grader error" if result.grader_failure else result.status
 
 
-def _cell(result: dict | None, exercise: Exercise) -> dict:
+def _cell(result: Result | None, exercise: Exercise, lang: str) -> dict:
     state = cell_state(result)
-    scored = state not in ("missing", "grader error")
-    return {"state": state, "score": result["score"] if scored else None,
-            "max_score": result["max_score"] if scored else exercise.points,
-            "message": result.get("message", "") if result else ""}
+    if result is None or state == "grader error":
+        return {"state": state, "score": None, "max_score": exercise.points,
+                "message": result.message.render(lang) if result else ""}
+    return {"state": state, "score": result.score, "max_score": result.max_score,
+            "message": result.message.render(lang)}
 
 
-def misconceptions(results: list[dict]) -> list[dict]:
+def misconceptions(results: list[Result], lang: str = "en") -> list[dict]:
     """How many students made each diagnosed mistake, per (exercise, check, key), with one example message.
 
     A failed check without a key (an older result, or no mistake named) counts under its check as
@@ -64,32 +66,32 @@ def misconceptions(results: list[dict]) -> list[dict]:
     """
     groups: dict[tuple, dict] = {}
     submitted: dict[str, int] = defaultdict(int)
-    for r in sorted(results, key=lambda r: natural_key(r["student"])):
-        if r.get("grader_failure"):
+    for r in sorted(results, key=lambda r: natural_key(r.student or "")):
+        if r.grader_failure:
             continue
-        submitted[r["exercise"]] += 1
-        for c in r["checks"]:
-            if c["outcome"] != "failed" or c.get("after"):
+        submitted[r.exercise] += 1
+        for c in r.checks:
+            if c.outcome != "failed" or c.after:
                 continue
-            key = c.get("key")
-            group = groups.setdefault((r["exercise"], c["id"], key), {
-                "exercise": r["exercise"], "check": c["id"], "title": c["title"], "key": key,
-                "label": key or "not diagnosed", "example": c["message"], "students": []})
-            group["students"].append(r["student"])
+            group = groups.setdefault((r.exercise, c.id, c.key), {
+                "exercise": r.exercise, "check": c.id, "title": c.title.render(lang), "key": c.key,
+                "label": c.key or say(lang, "not diagnosed"), "example": c.message.render(lang), "students": []})
+            group["students"].append(r.student)
     entries = [{**g, "count": len(g["students"]), "submitted": submitted[g["exercise"]]} for g in groups.values()]
     return sorted(entries, key=lambda m: (-m["count"], m["exercise"], m["check"], m["label"]))
 
 
-def check_rates(results: list[dict]) -> list[dict]:
+def check_rates(results: list[Result], lang: str = "en") -> list[dict]:
     """Each check's pass rate among the students who reached it (passed or failed), lowest first; `look`
     flags one that (nearly) everybody fails: a check or a statement to look at."""
     rates: dict[tuple[str, str], dict] = {}
     for r in results:
-        for c in r["checks"]:
-            if c["outcome"] in ("passed", "failed") and not r.get("grader_failure"):
-                entry = rates.setdefault((r["exercise"], c["id"]), {"exercise": r["exercise"], "check": c["id"],
-                                                                   "title": c["title"], "passed": 0, "attempted": 0})
-                entry["passed"] += c["outcome"] == "passed"
+        for c in r.checks:
+            if c.outcome in ("passed", "failed") and not r.grader_failure:
+                entry = rates.setdefault((r.exercise, c.id), {"exercise": r.exercise, "check": c.id,
+                                                             "title": c.title.render(lang), "passed": 0,
+                                                             "attempted": 0})
+                entry["passed"] += c.passed
                 entry["attempted"] += 1
     for entry in rates.values():
         entry["rate"] = entry["passed"] / entry["attempted"]
@@ -97,15 +99,15 @@ def check_rates(results: list[dict]) -> list[dict]:
     return sorted(rates.values(), key=lambda e: (e["rate"], e["exercise"], e["check"]))
 
 
-def build_gradebook(results: list[dict], exercises: list[Exercise], students: dict[str, dict], problems: list[dict],
-                    roster: list[dict] | None = None, similar: list[dict] | None = None) -> dict:
-    """The class's gradebook: one row per student, one cell per exercise of the assignment."""
+def build_gradebook(results: list[Result], exercises: list[Exercise], students: dict[str, dict], problems: list[dict],
+                    roster: list[dict] | None = None, similar: list[dict] | None = None, lang: str = "en") -> dict:
+    """The class's gradebook: one row per student, one cell per exercise of the assignment; its words in `lang`."""
     ids = {ex.id for ex in exercises}
-    results = [r for r in results if r["exercise"] in ids]
-    latest = {(r["student"], r["exercise"]): r for r in results}
+    results = [r for r in results if r.exercise in ids]
+    latest = {(r.student, r.exercise): r for r in results}
     identities = {key: dict(identity) for key, identity in students.items()}
     for r in results:
-        identities.setdefault(r["student"], {})
+        identities.setdefault(r.student or "", {})
     problems = list(problems)
     if roster is not None:
         identities, unmatched = match_roster(identities, roster)
@@ -116,13 +118,14 @@ def build_gradebook(results: list[dict], exercises: list[Exercise], students: di
     max_total = sum(ex.points for ex in exercises)
     rows = []
     for key in sorted(identities, key=natural_key):
-        cells = {ex.id: _cell(latest.get((key, ex.id)), ex) for ex in exercises}
+        cells = {ex.id: _cell(latest.get((key, ex.id)), ex, lang) for ex in exercises}
         rows.append({"student": key, **{f: identities[key].get(f, "") for f in IDENTITY_FIELDS},
                      "cells": cells, "total": round(sum(c["score"] or 0 for c in cells.values()), 4),
                      "max_total": max_total, "problems": notes[key]})
-    return {"exercises": [{"id": ex.id, "name": ex.name, "title": ex.title, "points": ex.points} for ex in exercises],
-            "max_total": max_total, "rows": rows, "misconceptions": misconceptions(results),
-            "checks": check_rates(results), "problems": problems,
+    return {"exercises": [{"id": ex.id, "name": ex.name, "title": ex.text("title", lang), "points": ex.points}
+                          for ex in exercises],
+            "max_total": max_total, "rows": rows, "misconceptions": misconceptions(results, lang),
+            "checks": check_rates(results, lang), "problems": problems, "lang": lang,
             "stray": [p for p in problems if p["student"] not in identities], "similar": similar}
 
 
@@ -141,50 +144,57 @@ def write_csv(book: dict, path: Path) -> None:
                              row["id"], row["name"], row["email"], " | ".join(row["problems"])])
 
 
-def feedback_markdown(row: dict, results: dict[str, dict], exercises: list[Exercise]) -> str:
-    """What one student reads: each exercise of the assignment, then the notes on the submission."""
-    lines = [f"# Feedback for {row['student']}", "", f"Total: **{row['total']:g}/{row['max_total']:g}**", ""]
+def feedback_markdown(row: dict, results: dict[str, Result], exercises: list[Exercise], lang: str = "en") -> str:
+    """What one student reads, in `lang`: each exercise of the assignment, then the notes on the submission."""
+    from grader.html_report import GRADER_FAILED
+    from grader.report import points_text, score_text
+
+    lines = [say(lang, "# Feedback for {student}", student=row["student"]), "",
+             say(lang, "Total: **{total}/{max_total}**", total=f"{row['total']:g}", max_total=f"{row['max_total']:g}"),
+             ""]
     for ex in exercises:
         r = results.get(ex.id)
-        lines.append(f"## {ex.id} · {ex.title}")
-        state = row["cells"][ex.id]["state"]
-        if state == "missing":
-            lines += ["No file was submitted for this exercise.", ""]
+        lines.append(f"## {ex.id} · {ex.text('title', lang)}")
+        if r is None:
+            lines += [say(lang, "No file was submitted for this exercise."), ""]
             continue
-        if state == "grader error":
-            lines += ["The grader failed on this exercise (not your code): it will be regraded.", ""]
+        if r.grader_failure:
+            lines += [say(lang, GRADER_FAILED), ""]
             continue
-        lines.append(f"Score: **{r['score']:g}/{r['max_score']:g}** ({r['status']})")
-        if r.get("message"):  # a load error's line and caret keep their columns in a code block
-            lines += ["```", r["message"], "```"] if "\n" in r["message"] else [f"> {r['message']}"]
+        lines.append(f"**{score_text(r, lang)}** ({say(lang, r.status)})")
+        message = r.message.render(lang)
+        if message:  # a load error's line and caret keep their columns in a code block
+            lines += ["```", message, "```"] if "\n" in message else [f"> {message}"]
         lines.append("")
-        if r["checks"]:
-            lines += ["| | check | points | feedback |", "|---|---|---|---|"]
-            marks = {"passed": "✓", "failed": "✗", "not_started": "·", "skipped": "–", "not_run": "○"}
-            for c in r["checks"]:
-                message = c["message"].replace("|", "\\|").replace("\n", " ")
-                lines.append(f"| {marks[c['outcome']]} | {c['title']} | {c['points']:g}/{c['max_points']:g} | {message} |")
+        if r.checks:
+            head = " | ".join(say(lang, word) for word in ("check", "points", "feedback"))
+            lines += [f"| | {head} |", "|---|---|--:|---|"]
+            for c in r.checks:
+                cells = [MARKS[c.outcome], c.title.render(lang), points_text(c, lang), c.message.render(lang)]
+                lines.append("| " + " | ".join(cell.replace("|", "\\|").replace("\n", " ") for cell in cells) + " |")
             lines.append("")
-    if row["problems"]:
-        lines += ["## Notes on your submission", *[f"- {n}" for n in row["problems"]], ""]
+    notes = [n.render(lang) for ex in exercises if ex.id in results for n in results[ex.id].notes] + row["problems"]
+    if notes:
+        lines += [f"## {say(lang, 'Notes on your submission')}", *[f"- {n}" for n in notes], ""]
     return "\n".join(lines)
 
 
-def write_junit(results: list[dict], path: Path) -> None:
+def write_junit(results: list[Result], path: Path, lang: str = "en") -> None:
     suites = ET.Element("testsuites")
     for r in results:
-        failed = [c for c in r["checks"] if c["outcome"] in ("failed", "not_started", "not_run")]
-        suite = ET.SubElement(suites, "testsuite", name=f"{r['student']}.{r['exercise']}", tests=str(len(r["checks"])),
-                              failures=str(len(failed)), time=str(r.get("duration_s", 0)))
-        for c in r["checks"]:
-            case = ET.SubElement(suite, "testcase", classname=f"{r['student']}.{r['exercise']}", name=c["title"])
-            if c["outcome"] == "skipped":
-                ET.SubElement(case, "skipped", message=c["message"])
-            elif not c["passed"]:
-                ET.SubElement(case, "failure", message=c["message"] or c["outcome"])
-        if not r["checks"]:
-            case = ET.SubElement(suite, "testcase", classname=f"{r['student']}.{r['exercise']}", name="submission")
-            ET.SubElement(case, "error", message=r.get("message", r["status"]))
+        failed = [c for c in r.checks if c.outcome in ("failed", "not_started", "not_run")]
+        name = f"{r.student}.{r.exercise}"
+        suite = ET.SubElement(suites, "testsuite", name=name, tests=str(len(r.checks)),
+                              failures=str(len(failed)), time=str(r.duration_s))
+        for c in r.checks:
+            case = ET.SubElement(suite, "testcase", classname=name, name=c.title.render(lang))
+            if c.outcome == "skipped":
+                ET.SubElement(case, "skipped", message=c.message.render(lang))
+            elif not c.passed:
+                ET.SubElement(case, "failure", message=c.message.render(lang) or c.outcome)
+        if not r.checks:
+            case = ET.SubElement(suite, "testcase", classname=name, name="submission")
+            ET.SubElement(case, "error", message=r.message.render(lang) or r.status)
     ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
 
 
@@ -195,22 +205,24 @@ def write_gradebook(out: Path, exercises: list[Exercise], problems: list[dict], 
     from grader.html_report import write_index, write_report
 
     results = read_results(out / "results.jsonl")
-    book = build_gradebook(results, exercises, students or {}, problems, roster, similar)
+    book = build_gradebook(results, exercises, students or {}, problems, roster, similar, lang)
     (out / "gradebook.json").write_text(json.dumps(book, indent=1, ensure_ascii=False), encoding="utf-8")
     write_csv(book, out / "grades.csv")
-    write_junit(results, out / "junit.xml")
+    write_junit(results, out / "junit.xml", lang)
     feedback = out / "feedback"
     feedback.mkdir(exist_ok=True)
-    mine = defaultdict(dict)
+    mine: dict[str, dict[str, Result]] = defaultdict(dict)
     for r in results:
-        mine[r["student"]][r["exercise"]] = r
+        mine[r.student or ""][r.exercise] = r
     for row in book["rows"]:
         student = row["student"]
-        (feedback / f"{student}.md").write_text(feedback_markdown(row, mine[student], exercises), encoding="utf-8")
-        missing = [f"{ex.id}: no file was submitted" for ex in exercises if row["cells"][ex.id]["state"] == "missing"]
+        (feedback / f"{student}.md").write_text(feedback_markdown(row, mine[student], exercises, lang),
+                                                encoding="utf-8")
+        missing = [Text("{ex}: no file was submitted", "{ex}：没有提交文件", ex=ex.id)
+                   for ex in exercises if row["cells"][ex.id]["state"] == "missing"]
         write_report([mine[student][ex.id] for ex in exercises if ex.id in mine[student]],
                      feedback / f"{student}.html", say(lang, "Feedback for {student}", student=student),
-                     missing + row["problems"], lang=lang)
-    write_index(book, out / "index.html")
+                     missing + [Text.of(p) for p in row["problems"]], lang=lang)
+    write_index(book, out / "index.html", lang)
     (out / "problems.json").write_text(json.dumps(book["problems"], indent=1, ensure_ascii=False), encoding="utf-8")
     return book

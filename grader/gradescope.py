@@ -21,6 +21,8 @@ import zipfile
 from pathlib import Path
 
 from grader.exercises import COURSE_FILE, EXERCISES_DIR, PACKAGE_DIR, Exercise
+from grader.result import Result
+from grader.text import Text, message_of
 
 VENV = "/autograder/venv"
 
@@ -95,24 +97,24 @@ def build_bundle(exercises: list[Exercise], out: Path, *, time_limit: float | No
     return out
 
 
-NOT_RUN = "Not run: the file did not load (the reason is at the top)."
+NOT_RUN = Text("Not run: the file did not load (the reason is at the top).", "没有运行：文件没能加载（原因见最上面）。")
 
 
-def to_gradescope(results: list[dict], problems: list[str]) -> dict:
+def to_gradescope(results: list[Result], problems: list[str], lang: str = "en") -> dict:
     """Gradescope's results.json: a test per check, named with the exercise, visible to students."""
     tests = []
     for r in results:
-        for c in r["checks"]:
-            output = NOT_RUN if c["outcome"] == "not_run" else c["message"]
-            tests.append({"name": f"{r['exercise']}: {c['title']}", "score": c["points"], "max_score": c["max_points"],
-                          "status": "passed" if c["passed"] else "failed", "output": output,
+        for c in r.checks:
+            output = (NOT_RUN if c.outcome == "not_run" else c.message).render(lang)
+            tests.append({"name": f"{r.exercise}: {c.title.render(lang)}", "score": c.points,
+                          "max_score": c.max_points, "status": "passed" if c.passed else "failed", "output": output,
                           "visibility": "visible"})
-        if not r["checks"]:
-            tests.append({"name": f"{r['exercise']}: submission", "score": 0.0, "max_score": r["max_score"],
-                          "status": "failed", "output": r["message"], "visibility": "visible"})
-    output = [f"{r['exercise']}: {r['score']:g}/{r['max_score']:g} ({r['status']}) {r.get('message', '')}".rstrip()
-              for r in results] + problems
-    return {"score": sum(r["score"] for r in results), "output": "\n".join(output), "tests": tests,
+        if not r.checks:
+            tests.append({"name": f"{r.exercise}: submission", "score": 0.0, "max_score": r.max_score,
+                          "status": "failed", "output": r.message.render(lang), "visibility": "visible"})
+    lines = [f"{r.exercise}: {r.score:g}/{r.max_score:g} ({r.status}) {r.message.render(lang)}".rstrip()
+             for r in results] + problems
+    return {"score": sum(r.score for r in results), "output": "\n".join(lines), "tests": tests,
             "visibility": "visible", "stdout_visibility": "hidden"}
 
 
@@ -130,7 +132,7 @@ def run(root: Path, exercise_ids: list[str], *, lang: str = "en", time_limit: fl
     exercises = [find_exercise(i, assignment) for i in exercise_ids]
     print(summary_line(run_self_test()))  # the container's log, seen by instructors
     options = {"lang": lang, "time_limit": time_limit, "memory": memory << 20 if memory else None}
-    results = []
+    results: list[Result] = []
     with tempfile.TemporaryDirectory() as tmp:
         staged = Path(tmp) / "in" / "student"
         shutil.copytree(root / "submission", staged, symlinks=True)  # a link stays a link: reported, not followed
@@ -139,16 +141,16 @@ def run(root: Path, exercise_ids: list[str], *, lang: str = "en", time_limit: fl
             try:
                 results.append(grade(job.exercise, load_source(job.path), hidden=[root / "submission"], **options))
             except SubmissionError as exc:
-                results.append(error_result("student", job.exercise, str(exc)))
+                results.append(error_result("student", job.exercise, message_of(exc)))
     by_id = {ex.id: ex for ex in exercises}
     results += [error_result("student", by_id[p["exercise"]], p["message"]) for p in found.problems if "exercise" in p]
     problems = [p["message"] for p in found.problems if "exercise" not in p]
-    told = {r["exercise"] for r in results}
+    told = {r.exercise for r in results}
     for ex in exercises:
         if ex.id not in told:
             results.append(error_result("student", ex,
                                         f"no file named like {ex.id}*.py or {ex.id}*.ipynb was submitted"))
-    report = to_gradescope(results, problems)
+    report = to_gradescope(results, problems, lang)
     (root / "results").mkdir(parents=True, exist_ok=True)
     (root / "results" / "results.json").write_text(json.dumps(report, indent=1, ensure_ascii=False))
     return report

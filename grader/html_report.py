@@ -11,19 +11,21 @@ import math
 from pathlib import Path
 from urllib.parse import quote
 
-from grader.report import points_text
-from grader.text import say, translated
+from grader.report import points_text, score_text
+from grader.result import MARKS, Result
+from grader.text import Text, say
 
-STYLE = """body{font-family:system-ui,"PingFang SC","Microsoft YaHei","Noto Sans CJK SC","Noto Sans SC",sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
+STYLE = """body{font-family:system-ui,"PingFang SC","Microsoft YaHei","Noto Sans CJK SC","Noto Sans SC",sans-serif;
+max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;
 vertical-align:top}.passed{color:#18794e}.failed{color:#c62828}.not_started{color:#8a6d00}.note{background:#fff5e6;
 padding:8px;border-left:4px solid #f0a020}svg{max-width:100%;height:auto}svg text{font-size:11px;fill:#444}
 .book td{white-space:nowrap}.book th{cursor:pointer;position:sticky;top:0;background:#f6f6f6}
-.book a{text-decoration:none;color:inherit}.full{background:#e6f4ea}.partial{background:#fff8e1}.zero{background:#fdecea}
+.book a{text-decoration:none;color:inherit}.full{background:#e6f4ea}.partial{background:#fff8e1}
+.zero{background:#fdecea}
 .missing{color:#999}.error,.crashed,.timeout{background:#ffe0b2;font-weight:bold}.tampered{background:#e1bee7;font-weight:bold}
 .grader_error{background:#cfd8dc;font-style:italic}.look{color:#c62828;font-weight:bold}.num{text-align:right}
 code{background:#f3f3f3;padding:0 3px}"""
-MARKS = {"passed": "✓", "failed": "✗", "not_started": "·", "skipped": "–", "not_run": "○"}
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 
 
@@ -104,13 +106,26 @@ def svg_chart(curve: dict, lang: str = "en") -> str:
         if points:
             parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.6" points="{" ".join(points)}"/>')
         y = top + 14 * n + 6
+        legend = html.escape(series_label(name, lang))
         parts.append(f'<line x1="{width - right + 10}" x2="{width - right + 30}" y1="{y}" y2="{y}" stroke="{color}" '
-                     f'stroke-width="2"/><text x="{width - right + 34}" y="{y + 4}">{html.escape(translated(lang, name))}</text>')
-    title = curve["title"] + (say(lang, " (your curve leaves the chart at {xlabel} {at})", xlabel=xlabel, at=min(left_at))
-                              if left_at else "")
+                     f'stroke-width="2"/><text x="{width - right + 34}" y="{y + 4}">{legend}</text>')
+    leaves = say(lang, " (your curve leaves the chart at {xlabel} {at})", xlabel=xlabel, at=min(left_at)) \
+        if left_at else ""
+    title = curve["title"] + leaves
     parts.insert(0, f'<text x="{left}" y="{top - 10}" font-weight="bold">{html.escape(title)}</text>')
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
             f'role="img" aria-label="{html.escape(title)}">{"".join(parts)}</svg>')
+
+
+SERIES = {"yours": Text("yours", "你的"), "reference": Text("reference", "参考")}
+
+
+def series_label(name: str, lang: str) -> str:
+    """A series' legend: "yours", "reference", or a value's "w (yours)", in `lang` (other names as they are)."""
+    value, _, whose = name.rpartition(" (")
+    if value and whose.endswith(")") and whose[:-1] in SERIES:
+        return f"{value} ({SERIES[whose[:-1]].render(lang)})"
+    return SERIES[name].render(lang) if name in SERIES else name
 
 
 def diverged(curve: dict) -> bool:
@@ -125,18 +140,18 @@ DIVERGED = ("Your loss grew instead of shrinking. That usually means the learnin
             "or the gradients are not zeroed each step (they accumulate), or the update has the wrong sign.")
 
 
-def check_table(result: dict, lang: str = "en") -> str:
+def check_table(result: Result, lang: str = "en") -> str:
     rows = "".join(
-        f"<tr class='{c['outcome']}'><td>{MARKS[c['outcome']]}</td><td>{html.escape(translated(lang, c['title']))}</td>"
-        f"<td>{html.escape(points_text(c, lang))}</td>"
-        f"<td>{html.escape(translated(lang, c['message']))}</td></tr>"
-        for c in result["checks"])
+        f"<tr class='{c.outcome}'><td>{MARKS[c.outcome]}</td><td>{html.escape(c.title.render(lang))}</td>"
+        f"<td class='num'>{html.escape(points_text(c, lang))}</td>"
+        f"<td>{html.escape(c.message.render(lang))}</td></tr>"
+        for c in result.checks)
     head = "".join(f"<th>{say(lang, word)}</th>" for word in ("check", "points", "feedback"))
     return f"<table><tr><th></th>{head}</tr>{rows}</table>"
 
 
-def heading(result: dict) -> str:
-    return f"{result['exercise']} · {result.get('title', result.get('name', ''))}"
+def heading(result: Result, lang: str = "en") -> str:
+    return f"{result.exercise} · {result.title.render(lang) or result.name}"
 
 
 def message_html(message: str) -> str:
@@ -146,22 +161,22 @@ def message_html(message: str) -> str:
     return html.escape(message)
 
 
-def result_section(result: dict, lang: str = "en", show_heading: bool = True) -> str:
-    parts = [f"<h2 id='{html.escape(result['exercise'])}'>{html.escape(heading(result))}</h2>"] if show_heading else []
-    if result.get("grader_failure"):
+def result_section(result: Result, lang: str = "en", show_heading: bool = True) -> str:
+    parts = [f"<h2 id='{html.escape(result.exercise)}'>{html.escape(heading(result, lang))}</h2>"] if show_heading \
+        else []
+    if result.grader_failure:
         parts.append(f"<p class='note'>{say(lang, GRADER_FAILED)}</p>")
     else:
-        score = say(lang, "Score: {score}/{max_score}", score=f"{result['score']:g}", max_score=f"{result['max_score']:g}")
-        parts.append(f"<p><b>{html.escape(score)}</b> ({html.escape(say(lang, result['status']))})</p>")
-        if result.get("message"):
-            parts.append(message_html(translated(lang, result["message"])))
+        parts.append(f"<p><b>{html.escape(score_text(result, lang))}</b> ({html.escape(say(lang, result.status))})</p>")
+        if result.message.render(lang):
+            parts.append(message_html(result.message.render(lang)))
     parts.append(check_table(result, lang))
-    for curve in result.get("curves", []):
+    for curve in result.curves:
         if diverged(curve):
             parts.append(f"<p class='note'>{html.escape(say(lang, DIVERGED))}</p>")
         parts.append(svg_chart(curve, lang))
-    if result.get("output"):
-        parts.append(f"<p>{html.escape(say(lang, 'Your code printed:'))}</p><pre>{html.escape(result['output'])}</pre>")
+    if result.output:
+        parts.append(f"<p>{html.escape(say(lang, 'Your code printed:'))}</p><pre>{html.escape(result.output)}</pre>")
     return "\n".join(parts)
 
 
@@ -174,25 +189,38 @@ def page(title: str, body: str, script: str = "", lang: str = "en") -> str:
             + (f"<script>{script}</script>" if script else "") + "</body></html>\n")
 
 
-def write_report(results: list[dict], path: Path, title: str, notes: list[str] | None = None, lang: str = "en") -> Path:
+def write_report(results: list[Result], path: Path, title: str, notes: list[Text] | None = None,
+                 lang: str = "en") -> Path:
     """One page for one learner, in `lang`: every result's checks and charts, then notes (missing files,
     problems). A section's heading is left out when it would repeat the page's title (a one-exercise report)."""
-    body = [result_section(r, lang, show_heading=heading(r) != title) for r in results]
+    body = [result_section(r, lang, show_heading=heading(r, lang) != title) for r in results]
+    notes = [note for r in results for note in r.notes] + list(notes or [])
     if notes:
         body.append(f"<h2>{say(lang, 'Notes on your submission')}</h2><ul>"
-                    + "".join(f"<li>{html.escape(translated(lang, n))}</li>" for n in notes) + "</ul>")
+                    + "".join(f"<li>{html.escape(Text.of(n).render(lang))}</li>" for n in notes) + "</ul>")
     path.write_text(page(title, "\n".join(body), lang=lang), encoding="utf-8")
     return path
 
 
-# -- the class page --
+# -- the class page (in the teacher's language, `lang`) --
 
-CELL_TEXT = {"missing": "missing", "error": "error", "grader error": "grader error: regrade"}
+def _t(lang: str, en: str, zh: str, **values) -> str:
+    return Text(en, zh, **values).render(lang)
+
+
+CELL_TEXT = {"missing": Text("missing", "未提交"), "error": Text("error", "出错"),
+             "grader error": Text("grader error: regrade", "评分器出错：请重评")}
 STATE_TITLE = {
-    "missing": "no file submitted", "error": "the file could not be graded (see the feedback)",
-    "timeout": "ran past its time limit", "crashed": "crashed the sandbox", "tampered": "tampered with the grader: 0",
-    "grader error": "the grader failed, not the student: run grade batch again to regrade",
+    "missing": Text("no file submitted", "没有提交文件"),
+    "error": Text("the file could not be graded (see the feedback)", "文件无法评分（见反馈）"),
+    "timeout": Text("ran past its time limit", "超过了时间限制"),
+    "crashed": Text("crashed the sandbox", "让沙箱崩溃了"),
+    "tampered": Text("tampered with the grader: 0", "篡改了评分器：0 分"),
+    "grader error": Text("the grader failed, not the student: run grade batch again to regrade",
+                         "是评分器出错，不是学生的问题：再运行一次 `grade batch` 重新评分"),
 }
+STATE_WORD = {"timeout": Text("timeout", "超时"), "crashed": Text("crashed", "崩溃"),
+              "tampered": Text("tampered", "篡改"), "graded": Text("graded", "已评分")}
 SCRIPT = """const book=document.getElementById('book'),body=book.tBodies[0],filter=document.getElementById('filter');
 filter.hidden=false;filter.addEventListener('input',()=>{const q=filter.value.toLowerCase();
 for(const tr of body.rows)tr.hidden=!tr.textContent.toLowerCase().includes(q);});
@@ -207,39 +235,41 @@ def feedback_link(student: str, exercise: str = "") -> str:
     return f"feedback/{quote(student)}.html" + (f"#{exercise}" if exercise else "")
 
 
-def _cell(student: str, ex_id: str, cell: dict) -> str:
+def _cell(student: str, ex_id: str, cell: dict, lang: str) -> str:
     state, score = cell["state"], cell["score"]
     if state == "graded":
         kind = "full" if score >= cell["max_score"] else "partial" if score > 0 else "zero"
         text = f"{score:g}"
     else:
         kind = state.replace(" ", "_")
-        text = CELL_TEXT[state] if state in CELL_TEXT else f"{state} {score:g}"
+        text = CELL_TEXT[state].render(lang) if state in CELL_TEXT else f"{STATE_WORD[state].render(lang)} {score:g}"
     value = {"missing": -1, "grader error": -2}[state] if score is None else score
-    title = STATE_TITLE[state] if state in STATE_TITLE else f"{score:g}/{cell['max_score']:g}"
+    title = STATE_TITLE[state].render(lang) if state in STATE_TITLE else f"{score:g}/{cell['max_score']:g}"
     return (f"<td class='{kind} num' data-v='{value:g}' title='{html.escape(title)}'>"
             f"<a href='{feedback_link(student, ex_id)}'>{html.escape(text)}</a></td>")
 
 
-def _gradebook_table(book: dict) -> str:
+def _gradebook_table(book: dict, lang: str) -> str:
     exercises = book["exercises"]
     named = any(row.get("name") for row in book["rows"])
-    head = "<th>student</th>" + ("<th>name</th>" if named else "") + "".join(
-        f"<th title='{html.escape(ex['title'])}'>{ex['id']}</th>" for ex in exercises)
-    head += f"<th>total /{book['max_total']:g}</th><th>problems</th>"
+    head = f"<th>{_t(lang, 'student', '学生')}</th>" + (f"<th>{_t(lang, 'name', '姓名')}</th>" if named else "")
+    head += "".join(f"<th title='{html.escape(ex['title'])}'>{ex['id']}</th>" for ex in exercises)
+    total = _t(lang, "total /{max}", "总分 /{max}", max=f"{book['max_total']:g}")
+    head += f"<th>{total}</th><th>{_t(lang, 'problems', '问题')}</th>"
     rows = []
     for row in book["rows"]:
         student = row["student"]
         cells = [f"<td><a href='{feedback_link(student)}'>{html.escape(student)}</a></td>"]
         if named:
             cells.append(f"<td>{html.escape(row.get('name', ''))}</td>")
-        cells += [_cell(student, ex["id"], row["cells"][ex["id"]]) for ex in exercises]
+        cells += [_cell(student, ex["id"], row["cells"][ex["id"]], lang) for ex in exercises]
         cells.append(f"<td class='num' data-v='{row['total']:g}'>{row['total']:g}</td>")
         notes = row["problems"]
         cells.append(f"<td class='num{' look' if notes else ''}' data-v='{len(notes)}' "
                      f"title='{html.escape(' | '.join(notes))}'>{len(notes) or ''}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return ("<input id='filter' hidden placeholder='filter: a name, an id, missing, error...' size='40'>"
+    placeholder = _t(lang, "filter: a name, an id, missing, error...", "筛选：姓名、学号、未提交、出错……")
+    return (f"<input id='filter' hidden placeholder='{html.escape(placeholder)}' size='40'>"
             f"<table id='book' class='book'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
 
 
@@ -256,15 +286,20 @@ def by_mistake(entries: list[dict]) -> list[dict]:
     return sorted(result, key=lambda m: (-m["count"], m["exercise"], m["label"]))
 
 
-def _misconceptions(book: dict) -> str:
+def _misconceptions(book: dict, lang: str) -> str:
     entries = by_mistake(book["misconceptions"])
+    title = f"<h2>{_t(lang, 'What the class got wrong', '全班常见的错误')}</h2>"
     if not entries:
-        return "<h2>What the class got wrong</h2><p>No failed checks.</p>"
-    parts = ["<h2>What the class got wrong</h2>", "<ul>"]
+        return f"{title}<p>{_t(lang, 'No failed checks.', '没有未通过的检查。')}</p>"
+    parts = [title, "<ul>"]
     for m in entries[:5]:
-        parts.append(f"<li><b>{m['count']} of {m['submitted']} students</b> in {m['exercise']}: "
+        count = _t(lang, "{n} of {of} students", "{of} 名学生中有 {n} 名", n=m["count"], of=m["submitted"])
+        parts.append(f"<li><b>{count}</b> {_t(lang, 'in', '，')} {m['exercise']}: "
                      f"<code>{html.escape(m['label'])}</code> ({html.escape(m['title'])})</li>")
     parts.append("</ul>")
+    head = "".join(f"<th>{word.render(lang)}</th>" for word in (
+        Text("students", "学生数"), Text("mistake", "错误"), Text("failed check", "未通过的检查"),
+        Text("an example of the message they got", "他们收到的一条反馈示例")))
     for ex in book["exercises"]:
         mine = [m for m in entries if m["exercise"] == ex["id"]]
         if not mine:
@@ -272,12 +307,11 @@ def _misconceptions(book: dict) -> str:
         rows = "".join(
             f"<tr><td class='num'>{m['count']}</td><td><code>{html.escape(m['label'])}</code></td>"
             f"<td>{html.escape(m['title'])}</td><td>{html.escape(m['example'])}</td></tr>" for m in mine)
-        parts.append(f"<h3>{ex['id']} · {html.escape(ex['title'])}</h3><table><tr><th>students</th><th>mistake</th>"
-                     f"<th>failed check</th><th>an example of the message they got</th></tr>{rows}</table>")
+        parts.append(f"<h3>{ex['id']} · {html.escape(ex['title'])}</h3><table><tr>{head}</tr>{rows}</table>")
     return "\n".join(parts)
 
 
-def histogram_svg(totals: list[float], max_total: float, bins: int = 20) -> str:
+def histogram_svg(totals: list[float], max_total: float, lang: str = "en", bins: int = 20) -> str:
     """The distribution of totals as inline SVG bars."""
     width, height, left, bottom, top = 640, 220, 40, 30, 10
     top_value = max_total or max(totals, default=1) or 1
@@ -290,66 +324,86 @@ def histogram_svg(totals: list[float], max_total: float, bins: int = 20) -> str:
     for i, n in enumerate(counts):
         h = (height - top - bottom) * n / tallest
         x = left + i * bar_w
+        tip = _t(lang, "{n} students: {lo} to {hi}", "{n} 名学生：{lo} 到 {hi}", n=n,
+                 lo=f"{top_value * i / bins:g}", hi=f"{top_value * (i + 1) / bins:g}")
         parts.append(f'<rect x="{x:.1f}" y="{height - bottom - h:.1f}" width="{bar_w - 2:.1f}" height="{h:.1f}" '
-                     f'fill="#1f77b4"><title>{n} students: {top_value * i / bins:g} to {top_value * (i + 1) / bins:g}'
-                     f'</title></rect>')
+                     f'fill="#1f77b4"><title>{tip}</title></rect>')
         if n:
-            parts.append(f'<text x="{x + bar_w / 2:.1f}" y="{height - bottom - h - 2:.1f}" text-anchor="middle">{n}</text>')
+            parts.append(f'<text x="{x + bar_w / 2:.1f}" y="{height - bottom - h - 2:.1f}" '
+                         f'text-anchor="middle">{n}</text>')
     for t in nice_ticks(0, top_value):
         parts.append(f'<text x="{left + (width - left - 10) * t / top_value:.1f}" y="{height - 12}" '
                      f'text-anchor="middle">{t:g}</text>')
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-            f'role="img" aria-label="score distribution">{"".join(parts)}</svg>')
+            f'role="img" aria-label="{_t(lang, "score distribution", "分数分布")}">{"".join(parts)}</svg>')
 
 
-def _pass_rates(book: dict) -> str:
+def _pass_rates(book: dict, lang: str) -> str:
     rows = []
+    look = _t(lang, "a check or a statement to look at", "这个检查或题目需要看一看")
     for c in book["checks"]:
-        flag = "<span class='look'>a check or a statement to look at</span>" if c["look"] else ""
+        flag = f"<span class='look'>{look}</span>" if c["look"] else ""
         rows.append(f"<tr><td>{c['exercise']}</td><td>{html.escape(c['title'])}</td><td class='num'>{c['passed']}/"
                     f"{c['attempted']}</td><td class='num'>{100 * c['rate']:.0f}%</td><td>{flag}</td></tr>")
-    return ("<h2 id='checks'>Checks, most failed first</h2><p>Students who reached the check (not started and skipped left out). "
-            "A check that (nearly) every student fails may be wrong, or its statement unclear.</p><table><tr>"
-            f"<th>exercise</th><th>check</th><th>passed</th><th>rate</th><th></th></tr>{''.join(rows)}</table>")
+    head = "".join(f"<th>{word.render(lang)}</th>" for word in (
+        Text("exercise", "练习"), Text("check", "检查"), Text("passed", "已通过"), Text("rate", "通过率"),
+        Text("", "")))
+    return (f"<h2 id='checks'>{_t(lang, 'Checks, most failed first', '各项检查，未通过最多的在前')}</h2><p>"
+            + _t(lang, "Students who reached the check (not started and skipped left out). A check that (nearly) "
+                       "every student fails may be wrong, or its statement unclear.",
+                 "只算做到这个检查的学生（未开始和跳过的不算）。几乎所有学生都没通过的检查，可能检查本身有错，"
+                 "或者题目没有写清楚。")
+            + f"</p><table><tr>{head}</tr>{''.join(rows)}</table>")
 
 
-def _problems(book: dict) -> str:
+def _problems(book: dict, lang: str) -> str:
     items = [f"<li><a href='{feedback_link(row['student'])}'>{html.escape(row['student'])}</a>: "
              f"{html.escape(message)}</li>" for row in book["rows"] for message in row["problems"]]
     items += [f"<li>{html.escape(p['message'])}</li>" for p in book.get("stray", [])]
     if not items:
         return ""
-    return f"<h2>Problems ({len(items)})</h2><ul>{''.join(items)}</ul>"
+    return f"<h2>{_t(lang, 'Problems ({n})', '问题（{n}）', n=len(items))}</h2><ul>{''.join(items)}</ul>"
 
 
-def _similar(book: dict) -> str:
+def _similar(book: dict, lang: str) -> str:
     pairs = book.get("similar")
     if pairs is None:
         return ""
     if not pairs:
-        return "<h2>Similar submissions</h2><p>No pair above the threshold.</p>"
+        return (f"<h2>{_t(lang, 'Similar submissions', '相似的提交')}</h2>"
+                f"<p>{_t(lang, 'No pair above the threshold.', '没有超过阈值的提交对。')}</p>")
     rows = "".join(f"<tr><td>{p['exercise']}</td><td>{html.escape(' · '.join(p['students']))}</td>"
                    f"<td class='num'>{100 * p['similarity']:.0f}%</td></tr>" for p in pairs[:20])
-    return (f"<h2>Similar submissions ({len(pairs)})</h2><p>For a person to look at, side by side in "
-            "<a href='similarity.html'>similarity.html</a>; scores are unchanged.</p><table><tr><th>exercise</th>"
-            f"<th>students</th><th>shared</th></tr>{rows}</table>")
+    head = "".join(f"<th>{word.render(lang)}</th>" for word in (
+        Text("exercise", "练习"), Text("students", "学生"), Text("shared", "相同部分")))
+    return (f"<h2>{_t(lang, 'Similar submissions ({n})', '相似的提交（{n}）', n=len(pairs))}</h2><p>"
+            + _t(lang, "For a person to look at, side by side in {link}; scores are unchanged.",
+                 "请人工在 {link} 中并排查看；分数不受影响。", link="<a href='similarity.html'>similarity.html</a>")
+            + f"</p><table><tr>{head}</tr>{rows}</table>")
 
 
-def write_index(book: dict, path: Path) -> Path:
-    """The teacher's page: what the class got wrong first, then the gradebook, the distribution of totals,
-    the pass rate of each check and the problems."""
+def write_index(book: dict, path: Path, lang: str = "en") -> Path:
+    """The teacher's page, in `lang`: what the class got wrong first, then the gradebook, the distribution of
+    totals, the pass rate of each check and the problems."""
     rows = book["rows"]
     submitted = [row for row in rows if any(c["state"] != "missing" for c in row["cells"].values())]
     states: dict[str, int] = {}
     for row in rows:
         for cell in row["cells"].values():
             states[cell["state"]] = states.get(cell["state"], 0) + 1
-    summary = ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
-    body = [f"<p>{len(rows)} students, {len(book['exercises'])} exercises ({summary}).</p>",
-            _misconceptions(book), "<h2 id='gradebook'>Gradebook</h2>", _gradebook_table(book),
-            "<h2 id='totals'>Totals</h2>", histogram_svg([row["total"] for row in submitted], book["max_total"]),
-            f"<p>{len(rows) - len(submitted)} students submitted nothing (not in the histogram).</p>"
-            if len(rows) > len(submitted) else "",
-            _pass_rates(book), _problems(book), _similar(book)]
-    path.write_text(page("Class report", "\n".join(body), SCRIPT), encoding="utf-8")
+    words = {**STATE_WORD, **CELL_TEXT}
+    summary = _t(lang, ", ", "，").join(f"{n} {words[state].render(lang).split(':')[0].split('：')[0]}"
+                                        for state, n in sorted(states.items()))
+    nothing = len(rows) - len(submitted)
+    counts = _t(lang, "{n} students, {m} exercises ({summary}).", "{n} 名学生，{m} 个练习（{summary}）。",
+                n=len(rows), m=len(book["exercises"]), summary=summary)
+    none = _t(lang, "{n} students submitted nothing (not in the histogram).",
+              "{n} 名学生什么都没有提交（不在直方图中）。", n=nothing)
+    body = [f"<p>{counts}</p>",
+            _misconceptions(book, lang), f"<h2 id='gradebook'>{_t(lang, 'Gradebook', '成绩册')}</h2>",
+            _gradebook_table(book, lang), f"<h2 id='totals'>{_t(lang, 'Totals', '总分分布')}</h2>",
+            histogram_svg([row["total"] for row in submitted], book["max_total"], lang),
+            f"<p>{none}</p>" if nothing else "",
+            _pass_rates(book, lang), _problems(book, lang), _similar(book, lang)]
+    path.write_text(page(_t(lang, "Class report", "班级报告"), "\n".join(body), SCRIPT, lang), encoding="utf-8")
     return path

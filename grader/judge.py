@@ -28,9 +28,10 @@ import torch  # noqa: E402
 from grader import isolation  # noqa: E402
 from grader.exercises import CHECKS_DIR, PACKAGE_DIR, SOLUTIONS_DIR, Exercise  # noqa: E402
 from grader.plugin import JudgePlugin  # noqa: E402
-from grader.result import Result  # noqa: E402
+from grader.result import CheckResult, Result, text  # noqa: E402
 from grader.sandbox import Limits  # noqa: E402
 from grader.source import Source  # noqa: E402
+from grader.text import Text, verbatim  # noqa: E402
 
 torch.set_num_threads(1)  # forked children must never inherit a multi-threaded OpenMP pool
 
@@ -189,12 +190,13 @@ class Grading:
         judge_failed = not self.timed_out and status != 0
         result = assemble(self.exercise, self.source, self.events, self.timed_out, self.seed,
                           time.monotonic() - self.started, judge_failed)
-        result["title"] = self.exercise.text("title", self.lang)
+        result.title = Text(self.exercise.title, self.exercise.zh.get("title"))
+        result.lang = self.lang
         return result
 
 
 def grade(exercise: Exercise, source: Source, **options) -> Result:
-    """Grade `source` as `exercise`; return the result dict (the --json schema).
+    """Grade `source` as `exercise`; return its Result (`to_json()`: the --json schema).
 
     Options: seed, lang, device, memory (bytes), time_limit (seconds per call), languages (also give
     each check's message in these languages, under "messages").
@@ -210,8 +212,9 @@ def grade(exercise: Exercise, source: Source, **options) -> Result:
     return grading.result()
 
 
-GRADER_FAILURE = "The grader itself failed while grading this submission ({why}). This is not a grade: " \
-                 "grade it again."
+def grader_failure(why: str) -> Text:
+    return Text("The grader itself failed while grading this submission ({why}). This is not a grade: grade it "
+                "again.", "评分器在评这份提交时自身出错了（{why}）。这不是成绩：请重新评分。", why=verbatim(why))
 
 
 def check_stream(exercise: Exercise, events: list[dict]) -> str | None:
@@ -250,32 +253,28 @@ def assemble(exercise: Exercise, source: Source, events: list[dict], timed_out: 
     broken = check_stream(exercise, events)
     if broken is None and end is None and judge_failed:
         broken = "the judge process ended before it finished"
-    result = {"exercise": exercise.id, "name": exercise.name, "submission": str(source.path),
-              "duration_s": round(duration, 3), "seed": seed, "notes": source.notes}
+    result = Result(exercise=exercise.id, name=exercise.name, submission=str(source.path), status="error",
+                    score=0.0, max_score=exercise.points, duration_s=round(duration, 3), seed=seed,
+                    notes=list(source.notes))
     if broken is not None:
-        return {**result, "status": "error", "grader_failure": True, "score": 0.0, "max_score": exercise.points,
-                "checks": [], "message": GRADER_FAILURE.format(why=broken), "output": "", "curves": []}
-    checks = [{k: v for k, v in e.items() if k != "event"} for e in events if e["event"] == "check"]
-    status = end["status"] if end else "timeout" if timed_out else "crashed"
-    reported = sum(c["max_points"] for c in checks)
+        result.grader_failure, result.message = True, grader_failure(broken)
+        return result
+    checks = [CheckResult.from_json(e) for e in events if e["event"] == "check"]
+    reported = sum(c.max_points for c in checks)
     if reported < exercise.points:
-        checks.append({
-            "id": "unreported", "title": "Checks that never reported", "outcome": "failed", "passed": False,
-            "points": 0.0, "max_points": exercise.points - reported, "key": None,
-            "message": "The grading stopped before these checks ran." if end is None
-            else "Some checks did not report a result.",
-        })
-    skipped = sum(c["max_points"] for c in checks if c["outcome"] == "skipped")
-    max_score = exercise.points - skipped
-    score = 0.0 if status == "tampered" else min(sum(c["points"] for c in checks), max_score)
-    return {
-        **result,
-        "status": status,
-        "score": round(score, 4),
-        "max_score": round(max_score, 4),
-        "checks": checks,
-        "message": end["message"] if end else "The grading stopped before it finished.",
-        "output": end["output"] if end else "",
-        "curves": end.get("curves", []) if end else [],
-        "isolation": end.get("isolation", []) if end else [],
-    }
+        checks.append(CheckResult(
+            id="unreported", title=Text("Checks that never reported", "没有报告结果的检查"), outcome="failed",
+            points=0.0, max_points=exercise.points - reported,
+            message=Text("The grading stopped before these checks ran.", "评分在这些检查运行之前就停止了。")
+            if end is None else Text("Some checks did not report a result.", "有些检查没有报告结果。")))
+    result.checks = checks
+    result.status = end["status"] if end else "timeout" if timed_out else "crashed"
+    result.max_score = round(exercise.points - result.skipped_points, 4)
+    score = 0.0 if result.status == "tampered" else min(sum(c.points for c in checks), result.max_score)
+    result.score = round(score, 4)
+    if end:
+        result.message, result.output = text(end["message"]), end["output"]
+        result.curves, result.isolation = end.get("curves", []), end.get("isolation", [])
+    else:
+        result.message = Text("The grading stopped before it finished.", "评分没有完成就停止了。")
+    return result

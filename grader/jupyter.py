@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from grader.report import next_step, render
+from grader.result import Result
 from grader.text import say
 
 SANDBOX_ENV = "TORCH_KATAS_SANDBOX"
@@ -26,7 +27,7 @@ SANDBOX_ENV = "TORCH_KATAS_SANDBOX"
 class CheckResult:
     """A grading result that shows itself as an HTML table in Jupyter and as text elsewhere."""
 
-    def __init__(self, result: dict, hint: str | None, lang: str, workspace: Path | None = None):
+    def __init__(self, result: Result, hint: str | None, lang: str, workspace: Path | None = None):
         self.result = result
         self.hint = hint  # the hint line shown when a check fails ("Hint 1/3: ...")
         self.lang = lang
@@ -34,18 +35,18 @@ class CheckResult:
 
     @property
     def score(self) -> float:
-        return self.result["score"]
+        return self.result.score
 
     @property
     def passed(self) -> bool:
-        return self.result["score"] >= self.result["max_score"] and self.result["status"] == "graded"
+        return self.result.full
 
     def shown_hint(self) -> str | None:
         return self.hint if self.hint and not self.passed else None
 
     def recorded(self) -> str:
         """Whether the grading counts in the learner's progress ("" after a failure of the grader's own)."""
-        if self.result.get("grader_failure"):
+        if self.result.grader_failure:
             return ""
         if self.workspace is None:
             return say(self.lang, "Not recorded in your progress: this notebook is not in a workspace "
@@ -61,7 +62,7 @@ class CheckResult:
 
         hint = self.shown_hint()
         lines = [next_step(self.result, self.lang, notebook=True), f"💡 {hint}" if hint else "", self.recorded()]
-        return (f"<b>{html.escape(self.result['exercise'])} · {html.escape(self.result.get('title', ''))}</b>"
+        return (f"<b>{html.escape(self.result.exercise)} · {html.escape(self.result.title.render(self.lang))}</b>"
                 + result_section(self.result, self.lang, show_heading=False)
                 + "".join(f"<p>{html.escape(line)}</p>" for line in lines if line))
 
@@ -119,11 +120,11 @@ def check(exercise: str, *, lang: str | None = None, seed: int | None = None, de
         args += ["--device", device] if device else []
         proc = subprocess.run(args, capture_output=True, text=True)
     try:
-        result = json.loads(proc.stdout)
-    except json.JSONDecodeError:
+        result = Result.from_json(json.loads(proc.stdout))
+    except (json.JSONDecodeError, KeyError, TypeError):
         raise RuntimeError(proc.stderr.strip() or "grading failed") from None
     progress = _progress()
-    if progress is not None and not result.get("grader_failure"):
+    if progress is not None and not result.grader_failure:
         progress.record(ex, result)
     hints = ex.text("hints", lang)
     level = max(1, progress.entry(ex).get("hints", 0) if progress else 0)

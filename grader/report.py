@@ -9,7 +9,8 @@ import unicodedata
 
 import click
 
-from grader.text import say, translated
+from grader.result import CheckResult, Result
+from grader.text import say
 
 SYMBOLS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "not_started": ("·", "yellow"),
            "skipped": ("–", "blue"), "not_run": ("○", "red")}
@@ -40,87 +41,84 @@ def _points(x: float) -> str:
     return f"{x:g}"
 
 
-def points_text(check: dict, lang: str) -> str:
+def points_text(check: CheckResult, lang: str) -> str:
     """A check's points as shown: "2/3", or "skipped" for a check not verified here (left out of the total)."""
-    if check["outcome"] == "skipped":
+    if check.outcome == "skipped":
         return say(lang, "skipped")
-    return f"{_points(check['points'])}/{_points(check['max_points'])}"
+    return f"{_points(check.points)}/{_points(check.max_points)}"
 
 
-def first_to_fix(result: dict) -> dict | None:
-    """The first check that failed (not one that was skipped or did not run)."""
-    return next((c for c in result["checks"] if c["outcome"] == "failed"), None)
+def score_text(result: Result, lang: str) -> str:
+    """"Score: 7/10", with the points skipped here when there are any."""
+    total = say(lang, "Score: {score}/{max_score}", score=_points(result.score), max_score=_points(result.max_score))
+    if result.skipped_points:
+        total += say(lang, " ({points} points skipped: not verified here)", points=_points(result.skipped_points))
+    return total
 
 
-def skipped_points(result: dict) -> float:
-    return sum(c["max_points"] for c in result["checks"] if c["outcome"] == "skipped")
-
-
-def render(result: dict, lang: str = "en", color: bool | None = None, *, notebook: bool = False,
+def render(result: Result, lang: str = "en", color: bool | None = None, *, notebook: bool = False,
            mark_first: bool = False) -> str:
     """The terminal report of one result, in `lang`; with `mark_first`, the first failing check is marked
     (watch mode); a `notebook` result ends with the next step in a notebook's words."""
     color = use_color() if color is None else color
     style = click.style if color else (lambda text, **_: text)
-    lines = [style(f"{result['exercise']} · {result['title']}" if result.get("title") else result["name"], bold=True)]
-    titles = {c["id"]: translated(lang, c["title"]) for c in result["checks"]}
+    heading = f"{result.exercise} · {result.title.render(lang)}" if result.title.render(lang) else result.name
+    lines = [style(heading, bold=True)]
+    titles = {c.id: c.title.render(lang) for c in result.checks}
     width = max(map(display_width, titles.values()), default=10)
     plain = {outcome: say(lang, word) for outcome, word in PLAIN.items()}
     plain_width = max(map(display_width, plain.values()))
-    first = first_to_fix(result) if mark_first else None
-    for c in result["checks"]:
-        symbol, colour = SYMBOLS[c["outcome"]]
-        mark = style(symbol, fg=colour) if color else pad(plain[c["outcome"]], plain_width)
+    first = result.first_to_fix() if mark_first else None
+    for c in result.checks:
+        symbol, colour = SYMBOLS[c.outcome]
+        mark = style(symbol, fg=colour) if color else pad(plain[c.outcome], plain_width)
         pts = points_text(c, lang)
-        line = f"  {mark} {pad(titles[c['id']], width)}  {' ' * max(0, 7 - display_width(pts))}{pts}"
+        line = f"  {mark} {pad(titles[c.id], width)}  {' ' * max(0, 7 - display_width(pts))}{pts}"
         if c is first:
             line += style(say(lang, "  ← first to fix"), fg="red", bold=True)
         lines.append(line)
-        if c["message"]:
-            lines.append(f"      {translated(lang, c['message'])}")
-    message = translated(lang, result.get("message", ""))
-    if result["status"] in STATUS_TEXT:
-        status = say(lang, STATUS_TEXT[result["status"]])
+        message = c.message.render(lang)
+        if message:
+            lines.append(f"      {message}")
+    message = result.message.render(lang)
+    if result.status in STATUS_TEXT:
+        status = say(lang, STATUS_TEXT[result.status])
         lines.append(style(status + ("" if status.endswith(("：", "。")) else " ") + message, fg="red"))
     elif message:  # graded, with something to say (notebook cells that raised)
         lines.append(style(message, fg="yellow"))
-    if result.get("output"):
-        shown = "\n".join("      " + line for line in result["output"].rstrip().splitlines()[-8:])
+    if result.output:
+        shown = "\n".join("      " + line for line in result.output.rstrip().splitlines()[-8:])
         lines += ["  " + say(lang, "Your code printed:"), shown]
-    for note in result.get("notes", []):
-        lines.append("  " + say(lang, "note: {note}", note=translated(lang, note)))
-    full = result["score"] >= result["max_score"]
-    total = say(lang, "Score: {score}/{max_score}", score=_points(result["score"]), max_score=_points(result["max_score"]))
-    skipped = skipped_points(result)
-    if skipped:
-        total += say(lang, " ({points} points skipped: not verified here)", points=_points(skipped))
-    lines.append(style(total, fg="green" if full else "yellow", bold=True)
-                 + say(lang, "  ({duration:.1f} s, seed {seed})", duration=result["duration_s"], seed=result["seed"]))
+    for note in result.notes:
+        lines.append("  " + say(lang, "note: {note}", note=note))
+    total = score_text(result, lang)
+    lines.append(style(total, fg="green" if result.score >= result.max_score else "yellow", bold=True)
+                 + say(lang, "  ({duration:.1f} s, seed {seed})", duration=result.duration_s, seed=result.seed))
     lines.append(next_step(result, lang, notebook=notebook))
     return "\n".join(lines)
 
 
-def next_step(result: dict, lang: str, *, notebook: bool = False) -> str:
+def next_step(result: Result, lang: str, *, notebook: bool = False) -> str:
     """One next step: the next exercise, the error to fix, the TODOs to fill in, or the hint to ask for."""
-    ex = result["exercise"]
-    if result["score"] >= result["max_score"] and result["status"] == "graded":
+    ex = result.exercise
+    if result.full:
         if notebook:
             return say(lang, "Next: all checks pass! `grade next` in a terminal shows the next exercise.")
         return say(lang, "Next: all checks pass! `grade next` shows the next exercise.")
-    if result["status"] == "error":
+    if result.status == "error":
         if notebook:
             return say(lang, "Next: fix the error above, then run the last cell again.")
         return say(lang, "Next: fix the error above, then `grade {ex}` again.", ex=ex)
-    if all(c["outcome"] in ("not_started", "skipped") for c in result["checks"]):
+    if all(c.outcome in ("not_started", "skipped") for c in result.checks):
         if notebook:
             return say(lang, "Next: fill in the TODOs in the cells above (the statement is at the top), then run the "
                              "last cell again.")
         return say(lang, "Next: open {file} and fill in the TODOs; `grade show {ex}` for the statement.",
-                   file=result["submission"], ex=ex)
+                   file=result.submission, ex=ex)
     if notebook:
         return say(lang, 'Next: fix the first failing check above; stuck? Run `hint("{ex}")`.', ex=ex)
     return say(lang, "Next: fix the first failing check above; stuck? `grade hint {ex}`.", ex=ex)
 
 
-def to_json(result: dict) -> str:
-    return json.dumps(result, ensure_ascii=False)
+def to_json(result: Result, lang: str | None = None) -> str:
+    return json.dumps(result.to_json(lang), ensure_ascii=False)

@@ -1,45 +1,134 @@
 """The result of grading one submission: the one record every report renders (the terminal table, `--json`,
 the HTML and Markdown feedback, JUnit, Gradescope's results.json, the gradebook). docs/results.md documents
-each field; `grade --json` prints one, and `grade batch` appends one per line to results.jsonl.
+each field and its JSON; `grade --json` prints one, and `grade batch` appends one per line to results.jsonl.
+
+What the grader itself says (a grading that stopped, a note on a notebook) is held as a `Text` and rendered in
+the reader's language at the edge; what the judge sends is already in the language the grading asked for.
+Plain dataclasses: the record is small, its JSON is written by hand to stay exactly docs/results.md's, and
+nothing here needs validation beyond what `judge.check_stream` does on the judge's events.
 """
 
 from __future__ import annotations
 
-from typing import TypedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from grader.text import Text
 
 OUTCOMES = ("passed", "failed", "not_started", "skipped", "not_run")
 STATUSES = ("graded", "error", "timeout", "crashed", "tampered")
+MARKS = {"passed": "✓", "failed": "✗", "not_started": "·", "skipped": "–", "not_run": "○"}  # one per outcome
+KINDS = ("full", "partial", "zero", "error", "timeout", "crashed", "tampered", "grader error")  # Result.outcome
 
 
-class CheckResult(TypedDict, total=False):
+def text(value: Any) -> Text:
+    """A field's text: a Text as it is, a string read back from JSON as the same words in every language."""
+    return value if isinstance(value, Text) else Text(str(value or ""), str(value or ""))
+
+
+@dataclass
+class CheckResult:
     id: str  # the check's function name without test_ ("dw", "init_weights[Linear]")
-    title: str  # in the asked language
+    title: Text
     outcome: str  # one of OUTCOMES
-    passed: bool
     points: float  # earned: max_points if passed, else 0
     max_points: float
-    message: str  # what went wrong and the likely cause, in the asked language; "" when passed or not run
-    key: str | None  # the diagnosed mistake ("sign", "zero-grad-missing"), None when none was named
-    after: str  # present when it failed after a check it builds on failed: that check's id
-    messages: dict[str, str]  # grade validate only: the message in each language
+    message: Text = field(default_factory=lambda: text(""))  # what went wrong and the likely cause
+    key: str | None = None  # the diagnosed mistake ("sign", "zero-grad-missing"), None when none was named
+    after: str | None = None  # the check it builds on, when it failed after that one failed
+    messages: dict[str, str] | None = None  # grade validate only: the message in each language
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+    def to_json(self, lang: str = "en") -> dict:
+        data = {"id": self.id, "title": self.title.render(lang), "outcome": self.outcome, "passed": self.passed,
+                "points": self.points, "max_points": self.max_points, "message": self.message.render(lang),
+                "key": self.key}
+        if self.after:
+            data["after"] = self.after
+        if self.messages is not None:
+            data["messages"] = self.messages
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> CheckResult:
+        return cls(id=data["id"], title=text(data.get("title", data["id"])), outcome=data["outcome"],
+                   points=float(data["points"]), max_points=float(data["max_points"]),
+                   message=text(data.get("message", "")), key=data.get("key"), after=data.get("after"),
+                   messages=data.get("messages"))
 
 
-class Result(TypedDict, total=False):
+@dataclass
+class Result:
     exercise: str  # the exercise's id ("ex05", "hw1_backprop")
     name: str  # its folder name ("ex05_manual_backward")
-    title: str
     submission: str  # the graded file
     status: str  # one of STATUSES
     score: float
     max_score: float  # the exercise's points, less the points of skipped checks
-    checks: list[CheckResult]
-    duration_s: float
-    seed: int  # the seed of the checks' inputs: `--seed` reproduces the run
-    message: str  # the grading's own message: why the file did not load, the tampering, a timeout...
-    output: str  # the last 500 characters the learner's code printed
-    notes: list[str]  # about the submission: skipped notebook cells, magics...
-    curves: list[dict]  # what the checks recorded for the HTML report's charts
-    isolation: list[str]  # the OS isolation layers the sandbox applied
-    grader_failure: bool  # present and true when the grader itself failed: not a grade (status "error")
-    student: str  # batch only: the student's folder (or LMS id)
-    sha256: str | None  # batch only: of the graded file, so a rerun skips what is graded
+    checks: list[CheckResult] = field(default_factory=list)
+    title: Text = field(default_factory=lambda: text(""))
+    duration_s: float = 0.0
+    seed: int | None = None  # the seed of the checks' inputs (`--seed` reproduces the run); None: nothing ran
+    message: Text = field(default_factory=lambda: text(""))  # the grading's own message: a load error, a timeout
+    output: str = ""  # the last 500 characters the learner's code printed
+    notes: list[Text] = field(default_factory=list)  # about the submission: skipped notebook cells, magics
+    curves: list[dict] = field(default_factory=list)  # what the checks recorded for the HTML report's charts
+    isolation: list[str] = field(default_factory=list)  # the OS isolation layers the sandbox applied
+    grader_failure: bool = False  # the grader itself failed: not a grade (status "error")
+    student: str | None = None  # batch only: the student's folder (or LMS id)
+    sha256: str | None = None  # batch only: of the graded file, so a rerun skips what is graded
+    lang: str = "en"  # the language its texts are written in by default (not in the JSON)
+
+    @property
+    def full(self) -> bool:
+        """Graded, with every point: the one definition of a full score (exit code 0, "done", a solution)."""
+        return self.status == "graded" and self.score >= self.max_score
+
+    @property
+    def outcome(self) -> str:
+        """What a teacher counts (one of KINDS): full, partial or zero when graded, else the status."""
+        if self.grader_failure:
+            return "grader error"
+        if self.status != "graded":
+            return self.status
+        return "full" if self.score >= self.max_score else "partial" if self.score > 0 else "zero"
+
+    @property
+    def skipped_points(self) -> float:
+        return sum(c.max_points for c in self.checks if c.outcome == "skipped")
+
+    def first_to_fix(self) -> CheckResult | None:
+        """The first check that failed (not one that was skipped or did not run)."""
+        return next((c for c in self.checks if c.outcome == "failed"), None)
+
+    def to_json(self, lang: str | None = None) -> dict:
+        """The JSON object of docs/results.md, its texts in `lang` (default: the grading's)."""
+        lang = lang or self.lang
+        data: dict[str, Any] = {
+            "exercise": self.exercise, "name": self.name, "title": self.title.render(lang),
+            "submission": self.submission, "status": self.status, "score": self.score, "max_score": self.max_score,
+            "checks": [c.to_json(lang) for c in self.checks], "duration_s": self.duration_s, "seed": self.seed,
+            "message": self.message.render(lang), "output": self.output,
+            "notes": [n.render(lang) for n in self.notes], "curves": self.curves, "isolation": self.isolation,
+        }
+        if self.grader_failure:
+            data["grader_failure"] = True
+        if self.student is not None:
+            data["student"] = self.student
+            data["sha256"] = self.sha256
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> Result:
+        """A result read back (results.jsonl): its texts are the words written there."""
+        return cls(exercise=data["exercise"], name=data.get("name", data["exercise"]),
+                   submission=data.get("submission", ""), status=data["status"], score=float(data["score"]),
+                   max_score=float(data["max_score"]), checks=[CheckResult.from_json(c) for c in data["checks"]],
+                   title=text(data.get("title", "")), duration_s=float(data.get("duration_s", 0.0)),
+                   seed=data.get("seed"), message=text(data.get("message", "")), output=data.get("output", ""),
+                   notes=[text(n) for n in data.get("notes", [])], curves=list(data.get("curves", [])),
+                   isolation=list(data.get("isolation", [])), grader_failure=bool(data.get("grader_failure")),
+                   student=data.get("student"), sha256=data.get("sha256"))

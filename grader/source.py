@@ -18,6 +18,8 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.text import Text, verbatim
+
 
 class SubmissionError(Exception):
     """The submission cannot be read at all (missing file, unsupported type, broken notebook)."""
@@ -30,7 +32,7 @@ class Source:
     chunks: list[tuple[str, str]]  # (label, code): label is the file name, or "cell In[N]" in a notebook
     filename: str
     path: Path
-    notes: list[str] = field(default_factory=list)
+    notes: list[Text] = field(default_factory=list)
     notebook: bool = False  # cells run one by one (a cell that raises does not stop the others)
     cells: dict[str, str] = field(default_factory=dict)  # label -> the cell as written, for tracebacks
 
@@ -43,19 +45,19 @@ class Source:
 def load_source(path: Path) -> Source:
     path = Path(path)
     if not path.is_file():
-        raise SubmissionError(f"no such file: {path}")
+        raise SubmissionError(Text("no such file: {path}", path=path))
     if path.suffix == ".py":
         return Source(chunks=[(path.name, _read_text(path))], filename=path.name, path=path)
     if path.suffix == ".ipynb":
         return notebook_source(path)
-    raise SubmissionError(f"cannot grade {path.name}: expected a .py file or a .ipynb notebook")
+    raise SubmissionError(Text("cannot grade {name}: expected a .py file or a .ipynb notebook", name=path.name))
 
 
 def _read_text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors) is not code
     except UnicodeDecodeError:
-        raise SubmissionError(f"{path} is not UTF-8 text") from None
+        raise SubmissionError(Text("{path} is not UTF-8 text", path=path)) from None
 
 
 # -- notebook cells as Python ---------------------------------------------------------------
@@ -89,34 +91,38 @@ def notebook_source(path: Path) -> Source:
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SubmissionError(f"{path.name} is not a valid notebook: invalid JSON at line {exc.lineno}") from None
+        raise SubmissionError(Text("{name} is not a valid notebook: invalid JSON at line {line}", name=path.name,
+                                   line=exc.lineno)) from None
     if not isinstance(raw, dict) or "cells" not in raw and "worksheets" not in raw:
-        raise SubmissionError(f"{path.name} is not a valid notebook: no cells")
+        raise SubmissionError(Text("{name} is not a valid notebook: no cells", name=path.name))
     major = raw.get("nbformat")
     if major not in (3, 4):
-        raise SubmissionError(f"{path.name}: unsupported notebook format version {major} (expected 4)")
+        raise SubmissionError(Text("{name}: unsupported notebook format version {version} (expected 4)",
+                                   name=path.name, version=major))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # nbformat warns about old minor versions, missing ids...
             nb = nbformat.reads(text, as_version=4)
     except Exception as exc:  # nbformat raises several types for malformed notebooks
-        raise SubmissionError(f"{path.name} is not a valid notebook: {str(exc).splitlines()[0][:120]}") from None
+        raise SubmissionError(Text("{name} is not a valid notebook: {why}", name=path.name,
+                                   why=verbatim(str(exc).splitlines()[0][:120]))) from None
     chunks, cells, notes, skipped = [], {}, [], []
     code_cells = [cell for cell in nb.cells if cell.get("cell_type") == "code"]
     for number, cell in enumerate(code_cells, 1):
         label = f"cell In[{number}]"
         if "skip-grading" in cell.get("metadata", {}).get("tags", []):
-            notes.append(f"{label} (tagged skip-grading) not run")
+            notes.append(Text("cell {n} (tagged skip-grading) not run", n=f"In[{number}]"))
             continue
         cells[label] = cell.get("source", "")
         code = cell_to_python(cells[label])
         skipped += not_run(code)
         chunks.append((label, code))
     if not chunks:
-        raise SubmissionError(f"{path.name} has no code cells to grade")
+        raise SubmissionError(Text("{name} has no code cells to grade", name=path.name))
     if skipped:
         names = ", ".join(dict.fromkeys(skipped))
-        notes.append(f"{len(skipped)} IPython magic or shell line(s) not run when grading: {names}")
+        notes.append(Text("{n} IPython magic or shell line(s) not run when grading: {names}", n=len(skipped),
+                          names=names))
     return Source(chunks=chunks, filename=path.name, path=path, notes=notes, notebook=True, cells=cells)
 
 

@@ -9,9 +9,9 @@ A language without a template of its own is looked up in that language's catalog
 `grader/locale/<lang>.toml`, which maps English templates to translations (the CLI's lines live
 there), so a new language is a file. Values may be Texts themselves (rendered in the same
 language) or `verbatim(...)` text quoted as is: the learner's own error message, a file name.
-`say` renders a CLI line through the catalogue; `translated` does the same for a message another module
-already filled in English (an error, a note), by the template it matches. `english_prose` finds English
-prose left in a rendered non-English text, outside code and quotes.
+`say` renders a CLI line through the catalogue; an error raised with a Text keeps it (`message_of`), so it is
+rendered in the reader's language where it is shown. `english_prose` finds English prose left in a rendered
+non-English text, outside code and quotes.
 """
 
 from __future__ import annotations
@@ -111,42 +111,14 @@ def _value(value, lang: str, mask: bool):
     return value
 
 
+def message_of(exc: BaseException) -> Text:
+    """An exception's message as a Text: the Text it was raised with, else its words as they are."""
+    return exc.args[0] if exc.args and isinstance(exc.args[0], Text) else Text.of(str(exc))
+
+
 def say(lang: str, english: str, /, **values) -> str:
     """A line of the CLI in `lang`: its English template, translated by the catalogue."""
     return Text(english, **values).render(lang)
-
-
-@functools.cache
-def _filled_templates(lang: str) -> list[tuple[re.Pattern, str]]:
-    """The catalogue's templates with fields, as patterns that match them filled in."""
-    found = []
-    for english, translation in catalogue(lang).items():
-        parts = re.split(r"\{(\w+)\}", english)  # text, field, text, field, ..., text
-        if len(parts) == 1:
-            continue
-        seen: set[str] = set()
-        pattern = ""
-        for i, part in enumerate(parts):
-            if i % 2 == 0:
-                pattern += re.escape(part)
-            else:
-                pattern += f"(?P={part})" if part in seen else f"(?P<{part}>.+?)"
-                seen.add(part)
-        found.append((re.compile(pattern, re.S), translation))
-    return found
-
-
-def translated(lang: str, message: str) -> str:
-    """A message another module wrote in English (an error, a note), in `lang`: the catalogue's
-    translation of it, or of the template it was filled from (its values kept as they are), else as it is."""
-    table = catalogue(lang)
-    if message in table:
-        return table[message]
-    for pattern, translation in _filled_templates(lang):
-        match = pattern.fullmatch(message)
-        if match:
-            return translation.format_map(match.groupdict())
-    return message
 
 
 # -- the language check -----------------------------------------------------------------
@@ -179,7 +151,5 @@ def english_prose(text: str) -> list[str]:
 
 def localized(value, lang: str) -> str:
     """A label given as a `Text`, an (English, Chinese) pair or English text, in `lang` (English text through
-    the catalogue, as `translated`)."""
-    if isinstance(value, str):
-        return translated(lang, value)
-    return Text.of(value).render(lang)
+    the catalogue, by its exact template)."""
+    return (Text(value) if isinstance(value, str) else Text.of(value)).render(lang)

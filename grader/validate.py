@@ -17,6 +17,7 @@ from pathlib import Path
 from grader.exercises import Exercise
 from grader.judge import grade, prewarm
 from grader.notebook import write_notebook
+from grader.result import Result
 from grader.source import load_source
 from grader.text import english_prose
 
@@ -35,12 +36,12 @@ def variants(exercise: Exercise) -> list[Path]:
     return sorted((exercise.course.variants_dir / exercise.name).glob("*.py"))
 
 
-def _messages(result: dict) -> str:
-    return " | ".join(c["message"] for c in result["checks"] if not c["passed"])
+def _messages(result: Result) -> str:
+    return " | ".join(c.message.render("en") for c in result.checks if not c.passed)
 
 
-def _score(result: dict) -> str:
-    return f"{result['score']:g}/{result['max_score']:g} ({result['status']})"
+def _score(result: Result) -> str:
+    return f"{result.score:g}/{result.max_score:g} ({result.status})"
 
 
 def validate(exercise: Exercise, seed: int | None = None, device: str = "cpu") -> dict:
@@ -57,7 +58,7 @@ def validate(exercise: Exercise, seed: int | None = None, device: str = "cpu") -
 
 def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path) -> dict:
     rows: list[dict] = []
-    results: dict[str, dict] = {}  # file name -> its result, with every message in each language
+    results: dict[str, Result] = {}  # file name -> its result, with every message in each language
 
     def run(path: Path):
         """The .py's result and score; a row for the notebook when it scores otherwise."""
@@ -66,23 +67,22 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path) -> d
                                             languages=("en", "zh"))
         notebook = write_notebook(exercise, path, tmp / f"{path.stem}.ipynb")
         as_notebook = grade(exercise, load_source(notebook), seed=run_seed, device=device)
-        if [_score(as_notebook), as_notebook["message"]] != [_score(result), result["message"]]:
-            said = as_notebook["message"] or _messages(as_notebook)
+        if [_score(as_notebook), as_notebook.message.render("en")] != [_score(result), result.message.render("en")]:
+            said = as_notebook.message.render("en") or _messages(as_notebook)
             rows.append({"kind": "notebook", "file": notebook.name, "ok": False,
                          "why": f"{_score(as_notebook)} where the .py scores {_score(result)}: {said[:300]}"})
         return result, _score(result)
 
     for kind, path in [("solution", exercise.solution)] + [("variant", p) for p in variants(exercise)]:
         result, score = run(path)
-        declared = sum(c["max_points"] for c in result["checks"] if c["id"] != "unreported")
+        declared = sum(c.max_points for c in result.checks if c.id != "unreported")
         if kind == "solution" and declared != exercise.points:
             rows.append({"kind": "metadata", "file": "exercise.toml", "ok": False,
                          "why": f"the checks declare {declared:g} points, exercise.toml says {exercise.points:g}"})
-        full = result["score"] >= result["max_score"] and result["status"] == "graded"
-        rows.append({"kind": kind, "file": path.name, "ok": full,
-                     "why": score if full else f"{score}: {_messages(result)[:300]}"})
+        rows.append({"kind": kind, "file": path.name, "ok": result.full,
+                     "why": score if result.full else f"{score}: {_messages(result)[:300]}"})
     result, score = run(exercise.stub)
-    ok = result["score"] < result["max_score"] and result["status"] != "error"
+    ok = result.score < result.max_score and result.status != "error"
     rows.append({"kind": "stub", "file": exercise.stub.name, "ok": ok,
                  "why": score if ok else f"{score}: the stub must load and score less than full"})
     for path in mistakes(exercise):
@@ -91,7 +91,7 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path) -> d
         messages = _messages(result)
         if want is None:
             ok, why = False, "no `# Expect:` line names the message this mistake must get"
-        elif result["score"] >= result["max_score"]:
+        elif result.score >= result.max_score:
             ok, why = False, f"{score}: this mistake scores full: the checks miss it"
         elif want.lower() not in messages.lower():
             ok, why = False, f"{score}: no message says '{want}'; got: {messages[:300]}"
@@ -120,14 +120,14 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path) -> d
             "rows": rows}
 
 
-def english_in_chinese(results: dict[str, dict]) -> list[tuple[str, str]]:
+def english_in_chinese(results: dict[str, Result]) -> list[tuple[str, str]]:
     """(file, why) for each Chinese message that still holds English prose, outside code and quotes."""
     found = []
     for name, result in results.items():
-        for c in result["checks"]:
-            prose = english_prose(c.get("messages", {}).get("zh", ""))
+        for c in result.checks:
+            prose = english_prose((c.messages or {}).get("zh", ""))
             if prose:
-                found.append((name, f"{c['id']}: the Chinese message has English prose: {'; '.join(prose)[:200]}"))
+                found.append((name, f"{c.id}: the Chinese message has English prose: {'; '.join(prose)[:200]}"))
     return found
 
 
@@ -152,10 +152,9 @@ def check_release(exercises: list[Exercise]) -> list[str]:
             refused.append(f"{ex.id}: no reference solution at {ex.solution}")
             continue
         solution = grade(ex, load_source(ex.solution))
-        if solution["status"] != "graded" or solution["score"] < solution["max_score"]:
-            refused.append(f"{ex.id}: the solution scores {solution['score']:g}/{solution['max_score']:g} "
-                           f"({solution['status']}): {_messages(solution)[:200]}")
+        if not solution.full:
+            refused.append(f"{ex.id}: the solution scores {_score(solution)}: {_messages(solution)[:200]}")
         stub = grade(ex, load_source(ex.stub))
-        if stub["score"] >= stub["max_score"]:
+        if stub.score >= stub.max_score:
             refused.append(f"{ex.id}: the untouched stub already scores full: its checks test nothing it must do")
     return refused

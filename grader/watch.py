@@ -16,9 +16,9 @@ import time
 import click
 
 from grader.exercises import Exercise, all_exercises
-from grader.report import first_to_fix, render, use_color
+from grader.report import render, use_color
 from grader.source import SubmissionError, load_source
-from grader.text import say, translated
+from grader.text import message_of, say
 from grader.workspace import Progress, learner_file, workspace_root
 
 
@@ -84,20 +84,19 @@ def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | 
             try:
                 result = grade(ex, load_source(path), lang=lang)
             except SubmissionError as exc:
-                click.echo(f"{ex.id}: {translated(lang, str(exc))}")
+                click.echo(f"{ex.id}: {message_of(exc).render(lang)}")
                 graded += 1
                 continue
             graded += 1
             progress.record(ex, result)
             click.echo(render(result, lang, mark_first=True))
             failing.discard(ex.id)
-            if first_to_fix(result) is not None:
+            if result.first_to_fix() is not None:
                 failing.add(ex.id)
                 if level and ex.id not in shown:
                     click.echo(hint_line(ex, level, lang))
                     shown[ex.id] = level
-            done = result["status"] == "graded" and result["score"] >= result["max_score"]
-            if done and follow:
+            if result.full and follow:
                 click.echo(say(lang, "{ex} is done: moving on to the next exercise.", ex=ex.id))
                 exercise = None
             else:

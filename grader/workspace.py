@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from grader.exercises import WORKSPACE_FILE, Exercise, all_exercises, current_course
+from grader.result import Result
 
 PROGRESS_FILE = ".torch-katas-progress.json"
 BACKUP_DIR = ".torch-katas-backup"
@@ -115,13 +116,12 @@ class Progress:
             return "done"
         return "in progress" if entry.get("attempts") else "not started"
 
-    def record(self, exercise: Exercise, result: dict) -> None:
+    def record(self, exercise: Exercise, result: Result) -> None:
         entry = self.data.setdefault(exercise.id, {})
         entry["attempts"] = entry.get("attempts", 0) + 1
-        entry["best"] = max(entry.get("best", 0.0), result["score"])
-        entry["max"] = result["max_score"]
-        entry["done"] = entry.get("done", False) or (
-            result["status"] == "graded" and result["score"] >= result["max_score"])
+        entry["best"] = max(entry.get("best", 0.0), result.score)
+        entry["max"] = result.max_score
+        entry["done"] = entry.get("done", False) or result.full
         entry["last"] = time.strftime("%Y-%m-%d %H:%M:%S")
         self.save()
 

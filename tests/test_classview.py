@@ -15,6 +15,7 @@ from conftest import ROOT, run_grade
 from grader.collect import collect, collect_from
 from grader.exercises import all_exercises, find_exercise
 from grader.gradebook import build_gradebook, misconceptions
+from grader.result import Result
 
 EX05 = ROOT / "tests" / "mistakes" / "ex05_manual_backward"
 SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
@@ -121,7 +122,7 @@ def test_a_grader_failure_shows_as_such_and_is_regraded(tmp_path):
               "message": "the judge died"}
     (out / "results.jsonl").write_text(json.dumps(failed) + "\n")
     ex05 = find_exercise("ex05")
-    book = build_gradebook([failed], [ex05], {"ann": {}}, [])
+    book = build_gradebook([Result.from_json(failed)], [ex05], {"ann": {}}, [])
     assert book["rows"][0]["cells"]["ex05"]["state"] == "grader error"
     assert book["rows"][0]["cells"]["ex05"]["score"] is None
     again = json.loads(run_grade("batch", subs, "-e", "ex05", "--out", out, "--json").stdout)
@@ -135,14 +136,16 @@ def failed_check(check, key, message):
 
 
 def test_misconceptions_count_keys_and_fall_back_to_the_check():
-    results = [{"student": f"s{i}", "exercise": "ex05", "status": "graded", "checks": [failed_check("dw", key, msg)]}
+    graded = {"exercise": "ex05", "status": "graded", "score": 0, "max_score": 1}
+    results = [{**graded, "student": f"s{i}", "checks": [failed_check("dw", key, msg)]}
                for i, (key, msg) in enumerate([("sign", "opposite sign"), ("sign", "opposite sign again"),
                                                ("factor-2", "half"), (None, "something else")])]
-    results.append({"student": "old", "exercise": "ex05", "status": "graded",
+    results.append({**graded, "student": "old",
                     "checks": [{k: v for k, v in failed_check("dw", None, "older").items() if k != "key"}]})
-    results.append({"student": "after", "exercise": "ex05", "status": "graded",  # a consequence of an earlier one
+    results.append({**graded, "student": "after",  # a consequence of an earlier one
                     "checks": [{**failed_check("dw", "sign", "above fails too"), "after": "grad_shapes"}]})
-    counts = {(m["check"], m["label"]): (m["count"], m["example"]) for m in misconceptions(results)}
+    counts = {(m["check"], m["label"]): (m["count"], m["example"])
+              for m in misconceptions([Result.from_json(r) for r in results])}
     assert counts == {("dw", "sign"): (2, "opposite sign"), ("dw", "factor-2"): (1, "half"),
                       ("dw", "not diagnosed"): (2, "older")}
 

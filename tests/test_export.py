@@ -8,14 +8,15 @@ from conftest import run_grade
 from grader.exercises import find_exercise
 from grader.export import export
 from grader.gradebook import build_gradebook
+from grader.result import Result
 from grader.roster import read_roster
 
 EX05, EX06 = find_exercise("ex05"), find_exercise("ex06")
 
 
 def result(student, exercise, score, status="graded", **extra):
-    return {"student": student, "exercise": exercise.id, "status": status, "score": score,
-            "max_score": exercise.points, "checks": [], **extra}
+    return Result.from_json({"student": student, "exercise": exercise.id, "status": status, "score": score,
+                             "max_score": exercise.points, "checks": [], **extra})
 
 
 def book(roster=None):

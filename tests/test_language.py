@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import ROOT, run_grade
-from grader.text import catalogue, english_prose, localized, translated
+from grader.text import Text, catalogue, english_prose, localized, message_of
 
 SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
 MISTAKE = ROOT / "tests" / "mistakes" / "ex05_manual_backward" / "sign_flipped.py"
@@ -39,14 +39,17 @@ def test_the_catalogue_keeps_every_field_of_its_templates():
     assert all(fields(en) == fields(zh) for en, zh in catalogue("zh").items())
 
 
-def test_a_message_another_module_wrote_is_translated_with_its_values():
-    assert translated("zh", "unknown exercise 'ex99' (see `grade list`)") == "未知的练习 'ex99'（见 `grade list`）"
-    assert translated("zh", "no such file: /a b/c.py") == "没有这个文件：/a b/c.py"
-    assert translated("zh", "something the catalogue lacks") == "something the catalogue lacks"
-    assert translated("en", "no such file: x") == "no such file: x"
+def test_an_error_raised_with_a_text_is_shown_in_the_readers_language():
+    from grader.exercises import UnknownExercise, find_exercise
+
+    with pytest.raises(UnknownExercise) as info:
+        find_exercise("ex99")
+    assert message_of(info.value).render("zh") == "未知的练习 'ex99'（见 `grade list`）"
+    assert str(info.value) == "unknown exercise 'ex99' (see `grade list`)"
+    assert message_of(ValueError("something the catalogue lacks")).render("zh") == "something the catalogue lacks"
     assert localized("loss per epoch", "zh") == "每个 epoch 的 loss"
     assert localized(("loss", "损失"), "zh") == "损失"
-    assert localized("loss per epoch, Adam", "zh") == "每个 epoch 的 loss，Adam"
+    assert localized(Text("loss per epoch, {label}", label="Adam"), "zh") == "每个 epoch 的 loss，Adam"
 
 
 def test_learner_commands_speak_chinese(workspace):

@@ -75,14 +75,16 @@ def test_other_training_exercises_record_their_loss(name):
     assert yours and all(len(s) >= 5 and min(s[1:]) < s[0] for s in yours)
 
 
-def a_result(**changes) -> dict:
-    checks = [{"id": "a", "title": "values", "outcome": "passed", "passed": True, "points": 4.0, "max_points": 4.0,
-               "message": ""},
-              {"id": "b", "title": "on the GPU", "outcome": "skipped", "passed": False, "points": 0.0,
-               "max_points": 3.0, "message": "not verified here: this machine has no CUDA device"}]
-    return {"exercise": "ex16", "name": "ex16_device_agnostic", "title": "Devices", "submission": "ex16.py",
-            "status": "graded", "score": 4.0, "max_score": 4.0, "checks": checks, "message": "", "output": "",
-            "notes": [], "duration_s": 0.5, "seed": 1, **changes}
+def a_result(**changes):
+    from grader.result import CheckResult, Result
+    from grader.text import Text
+
+    checks = [CheckResult("a", Text("values", "数值"), "passed", 4.0, 4.0),
+              CheckResult("b", Text("on the GPU", "在 GPU 上"), "skipped", 0.0, 3.0,
+                          Text("not verified here: this machine has no CUDA device"))]
+    return Result(**{"exercise": "ex16", "name": "ex16_device_agnostic", "title": Text("Devices"),
+                     "submission": "ex16.py", "status": "graded", "score": 4.0, "max_score": 4.0, "checks": checks,
+                     "duration_s": 0.5, "seed": 1, **changes})
 
 
 def test_a_skipped_check_reads_as_skipped_beside_a_total_without_it():
@@ -101,9 +103,10 @@ def test_a_load_error_keeps_its_caret_under_the_line_in_html_and_markdown(tmp_pa
     from grader.exercises import find_exercise
     from grader.gradebook import feedback_markdown
     from grader.html_report import write_report
+    from grader.text import Text
 
     message = "IndentationError at line 5: unexpected indent\n      y = 2\n      ^"
-    result = a_result(status="error", score=0.0, message=message, checks=[])
+    result = a_result(status="error", score=0.0, message=Text.of(message), checks=[])
     page = write_report([result], tmp_path / "r.html", "ex16 · Devices").read_text()
     assert f"<pre>{message}</pre>" in page
     row = {"student": "ann", "total": 0, "max_total": 4, "cells": {"ex16": {"state": "error"}}, "problems": []}

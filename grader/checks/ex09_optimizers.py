@@ -511,7 +511,7 @@ def test_train_trajectory(submission, rng):
         batch_losses, params = reference_training(state, batches, setup)
         got = result["losses"]
         if isinstance(got, list) and all(isinstance(v, float) for v in got):
-            record_curve(f"loss per epoch, {label}", {"yours": got, "reference": epoch_means(batch_losses, batches)},
+            record_curve(Text("loss per epoch, {label}", label=label), {"yours": got, "reference": epoch_means(batch_losses, batches)},
                          log=True, xlabel="epoch")
         for name, expected in params.items():
             if not torch.allclose(result["state"][name], expected, rtol=1e-4, atol=1e-5):

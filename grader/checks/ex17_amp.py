@@ -494,7 +494,8 @@ def test_loss_decreases(submission, rng, device):
              "train_step 应返回 loss（一个数或只有一个元素的 tensor），实际得到 {bad}。{hint}",
              bad=verbatim(bad), hint=Text(" Did you forget `return loss`?", "是不是忘了 `return loss`？")
              if bad == "a NoneType" else "", key="returned-none" if bad == "a NoneType" else "not-a-number")
-    record_curve(f"loss per train_step under mixed precision ({device})", {"yours": losses}, log=True)
+    record_curve(Text("loss per train_step under mixed precision ({device})", device=device), {"yours": losses},
+                 log=True)
     if not all(math.isfinite(v) for v in losses):
         fail("{call} returned NaN or inf losses.", "{call} 返回的 loss 含有 NaN 或 inf。", call=call, key="nan")
     first, before = losses[0], calls[0]["mse_before"]
