@@ -99,12 +99,13 @@ def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
     from grader.doctor import run_self_test, summary_line
     from grader.judge import Grading
 
-    click.echo(summary_line(run_self_test()), err=True)
+    click.echo(summary_line(run_self_test(), options.get("lang", "en")), err=True)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C stops cleanly, even if started ignoring it
     queue = list(reversed(jobs))
     running: dict[Grading, Job] = {}
     retried: set[int] = set()  # jobs whose judge failed once: graded again, once
-    with click.progressbar(length=len(jobs), label="Grading", show_eta=True, file=sys.stderr,
+    label = Text("Grading", "评分中").render(options.get("lang", "en"))
+    with click.progressbar(length=len(jobs), label=label, show_eta=True, file=sys.stderr,
                            hidden=not sys.stderr.isatty()) as bar:
         try:
             while queue or running:

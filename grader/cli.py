@@ -29,6 +29,13 @@ LANG_KEY = "torch_katas.lang"  # in click's ctx.meta: the --lang found anywhere 
 
 
 def default_lang() -> str:
+    """The workspace's language (`grade lang`), else the locale's."""
+    from grader.workspace import workspace_lang
+
+    return workspace_lang() or locale_lang()
+
+
+def locale_lang() -> str:
     for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
         if os.environ.get(var):
             return "zh" if os.environ[var].lower().startswith("zh") else "en"
@@ -123,7 +130,8 @@ json_option = options.as_json
 assignment_option = options.assignment
 
 SECTIONS = {
-    "For learners": ["check", "list", "show", "next", "hint", "watch", "reset", "solution", "init", "notebook"],
+    "For learners": ["check", "list", "show", "next", "hint", "watch", "reset", "solution", "init", "lang",
+                     "notebook"],
     "For teachers": ["batch", "export", "gradescope", "release", "doctor"],
     "For course authors": ["new", "validate"],
 }
@@ -395,8 +403,10 @@ def hint_lines(hints: list[str], shown: int, lang: str, again: str) -> list[str]
 @click.option("--course", "course", metavar="PATH|NAME",
               help="The course to work on (default: the built-in exercises).")
 @lang_option
-def init_cmd(directory, course, lang):
-    """Create a workspace in DIRECTORY with every exercise's stub (of the course, with --course)."""
+@click.pass_context
+def init_cmd(ctx, directory, course, lang):
+    """Create a workspace in DIRECTORY with every exercise's stub (of the course, with --course); with --lang,
+    the workspace speaks that language from then on."""
     from grader.workspace import init_workspace
 
     if course:
@@ -405,12 +415,31 @@ def init_cmd(directory, course, lang):
         except CourseError as exc:
             raise problem(exc) from None
     try:
-        stubs = init_workspace(directory)
+        chosen = ctx.get_parameter_source("lang") == click.core.ParameterSource.COMMANDLINE or _asked
+        stubs = init_workspace(directory, lang if chosen else None)
     except FileExistsError:
         raise UsageProblem(say(lang, "{path} already exists: pick an empty folder",
                                path=directory / "exercises")) from None
     click.echo(say(lang, "Created a workspace with {n} exercises in {folder}.", n=len(stubs), folder=directory))
     click.echo(say(lang, "Next: cd {folder} && grade next", folder=directory))
+
+
+@main.command("lang")
+@click.argument("language", type=click.Choice(LANGUAGES), required=False)
+def lang_cmd(language):
+    """Show the language of this workspace, or set it to LANGUAGE (en or zh); --lang still overrides it."""
+    from grader.workspace import find_workspace, workspace_lang, write_settings
+
+    root = find_workspace()
+    if language is None:
+        click.echo(say(cli_lang(), "The language here is {lang}.", lang=workspace_lang() or locale_lang()))
+        return
+    if root is None:
+        raise UsageProblem(say(cli_lang(), "no workspace here: `grade init DIR --lang {lang}` makes one",
+                               lang=language))
+    write_settings(root, lang=language)
+    click.echo(say(language, "This workspace now speaks {lang} (in {path}).", lang=language,
+                   path=root / "torch-katas.toml"))
 
 
 @main.command("reset")
@@ -554,8 +583,10 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
     if as_json:
         click.echo(json.dumps(summary))
     else:
-        kinds = ", ".join(f"{summary.get(k, 0)} {k}" for k in ("full", "partial", "zero", "error", "timeout",
-                                                               "crashed", "tampered"))
+        from grader.result import KIND_TEXT
+
+        kinds = Text(", ", "，").render(lang).join(f"{summary.get(k, 0)} {KIND_TEXT[k].render(lang)}"
+                                                   for k in KIND_TEXT if summary.get(k) or k in ("full", "partial"))
         click.echo(say(lang, "Graded {graded} ({kinds}); {skipped} already graded; {problems} problems noted. "
                              "Gradebook in {out}/", graded=summary["graded"], kinds=kinds, skipped=summary["skipped"],
                        problems=summary["problems"], out=out))

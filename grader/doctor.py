@@ -22,6 +22,7 @@ from grader import isolation
 from grader.exercises import current_course
 from grader.sandbox import LearnerProblem, Limits, Submission
 from grader.source import Source
+from grader.text import Text
 
 SELF_TEST = '''
 import ctypes, os, socket, subprocess
@@ -96,18 +97,22 @@ def run_self_test() -> dict:
             "managed": done, "setup_s": elapsed}
 
 
-def summary_line(report: dict) -> str:
-    """One line for batch and the Gradescope runner."""
-    applied = ", ".join(report["applied"]) or "none"
-    line = f"Isolation of student code: {applied}"
+def summary_line(report: dict, lang: str = "en") -> str:
+    """One line for batch and the Gradescope runner, in `lang` (the layers' names are code: `landlock`...)."""
+    def code(names) -> str:
+        return ", ".join(f"`{name}`" for name in names)
+
+    line = Text("Isolation of student code: {applied}", "学生代码的隔离：{applied}",
+                applied=code(report["applied"]) if report["applied"] else Text("none", "无")).render(lang)
     if report["missing"]:
-        line += f"; missing: {', '.join(report['missing'])}"
+        line += Text("; missing: {names}", "；缺少：{names}", names=code(report["missing"])).render(lang)
     managed = [name for name, ok in report["managed"].items() if ok]
     if managed:
-        line += f"; WARNING, student code could still: {', '.join(managed)}"
+        line += Text("; WARNING, student code could still: {names}", "；警告：学生代码仍然可以：{names}",
+                     names=", ".join(managed)).render(lang)
     elif not report["applied"]:
-        line += " (plain processes only)"
-    return line + " (`grade doctor` for details)"
+        line += Text(" (plain processes only)", "（只是普通进程）").render(lang)
+    return line + Text(" (`grade doctor` for details)", "（详见 `grade doctor`）").render(lang)
 
 
 def render(report: dict) -> str:

@@ -130,7 +130,7 @@ def run(root: Path, exercise_ids: list[str], *, lang: str = "en", time_limit: fl
     from grader.source import SubmissionError, load_source
 
     exercises = [find_exercise(i, assignment) for i in exercise_ids]
-    print(summary_line(run_self_test()))  # the container's log, seen by instructors
+    print(summary_line(run_self_test(), lang))  # the container's log, seen by instructors
     options = {"lang": lang, "time_limit": time_limit, "memory": memory << 20 if memory else None}
     results: list[Result] = []
     with tempfile.TemporaryDirectory() as tmp:

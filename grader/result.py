@@ -18,7 +18,11 @@ from grader.text import Text
 OUTCOMES = ("passed", "failed", "not_started", "skipped", "not_run")
 STATUSES = ("graded", "error", "timeout", "crashed", "tampered")
 MARKS = {"passed": "✓", "failed": "✗", "not_started": "·", "skipped": "–", "not_run": "○"}  # one per outcome
-KINDS = ("full", "partial", "zero", "error", "timeout", "crashed", "tampered", "grader error")  # Result.outcome
+KIND_TEXT = {  # Result.outcome: what a teacher counts
+    "full": Text("full", "满分"), "partial": Text("partial", "部分得分"), "zero": Text("zero", "零分"),
+    "error": Text("error", "出错"), "timeout": Text("timeout", "超时"), "crashed": Text("crashed", "崩溃"),
+    "tampered": Text("tampered", "篡改"), "grader error": Text("grader error", "评分器出错"),
+}
 
 
 def text(value: Any) -> Text:
@@ -89,7 +93,7 @@ class Result:
 
     @property
     def outcome(self) -> str:
-        """What a teacher counts (one of KINDS): full, partial or zero when graded, else the status."""
+        """What a teacher counts (a key of KIND_TEXT): full, partial or zero when graded, else the status."""
         if self.grader_failure:
             return "grader error"
         if self.status != "graded":

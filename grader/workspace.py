@@ -1,5 +1,6 @@
-"""The learner's workspace: the folder whose exercises/ holds the files they edit, and the plain
-JSON file there that remembers progress (best scores, hints revealed).
+"""The learner's workspace: the folder whose exercises/ holds the files they edit, the plain JSON file
+there that remembers progress (best scores, hints revealed), and its settings in torch-katas.toml (the
+course it follows, the learner's language).
 
 Found from the current directory upwards; without one, the exercises shipped with the grader
 (a clone of the repository is itself a workspace). Never imports torch.
@@ -9,8 +10,14 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import time
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 from grader.exercises import WORKSPACE_FILE, Exercise, all_exercises, current_course
 from grader.result import Result
@@ -61,9 +68,35 @@ def edited(exercise: Exercise, start: Path | None = None) -> bool:
     return path.exists() and path.read_bytes() != exercise.stub.read_bytes()
 
 
-def init_workspace(target: Path) -> list[Path]:
+def settings(root: Path | None) -> dict:
+    """The workspace's torch-katas.toml: `course` (another course than the built-in one), `lang`."""
+    try:
+        return tomllib.loads((root / WORKSPACE_FILE).read_text(encoding="utf-8")) if root else {}
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def write_settings(root: Path, **changes: str) -> Path:
+    """Change the workspace's settings (torch-katas.toml), keeping the others."""
+    values = {**settings(root), **changes}
+    lines = ["# this workspace's settings: the course it follows (grade --course overrides it), the learner's "
+             "language (grade lang; --lang overrides it)"]
+    lines += [f"{key} = {json.dumps(value)}" for key, value in values.items() if value]
+    path = root / WORKSPACE_FILE
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def workspace_lang(start: Path | None = None) -> str | None:
+    """The language the workspace's learner chose (`grade init --lang`, `grade lang`), if any."""
+    lang = settings(find_workspace(start)).get("lang")
+    return lang if isinstance(lang, str) else None
+
+
+def init_workspace(target: Path, lang: str | None = None) -> list[Path]:
     """Create a fresh workspace in `target` with every stub and statement of the current course (and, for
-    another course than the built-in one, a torch-katas.toml naming it); return the stubs written."""
+    another course than the built-in one, or a language chosen, a torch-katas.toml saying so); return the
+    stubs written."""
     if (target / "exercises").exists():
         raise FileExistsError(f"{target / 'exercises'} already exists")
     course = current_course()
@@ -76,9 +109,8 @@ def init_workspace(target: Path) -> list[Path]:
                 shutil.copy2(ex.folder / name, folder / name)
         written.append(folder / ex.stub.name)
     (target / ".gitignore").write_text(f"{BACKUP_DIR}/\n__pycache__/\n")
-    if not course.built_in:
-        (target / WORKSPACE_FILE).write_text(f"# this workspace follows the course below (grade --course)\n"
-                                             f"course = {json.dumps(course.spec)}\n", encoding="utf-8")
+    if not course.built_in or lang:
+        write_settings(target, course="" if course.built_in else course.spec, lang=lang or "")
     return written
 
 
