@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.exercises import Exercise, all_exercises
+from grader.text import Text, verbatim
 
 MAX_ZIP_BYTES = 50 << 20  # one student's zip
 MAX_DOWNLOAD_BYTES = 2 << 30  # a whole class's download-all zip
@@ -46,7 +47,7 @@ class Job:
 @dataclass
 class Collection:
     jobs: list[Job] = field(default_factory=list)
-    problems: list[dict] = field(default_factory=list)  # {"student", "exercise"?, "message"}
+    problems: list[dict] = field(default_factory=list)  # {"student", "exercise"?, "message": a Text}
     students: dict[str, dict] = field(default_factory=dict)  # every student seen: key -> {"id", "name"} (from the LMS)
 
 
@@ -101,7 +102,7 @@ class _Student:
     """What one student handed in: (file, name shown and matched) pairs, and the notes on it."""
 
     files: list[tuple[Path, str]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+    notes: list[Text] = field(default_factory=list)
 
 
 def _walk(folder: Path, into: _Student, unpack_dir: Path | None = None) -> None:
@@ -115,7 +116,8 @@ def _walk(folder: Path, into: _Student, unpack_dir: Path | None = None) -> None:
             if IGNORED.search(relative):
                 continue
             if path.is_symlink():
-                into.notes.append(f"{relative} is a symbolic link: not graded")
+                into.notes.append(Text("{path} is a symbolic link: not graded", "{path} 是一个符号链接：不评分",
+                                       path=relative))
             elif name in files and unpack_dir is not None and path.suffix.lower() == ".zip":
                 _add_zip(path, relative, unpack_dir, into)
             elif name in files:
@@ -129,9 +131,11 @@ def _add_zip(archive: Path, shown: str, unpack_dir: Path, into: _Student) -> Non
     try:
         links = extract(archive, folder)
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        into.notes.append(f"{shown} is not a readable zip: {exc}")
+        into.notes.append(Text("{path} is not a readable zip: {error}", "{path} 不是可读的 zip：{error}", path=shown,
+                               error=verbatim(exc)))
         return
-    into.notes += [f"{link} in {shown} is a symbolic link: not graded" for link in links]
+    into.notes += [Text("{link} in {path} is a symbolic link: not graded", "{path} 中的 {link} 是一个符号链接：不评分",
+                        link=link, path=shown) for link in links]
     _walk(folder, into)
 
 
@@ -150,11 +154,14 @@ def _gather(submissions: Path, unpack_dir: Path) -> tuple[dict[str, tuple[_Stude
         elif entry.is_dir() or is_zip or entry.is_symlink():
             key, identity, original = entry.stem if is_zip else entry.name, ("", ""), ""
         else:
-            stray.append({"student": entry.stem, "message": f"{entry.name} is neither a student folder nor a .zip"})
+            neither = Text("{name} is neither a student folder nor a .zip", "{name} 既不是学生文件夹也不是 .zip",
+                           name=entry.name)
+            stray.append({"student": entry.stem, "message": neither})
             continue
         student = students.setdefault(key, (_Student(), identity))[0]
         if entry.is_symlink():
-            student.notes.append(f"{entry.name} is a symbolic link: not graded")
+            student.notes.append(Text("{path} is a symbolic link: not graded", "{path} 是一个符号链接：不评分",
+                                      path=entry.name))
         elif entry.is_dir():
             _walk(entry, student, unpack_dir / "zips")
         elif is_zip:
@@ -188,7 +195,7 @@ def collect(submissions: Path, exercises: list[Exercise], unpack_dir: Path) -> C
         found.students[student] = {"id": lms_id, "name": name} if lms_id else {}
         found.problems += [{"student": student, "message": note} for note in given.notes]
         if not given.files and not given.notes:
-            found.problems.append({"student": student, "message": "no files submitted"})
+            found.problems.append({"student": student, "message": Text("no files submitted", "没有提交任何文件")})
         candidates: dict[str, list[tuple[Path, str]]] = {}
         for path, label in given.files:
             ex = match_exercise(Path(label).name, known) if path.suffix in (".py", ".ipynb") else None
@@ -200,8 +207,9 @@ def collect(submissions: Path, exercises: list[Exercise], unpack_dir: Path) -> C
             ex = chosen[name]
             if len(files) > 1:
                 names = ", ".join(label for _, label in files)
-                found.problems.append({"student": student, "exercise": ex.id, "message":
-                                       f"two or more files for {ex.id} ({names}): keep one, none was graded"})
+                found.problems.append({"student": student, "exercise": ex.id, "message": Text(
+                    "two or more files for {ex} ({names}): keep one, none was graded",
+                    "{ex} 有两个或更多文件（{names}）：只保留一个，这次都没有评分", ex=ex.id, names=names)})
                 continue
             found.jobs.append(Job(student, ex, files[0][0], sha256(files[0][0])))
     return found

@@ -108,7 +108,7 @@ def build_gradebook(results: list[Result], exercises: list[Exercise], students: 
     identities = {key: dict(identity) for key, identity in students.items()}
     for r in results:
         identities.setdefault(r.student or "", {})
-    problems = list(problems)
+    problems = [{**p, "message": Text.of(p["message"]).render(lang)} for p in problems]  # JSON from here on
     if roster is not None:
         identities, unmatched = match_roster(identities, roster)
         problems += unmatched
@@ -149,19 +149,20 @@ def feedback_markdown(row: dict, results: dict[str, Result], exercises: list[Exe
     from grader.html_report import GRADER_FAILED
     from grader.report import points_text, score_text
 
-    lines = [say(lang, "# Feedback for {student}", student=row["student"]), "",
-             say(lang, "Total: **{total}/{max_total}**", total=f"{row['total']:g}", max_total=f"{row['max_total']:g}"),
-             ""]
+    lines = ["# " + say(lang, "Feedback for {student}", student=row["student"]), "",
+             Text("Total: **{total}/{max}**", "总分：**{total}/{max}**", total=f"{row['total']:g}",
+                  max=f"{row['max_total']:g}").render(lang), ""]
     for ex in exercises:
         r = results.get(ex.id)
         lines.append(f"## {ex.id} · {ex.text('title', lang)}")
         if r is None:
-            lines += [say(lang, "No file was submitted for this exercise."), ""]
+            lines += [Text("No file was submitted for this exercise.", "这个练习没有提交文件。").render(lang), ""]
             continue
         if r.grader_failure:
             lines += [say(lang, GRADER_FAILED), ""]
             continue
-        lines.append(f"**{score_text(r, lang)}** ({say(lang, r.status)})")
+        lines.append(Text("**{score}** ({status})", "**{score}**（{status}）", score=score_text(r, lang),
+                          status=say(lang, r.status)).render(lang))
         message = r.message.render(lang)
         if message:  # a load error's line and caret keep their columns in a code block
             lines += ["```", message, "```"] if "\n" in message else [f"> {message}"]

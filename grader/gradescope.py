@@ -144,7 +144,7 @@ def run(root: Path, exercise_ids: list[str], *, lang: str = "en", time_limit: fl
                 results.append(error_result("student", job.exercise, message_of(exc)))
     by_id = {ex.id: ex for ex in exercises}
     results += [error_result("student", by_id[p["exercise"]], p["message"]) for p in found.problems if "exercise" in p]
-    problems = [p["message"] for p in found.problems if "exercise" not in p]
+    problems = [Text.of(p["message"]).render(lang) for p in found.problems if "exercise" not in p]
     told = {r.exercise for r in results}
     for ex in exercises:
         if ex.id not in told:

@@ -3,6 +3,7 @@ report, errors, --help, the HTML report) holds no English prose outside code and
 
 import html.parser
 import json
+import os
 
 import pytest
 
@@ -11,7 +12,7 @@ from grader.text import Text, catalogue, english_prose, localized, message_of
 
 SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
 MISTAKE = ROOT / "tests" / "mistakes" / "ex05_manual_backward" / "sign_flipped.py"
-LEARNER_COMMANDS = ["check", "list", "show", "next", "hint", "watch", "reset", "solution", "init", "notebook"]
+LEARNER_COMMANDS = ["check", "list", "show", "next", "hint", "watch", "reset", "solution", "init", "lang", "notebook"]
 
 
 def zh(*args, cwd, input=None):
@@ -133,3 +134,51 @@ def test_the_html_report_and_its_charts_speak_chinese(workspace, tmp_path):
     curves = json.loads(run_grade("ex06", "--file", ROOT / "solutions" / "ex06_manual_training_loop.py", "--json",
                                   "--lang", "zh", cwd=workspace).stdout)["curves"]
     assert [c["title"] for c in curves] == ["每个 epoch 的 loss", "每个 epoch 的 w 和 b"]
+
+
+def page_text(path) -> str:
+    page = _Text()
+    page.feed(path.read_text(encoding="utf-8"))
+    return "\n".join(page.parts)
+
+
+def test_a_chinese_batch_writes_every_output_in_chinese(tmp_path):
+    """Feedback pages (Markdown and HTML), the class page, the gradebook and the summary line of a `--lang zh`
+    batch: no English prose outside code and quoted error text."""
+    subs = tmp_path / "subs"
+    for student, source in {"ann": SOLUTION.read_text(), "ben": (ROOT / "exercises" / "ex05_manual_backward" /
+                                                                "ex05_manual_backward.py").read_text(),
+                            "carl": "def predict(:\n"}.items():
+        (subs / student).mkdir(parents=True)
+        (subs / student / "ex05.py").write_text(source)
+    (subs / "dan").mkdir()  # nothing handed in
+    out = tmp_path / "grades"
+    proc = run_grade("batch", subs, "-e", "ex05", "--out", out, "--lang", "zh")
+    assert proc.returncode == 0, proc.stderr
+    outputs = {"summary": proc.stdout, "stderr": proc.stderr, "index.html": page_text(out / "index.html")}
+    for student in ("ann", "ben", "carl", "dan"):
+        outputs[f"{student}.md"] = (out / "feedback" / f"{student}.md").read_text(encoding="utf-8")
+        outputs[f"{student}.html"] = page_text(out / "feedback" / f"{student}.html")
+    book = json.loads((out / "gradebook.json").read_text(encoding="utf-8"))
+    outputs["gradebook titles"] = " ".join([ex["title"] for ex in book["exercises"]]
+                                           + [m["title"] + " " + m["label"] for m in book["misconceptions"]])
+    assert "学生代码的隔离" in outputs["stderr"] and "满分" in outputs["summary"]
+    assert "的反馈" in outputs["ann.md"] and "| | 检查 | 分数 | 反馈 |" in outputs["ann.md"]
+    assert "全班常见的错误" in outputs["index.html"] and "成绩册" in outputs["index.html"]
+    carl = next(json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if "carl" in line)
+    quoted = carl["message"].splitlines()[0]  # Python's own words about the learner's file, quoted as they are
+    assert quoted.startswith("SyntaxError")
+    assert {name: english_prose(text.replace(quoted, "")) for name, text in outputs.items()
+            if english_prose(text.replace(quoted, ""))} == {}
+
+
+def test_the_workspace_remembers_its_language(tmp_path):
+    english = {**os.environ, "LANG": "C.UTF-8", "LC_ALL": "", "LC_MESSAGES": ""}
+    init = run_grade("init", tmp_path / "ws", "--lang", "zh", cwd=tmp_path, env=english)
+    assert "已在" in init.stdout
+    ws = tmp_path / "ws"
+    assert "已完成" in run_grade("list", cwd=ws, env=english).stdout
+    assert "Stars" in run_grade("list", "--lang", "en", cwd=ws, env=english).stdout  # --lang overrides it
+    assert "now speaks en" in run_grade("lang", "en", cwd=ws, env=english).stdout
+    assert "Stars" in run_grade("list", cwd=ws, env=english).stdout
+    assert run_grade("lang", "zh", cwd=tmp_path, env=english).returncode == 2  # no workspace there
