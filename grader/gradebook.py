@@ -81,6 +81,17 @@ def misconceptions(results: list[Result], lang: str = "en") -> list[dict]:
     return sorted(entries, key=lambda m: (-m["count"], m["exercise"], m["check"], m["label"]))
 
 
+def explained(entries: list[dict], exercises: list[Exercise], lang: str) -> list[dict]:
+    """Each misconception with what its key means (`meaning`, in `lang`; "" when no registry describes it)."""
+    from grader.mistakes import describe, registered
+
+    keys = {ex.id: registered(ex) for ex in exercises}
+    for m in entries:
+        meaning = describe(m["key"], keys[m["exercise"]]) if m["key"] and m["exercise"] in keys else None
+        m["meaning"] = meaning.render(lang) if meaning else ""
+    return entries
+
+
 def check_rates(results: list[Result], lang: str = "en") -> list[dict]:
     """Each check's pass rate among the students who reached it (passed or failed), lowest first; `look`
     flags one that (nearly) everybody fails: a check or a statement to look at."""
@@ -124,7 +135,8 @@ def build_gradebook(results: list[Result], exercises: list[Exercise], students: 
                      "max_total": max_total, "problems": notes[key]})
     return {"exercises": [{"id": ex.id, "name": ex.name, "title": ex.text("title", lang), "points": ex.points}
                           for ex in exercises],
-            "max_total": max_total, "rows": rows, "misconceptions": misconceptions(results, lang),
+            "max_total": max_total, "rows": rows, "misconceptions": explained(misconceptions(results, lang), exercises,
+                                                                             lang),
             "checks": check_rates(results, lang), "problems": problems, "lang": lang,
             "stray": [p for p in problems if p["student"] not in identities], "similar": similar}
 

@@ -294,8 +294,9 @@ def _misconceptions(book: dict, lang: str) -> str:
     parts = [title, "<ul>"]
     for m in entries[:5]:
         count = _t(lang, "{n} of {of} students", "{of} 名学生中有 {n} 名", n=m["count"], of=m["submitted"])
+        meaning = f" {html.escape(m['meaning'])}" if m.get("meaning") else ""
         parts.append(f"<li><b>{count}</b> {_t(lang, 'in', '，')} {m['exercise']}: "
-                     f"<code>{html.escape(m['label'])}</code> ({html.escape(m['title'])})</li>")
+                     f"<code>{html.escape(m['label'])}</code>{meaning} ({html.escape(m['title'])})</li>")
     parts.append("</ul>")
     head = "".join(f"<th>{word.render(lang)}</th>" for word in (
         Text("students", "学生数"), Text("mistake", "错误"), Text("failed check", "未通过的检查"),
@@ -305,7 +306,8 @@ def _misconceptions(book: dict, lang: str) -> str:
         if not mine:
             continue
         rows = "".join(
-            f"<tr><td class='num'>{m['count']}</td><td><code>{html.escape(m['label'])}</code></td>"
+            f"<tr><td class='num'>{m['count']}</td><td><code>{html.escape(m['label'])}</code>"
+            + (f"<br>{html.escape(m['meaning'])}" if m.get("meaning") else "") + "</td>"
             f"<td>{html.escape(m['title'])}</td><td>{html.escape(m['example'])}</td></tr>" for m in mine)
         parts.append(f"<h3>{ex['id']} · {html.escape(ex['title'])}</h3><table><tr>{head}</tr>{rows}</table>")
     return "\n".join(parts)

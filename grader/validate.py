@@ -16,6 +16,7 @@ from pathlib import Path
 
 from grader.exercises import Exercise
 from grader.judge import grade, prewarm
+from grader.mistakes import describe, registered, registry_file
 from grader.notebook import write_notebook
 from grader.result import Result
 from grader.source import load_source
@@ -101,6 +102,7 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path) -> d
     if "zh" in exercise.course.languages:
         rows += [{"kind": "language", "file": name, "ok": False, "why": why}
                  for name, why in english_in_chinese(results)]
+    rows += [{"kind": "key", "file": name, "ok": False, "why": why} for name, why in unknown_keys(exercise, results)]
     course = exercise.course
     problems = []
     languages = [lang for lang in course.languages if lang in ("en", "zh")]
@@ -118,6 +120,14 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path) -> d
     rows += [{"kind": "metadata", "file": "exercise.toml", "ok": False, "why": p} for p in problems]
     return {"exercise": exercise.id, "name": exercise.name, "seed": seed, "ok": all(r["ok"] for r in rows),
             "rows": rows}
+
+
+def unknown_keys(exercise: Exercise, results: dict[str, Result]) -> list[tuple[str, str]]:
+    """(file, why) for each mistake key a check named that no registry describes (a typo makes a new category)."""
+    keys = registered(exercise)
+    return [(name, f"{c.id}: the mistake key '{c.key}' is not registered: add it to {registry_file(exercise).name} "
+                   "(python -m grader.mistakes drafts the line)")
+            for name, result in results.items() for c in result.checks if c.key and describe(c.key, keys) is None]
 
 
 def english_in_chinese(results: dict[str, Result]) -> list[tuple[str, str]]:
