@@ -14,7 +14,7 @@ import torch
 from grader.checking import CheckFailed, recorded_curves
 from grader.sandbox import Limits, LearnerError, LearnerProblem, Submission
 from grader.source import Source
-from grader.text import Text, verbatim
+from grader.text import Text, quoted
 
 STATUS_ORDER = ["graded", "timeout", "crashed", "tampered", "error"]
 
@@ -135,7 +135,7 @@ class JudgePlugin:
             self.statuses.add("timeout")
             return "failed", Text("This check ran past its time limit: is your code very slow, or stuck in a loop?",
                                   "这个检查超过了时间限制：你的代码是不是太慢，或者卡在循环里？"), "timeout"
-        error = verbatim(f"{type(exc).__name__}: {exc}"[:300] if exc else "unknown failure")
+        error = quoted(f"{type(exc).__name__}: {exc}"[:300] if exc else "unknown failure")
         return "failed", Text("The check could not finish ({error}): does your code return what the statement asks "
                               "for?", "检查无法完成（{error}）：你的代码返回的是题目要求的内容吗？",
                               error=error), "check-error"

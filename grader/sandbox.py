@@ -29,7 +29,7 @@ from grader import isolation, wire
 from grader.options import MEMORY_MIB
 from grader.probing import cell_name, frame, where
 from grader.source import NotebookShell, Source
-from grader.text import Text, joined, verbatim
+from grader.text import Text, joined, quoted, verbatim
 
 OUTPUT_SHOWN = 500
 TOP_LEVEL = Text("your file's top-level code", "你的文件的顶层代码")
@@ -626,7 +626,7 @@ class Submission:
         if reply.get("unsendable"):
             return LearnerError(Text("{what} returned a value that cannot be sent back: {detail}",
                                      "{what} 返回的值无法传回评分器：{detail}",
-                                     what=what, detail=verbatim(reply["message"])),
+                                     what=what, detail=quoted(reply["message"])),
                                 exc_type=reply["type"], key="unsendable-value")
         if reply.get("type") == "MemoryError" or "can't allocate memory" in reply.get("message", ""):
             return LearnerError(Text("{what} ran out of memory (the limit is {limit} MiB): is a tensor far larger than "
@@ -635,7 +635,7 @@ class Submission:
                                      what=what, limit=self._limits.memory >> 20, where=where(reply)),
                                 exc_type="MemoryError", key="out-of-memory")
         return LearnerError(Text("{what} raised {error}{where}", "{what} 抛出了异常 {error}{where}",
-                                 what=what, error=verbatim(reply["message"]), where=where(reply)),
+                                 what=what, error=quoted(reply["message"]), where=where(reply)),
                             exc_type=reply.get("type", ""))
 
     def call(self, name: str, *args, **kwargs):

@@ -48,6 +48,18 @@ def verbatim(text) -> Verbatim:
     return Verbatim(str(text))
 
 
+class Quotation(Verbatim):
+    """Another program's words quoted in a sentence (a framework's error message): marked as a quotation where
+    a language needs it, 「...」 in Chinese, so it does not run into the sentence around it."""
+
+
+def quoted(text) -> Quotation:
+    return Quotation(str(text))
+
+
+QUOTES = {"zh": "「{}」"}
+
+
 class Text:
     """A message with one template per language, rendered with the same values in each."""
 
@@ -105,7 +117,9 @@ def _value(value, lang: str, mask: bool):
     if isinstance(value, Text):
         return value.render(lang, mask=mask)
     if isinstance(value, Verbatim):
-        return QUOTE if mask else str(value)
+        if mask:
+            return QUOTE
+        return QUOTES.get(lang, "{}").format(value) if isinstance(value, Quotation) else str(value)
     if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value):
         return Text(*value).render(lang, mask=mask)
     return value

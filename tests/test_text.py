@@ -48,3 +48,13 @@ def test_joined_and_say():
 
 def test_adding_texts_keeps_each_language():
     assert (Text("One.", "一。") + (" Two.", "二。")).render("zh") == "一。二。"
+
+
+def test_a_quoted_framework_error_is_marked_as_a_quotation_in_chinese():
+    from grader.text import quoted
+
+    text = Text("{what} raised {error}", "{what} 抛出了异常 {error}", what="`f(x)`",
+                error=quoted("RuntimeError: Tensor on device cpu is not on the expected device meta!"))
+    assert text.render("en").endswith("raised RuntimeError: Tensor on device cpu is not on the expected device meta!")
+    assert text.render("zh").endswith("抛出了异常 「RuntimeError: Tensor on device cpu is not on the expected device meta!」")
+    assert english_prose(text.render("zh", mask=True)) == []
