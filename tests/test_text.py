@@ -53,8 +53,8 @@ def test_adding_texts_keeps_each_language():
 def test_a_quoted_framework_error_is_marked_as_a_quotation_in_chinese():
     from grader.text import quoted
 
-    text = Text("{what} raised {error}", "{what} 抛出了异常 {error}", what="`f(x)`",
-                error=quoted("RuntimeError: Tensor on device cpu is not on the expected device meta!"))
-    assert text.render("en").endswith("raised RuntimeError: Tensor on device cpu is not on the expected device meta!")
-    assert text.render("zh").endswith("抛出了异常 「RuntimeError: Tensor on device cpu is not on the expected device meta!」")
+    error = "RuntimeError: Tensor on device cpu is not on the expected device meta!"
+    text = Text("{what} raised {error}", "{what} 抛出了异常 {error}", what="`f(x)`", error=quoted(error))
+    assert text.render("en").endswith(f"raised {error}")
+    assert text.render("zh").endswith(f"抛出了异常 「{error}」")
     assert english_prose(text.render("zh", mask=True)) == []
