@@ -181,7 +181,10 @@ class LocalCommand(click.Command):
                 formatter.write_dl(rows)
 
     def get_short_help_str(self, limit: int = 45) -> str:
-        return Text(super().get_short_help_str(limit)).render(cli_lang())
+        """The first sentence of the help in the CLI's language (translated whole, then shortened)."""
+        if self.short_help or not self.help:
+            return Text(super().get_short_help_str(limit)).render(cli_lang())
+        return click.utils.make_default_short_help(help_text(cli_lang(), self.help), limit)
 
 
 class GradeGroup(LocalCommand, click.Group):

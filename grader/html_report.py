@@ -18,14 +18,15 @@ from grader.text import Text, say
 STYLE = """body{font-family:system-ui,"PingFang SC","Microsoft YaHei","Noto Sans CJK SC","Noto Sans SC",sans-serif;
 max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ddd;padding:4px 8px;text-align:left;
-vertical-align:top}.passed{color:#18794e}.failed{color:#c62828}.not_started{color:#8a6d00}.note{background:#fff5e6;
+vertical-align:top}th,td.num{white-space:nowrap}.passed{color:#18794e}.failed{color:#c62828}.not_started{color:#8a6d00}.note{background:#fff5e6;
 padding:8px;border-left:4px solid #f0a020}svg{max-width:100%;height:auto}svg text{font-size:11px;fill:#444}
 .book td{white-space:nowrap}.book th{cursor:pointer;position:sticky;top:0;background:#f6f6f6}
 .book a{text-decoration:none;color:inherit}.full{background:#e6f4ea}.partial{background:#fff8e1}
 .zero{background:#fdecea}
 .missing{color:#999}.error,.crashed,.timeout{background:#ffe0b2;font-weight:bold}.tampered{background:#e1bee7;font-weight:bold}
 .grader_error{background:#cfd8dc;font-style:italic}.look{color:#c62828;font-weight:bold}.num{text-align:right}
-code{background:#f3f3f3;padding:0 3px}"""
+code{background:#f3f3f3;padding:0 3px;white-space:nowrap}.checks .msg{color:#333;margin-top:4px}
+@media (max-width:700px){table{display:block;overflow-x:auto}}"""
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
 
 
@@ -66,6 +67,8 @@ def svg_chart(curve: dict, lang: str = "en") -> str:
             lo, hi = a_lo - pad, a_hi + pad
     if hi - lo < 1e-12:
         lo, hi = lo - 1.0, hi + 1.0
+    margin = 0.06 * (hi - lo)  # nothing drawn on the frame: a true value at the edge stays visible
+    lo, hi = lo - margin, hi + margin
     steps = max((len(v) for v in series.values()), default=1)
     plot_w, plot_h = width - left - right, height - top - bottom
 
@@ -87,8 +90,9 @@ def svg_chart(curve: dict, lang: str = "en") -> str:
     parts.append(f'<text x="{left + plot_w / 2}" y="{height - 6}" text-anchor="middle">{html.escape(xlabel)}</text>')
     for name, value in truth.items():
         y = y_at(scale(value))
+        label_y = y - 4 if y - 16 > top else y + 13  # inside the plot, clear of the title above it
         parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="gray" '
-                     f'stroke-dasharray="5,4"/><text x="{left + 4}" y="{y - 4:.1f}">'
+                     f'stroke-dasharray="5,4"/><text x="{left + 4}" y="{label_y:.1f}">'
                      f'{html.escape(say(lang, "true {name} = {value}", name=name, value=f"{value:g}"))}</text>')
     left_at = []
     for n, (name, values) in enumerate(series.items()):
@@ -141,13 +145,14 @@ DIVERGED = ("Your loss grew instead of shrinking. That usually means the learnin
 
 
 def check_table(result: Result, lang: str = "en") -> str:
+    """A row per check: its mark, its title with the feedback under it, its points (readable on a phone too)."""
     rows = "".join(
-        f"<tr class='{c.outcome}'><td>{MARKS[c.outcome]}</td><td>{html.escape(c.title.render(lang))}</td>"
-        f"<td class='num'>{html.escape(points_text(c, lang))}</td>"
-        f"<td>{html.escape(c.message.render(lang))}</td></tr>"
+        f"<tr class='{c.outcome}'><td>{MARKS[c.outcome]}</td><td>{html.escape(c.title.render(lang))}"
+        + (f"<div class='msg'>{html.escape(c.message.render(lang))}</div>" if c.message.render(lang) else "")
+        + f"</td><td class='num'>{html.escape(points_text(c, lang))}</td></tr>"
         for c in result.checks)
-    head = "".join(f"<th>{say(lang, word)}</th>" for word in ("check", "points", "feedback"))
-    return f"<table><tr><th></th>{head}</tr>{rows}</table>"
+    head = "".join(f"<th>{say(lang, word)}</th>" for word in ("check", "points"))
+    return f"<table class='checks'><tr><th></th>{head}</tr>{rows}</table>"
 
 
 def heading(result: Result, lang: str = "en") -> str:
@@ -167,7 +172,8 @@ def result_section(result: Result, lang: str = "en", show_heading: bool = True) 
     if result.grader_failure:
         parts.append(f"<p class='note'>{say(lang, GRADER_FAILED)}</p>")
     else:
-        parts.append(f"<p><b>{html.escape(score_text(result, lang))}</b> ({html.escape(say(lang, result.status))})</p>")
+        status = Text("({status})", "（{status}）", status=say(lang, result.status)).render(lang)
+        parts.append(f"<p><b>{html.escape(score_text(result, lang))}</b> {html.escape(status)}</p>")
         if result.message.render(lang):
             parts.append(message_html(result.message.render(lang)))
     parts.append(check_table(result, lang))
@@ -295,8 +301,10 @@ def _misconceptions(book: dict, lang: str) -> str:
     for m in entries[:5]:
         count = _t(lang, "{n} of {of} students", "{of} 名学生中有 {n} 名", n=m["count"], of=m["submitted"])
         meaning = f" {html.escape(m['meaning'])}" if m.get("meaning") else ""
-        parts.append(f"<li><b>{count}</b> {_t(lang, 'in', '，')} {m['exercise']}: "
-                     f"<code>{html.escape(m['label'])}</code>{meaning} ({html.escape(m['title'])})</li>")
+        parts.append("<li>" + _t(lang, "<b>{count}</b> in {ex}: {key}{meaning} ({title})",
+                                 "{ex}：<b>{count}</b> {key}{meaning}（{title}）", count=count, ex=m["exercise"],
+                                 key=f"<code>{html.escape(m['label'])}</code>", meaning=meaning,
+                                 title=html.escape(m["title"])) + "</li>")
     parts.append("</ul>")
     head = "".join(f"<th>{word.render(lang)}</th>" for word in (
         Text("students", "学生数"), Text("mistake", "错误"), Text("failed check", "未通过的检查"),

@@ -3,7 +3,7 @@
 A check names the mistake it diagnosed with a short key (`fail(..., key="zero-grad-missing")`); the class page
 counts students per key and shows its description. The keys the toolkit itself names (`wrong-shape`, `nan`,
 `sign`, `raised-ValueError`...) are here in COMMON; an exercise's own keys are in a file beside its checks,
-`checks/<exercise>.mistakes.toml`, one line a key:
+`checks/<exercise>.keys.toml`, one line a key:
 
     zero-grad-missing = ["the gradients are not zeroed before backward", "backward 之前没有把梯度清零"]
 
@@ -68,7 +68,7 @@ COMMON = {  # keys the check toolkit, the sandbox and the judge name for every e
 
 
 def registry_file(exercise: Exercise) -> Path:
-    return exercise.checks.with_suffix(".mistakes.toml")
+    return exercise.checks.with_suffix(".keys.toml")
 
 
 def registered(exercise: Exercise) -> dict[str, Text]:

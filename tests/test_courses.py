@@ -233,6 +233,7 @@ def test_the_worked_example_in_docs_authoring_validates(tmp_path):
     blocks = re.findall(r"```(\w*)\n(.*?)```", doc, re.S)
     stub, solution, checks, mistake = [code for lang, code in blocks if lang == "python"][:4]
     metadata = next(code for lang, code in blocks if lang == "toml" and code.startswith("title"))
+    keys = next(code for lang, code in blocks if lang == "toml" and code.startswith("no-max-subtraction"))
     root = tmp_path / "dl101"
     assert run_grade("new", "hw1_softmax", "--course", root, cwd=tmp_path).returncode == 0
     shutil.rmtree(root / "mistakes" / "hw1_softmax")
@@ -240,6 +241,7 @@ def test_the_worked_example_in_docs_authoring_validates(tmp_path):
     for path, text in {root / "exercises" / "hw1_softmax" / "hw1_softmax.py": stub,
                        root / "exercises" / "hw1_softmax" / "exercise.toml": metadata,
                        root / "solutions" / "hw1_softmax.py": solution, root / "checks" / "hw1_softmax.py": checks,
+                       root / "checks" / "hw1_softmax.keys.toml": keys,
                        root / "mistakes" / "hw1_softmax" / "no_max_subtraction.py": mistake}.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
