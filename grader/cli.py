@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import click
+from click.utils import make_default_short_help
 
 from grader import cli_text, options
 from grader.exercises import CourseError, UnknownExercise, all_exercises, course_from, find_exercise, use_course
@@ -184,7 +185,7 @@ class LocalCommand(click.Command):
         """The first sentence of the help in the CLI's language (translated whole, then shortened)."""
         if self.short_help or not self.help:
             return Text(super().get_short_help_str(limit)).render(cli_lang())
-        return click.utils.make_default_short_help(help_text(cli_lang(), self.help), limit)
+        return make_default_short_help(help_text(cli_lang(), self.help), limit)
 
 
 class GradeGroup(LocalCommand, click.Group):
