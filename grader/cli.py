@@ -15,11 +15,11 @@ import inspect
 import json
 import locale
 import os
+import re
 import sys
 from pathlib import Path
 
 import click
-from click.utils import make_default_short_help
 
 from grader import cli_text, options
 from grader.exercises import CourseError, UnknownExercise, all_exercises, course_from, find_exercise, use_course
@@ -185,7 +185,9 @@ class LocalCommand(click.Command):
         """The first sentence of the help in the CLI's language (translated whole, then shortened)."""
         if self.short_help or not self.help:
             return Text(super().get_short_help_str(limit)).render(cli_lang())
-        return make_default_short_help(help_text(cli_lang(), self.help), limit)
+        first = help_text(cli_lang(), self.help).split("\n\n")[0]
+        match = re.match(r"(.+?(?:\.(?=\s|$)|。))", " ".join(first.split()))
+        return match.group(1) if match else first
 
 
 class GradeGroup(LocalCommand, click.Group):
