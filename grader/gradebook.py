@@ -83,7 +83,7 @@ def misconceptions(results: list[Result], lang: str = "en") -> list[dict]:
 
 def explained(entries: list[dict], exercises: list[Exercise], lang: str) -> list[dict]:
     """Each misconception with what its key means (`meaning`, in `lang`; "" when no registry describes it)."""
-    from grader.mistakes import describe, registered
+    from grader.keys import describe, registered
 
     keys = {ex.id: registered(ex) for ex in exercises}
     for m in entries:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from grader.exercises import Exercise
 from grader.judge import grade, prewarm
-from grader.mistakes import describe, registered, registry_file
+from grader.keys import describe, registered, registry_file
 from grader.notebook import write_notebook
 from grader.result import Result
 from grader.source import load_source
@@ -126,7 +126,7 @@ def unknown_keys(exercise: Exercise, results: dict[str, Result]) -> list[tuple[s
     """(file, why) for each mistake key a check named that no registry describes (a typo makes a new category)."""
     keys = registered(exercise)
     return [(name, f"{c.id}: the mistake key '{c.key}' is not registered: add it to {registry_file(exercise).name} "
-                   "(python -m grader.mistakes drafts the line)")
+                   "(python -m grader.keys drafts the line)")
             for name, result in results.items() for c in result.checks if c.key and describe(c.key, keys) is None]
 
 

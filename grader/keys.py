@@ -9,7 +9,7 @@ counts students per key and shows its description. The keys the toolkit itself n
 
 A key ending in `*` stands for every key it begins (`init-*` for `init-weight`, `init-bias`). `grade validate`
 fails a result whose key is registered nowhere (a typo would silently make a new category), and
-`python -m grader.mistakes` prints the keys the check modules name that are not registered yet, as lines to
+`python -m grader.keys` prints the keys the check modules name that are not registered yet, as lines to
 paste, each with a first draft of its description taken from the message it comes with.
 """
 
