@@ -36,6 +36,7 @@ def test_wheel_carries_exercises_checks_and_metadata(installed):
     assert "grader/_bundle/exercises/ex05_manual_backward/exercise.toml" in names
     assert "grader/_bundle/exercises/ex05_manual_backward/README.zh.md" in names
     assert "grader/checks/ex05_manual_backward.py" in names and "grader/checks/pytest.ini" in names
+    assert "grader/checks/ex05_manual_backward.keys.toml" in names  # what the class page says each key means
     assert sum(n.endswith("exercise.toml") for n in names) == len(list((ROOT / "exercises").glob("ex*/exercise.toml")))
     assert not [n for n in names if "solutions" in n or "mistakes" in n or "variants" in n]  # a student install
 
