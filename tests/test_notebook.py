@@ -118,7 +118,7 @@ def test_check_in_notebook_code_grades_the_given_cells(tmp_path, monkeypatch):
     result = check("ex05", cells=["%matplotlib inline", SOLUTION.read_text()], lang="en")
     assert isinstance(result, CheckResult) and result.passed
     assert "Not recorded in your progress: this notebook is not in a workspace" in repr(result)
-    assert "<table>" in result._repr_html_() and "Score: 10/10" in repr(result)
+    assert "<table class='checks'>" in result._repr_html_() and "Score: 10/10" in repr(result)
     stub = check("ex05", cells=["import torch\ndef predict(x, w, b):\n    return -(w * x + b)\n"], lang="en")
     assert not stub.passed and "Hint 1/3:" in repr(stub) and "💡" in stub._repr_html_()
     assert 'stuck? Run `hint("ex05")`' in repr(stub) and "grade hint" not in repr(stub)
@@ -174,7 +174,7 @@ def test_check_in_a_real_kernel(tmp_path):
     printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "PASSED True" in printed
     html = [o for o in outputs if o.output_type == "execute_result"][0]["data"]["text/html"]
-    assert "<table>" in html and "Score: 10/10" in html
+    assert "<table class='checks'>" in html and "Score: 10/10" in html
 
 
 def test_validate_fails_when_a_file_scores_otherwise_as_a_notebook(tmp_path, monkeypatch):

@@ -28,7 +28,7 @@ def test_training_exercise_report_has_curves(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert f"wrote {report}" in proc.stdout
     page = report.read_text()
-    assert "<table>" in page and "Score: 10/10" in page
+    assert "<table class='checks'>" in page and "Score: 10/10" in page
     loss, params = charts(page)
     assert "loss per epoch" in loss and "w and b per epoch" in params and "true w = " in params
     assert all(n > 5 for n in points(loss) + points(params))
