@@ -101,20 +101,24 @@ def named_keys(path: Path) -> dict[str, tuple[str, str]]:
         if not isinstance(node, ast.Call):
             continue
         for keyword in node.keywords:
-            key = _literal_key(keyword.value) if keyword.arg == "key" else None
-            if key and key not in found:
-                texts = [_literal(arg) for arg in node.args[:2]] + ["", ""]
-                found[key] = (texts[0], texts[1])
+            for key in _literal_keys(keyword.value) if keyword.arg == "key" else []:
+                if key not in found:
+                    texts = [_literal(arg) for arg in node.args[:2]] + ["", ""]
+                    found[key] = (texts[0], texts[1])
     return found
 
 
-def _literal_key(node: ast.expr) -> str | None:
+def _literal_keys(node: ast.expr) -> list[str]:
+    """The keys an expression can be: a string, an f-string's literal start (as a pattern), either branch of
+    `a if c else b`."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
+        return [node.value]
     if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant) \
             and isinstance(node.values[0].value, str):
-        return node.values[0].value + "*"
-    return None
+        return [node.values[0].value + "*"]
+    if isinstance(node, ast.IfExp):
+        return _literal_keys(node.body) + _literal_keys(node.orelse)
+    return []
 
 
 def _literal(node: ast.expr) -> str:
