@@ -98,6 +98,8 @@ def named_keys(path: Path) -> dict[str, tuple[str, str]]:
         return {}
     found: dict[str, tuple[str, str]] = {}
     for node in ast.walk(tree):
+        for key in _assigned_keys(node) + _paired_keys(node):  # key = "x"; cause, key = Text(...), "x"
+            found.setdefault(key, ("", ""))
         if not isinstance(node, ast.Call):
             continue
         for keyword in node.keywords:
@@ -106,6 +108,26 @@ def named_keys(path: Path) -> dict[str, tuple[str, str]]:
                     texts = [_literal(arg) for arg in node.args[:2]] + ["", ""]
                     found[key] = (texts[0], texts[1])
     return found
+
+
+def _assigned_keys(node: ast.AST) -> list[str]:
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+        return []
+    target, value = node.targets[0], node.value
+    if isinstance(target, ast.Name) and target.id == "key":
+        return _literal_keys(value)
+    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+        return [k for t, v in zip(target.elts, value.elts) if isinstance(t, ast.Name) and t.id == "key"
+                for k in _literal_keys(v)]
+    return []
+
+
+def _paired_keys(node: ast.AST) -> list[str]:
+    """A (Text(...), "key") pair, as a list of diagnosed causes holds them."""
+    if isinstance(node, ast.Tuple) and len(node.elts) == 2 and isinstance(node.elts[0], ast.Call) \
+            and getattr(node.elts[0].func, "id", "") == "Text":
+        return [key for key in _literal_keys(node.elts[1]) if re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", key)]
+    return []
 
 
 def _literal_keys(node: ast.expr) -> list[str]:
