@@ -123,11 +123,12 @@ def _assigned_keys(node: ast.AST) -> list[str]:
 
 
 def _paired_keys(node: ast.AST) -> list[str]:
-    """A (Text(...), "key") pair, as a list of diagnosed causes holds them."""
-    if isinstance(node, ast.Tuple) and len(node.elts) == 2 and isinstance(node.elts[0], ast.Call) \
-            and getattr(node.elts[0].func, "id", "") == "Text":
-        return [key for key in _literal_keys(node.elts[1]) if re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", key)]
-    return []
+    """Key-like strings (`graph-reused`: lower case, hyphenated) in a tuple, as tables of diagnosed causes hold
+    them (`(needle, "graph-reused", Text(...))`, `return "cuda", "cuda-hard-coded"`)."""
+    if not isinstance(node, ast.Tuple):
+        return []
+    return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
+            and re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)+", e.value)]
 
 
 def _literal_keys(node: ast.expr) -> list[str]:
