@@ -127,8 +127,8 @@ def _paired_keys(node: ast.AST) -> list[str]:
     them (`(needle, "graph-reused", Text(...))`, `return "cuda", "cuda-hard-coded"`)."""
     if not isinstance(node, ast.Tuple):
         return []
-    return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
-            and re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)+", e.value)]
+    return [key for e in node.elts if isinstance(e, (ast.Constant, ast.IfExp)) for key in _literal_keys(e)
+            if re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)+", key)]
 
 
 def _literal_keys(node: ast.expr) -> list[str]:
