@@ -123,11 +123,15 @@ def _assigned_keys(node: ast.AST) -> list[str]:
 
 
 def _paired_keys(node: ast.AST) -> list[str]:
-    """Key-like strings (`graph-reused`: lower case, hyphenated) in a tuple, as tables of diagnosed causes hold
-    them (`(needle, "graph-reused", Text(...))`, `return "cuda", "cuda-hard-coded"`)."""
-    if not isinstance(node, ast.Tuple):
+    """Key-like strings (`graph-reused`: lower case, hyphenated) in a tuple or as a dict's values, as tables of
+    diagnosed causes hold them (`(needle, "graph-reused", Text(...))`, `return "cuda", "cuda-hard-coded"`)."""
+    if isinstance(node, ast.Dict):  # {"never stepped": "last-group-dropped", ...}
+        elements = [v for v in node.values if v is not None]
+    elif isinstance(node, ast.Tuple):
+        elements = node.elts
+    else:
         return []
-    return [key for e in node.elts if isinstance(e, (ast.Constant, ast.IfExp)) for key in _literal_keys(e)
+    return [key for e in elements if isinstance(e, (ast.Constant, ast.IfExp)) for key in _literal_keys(e)
             if re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)+", key)]
 
 
