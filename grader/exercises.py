@@ -262,6 +262,7 @@ BUILTIN_AFTER = {
     "ex22_loss_not_decreasing": "ex28_early_stopping",
     "ex25_load_what_fits": "ex15_checkpoints",
     "ex26_freeze_finetune": "ex25_load_what_fits",
+    "ex29_export": "ex26_freeze_finetune",
     "ex23_watch_layers": "ex19_numerics",
 }
 
