@@ -61,6 +61,19 @@ def _hooks_left(model) -> list:
             if m._forward_hooks or m._forward_pre_hooks or getattr(m, "_forward_hooks_with_kwargs", None)]
 
 
+def _same_grad(grad, before) -> bool:
+    return (grad is None and before is None) or (grad is not None and before is not None and torch.equal(grad, before))
+
+
+def _number(v):
+    """A norm the learner returned, as a float if it is one number (float, int or one-element tensor)."""
+    if isinstance(v, (float, int)) and not isinstance(v, bool):
+        return float(v)
+    if isinstance(v, torch.Tensor) and v.numel() == 1:
+        return float(v)
+    return None
+
+
 @probe
 def norms_probe(module, state, x, target):
     model = build(Net, state)
@@ -72,14 +85,9 @@ def norms_probe(module, state, x, target):
         raise
     except Exception as exc:  # noqa: BLE001 - explained by the judge
         return {"error": learner_error(exc, module)}
-    changed = [name for name, p in model.named_parameters()
-               if (p.grad is None) != (before[name] is None) or (p.grad is not None and not torch.equal(p.grad, before[name]))]
+    changed = [name for name, p in model.named_parameters() if not _same_grad(p.grad, before[name])]
     if isinstance(got, dict):
-        got = {str(k) if not isinstance(k, str) else k: (v if isinstance(v, float) else
-                                                         float(v) if isinstance(v, (int, torch.Tensor)) and
-                                                         getattr(v, "numel", lambda: 1)() == 1 else None,
-                                                         type(v).__name__)
-               for k, v in got.items()}
+        got = {str(k): (_number(v), type(v).__name__) for k, v in got.items()}
     else:
         got = type(got).__name__
     return {"error": None, "got": got, "changed": changed}
@@ -167,27 +175,28 @@ def test_norm_values(submission, rng):
             continue
         value, kind = out["got"][name]
         if kind != "float":
-            fail("{call}[{name!r}] is a {kind}: return Python floats (.item()).",
-                 "{call}[{name!r}] 是 {kind}：请返回 Python float（.item()）。", call=NORMS_CALL, name=verbatim(name),
+            fail("{call}[{name}] is a {kind}: return Python floats (.item()).",
+                 "{call}[{name}] 是 {kind}：请返回 Python float（.item()）。", call=NORMS_CALL, name=verbatim(repr(name)),
                  kind=verbatim(f"`{kind}`"), key="not-a-float")
         g = p.grad.double()
         want = float(g.norm())
         if value is not None and math.isclose(value, want, rel_tol=1e-4, abs_tol=1e-8):
             continue
-        causes = [(float(p.detach().double().norm()), Text("the norm of the parameter itself, not of its gradient: "
-                                                           "use p.grad", "这是参数本身的范数，不是梯度的范数：请用 p.grad")),
-                  (want ** 2, Text("the squared norm: take the square root (p.grad.norm())",
+        causes = [(float(p.detach().double().norm()),
+                   Text("That is the norm of the parameter itself, not of its gradient: use p.grad",
+                        "这是参数本身的范数，不是梯度的范数：请用 p.grad")),
+                  (want ** 2, Text("That is the squared norm: take the square root (p.grad.norm())",
                                    "这是范数的平方：请开平方（p.grad.norm()）")),
-                  (float(g.abs().sum()), Text("the sum of |grad| (the L1 norm): the L2 norm is the square root of the "
+                  (float(g.abs().sum()), Text("That is the sum of |grad| (the L1 norm): the L2 norm is the square root of the "
                                              "sum of squares", "这是 |grad| 之和（L1 范数）：L2 范数是平方和的平方根")),
-                  (float(g.abs().max()), Text("the largest |grad|: the L2 norm is the square root of the sum of squares",
+                  (float(g.abs().max()), Text("That is the largest |grad|: the L2 norm is the square root of the sum of squares",
                                              "这是最大的 |grad|：L2 范数是平方和的平方根")),
-                  (float(g.mean()), Text("the mean of the gradient: the L2 norm is the square root of the sum of squares",
+                  (float(g.mean()), Text("That is the mean of the gradient: the L2 norm is the square root of the sum of squares",
                                          "这是梯度的均值：L2 范数是平方和的平方根"))]
         cause = next((text for v, text in causes if value is not None and math.isclose(value, v, rel_tol=1e-4)),
                      Text("", ""))
-        fail("{call}[{name!r}] is {got:.6g}, expected {want:.6g}. {cause}",
-             "{call}[{name!r}] 为 {got:.6g}，应为 {want:.6g}。{cause}", call=NORMS_CALL, name=verbatim(name),
+        fail("{call}[{name}] is {got:.6g}, expected {want:.6g}. {cause}",
+             "{call}[{name}] 为 {got:.6g}，应为 {want:.6g}。{cause}", call=NORMS_CALL, name=verbatim(repr(name)),
              got=value if value is not None else float("nan"), want=want, cause=cause, key="wrong-norm")
 
 

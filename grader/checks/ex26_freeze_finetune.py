@@ -14,7 +14,7 @@ import torch
 from torch import nn
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
-from grader.checking import LearnerError, Text, check, fail, learner_error, probe, verbatim, where
+from grader.checking import Text, check, fail, learner_error, probe, verbatim, where
 
 LR, EPOCHS, BATCHES, BATCH = 0.1, 3, 4, 16
 CALL = f"`fine_tune(model, batches, lr={LR}, epochs={EPOCHS})`"
