@@ -112,11 +112,11 @@ def judge_step(submission, rng, task):
         msg = err["message"] or ""
         lesson = Text("", "")
         if "Double" in msg or "same dtype" in msg:
-            lesson = Text(" ", " ") + WHY["inputs"]
+            lesson = Text(" ", "") + WHY["inputs"]
         elif task == "multiclass" and any(w in msg for w in ("Long", "Int", "probabilities", "target")):
-            lesson = Text(" ", " ") + WHY["classes"]
+            lesson = Text(" ", "") + WHY["classes"]
         elif task == "binary" and any(w in msg for w in ("size", "Long", "cast", "target")):
-            lesson = Text(" ", " ") + WHY["binary"]
+            lesson = Text(" ", "") + WHY["binary"]
         fail("{call} raised {error}{where}.{lesson}", "{call} 抛出了 {error}{where}。{lesson}", call=call,
              error=verbatim(f"{err['type']}: {msg.splitlines()[0][:200] if msg else ''}"), where=where(err),
              lesson=lesson, key=f"raised-{err['type']}")

@@ -202,7 +202,7 @@ def test_stop_signal(submission, rng):
              "{when}; expected at epoch {w}.{slip}",
              "当 patience={patience}、min_delta={min_delta}、验证损失依次为 {losses} 时，step {when}发出停止信号；应在第 {w} 个 "
              "epoch。{slip}", patience=patience, min_delta=min_delta, losses=losses_text(losses), when=when, w=w + 1,
-             slip=Text(" ", " ") + SLIPS[slip] + Text(".", "。") if slip else Text("", ""),
+             slip=Text(" ", "") + SLIPS[slip] + Text(".", "。") if slip else Text("", ""),
              key=f"stop-{slip or 'wrong-epoch'}")
 
 
