@@ -258,13 +258,38 @@ def declared_checks(path: Path) -> list[dict]:
 
 # -- finding the course ---------------------------------------------------------------------------
 
+# Where the exercises added after the first 21 sit in the built-in course's teaching order (`grade list`),
+# each after the one it builds on; every other folder keeps its place by name.
+BUILTIN_AFTER = {
+    "ex24_standardize": "ex13_data",
+    "ex27_dtypes": "ex24_standardize",
+    "ex28_early_stopping": "ex14_training_loop",
+    "ex22_loss_not_decreasing": "ex28_early_stopping",
+    "ex25_load_what_fits": "ex15_checkpoints",
+    "ex26_freeze_finetune": "ex25_load_what_fits",
+    "ex29_export": "ex26_freeze_finetune",
+    "ex23_watch_layers": "ex19_numerics",
+}
+
+
+def builtin_order() -> list[str]:
+    """The built-in exercises in teaching order: by name, with those of BUILTIN_AFTER moved after theirs."""
+    names = sorted(p.name for p in EXERCISES_DIR.iterdir() if (p / "exercise.toml").is_file()) \
+        if EXERCISES_DIR.is_dir() else []
+    order = [name for name in names if BUILTIN_AFTER.get(name) not in names]
+    for name, after in BUILTIN_AFTER.items():
+        if name in names and after in names:
+            order.insert(order.index(after) + 1, name)
+    return order
+
+
 def builtin_course() -> Course:
-    """The 21 exercises shipped with torch-katas."""
+    """The exercises shipped with torch-katas."""
     root = PACKAGE_DIR.parent
     return Course(name="torch-katas", spec="torch-katas", root=root, exercises_dir=EXERCISES_DIR,
-                  solutions_dir=SOLUTIONS_DIR, checks_dir=CHECKS_DIR, mistakes_dir=root / "tests" / "mistakes",
-                  variants_dir=root / "tests" / "variants", languages=["en", "zh"], checks_package="grader.checks",
-                  built_in=True, min_mistakes=3, min_hints=3)
+                  solutions_dir=SOLUTIONS_DIR, order=builtin_order(), checks_dir=CHECKS_DIR,
+                  mistakes_dir=root / "tests" / "mistakes", variants_dir=root / "tests" / "variants",
+                  languages=["en", "zh"], checks_package="grader.checks", built_in=True, min_mistakes=3, min_hints=3)
 
 
 def load_course(root: Path, spec: str | None = None) -> Course:

@@ -1,0 +1,211 @@
+"""Hidden checks of ex22: fix the training whose loss does not go down.
+
+A probe runs the learner's `fit` on data the judge drew, with torch seeded by the judge, and watches
+it: the parameters of every module at its first forward (where they start), the loss and the
+gradients of the first backward, and the parameters each optimizer holds when it steps. After `fit`
+returns it reads the model it gave back: which parameters require grad, which an optimizer stepped,
+how far each moved. Each check judges one of the three causes of a flat loss the tutorials list (a
+graph cut by NumPy or .item(), a frozen layer, an optimizer built before a layer was added), then the
+training they allow.
+"""
+
+import math
+
+import torch
+from torch.optim.optimizer import register_optimizer_step_pre_hook
+
+from grader.checking import Text, check, fail, learner_error, patched, probe, verbatim, where
+
+N, IN, HIDDEN, LR, EPOCHS = 64, 4, 16, 0.3, 150
+CALL = f"`fit(x[{N}, {IN}], y[{N}, 1], hidden={HIDDEN}, lr={LR}, epochs={EPOCHS})`"
+
+
+# -- sandbox side ---------------------------------------------------------------------------
+
+def _largest(grad):
+    return None if grad is None else float(grad.detach().abs().max())
+
+
+@probe
+def watch_fit(module, x, y, seed):
+    """Run the learner's fit; record where the parameters start, the first backward and the optimizers."""
+    torch.manual_seed(seed)
+    params, start, backwards, stepped = {}, {}, [], set()
+
+    def remember(mod, args):  # every module's parameters, as they are at its first forward
+        for p in mod.parameters():
+            params.setdefault(id(p), p)
+            start.setdefault(id(p), p.detach().clone())
+
+    def step_hook(optimizer, args, kwargs):
+        for group in optimizer.param_groups:
+            stepped.update(id(p) for p in group["params"])
+
+    real_backward = torch.autograd.backward
+
+    def backward(tensors, *args, **kwargs):
+        t = tensors if isinstance(tensors, torch.Tensor) else next(iter(tensors), None)
+        record = {"loss": None, "grad_fn": False, "grads": {}}
+        if isinstance(t, torch.Tensor) and t.numel():
+            record.update(loss=float(t.detach().reshape(-1)[0]), grad_fn=t.grad_fn is not None)
+        backwards.append(record)
+        result = real_backward(tensors, *args, **kwargs)
+        if len(backwards) == 1:
+            record["grads"] = {key: _largest(p.grad) for key, p in params.items()}
+        return result
+
+    hooks = [torch.nn.modules.module.register_module_forward_pre_hook(remember),
+             register_optimizer_step_pre_hook(step_hook)]
+    out = {"error": None, "returned": None}
+    try:
+        with patched(module, torch.autograd, "backward", backward):
+            returned = module.fit(x, y, HIDDEN, LR, EPOCHS)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - explained by the judge
+        out["error"] = learner_error(exc, module)
+        return out
+    finally:
+        for h in hooks:
+            h.remove()
+    if not (isinstance(returned, (tuple, list)) and len(returned) == 2 and isinstance(returned[0], torch.nn.Module)):
+        out["returned"] = type(returned).__name__
+        return out
+    model, losses = returned
+    first = backwards[0] if backwards else None
+    out["params"] = [{"name": name, "requires_grad": p.requires_grad, "stepped": id(p) in stepped,
+                      "first_grad": first["grads"].get(id(p), None) if first else None,
+                      "moved": float((p.detach() - start[id(p)]).abs().max()) if id(p) in start else None}
+                     for name, p in model.named_parameters()]
+    out["backwards"] = [{k: v for k, v in b.items() if k != "grads"} for b in backwards]
+    out["losses"] = [v if isinstance(v, (int, float)) and not isinstance(v, bool) else type(v).__name__
+                     for v in losses] if isinstance(losses, list) else type(losses).__name__
+    with torch.no_grad():
+        out["final_loss"] = float(((model(x) - y) ** 2).mean())
+    return out
+
+
+# -- judge side -----------------------------------------------------------------------------
+
+_RUNS = {}
+
+
+def run(submission, rng):
+    """One training run per grading, watched; every check reads the same record."""
+    if id(submission) not in _RUNS:
+        x = torch.randn(N, IN, generator=rng)
+        w = torch.randn(IN, 1, generator=rng)
+        y = torch.sin(x @ w / w.norm() * 2)
+        seed = int(torch.randint(0, 2**31, (1,), generator=rng))
+        _RUNS[id(submission)] = submission.probe(watch_fit, x, y, seed, what=CALL)
+    out = _RUNS[id(submission)]
+    if out["error"]:
+        err = out["error"]
+        fail("{call} raised {error}{where}.", "{call} 抛出了 {error}{where}。", call=CALL,
+             error=verbatim(f"{err['type']}: {err['message'].splitlines()[0][:200] if err['message'] else ''}"),
+             where=where(err), key=f"raised-{err['type']}")
+    if out["returned"] is not None:
+        fail("fit should return (model, losses), got a {got}.", "fit 应返回 (model, losses)，实际得到一个 {got}。",
+             got=verbatim(f"`{out['returned']}`"), key="wrong-return")
+    if not out["backwards"]:
+        fail("fit never called loss.backward(): nothing computes the gradients.",
+             "fit 从未调用 loss.backward()：没有任何地方计算梯度。", key="backward-missing")
+    return out
+
+
+def names(params) -> str:
+    return ", ".join(f"`{p['name']}`" for p in params[:6]) + (", ..." if len(params) > 6 else "")
+
+
+@check("the loss is computed from the model's output, so backward reaches every layer", points=3,
+       zh="损失由模型的输出计算得到，backward 能到达每一层")
+def test_graph(submission, rng):
+    out = run(submission, rng)
+    first = out["backwards"][0]
+    if not first["grad_fn"]:
+        fail("the loss you call backward() on has no grad_fn: it was rebuilt from plain numbers (NumPy, .item() or "
+             "torch.tensor(...)), which cut the graph, so backward stops at the loss and no parameter of the model "
+             "gets a gradient. Compute the loss with torch operations on the model's output, e.g. "
+             "((pred - y) ** 2).mean().",
+             "你调用 backward() 的损失没有 grad_fn：它是从普通数值（NumPy、.item() 或 torch.tensor(...)）重新构造的，"
+             "计算图被切断了，backward 到损失就停下，模型的任何参数都得不到梯度。请直接用 torch 运算在模型输出上计算损失，"
+             "例如 ((pred - y) ** 2).mean()。", key="graph-cut")
+    missed = [p for p in out["params"] if p["requires_grad"] and not p["first_grad"]]
+    if missed:
+        fail("after the first loss.backward() these parameters have no gradient (None or zero): {names}. The loss "
+             "has a graph, but it does not lead back to them: is the prediction detached (.detach(), .data, "
+             "torch.no_grad()) before the loss?",
+             "第一次 loss.backward() 之后，这些参数没有梯度（None 或全零）：{names}。损失有计算图，但图没有连回到它们："
+             "是不是在计算损失之前把预测值 detach 了（.detach()、.data、torch.no_grad()）？",
+             names=verbatim(names(missed)), key="graph-detached")
+
+
+@check("every parameter of the model is trainable (requires_grad=True)", points=2,
+       zh="模型的每个参数都可训练（requires_grad=True）")
+def test_trainable(submission, rng):
+    frozen = [p for p in run(submission, rng)["params"] if not p["requires_grad"]]
+    if frozen:
+        fail("these parameters have requires_grad=False, so backward gives them no gradient and they never learn: "
+             "{names}. Nothing here is pretrained: every layer must train. Remove the freezing (or call "
+             "requires_grad_(True) on them).",
+             "这些参数 requires_grad=False，backward 不会给它们梯度，它们永远学不到东西：{names}。"
+             "这里没有预训练的层：每一层都必须训练。请去掉冻结的代码（或对它们调用 requires_grad_(True)）。",
+             names=verbatim(names(frozen)), key="frozen-layer")
+
+
+@check("the optimizer updates every parameter of the model", points=2, zh="优化器更新模型的每个参数")
+def test_optimizer(submission, rng):
+    params = run(submission, rng)["params"]
+    left = [p for p in params if not p["stepped"]]
+    if left and len(left) == len(params):
+        fail("no optimizer.step() ran over the parameters of the model fit returned: call optimizer.step() after "
+             "loss.backward() with an optimizer over model.parameters().",
+             "fit 返回的模型的参数从未经过 optimizer.step()：请在 loss.backward() 之后，用管理 model.parameters() 的优化器"
+             "调用 optimizer.step()。", key="step-missing")
+    if left:
+        fail("these parameters are not in any optimizer that steps: {names}. An optimizer takes the list of "
+             "parameters when it is created: model.parameters() read before a layer was added does not hold that "
+             "layer. Create the optimizer after the model is complete.",
+             "这些参数不在任何执行 step 的优化器里：{names}。优化器在创建时就取定了参数列表：在添加某层之前读取的 "
+             "model.parameters() 不包含这一层。请在模型完整之后再创建优化器。",
+             names=verbatim(names(left)), key="optimizer-misses-params")
+
+
+@check("every parameter moves and the loss goes down", points=2, zh="每个参数都在更新，损失在下降",
+       depends=("graph", "trainable", "optimizer"))
+def test_learns(submission, rng):
+    out = run(submission, rng)
+    still = [p for p in out["params"] if not p["moved"]]
+    if still:
+        fail("after training these parameters are exactly where they started: {names}.",
+             "训练之后这些参数与初始值完全相同：{names}。", names=verbatim(names(still)), key="params-did-not-move")
+    losses = [b["loss"] for b in out["backwards"]]
+    first, last = losses[0], out["final_loss"]
+    if not (math.isfinite(last) and last < 0.5 * first):
+        fail("the loss went from {a:.4g} to {b:.4g} in {n} epochs; SGD with lr={lr} on this model brings it below "
+             "half of where it started. Keep the loss, SGD and lr as they are in the file.",
+             "损失在 {n} 个 epoch 中从 {a:.4g} 变为 {b:.4g}；在这个模型上用 lr={lr} 的 SGD 应能把它降到初始值的一半以下。"
+             "请保持文件中的损失、SGD 和 lr 不变。", a=first, b=last, n=len(losses), lr=LR, key="loss-not-decreasing")
+
+
+@check("fit returns one float loss per epoch, those it backpropagated", points=1,
+       zh="fit 每个 epoch 返回一个 float 损失，即它反向传播的那个损失")
+def test_returns(submission, rng):
+    out = run(submission, rng)
+    losses, seen = out["losses"], [b["loss"] for b in out["backwards"]]
+    if not isinstance(losses, list) or len(losses) != EPOCHS:
+        got = (Text("{n} values", "{n} 个值", n=len(losses)) if isinstance(losses, list)
+               else Text("a {t}", "一个 {t}", t=verbatim(f"`{losses}`")))
+        fail("fit should return a list of {epochs} losses, one per epoch, got {got}.",
+             "fit 应返回 {epochs} 个损失组成的列表，每个 epoch 一个，实际得到{got}。", epochs=EPOCHS, got=got,
+             key="wrong-losses")
+    bad = [v for v in losses if not isinstance(v, (int, float))]
+    if bad:
+        fail("fit should return Python floats (loss.item()), found {got}.",
+             "fit 应返回 Python float（loss.item()），却发现了 {got}。", got=verbatim(f"`{bad[0]}`"), key="not-a-float")
+    for v, g in zip(losses, seen):
+        if g is not None and not (abs(v - g) <= 1e-5 * abs(g) + 1e-7):
+            fail("fit returned losses that differ from those it backpropagated ({v:.4g} vs {g:.4g}): append "
+                 "loss.item() of each epoch's loss.",
+                 "fit 返回的损失与它反向传播的损失不同（{v:.4g} 与 {g:.4g}）：请 append 每个 epoch 的 loss.item()。",
+                 v=v, g=g, key="wrong-losses-returned")

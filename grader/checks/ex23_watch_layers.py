@@ -1,0 +1,358 @@
+"""Hidden checks of ex23: gradient norms per parameter, and a forward-hook monitor that names the first
+layer whose output goes bad.
+
+gradient_norms is judged on a model with a parameter that takes no part in the loss (its .grad stays
+None), against the norms the judge computes from the same weights and data. first_bad_layer is judged on
+a model rigged to go wrong at a known layer: its blocks are defined in one order and run in another (so
+the order of named_modules() is not the order they run), and one block's Linear is scaled so that its
+output overflows to inf, or grows past the limit in one unit only while staying finite. Everything after
+the rigged layer goes bad too, so only the first bad layer, in running order, is the right answer. The
+judge finds it with its own hooks on the same model.
+"""
+
+import math
+
+import torch
+from torch import nn
+
+from grader.checking import LearnerError, Text, check, fail, learner_error, probe, verbatim, where
+
+WIDTH, BLOCKS, LIMIT = 6, 4, 1e3
+
+
+class Net(nn.Module):
+    """body -> head; `aux` takes no part in the forward, so its .grad stays None."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(5, 8), nn.Tanh())
+        self.head = nn.Linear(8, 3)
+        self.aux = nn.Linear(3, 3)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+
+
+class Rigged(nn.Module):
+    """Blocks defined as blocks.0..3, run in `order`."""
+
+    def __init__(self, order):
+        super().__init__()
+        self.blocks = nn.ModuleList(nn.Sequential(nn.Linear(WIDTH, WIDTH), nn.ReLU()) for _ in range(BLOCKS))
+        self.head = nn.Linear(WIDTH, 2)
+        self.order = list(order)
+
+    def forward(self, x):
+        for i in self.order:
+            x = self.blocks[i](x)
+        return self.head(x)
+
+
+def build(cls, state, *args):
+    model = cls(*args)
+    model.load_state_dict(state)
+    return model
+
+
+# -- sandbox side ---------------------------------------------------------------------------
+
+def _hooks_left(model) -> list:
+    return [name or "model" for name, m in model.named_modules()
+            if m._forward_hooks or m._forward_pre_hooks or getattr(m, "_forward_hooks_with_kwargs", None)]
+
+
+def _same_grad(grad, before) -> bool:
+    return (grad is None and before is None) or (grad is not None and before is not None and torch.equal(grad, before))
+
+
+def _number(v):
+    """A norm the learner returned, as a float if it is one number (float, int or one-element tensor)."""
+    if isinstance(v, (float, int)) and not isinstance(v, bool):
+        return float(v)
+    if isinstance(v, torch.Tensor) and v.numel() == 1:
+        return float(v)
+    return None
+
+
+@probe
+def norms_probe(module, state, x, target):
+    model = build(Net, state)
+    nn.functional.mse_loss(model(x), target).backward()
+    before = {name: None if p.grad is None else p.grad.clone() for name, p in model.named_parameters()}
+    try:
+        got = module.gradient_norms(model)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - explained by the judge
+        return {"error": learner_error(exc, module)}
+    changed = [name for name, p in model.named_parameters() if not _same_grad(p.grad, before[name])]
+    if isinstance(got, dict):
+        got = {str(k): (_number(v), type(v).__name__) for k, v in got.items()}
+    else:
+        got = type(got).__name__
+    return {"error": None, "got": got, "changed": changed}
+
+
+@probe
+def monitor_probe(module, state, order, x, limit):
+    model = build(Rigged, state, order)
+    out = {"error": None, "got": None}
+    try:
+        out["got"] = module.first_bad_layer(model, x, limit)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - explained by the judge
+        out["error"] = learner_error(exc, module)
+    if out["got"] is not None and not isinstance(out["got"], str):
+        out["got"] = {"type": type(out["got"]).__name__}
+    out["hooks_left"] = _hooks_left(model)
+    out["weights_same"] = all(torch.equal(v, state[k]) for k, v in model.state_dict().items())
+    return out
+
+
+# -- judge side -----------------------------------------------------------------------------
+
+def raised(err: dict, call: str):
+    if err["not_started"]:
+        raise LearnerError(Text("Not started: {call} still raises NotImplementedError (fill in its TODO).",
+                                "尚未开始：{call} 仍然抛出 NotImplementedError（请完成其中的 TODO）。", call=call),
+                           exc_type="NotImplementedError", not_started=True)
+    extra = Text("", "")
+    if "NoneType" in err["message"]:
+        extra = Text(" A parameter that takes no part in the loss keeps .grad None: leave it out.",
+                     "不参与损失计算的参数 .grad 一直是 None：请跳过它。")
+    fail("{call} raised {error}{where}.{extra}", "{call} 抛出了 {error}{where}。{extra}", call=call,
+         error=verbatim(f"{err['type']}: {err['message'].splitlines()[0][:200] if err['message'] else ''}"),
+         where=where(err), extra=extra, key=f"raised-{err['type']}")
+
+
+NORMS_CALL = "`gradient_norms(model)`"
+
+
+def norms_case(submission, rng):
+    torch.manual_seed(int(torch.randint(0, 2**31, (1,), generator=rng)))
+    model = Net()
+    x, target = torch.randn(12, 5, generator=rng), 3 * torch.randn(12, 3, generator=rng)
+    nn.functional.mse_loss(model(x), target).backward()
+    out = submission.probe(norms_probe, model.state_dict(), x, target, what=NORMS_CALL)
+    if out["error"]:
+        raised(out["error"], NORMS_CALL)
+    if not isinstance(out["got"], dict):
+        fail("{call} should return a dict {{name: norm}}, got a {got}.", "{call} 应返回字典 {{name: norm}}，实际得到一个 {got}。",
+             call=NORMS_CALL, got=verbatim(f"`{out['got']}`"), key="not-a-dict")
+    return model, out
+
+
+@check("gradient_norms has one entry per parameter with a gradient, named as named_parameters() names it",
+       points=1.5, zh="gradient_norms 对每个有梯度的参数给出一项，名字与 named_parameters() 一致")
+def test_norm_keys(submission, rng):
+    model, out = norms_case(submission, rng)
+    want = [name for name, p in model.named_parameters() if p.grad is not None]
+    got = list(out["got"])
+    if set(got) == set(want):
+        return
+    missing, extra = [n for n in want if n not in got], [n for n in got if n not in want]
+    if set(extra) == {"aux.weight", "aux.bias"} & set(extra) and extra:
+        fail("{call} has entries for {extra}, whose .grad is None (the parameter takes no part in the loss): "
+             "leave those out.", "{call} 为 {extra} 给出了条目，但它们的 .grad 是 None（该参数不参与损失计算）：请跳过它们。",
+             call=NORMS_CALL, extra=verbatim(", ".join(f"`{n}`" for n in extra)), key="none-grad-included")
+    fail("{call} should have the keys {want} (the names from model.named_parameters()), got {got}.",
+         "{call} 的键应为 {want}（即 model.named_parameters() 给出的名字），实际为 {got}。", call=NORMS_CALL,
+         want=verbatim(", ".join(f"`{n}`" for n in want)), got=verbatim(", ".join(f"`{n}`" for n in got[:8]) or "{}"),
+         key="wrong-keys")
+
+
+@check("gradient_norms gives the L2 norm of each gradient, as a float, leaving .grad as it was", points=1.5,
+       zh="gradient_norms 给出每个梯度的 L2 范数（float），且不改变 .grad", depends="norm_keys")
+def test_norm_values(submission, rng):
+    model, out = norms_case(submission, rng)
+    if out["changed"]:
+        fail("{call} changed the gradients of {names}: a monitor only reads .grad.",
+             "{call} 改变了 {names} 的梯度：监控工具只应读取 .grad。", call=NORMS_CALL,
+             names=verbatim(", ".join(f"`{n}`" for n in out["changed"][:4])), key="grad-changed")
+    for name, p in model.named_parameters():
+        if name not in out["got"]:
+            continue
+        value, kind = out["got"][name]
+        if kind != "float":
+            fail("{call}[{name}] is a {kind}: return Python floats (.item()).",
+                 "{call}[{name}] 是 {kind}：请返回 Python float（.item()）。", call=NORMS_CALL, name=verbatim(repr(name)),
+                 kind=verbatim(f"`{kind}`"), key="not-a-float")
+        g = p.grad.double()
+        want = float(g.norm())
+        if value is not None and math.isclose(value, want, rel_tol=1e-4, abs_tol=1e-8):
+            continue
+        causes = [(float(p.detach().double().norm()),
+                   Text("That is the norm of the parameter itself, not of its gradient: use p.grad",
+                        "这是参数本身的范数，不是梯度的范数：请用 p.grad")),
+                  (want ** 2, Text("That is the squared norm: take the square root (p.grad.norm())",
+                                   "这是范数的平方：请开平方（p.grad.norm()）")),
+                  (float(g.abs().sum()), Text("That is the sum of |grad| (the L1 norm): the L2 norm is the square root of the "
+                                             "sum of squares", "这是 |grad| 之和（L1 范数）：L2 范数是平方和的平方根")),
+                  (float(g.abs().max()), Text("That is the largest |grad|: the L2 norm is the square root of the sum of squares",
+                                             "这是最大的 |grad|：L2 范数是平方和的平方根")),
+                  (float(g.mean()), Text("That is the mean of the gradient: the L2 norm is the square root of the sum of squares",
+                                         "这是梯度的均值：L2 范数是平方和的平方根"))]
+        cause = next((text for v, text in causes if value is not None and math.isclose(value, v, rel_tol=1e-4)),
+                     Text("", ""))
+        fail("{call}[{name}] is {got:.6g}, expected {want:.6g}. {cause}",
+             "{call}[{name}] 为 {got:.6g}，应为 {want:.6g}。{cause}", call=NORMS_CALL, name=verbatim(repr(name)),
+             got=value if value is not None else float("nan"), want=want, cause=cause, key="wrong-norm")
+
+
+# -- first_bad_layer ------------------------------------------------------------------------
+
+MONITOR_CALL = "`first_bad_layer(model, x, limit=1000.0)`"
+
+
+def rig(rng, kind: str):
+    """A Rigged model whose block `bad` goes wrong (kind "inf", "large" or "healthy"), with a block that runs
+    after it and comes before it in named_modules()."""
+    torch.manual_seed(int(torch.randint(0, 2**31, (1,), generator=rng)))
+    order = torch.randperm(BLOCKS, generator=rng).tolist()
+    pos = int(torch.randint(1, BLOCKS - 1, (1,), generator=rng))
+    if order[pos] == min(order[pos:]):  # a smaller-numbered block must run after the bad one
+        order[pos], order[pos + 1] = order[pos + 1], order[pos]
+    bad = order[pos]
+    model = Rigged(order)
+    x = torch.randn(8, WIDTH, generator=rng)
+    with torch.no_grad():
+        linear = model.blocks[bad][0]
+        if kind == "inf":
+            linear.bias.fill_(float("inf"))
+        elif kind == "large":
+            unit = int(torch.randint(0, WIDTH, (1,), generator=rng))
+            linear.weight[unit].fill_(0)
+            linear.bias[unit] = 3 * LIMIT
+    return model, order, x, f"blocks.{bad}.0"
+
+
+def truth(model, x):
+    """The judge's own monitor: every module's output, in the order they run."""
+    seen = []
+    handles = [m.register_forward_hook(lambda mod, i, o, name=name: seen.append((name, o.detach())))
+               for name, m in model.named_modules()]
+    with torch.no_grad():
+        model(x)
+    for h in handles:
+        h.remove()
+    return seen
+
+
+def is_bad(t) -> bool:
+    return bool(not torch.isfinite(t).all() or t.abs().max() > LIMIT)
+
+
+def monitor_case(submission, rng, kind):
+    model, order, x, rigged = rig(rng, kind)
+    seen = truth(model, x)
+    bad = [name for name, o in seen if is_bad(o)]
+    want = bad[0] if bad else None
+    if want != (rigged if kind != "healthy" else None):  # pragma: no cover - guards the check's own data
+        raise AssertionError(f"the rig went wrong: {bad}")
+    out = submission.probe(monitor_probe, model.state_dict(), order, x, LIMIT, what=MONITOR_CALL)
+    if out["error"]:
+        raised(out["error"], MONITOR_CALL)
+    return seen, want, out
+
+
+def judge_monitor(seen, want, out, kind, defined):
+    got = out["got"]
+    if got == want:
+        return
+    if isinstance(got, dict):
+        fail("{call} should return a module's name (a str) or None, got a {got}.",
+             "{call} 应返回模块的名字（str）或 None，实际得到一个 {got}。", call=MONITOR_CALL,
+             got=verbatim(f"`{got['type']}`"), key="not-a-name")
+    outputs = dict(seen)
+    order = [name for name, _ in seen]
+    bad = [name for name in order if is_bad(outputs[name])]
+    values = dict(call=MONITOR_CALL, got=verbatim(repr(got)), want=verbatim(repr(want)))
+    if want is None:
+        fail("every output of this model is finite and within the limit, but {call} returned {got}: return None "
+             "when no output is bad.", "这个模型的所有输出都是有限值且没有超过上限，但 {call} 返回了 {got}：没有异常输出时应返回 None。",
+             key="false-alarm", **values)
+    if got is None:
+        if kind == "large":
+            fail("{call} returned None, but the output of {want} holds {big:.4g}, beyond limit=1000 (in one unit "
+                 "only: the mean of |output| stays below the limit). Compare output.abs().max() with the limit, "
+                 "as well as looking for NaN and inf.",
+                 "{call} 返回了 None，但 {want} 的输出中有一个值为 {big:.4g}，超过了 limit=1000（只在一个单元上：|output| "
+                 "的均值仍低于上限）。除了查找 NaN 和 inf，还要把 output.abs().max() 与 limit 比较。",
+                 big=float(outputs[want].abs().max()), key="limit-ignored", **values)
+        fail("{call} returned None, but the output of {want} holds inf: look for every non-finite value "
+             "(torch.isfinite), not only NaN.",
+             "{call} 返回了 None，但 {want} 的输出含有 inf：要查找所有非有限值（torch.isfinite），而不只是 NaN。",
+             key="inf-missed", **values)
+    if got not in order:
+        fail("{call} returned {got}, which is not the name of a module that ran (model.named_modules() names "
+             "them); the first bad output comes from {want}.",
+             "{call} 返回了 {got}，它不是某个运行过的模块的名字（名字由 model.named_modules() 给出）；第一个异常输出来自 {want}。",
+             key="not-a-module-name", **values)
+    if got == "":
+        fail("{call} returned '', the name named_modules() gives the whole model: its output is bad because a "
+             "layer inside went bad first, {want}. Keep the first name your hooks see.",
+             "{call} 返回了 ''，这是 named_modules() 给整个模型起的名字：它的输出异常，是因为内部某一层更早出了问题，即 {want}。"
+             "请保留钩子看到的第一个名字。", key="whole-model", **values)
+    if got == bad[-1]:
+        fail("{call} returned {got}, the last bad output, but the first one, {want}, ran earlier: after a layer "
+             "goes bad every later output is bad too. Keep the first name your hooks see.",
+             "{call} 返回了 {got}，这是最后一个异常输出；但第一个异常输出 {want} 更早运行：某一层出问题后，后面所有的输出都会"
+             "跟着异常。请保留钩子看到的第一个名字。", key="last-not-first", **values)
+    if got == next((name for name in defined if name and name in bad), None):
+        fail("{call} returned {got}, the first bad module in the order of named_modules(), but {want} went bad "
+             "earlier in the order the modules run: this model defines its blocks in one order and runs them in "
+             "another. Record the names inside the hooks, as the forward pass calls them.",
+             "{call} 返回了 {got}，这是按 named_modules() 顺序的第一个异常模块；但按模块实际运行的顺序，{want} 更早出现异常："
+             "这个模型定义各块的顺序和运行它们的顺序不同。请在钩子里按前向传播调用的顺序记录名字。",
+             key="definition-order", **values)
+    if order.index(got) == order.index(want) + 1:
+        fail("{call} returned {got}, the module after {want}: its input is bad, but the first bad output is that "
+             "of {want}. Use register_forward_hook (which sees the output), not a pre-hook (which sees the input).",
+             "{call} 返回了 {got}，它是 {want} 之后的模块：它的输入异常，但第一个异常输出来自 {want}。"
+             "请用 register_forward_hook（看到输出），而不是 pre-hook（看到输入）。", key="input-not-output", **values)
+    if kind == "inf" and not bool(torch.isnan(outputs[want]).any()) and bool(torch.isnan(outputs[got]).any()):
+        fail("{call} returned {got}, the first output with a NaN, but {want} ran earlier and its output holds inf: "
+             "inf is as bad as NaN (torch.isfinite finds both).",
+             "{call} 返回了 {got}，这是第一个含 NaN 的输出；但 {want} 更早运行，它的输出含有 inf：inf 和 NaN 一样是异常值"
+             "（torch.isfinite 能同时发现两者）。", key="inf-missed", **values)
+    fail("{call} returned {got}, expected {want}: the first module, in the order they run, whose output holds a NaN, "
+         "an inf or a value beyond limit=1000.",
+         "{call} 返回了 {got}，应为 {want}：按运行顺序，第一个输出含 NaN、inf 或超过 limit=1000 的值的模块。",
+         key="wrong-layer", **values)
+
+
+@check("first_bad_layer names the first layer whose output overflows to inf, in the order the layers run",
+       points=2.5, zh="first_bad_layer 按各层运行的顺序，找出第一个输出溢出为 inf 的层")
+def test_monitor_inf(submission, rng):
+    judge_monitor(*monitor_case(submission, rng, "inf"), "inf", DEFINED)
+
+
+@check("first_bad_layer names the first layer whose output exceeds the limit, while still finite", points=2.5,
+       zh="first_bad_layer 找出第一个输出超过上限（但仍是有限值）的层")
+def test_monitor_large(submission, rng):
+    judge_monitor(*monitor_case(submission, rng, "large"), "large", DEFINED)
+
+
+@check("first_bad_layer returns None on a healthy model", points=1, zh="模型正常时 first_bad_layer 返回 None")
+def test_monitor_healthy(submission, rng):
+    judge_monitor(*monitor_case(submission, rng, "healthy"), "healthy", DEFINED)
+
+
+@check("first_bad_layer removes its hooks and leaves the model as it was", points=1,
+       zh="first_bad_layer 移除自己的钩子，并保持模型不变")
+def test_hooks_removed(submission, rng):
+    _, _, out = monitor_case(submission, rng, "inf")
+    if out["hooks_left"]:
+        fail("after {call} returned, hooks are still registered on {names}: they would run at every later forward. "
+             "Keep the handles register_forward_hook returns and call handle.remove() on each (in a finally block).",
+             "{call} 返回之后，{names} 上仍注册着钩子：以后每次前向传播它们都会运行。请保存 register_forward_hook 返回的句柄，"
+             "并对每个句柄调用 handle.remove()（放在 finally 块中）。", call=MONITOR_CALL,
+             names=verbatim(", ".join(f"`{n}`" for n in out["hooks_left"][:4])), key="hooks-left")
+    if not out["weights_same"]:
+        fail("after {call} the model's weights differ from before: a monitor only looks, it changes no weight.",
+             "调用 {call} 之后模型的权重与之前不同：监控工具只观察，不应修改任何权重。", call=MONITOR_CALL,
+             key="model-changed")
+
+
+DEFINED = [name for name, _ in Rigged(range(BLOCKS)).named_modules()]

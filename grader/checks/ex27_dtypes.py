@@ -1,0 +1,163 @@
+"""Hidden checks of ex27: dtype hygiene between NumPy data, a float32 model and the losses' targets.
+
+The converters get what real data look like: float64 NumPy features (NumPy's default), integer arrays,
+lists, class labels read as whole floats (2.0), int32 labels, bool 0/1 labels. train_step is run by a
+probe on a float32 model and a torch SGD the probe makes, with NumPy float64 features; the judge takes
+the same step itself and compares the loss and the weights, and the probe reports the dtypes of the
+model's parameters afterwards.
+"""
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+
+from grader.checking import Text, check, expect_tensor, fail, learner_error, probe, verbatim, where
+
+N, D, C, LR = 12, 4, 3, 0.1
+
+WHY = {
+    "inputs": Text("NumPy makes float64 (torch's Double) by default, and a float32 model refuses it: `mat1 and mat2 "
+                   "must have the same dtype` / `Found dtype Double but expected Float`. Convert the data to "
+                   "float32.", "NumPy 默认生成 float64（torch 中的 Double），而 float32 模型不接受它：`mat1 and mat2 must "
+                   "have the same dtype` / `Found dtype Double but expected Float`。请把数据转换为 float32。"),
+    "classes": Text("nn.CrossEntropyLoss takes class indices as int64 (torch.long): a float target is read as class "
+                    "probabilities, and int32 is refused.", "nn.CrossEntropyLoss 要求类别索引为 int64（torch.long）："
+                    "浮点目标会被当作类别概率，int32 会被拒绝。"),
+    "binary": Text("nn.BCEWithLogitsLoss takes float targets (probabilities between 0 and 1), of the logits' shape.",
+                   "nn.BCEWithLogitsLoss 要求浮点目标（0 到 1 之间的概率），形状与 logits 相同。"),
+}
+
+
+def expect_converted(value, what, dtype, shape, want, why):
+    t = expect_tensor(value, what)
+    if t.dtype != dtype:
+        fail("{what} has dtype {got}, expected {want}. {why}", "{what} 的 dtype 为 {got}，应为 {want}。{why}", what=what,
+             got=verbatim(str(t.dtype)), want=verbatim(str(dtype)), why=why, key=f"wrong-dtype-{str(dtype)[6:]}")
+    if list(t.shape) != list(shape):
+        fail("{what} has shape {got}, expected {want}. {why}", "{what} 的形状为 {got}，应为 {want}。{why}", what=what,
+             got=list(t.shape), want=list(shape), why=why, key="wrong-shape")
+    if not torch.equal(t, want) and not torch.allclose(t.double(), want.double(), rtol=1e-6, atol=1e-6):
+        fail("{what} does not hold the values it was given.", "{what} 的值与传入的不同。", what=what, key="wrong-values")
+
+
+@check("as_inputs gives float32 features from float64 arrays, integer arrays and lists", points=2,
+       zh="as_inputs 把 float64 数组、整数数组和列表转换为 float32 特征")
+def test_inputs(submission, rng):
+    x = torch.randn(N, D, generator=rng, dtype=torch.float64)
+    ints = torch.randint(-5, 5, (N, D), generator=rng)
+    for given, what, want in ((x.numpy(), "as_inputs(float64 array)", x.float()),
+                              (ints.numpy(), "as_inputs(int64 array)", ints.float()),
+                              (x.tolist(), "as_inputs(list of lists)", x.float())):
+        expect_converted(submission.as_inputs(given), f"`{what}`", torch.float32, [N, D], want, WHY["inputs"])
+
+
+@check("as_class_targets gives int64 class indices [N], from whole floats and int32 too", points=2,
+       zh="as_class_targets 给出 int64 类别索引 [N]，输入为整数值浮点数或 int32 时也一样")
+def test_classes(submission, rng):
+    labels = torch.randint(0, C, (N,), generator=rng)
+    for given, what in ((labels.double().numpy(), "as_class_targets(float64 array such as [2.0, 0.0, ...])"),
+                        (labels.int().numpy(), "as_class_targets(int32 array)"),
+                        (labels.tolist(), "as_class_targets(list of ints)")):
+        expect_converted(submission.as_class_targets(given), f"`{what}`", torch.int64, [N], labels, WHY["classes"])
+
+
+@check("as_binary_targets gives float32 targets [N, 1], from ints, floats and bools", points=2,
+       zh="as_binary_targets 给出 float32 目标 [N, 1]，输入为整数、浮点数或布尔值时都一样")
+def test_binary(submission, rng):
+    labels = torch.randint(0, 2, (N,), generator=rng)
+    for given, what in ((labels.numpy(), "as_binary_targets(int64 array [N])"),
+                        (labels.bool().numpy(), "as_binary_targets(bool array [N])"),
+                        (labels.double().tolist(), "as_binary_targets(list of floats)")):
+        expect_converted(submission.as_binary_targets(given), f"`{what}`", torch.float32, [N, 1],
+                         labels.float().reshape(N, 1), WHY["binary"])
+
+
+# -- train_step -----------------------------------------------------------------------------
+
+def make_model(task):
+    return nn.Linear(D, C if task == "multiclass" else 1)
+
+
+@probe
+def step_probe(module, task, state, features, labels):
+    model = make_model(task)
+    model.load_state_dict(state)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    try:
+        loss = module.train_step(model, optimizer, features, labels, task)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - explained by the judge
+        return {"error": learner_error(exc, module)}
+    return {"error": None, "loss": loss if isinstance(loss, float) else type(loss).__name__,
+            "dtypes": sorted({str(p.dtype) for p in model.parameters()}),
+            "state": {k: v.detach().float().clone() for k, v in model.state_dict().items()}}
+
+
+def judge_step(submission, rng, task):
+    model = make_model(task)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=rng))
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    features = 3 * np.asarray(torch.randn(N, D, generator=rng, dtype=torch.float64))
+    labels = torch.randint(0, C if task == "multiclass" else 2, (N,), generator=rng)
+    given = labels.double().numpy() if task == "multiclass" else labels.bool().numpy()
+    call = f"`train_step(model, optimizer, features, labels, task={task!r})`"
+    out = submission.probe(step_probe, task, state, features, given, what=call)
+    if out["error"]:
+        err = out["error"]
+        msg = err["message"] or ""
+        lesson = Text("", "")
+        if "Double" in msg or "same dtype" in msg:
+            lesson = Text(" ", "") + WHY["inputs"]
+        elif task == "multiclass" and any(w in msg for w in ("Long", "Int", "probabilities", "target")):
+            lesson = Text(" ", "") + WHY["classes"]
+        elif task == "binary" and any(w in msg for w in ("size", "Long", "cast", "target")):
+            lesson = Text(" ", "") + WHY["binary"]
+        fail("{call} raised {error}{where}.{lesson}", "{call} 抛出了 {error}{where}。{lesson}", call=call,
+             error=verbatim(f"{err['type']}: {msg.splitlines()[0][:200] if msg else ''}"), where=where(err),
+             lesson=lesson, key=f"raised-{err['type']}")
+    if out["dtypes"] != ["torch.float32"]:
+        fail("after {call} the model's parameters are {dtypes}: the model was converted to fit the data. Convert the "
+             "data to float32 instead: model.double() doubles the memory and slows every step, and the next float32 "
+             "input fails.",
+             "{call} 之后模型参数的 dtype 为 {dtypes}：为了迁就数据而转换了模型。请改为把数据转换为 float32：model.double() "
+             "会让内存翻倍、拖慢每一步，而且下一个 float32 输入就会出错。", call=call,
+             dtypes=verbatim(", ".join(out["dtypes"])), key="model-converted")
+    x = torch.as_tensor(features, dtype=torch.float32)
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
+    if task == "multiclass":
+        loss = nn.functional.cross_entropy(model(x), labels)
+    else:
+        loss = nn.functional.binary_cross_entropy_with_logits(model(x), labels.float().reshape(N, 1))
+    loss.backward()
+    optimizer.step()
+    if not isinstance(out["loss"], float):
+        fail("{call} should return the loss as a Python float (loss.item()), got a {got}.",
+             "{call} 应以 Python float 返回损失（loss.item()），实际得到一个 {got}。", call=call,
+             got=verbatim(f"`{out['loss']}`"), key="not-a-float")
+    if not math.isclose(out["loss"], loss.item(), rel_tol=1e-4, abs_tol=1e-6):
+        fail("{call} returned the loss {got:.5g}, expected {want:.5g} ({loss} on the float32 features).",
+             "{call} 返回的损失为 {got:.5g}，应为 {want:.5g}（在 float32 特征上的 {loss}）。", call=call, got=out["loss"],
+             want=loss.item(), loss=verbatim("CrossEntropyLoss" if task == "multiclass" else "BCEWithLogitsLoss"),
+             key="wrong-loss")
+    for k, v in model.state_dict().items():
+        if not torch.allclose(out["state"][k], v, rtol=1e-4, atol=1e-6):
+            fail("after {call} the model's {k} differs from one SGD step (lr={lr}) on that loss.",
+                 "{call} 之后模型的 {k} 与在该损失上做一步 SGD（lr={lr}）的结果不同。", call=call, k=verbatim(k), lr=LR,
+                 key="wrong-step")
+
+
+@check("train_step takes one step of a float32 classifier on NumPy data with CrossEntropyLoss", points=2,
+       zh="train_step 用 CrossEntropyLoss 在 NumPy 数据上对 float32 分类器做一步训练")
+def test_step_multiclass(submission, rng):
+    judge_step(submission, rng, "multiclass")
+
+
+@check("train_step takes one step of a float32 binary model on NumPy data with BCEWithLogitsLoss", points=2,
+       zh="train_step 用 BCEWithLogitsLoss 在 NumPy 数据上对 float32 二分类模型做一步训练")
+def test_step_binary(submission, rng):
+    judge_step(submission, rng, "binary")

@@ -1,0 +1,24 @@
+# Mistake: looks for non-finite values only and ignores the limit: a finite explosion goes unnoticed.
+# Expect: beyond limit=1000
+import torch
+
+
+def gradient_norms(model):
+    return {name: p.grad.norm().item() for name, p in model.named_parameters() if p.grad is not None}
+
+
+def first_bad_layer(model, x, limit):
+    found = []
+
+    def make_hook(name):
+        def hook(module, inputs, output):
+            if not found and not torch.isfinite(output).all():
+                found.append(name)
+        return hook
+
+    handles = [m.register_forward_hook(make_hook(name)) for name, m in model.named_modules()]
+    with torch.no_grad():
+        model(x)
+    for h in handles:
+        h.remove()
+    return found[0] if found else None

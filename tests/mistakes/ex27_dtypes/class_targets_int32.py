@@ -1,0 +1,31 @@
+# Mistake: converts the class labels with .int(), which is int32, not the int64 CrossEntropyLoss wants.
+# Expect: has dtype torch.int32, expected torch.int64
+import numpy as np
+import torch
+from torch import nn
+
+
+def as_inputs(features):
+    return torch.as_tensor(np.asarray(features), dtype=torch.float32)
+
+
+def as_class_targets(labels):
+    return torch.tensor(np.asarray(labels)).int().reshape(-1)
+
+
+def as_binary_targets(labels):
+    return torch.as_tensor(np.asarray(labels), dtype=torch.float32).reshape(-1, 1)
+
+
+def train_step(model, optimizer, features, labels, task):
+    x = as_inputs(features)
+    if task == "multiclass":
+        loss_fn, y = nn.CrossEntropyLoss(), as_class_targets(labels)
+    else:
+        loss_fn, y = nn.BCEWithLogitsLoss(), as_binary_targets(labels)
+    optimizer.zero_grad()
+    loss = loss_fn(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
