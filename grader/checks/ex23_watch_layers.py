@@ -151,7 +151,7 @@ def test_norm_keys(submission, rng):
     got = list(out["got"])
     if set(got) == set(want):
         return
-    missing, extra = [n for n in want if n not in got], [n for n in got if n not in want]
+    _missing, extra = [n for n in want if n not in got], [n for n in got if n not in want]
     if set(extra) == {"aux.weight", "aux.bias"} & set(extra) and extra:
         fail("{call} has entries for {extra}, whose .grad is None (the parameter takes no part in the loss): "
              "leave those out.", "{call} 为 {extra} 给出了条目，但它们的 .grad 是 None（该参数不参与损失计算）：请跳过它们。",

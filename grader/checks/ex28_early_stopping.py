@@ -196,7 +196,7 @@ def test_stop_signal(submission, rng):
         if g == w:
             continue
         slip = next((name for name in SLIPS
-                     if [simulate(l, p, d, name)[0] for p, d, l, _ in runs] == got), None)
+                     if [simulate(losses, p, d, name)[0] for p, d, losses, _ in runs] == got), None)
         when = Text("never", "从未") if g is None else Text("at epoch {e}", "在第 {e} 个 epoch", e=g + 1)
         fail("with patience={patience}, min_delta={min_delta} and the validation losses {losses}, step said stop "
              "{when}; expected at epoch {w}.{slip}",
