@@ -13,9 +13,11 @@ import importlib
 import json
 import os
 import random
+import resource
 import select
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -24,7 +26,7 @@ os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # is_available() st
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from grader import isolation  # noqa: E402
+from grader import isolation, safefs  # noqa: E402
 from grader.exercises import CHECKS_DIR, PACKAGE_DIR, SOLUTIONS_DIR, Exercise  # noqa: E402
 from grader.plugin import JudgePlugin  # noqa: E402
 from grader.result import Result  # noqa: E402
@@ -41,6 +43,9 @@ DISABLED = [arg for name in ("cacheprovider", "unraisableexception", "threadexce
                              "pastebin", "legacypath", "recwarn", "stepwise", "setuponly", "setupplan", "debugging",
                              "junitxml", "python_path", "tmpdir", "monkeypatch", "nose")
             for arg in ("-p", f"no:{name}")]
+
+
+JUDGE_MEMORY = 8 << 30  # a judge's address space (torch and pytest take about 0.7 GiB): past it, a grader failure
 
 
 def prewarm(exercises: list[Exercise] = ()) -> None:
@@ -108,6 +113,9 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
     if not os.environ.get("GRADER_DEBUG"):  # a caller's own sys.stdout (pytest's capture, a notebook) too
         sys.stdout = sys.stderr = open(os.devnull, "w")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugins: faster, and nothing else
+    if device == "cpu":  # CUDA maps far more address space than it uses: no bound there
+        bound = max(JUDGE_MEMORY, limits.memory + (2 << 30))
+        resource.setrlimit(resource.RLIMIT_AS, (bound, bound))
     preload(exercise)
     torch.manual_seed(seed)
     out = os.fdopen(fd, "w", buffering=1)
@@ -141,6 +149,8 @@ class Grading:
         self.exercise, self.source, self.lang = exercise, source, lang
         self.seed = random.randrange(2**31) if seed is None else seed
         limits = limits_for(exercise, memory, time_limit, device, hidden)
+        self.workroot = limits.workroot = tempfile.mkdtemp(prefix="torch-katas-")  # removed here, whatever the judge does
+        os.chmod(self.workroot, 0o711)  # a dedicated uid reaches its own work dir in it, and lists nothing
         self.started = time.monotonic()
         self.deadline = self.started + max(60.0, limits.time * 20)
         self.events: list[dict] = []
@@ -185,6 +195,7 @@ class Grading:
         """Reap the judge and assemble its result."""
         os.close(self.fd)
         _, status = os.waitpid(self.pid, 0)
+        safefs.remove_tree(self.workroot)  # what a killed judge left, whatever modes learner code set
         judge_failed = not self.timed_out and status != 0
         result = assemble(self.exercise, self.source, self.events, self.timed_out, self.seed,
                           time.monotonic() - self.started, judge_failed)
