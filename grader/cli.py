@@ -230,6 +230,11 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json,
     try:
         source = load_source(path)
     except SubmissionError as exc:
+        if as_json:  # a JSON result for every outcome: a file that cannot be graded is status "error"
+            click.echo(json.dumps({"exercise": ex.id, "name": ex.name, "submission": str(path), "status": "error",
+                                   "score": 0.0, "max_score": ex.points, "checks": [], "notes": [], "output": "",
+                                   "message": translated(lang, str(exc))}, ensure_ascii=False))
+            sys.exit(2)
         raise problem(exc) from None
     from grader.judge import grade
     from grader.report import render, to_json

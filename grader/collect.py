@@ -51,7 +51,15 @@ class Collection:
 
 
 def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """The file's hash; of nothing for what is no regular file (never followed, never blocks: the grading
+    says what is wrong with it)."""
+    from grader.safefs import read_regular
+    from grader.source import MAX_SOURCE
+
+    try:
+        return hashlib.sha256(read_regular(str(path), MAX_SOURCE + 1)).hexdigest()
+    except OSError:
+        return hashlib.sha256(b"").hexdigest()
 
 
 def natural_key(text: str) -> list:
@@ -116,6 +124,8 @@ def _walk(folder: Path, into: _Student, unpack_dir: Path | None = None) -> None:
                 continue
             if path.is_symlink():
                 into.notes.append(f"{relative} is a symbolic link: not graded")
+            elif name in files and not path.is_file():
+                into.notes.append(f"{relative} is not a regular file: not graded")
             elif name in files and unpack_dir is not None and path.suffix.lower() == ".zip":
                 _add_zip(path, relative, unpack_dir, into)
             elif name in files:
@@ -127,9 +137,11 @@ def _add_zip(archive: Path, shown: str, unpack_dir: Path, into: _Student) -> Non
     unpack_dir.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(dir=unpack_dir))
     try:
+        if archive.is_symlink() or not archive.is_file():
+            raise OSError("not a regular file")
         links = extract(archive, folder)
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        into.notes.append(f"{shown} is not a readable zip: {exc}")
+    except Exception as exc:  # noqa: BLE001 - zipfile raises many kinds (zlib.error, NotImplementedError...)
+        into.notes.append(f"{shown} is not a readable zip: {str(exc)[:120] or type(exc).__name__}")
         return
     into.notes += [f"{link} in {shown} is a symbolic link: not graded" for link in links]
     _walk(folder, into)
@@ -211,7 +223,12 @@ def collect_from(submissions: Path, exercises: list[Exercise], unpack_dir: Path)
     if submissions.is_file() and submissions.suffix.lower() == ".zip":
         root = unpack_dir / "download"
         root.mkdir(parents=True)
-        links = extract(submissions, root, limit=MAX_DOWNLOAD_BYTES)
+        try:
+            links = extract(submissions, root, limit=MAX_DOWNLOAD_BYTES)
+        except zipfile.BadZipFile:
+            raise
+        except Exception as exc:  # noqa: BLE001 - zlib.error, NotImplementedError...: one kind for the caller
+            raise zipfile.BadZipFile(f"{submissions.name}: {str(exc)[:120] or type(exc).__name__}") from None
         found = collect(root, exercises, unpack_dir)
         found.problems += [{"student": Path(link).parts[0], "message": f"{link} in {submissions.name} is a symbolic "
                             "link: not graded"} for link in links]

@@ -12,12 +12,12 @@ score apart. Totals count the assignment's exercises only.
 
 from __future__ import annotations
 
-import csv
 import json
 from collections import defaultdict
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+from grader import csvsafe
 from grader.collect import natural_key
 from grader.exercises import Exercise
 from grader.roster import IDENTITY_FIELDS, match_roster
@@ -131,7 +131,7 @@ def write_csv(book: dict, path: Path) -> None:
     then each exercise's state, the student's identity and problems."""
     ids = [ex["id"] for ex in book["exercises"]]
     with path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
+        writer = csvsafe.writer(f)
         writer.writerow(["student", *ids, "total", "max_total", *[f"{i}_status" for i in ids], "id", "name", "email",
                          "problems"])
         for row in book["rows"]:
