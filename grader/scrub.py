@@ -148,5 +148,4 @@ def scrub(probes: dict, folders: tuple[str, ...], below) -> None:
         if parent in sys.modules and getattr(sys.modules[parent], child, None) is not None:
             delattr(sys.modules[parent], child)
     sys.modules.update(stand_ins)  # a probe's own objects still pickle by name
-    sys.path_importer_cache.clear()
     gc.collect()
