@@ -68,6 +68,7 @@ class Exercise:
     zh: dict = field(default_factory=dict)
     device: str = "cpu"
     preload: list[str] = field(default_factory=list)  # modules the judge imports before learner code runs
+    banned: dict[str, list[str]] = field(default_factory=dict)  # function -> routes it must not take (routes.py)
     number: int = 0  # 1-based place in the course's teaching order
     course: Course | None = None
     overrides: dict[str, float] = field(default_factory=dict)  # check id -> points, from course.toml
@@ -185,6 +186,7 @@ class Course:
             zh=dict(meta.get("zh", {})),
             device=meta.get("device", "cpu"),
             preload=list(meta.get("preload", [])),
+            banned={str(k): list(v) for k, v in meta.get("banned", {}).items()},
             number=number,
             course=self,
         )

@@ -26,7 +26,7 @@ os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # is_available() st
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from grader import isolation, safefs  # noqa: E402
+from grader import isolation, routes, safefs  # noqa: E402
 from grader.exercises import CHECKS_DIR, PACKAGE_DIR, SOLUTIONS_DIR, Exercise  # noqa: E402
 from grader.plugin import JudgePlugin  # noqa: E402
 from grader.result import Result  # noqa: E402
@@ -261,7 +261,8 @@ def assemble(exercise: Exercise, source: Source, events: list[dict], timed_out: 
     if broken is None and end is None and judge_failed:
         broken = "the judge process ended before it finished"
     result = {"exercise": exercise.id, "name": exercise.name, "submission": str(source.path),
-              "duration_s": round(duration, 3), "seed": seed, "notes": source.notes}
+              "duration_s": round(duration, 3), "seed": seed, "notes": source.notes,
+              "flags": routes.scan(source.chunks, exercise.banned)}  # for a person to look at; never a score
     if broken is not None:
         return {**result, "status": "error", "grader_failure": True, "score": 0.0, "max_score": exercise.points,
                 "checks": [], "message": GRADER_FAILURE.format(why=broken), "output": "", "curves": []}
