@@ -113,6 +113,10 @@ def build_gradebook(results: list[dict], exercises: list[Exercise], students: di
     notes = defaultdict(list)
     for p in problems:
         notes[p["student"]].append(p["message"])
+    for (student, exercise), r in latest.items():
+        if r.get("flags"):  # a banned route seen in the source: for a person to look at, never a score
+            seen = ", ".join(f"{f['what']} (line {f['line']})" for f in r["flags"][:3])
+            notes[student].append(f"{exercise} flagged for a look: {seen}{' ...' if len(r['flags']) > 3 else ''}")
     max_total = sum(ex.points for ex in exercises)
     rows = []
     for key in sorted(identities, key=natural_key):

@@ -65,49 +65,58 @@ def _open_dir(name: str, dir_fd: int | None) -> int:
 def remove_tree(path: str) -> None:
     """Remove `path` and everything in it, whatever the modes, links never followed; silent where it is gone.
 
-    Iterative (a learner can nest folders deeper than any recursion limit) and relative to open folders
-    (no path grows past PATH_MAX, no name is looked up twice)."""
+    Iterative (a learner can nest folders deeper than any recursion limit), relative to one open folder at a
+    time (no path grows past PATH_MAX, no descriptor limit is reached): down by name without following links,
+    back up by `..`, checked to be the folder it came from."""
     try:
-        top = _open_dir(path, None)
+        fd = _open_dir(path, None)
     except OSError:
         try:
             os.unlink(path)
         except OSError:
             pass
         return
-    stack = [(top, None, iter(()))]  # (folder fd, its name in the folder below, entries left)
+    stack: list[tuple[str, list[str], tuple[int, int]]] = []  # (name in its parent, entries left, parent's identity)
     try:
-        os.fchmod(top, 0o700)
-        stack[-1] = (top, None, iter(os.listdir(top)))
-        while stack:
-            fd, name, entries = stack[-1]
-            entry = next(entries, None)
-            if entry is None:
-                stack.pop()
+        os.fchmod(fd, 0o700)
+        entries = os.listdir(fd)
+        while True:
+            if not entries:
+                if not stack:
+                    break
+                name, entries, parent = stack.pop()
+                up = os.open("..", _DIR, dir_fd=fd)
                 os.close(fd)
-                if stack:
-                    try:
-                        os.rmdir(name, dir_fd=stack[-1][0])
-                    except OSError:
-                        pass
+                fd = up
+                here = os.fstat(fd)
+                if (here.st_dev, here.st_ino) != parent:  # moved while we were below: stop, touch nothing more
+                    return
+                try:
+                    os.rmdir(name, dir_fd=fd)
+                except OSError:
+                    pass
                 continue
+            entry = entries.pop()
             try:
                 os.unlink(entry, dir_fd=fd)
                 continue
-            except IsADirectoryError:
-                pass
             except OSError as exc:
                 if exc.errno not in (errno.EISDIR, errno.EPERM):
                     continue
             try:
                 child = _open_dir(entry, fd)
-                os.fchmod(child, 0o700)
-                stack.append((child, entry, iter(os.listdir(child))))
             except OSError:
                 continue
-    finally:
-        for fd, _, _ in stack:
+            here = os.fstat(fd)
             os.close(fd)
+            fd = child
+            stack.append((entry, entries, (here.st_dev, here.st_ino)))
+            os.fchmod(fd, 0o700)
+            entries = os.listdir(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
     try:
         os.rmdir(path)
     except OSError:
