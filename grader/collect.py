@@ -165,14 +165,19 @@ def _gather(submissions: Path, unpack_dir: Path) -> tuple[dict[str, tuple[_Stude
             stray.append({"student": entry.stem, "message": f"{entry.name} is neither a student folder nor a .zip"})
             continue
         student = students.setdefault(key, (_Student(), identity))[0]
-        if entry.is_symlink():
-            student.notes.append(f"{entry.name} is a symbolic link: not graded")
-        elif entry.is_dir():
-            _walk(entry, student, unpack_dir / "zips")
-        elif is_zip:
-            _add_zip(entry, original or entry.name, unpack_dir / "zips", student)
-        else:
-            student.files.append((entry, original))
+        try:
+            if entry.is_symlink():
+                student.notes.append(f"{entry.name} is a symbolic link: not graded")
+            elif entry.is_dir():
+                _walk(entry, student, unpack_dir / "zips")
+            elif is_zip:
+                _add_zip(entry, original or entry.name, unpack_dir / "zips", student)
+            else:
+                student.files.append((entry, original))
+        except RecursionError:
+            student.notes.append(f"{entry.name} is nested too deeply to be read: not graded")
+        except OSError as exc:  # a folder the grader cannot read, a name too long...
+            student.notes.append(f"{entry.name} could not be read ({exc.strerror or exc}): not graded")
     return students, stray
 
 

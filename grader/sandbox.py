@@ -373,7 +373,7 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
         os.chdir(workdir)
         # only the connection and the output stay open, at the top of the range: an object of the judge's or the
         # parent's that `_forget` frees closes a number it once owned, never these
-        top = resource.getrlimit(resource.RLIMIT_NOFILE)[0] - 2
+        top = min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 4096) - 2
         out = fcntl.fcntl(out, fcntl.F_DUPFD, top + 1)
         sock = socket.socket(fileno=fcntl.fcntl(sock.detach(), fcntl.F_DUPFD, top))
         os.closerange(0, top)
@@ -384,6 +384,7 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         os.dup2(out, 1)
         os.dup2(out, 2)
+        os.close(out)
         os.closerange(3, sock.fileno())
         sys.stdout = open(1, "w", buffering=1, closefd=False)
         sys.stderr = open(2, "w", buffering=1, closefd=False)
@@ -536,7 +537,9 @@ class Sandbox:
         self.kill()
         if self.sock is not None:
             self.sock.close()
-        os.close(self.output_fd)
+        if self.output_fd >= 0:
+            os.close(self.output_fd)
+            self.output_fd = -1
         safefs.remove_tree(self.workdir)
 
 

@@ -207,14 +207,22 @@ def test_bad_zips_fifos_and_odd_names_are_problems_never_a_crash(tmp_path):
     (subs / "fifo").mkdir()
     os.mkfifo(subs / "fifo" / "ex05.py")
     os.mkfifo(subs / "fifo_zip.zip")
+    fd = os.open(subs, os.O_RDONLY)
+    for _ in range(1500):  # deeper than os.walk's recursion reaches
+        os.mkdir("deep", dir_fd=fd)
+        inner = os.open("deep", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = inner
+    os.close(fd)
     found = collect(subs, [find_exercise("ex05")], tmp_path / "unpack")
     graded = sorted(j.student for j in found.jobs)
     assert "honest" in graded and '=HYPERLINK("http:\\\\evil","x")' in graded and len(graded) == 5
     said = {p["student"]: p["message"] for p in found.problems}
     for student in ("corrupt", "truncated", "method", "fifo_zip"):
         assert "not a readable zip" in said[student], said
-    assert "not a regular file" in said["fifo"]
+    assert "not a regular file" in said["fifo"] and "nested too deeply" in said["deep"]
     assert not (tmp_path / "outside.py").exists()
+    safefs.remove_tree(str(subs))
 
 
 # -- CSV cells ---------------------------------------------------------------------------------------------------
