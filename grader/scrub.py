@@ -67,6 +67,30 @@ def clear_outer_frames(below) -> None:
     del frame
 
 
+def drop_hooks() -> None:
+    """Forget the judge's callbacks the interpreter keeps (a signal handler of pytest-timeout holds the running
+    check, hence the whole session): signal handlers back to the default, atexit, trace and log handlers."""
+    import atexit
+    import logging
+    import signal
+    import threading
+
+    for number in range(1, signal.NSIG):
+        try:
+            handler = signal.getsignal(number)
+            if callable(handler) and handler is not signal.default_int_handler:
+                signal.signal(number, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
+    atexit._clear()
+    sys.settrace(None)
+    sys.setprofile(None)
+    sys.excepthook, threading.excepthook = sys.__excepthook__, threading.__excepthook__
+    for logger in [logging.root, *logging.root.manager.loggerDict.values()]:
+        if isinstance(logger, logging.Logger):
+            logger.handlers.clear()
+
+
 def _names(code: types.CodeType) -> set[str]:
     found = set(code.co_names)
     for const in code.co_consts:
@@ -140,6 +164,7 @@ def scrub(probes: dict, folders: tuple[str, ...], below) -> None:
     the frame of the sandbox's last function that returns (its callers' locals go)."""
     clear_environment_block()
     clear_outer_frames(below)
+    drop_hooks()
     secret = check_modules(probes, folders)
     stand_ins = isolate_probes(probes, secret)
     for name in secret:
