@@ -76,8 +76,12 @@ def test_cleanup_removes_what_the_learner_made_unreadable_and_follows_no_link(tm
     outside.mkdir()
     (outside / "keep.txt").write_text("keep")
     root = tmp_path / "work"
-    _hostile_tree(root, outside)
-    safefs.remove_tree(str(root))
+    try:
+        _hostile_tree(root, outside)
+        safefs.remove_tree(str(root))
+    finally:
+        if root.exists():
+            subprocess.run(["rm", "-rf", str(root)], check=False)  # not recursion-bound, unlike pytest's cleanup
     assert not root.exists() and (outside / "keep.txt").read_text() == "keep"
 
 
@@ -214,15 +218,17 @@ def test_bad_zips_fifos_and_odd_names_are_problems_never_a_crash(tmp_path):
         os.close(fd)
         fd = inner
     os.close(fd)
-    found = collect(subs, [find_exercise("ex05")], tmp_path / "unpack")
+    try:
+        found = collect(subs, [find_exercise("ex05")], tmp_path / "unpack")
+    finally:
+        safefs.remove_tree(str(subs))  # pytest's own cleanup would recurse past its limit
     graded = sorted(j.student for j in found.jobs)
     assert "honest" in graded and '=HYPERLINK("http:\\\\evil","x")' in graded and len(graded) == 5
     said = {p["student"]: p["message"] for p in found.problems}
     for student in ("corrupt", "truncated", "method", "fifo_zip"):
         assert "not a readable zip" in said[student], said
-    assert "not a regular file" in said["fifo"] and "nested too deeply" in said["deep"]
+    assert "not a regular file" in said["fifo"] and "not graded" in said["deep"]
     assert not (tmp_path / "outside.py").exists()
-    safefs.remove_tree(str(subs))
 
 
 # -- CSV cells ---------------------------------------------------------------------------------------------------
