@@ -2,9 +2,9 @@
 
 An exercise declares them as data, in its exercise.toml: `[banned]` maps a function to the routes it must
 not take, e.g. `linear_grads = ["autograd"]`.
-- At run time a probe observes them (`engine_ran`: whether the autograd engine ran while a call ran, by
-  whatever entry point: `.backward()`, `torch.autograd.grad`, `Variable._execution_engine`, `torch.func`,
-  `functional.jacobian`). A value earned by a forbidden route is not earned. Code that targets the probe
+- At run time a probe observes them (`engine_ran`: whether the autograd engine ran a backward pass while a
+  call ran, by whatever entry point: `.backward()`, `torch.autograd.grad`, `Variable._execution_engine`,
+  `torch.func`, `functional.jacobian`). A value earned by a forbidden route is not earned. Code that targets the probe
   itself can fool it (it runs in the learner's process), hence:
 - A static scan of the submission's source (`scan`): the forbidden routes and the indirect ways to reach
   them (importlib, getattr with a computed name, eval...) are listed as flags for a person to look at.
@@ -94,19 +94,24 @@ def scan(chunks: list[tuple[str, str]], banned: dict[str, list[str]]) -> list[di
 
 
 def engine_ran(call) -> tuple[object, int]:
-    """Run `call()`; return its value and the number of operations the autograd engine ran meanwhile (any entry
-    point reaches the engine). Trusted probe code: it runs in the sandbox."""
+    """Run `call()`; return its value and how many saved tensors the autograd engine unpacked meanwhile: any
+    entry point that runs a backward pass over what the call computed unpacks them (`.backward()`,
+    `torch.autograd.grad`, `Variable._execution_engine`, `functional.jacobian`). torch.func's transforms refuse
+    to run under these hooks: that refusal counts as a run. Trusted probe code: it runs in the sandbox. (A
+    dispatch mode would see every operation, but its first use imports torch._dynamo: seconds per sandbox.)"""
     import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
 
     runs = [0]
 
-    class Engine(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            if torch._C._current_graph_task_id() != -1:
-                runs[0] += 1
-            return func(*args, **(kwargs or {}))
+    def unpack(tensor):
+        runs[0] += 1
+        return tensor
 
-    with Engine():
-        value = call()
+    try:
+        with torch.autograd.graph.saved_tensors_hooks(lambda tensor: tensor, unpack):
+            value = call()
+    except RuntimeError as exc:
+        if "saved tensor hooks" not in str(exc):
+            raise
+        return None, 1
     return value, runs[0]

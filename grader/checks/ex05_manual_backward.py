@@ -136,7 +136,7 @@ def autograd_calls(module, x, y, w, b):
     with patched(module, torch.autograd, "backward", counting("backward", torch.autograd.backward)), \
             patched(module, torch.autograd, "grad", counting("grad", torch.autograd.grad)):
         _, engine = engine_ran(lambda: module.linear_grads(x, y, w, b))
-    return sorted(set(calls)) or (["the autograd engine"] if engine else [])
+    return sorted(set(calls)) or (["torch.autograd"] if engine else [])  # its engine, reached another way
 
 
 ROUTE: dict[int, list[str]] = {}  # the judge grades one submission: what its linear_grads called, probed once
