@@ -62,7 +62,8 @@ def clear_outer_frames(below) -> None:
     """Drop the locals of every frame `below` was called from (frames that never resume)."""
     frame = below.f_back
     while frame is not None:
-        _drop_locals(frame)
+        if frame.f_locals is not frame.f_globals:  # a module's top level: its globals, which others still use
+            _drop_locals(frame)
         frame = frame.f_back
     del frame
 

@@ -27,7 +27,8 @@ except ImportError:
 
 frame = sys._getframe()
 while frame is not None:
-    if frame.f_code.co_filename != __file__ and any(v is not None for v in frame.f_locals.values()) \
+    if frame.f_code.co_filename != __file__ and frame.f_locals is not frame.f_globals \
+            and any(v is not None for v in frame.f_locals.values()) \
             and "grader" in frame.f_code.co_filename and frame.f_code.co_name not in ("_serve", "_load_module"):
         found.append(f"the locals of {frame.f_code.co_name}")
     frame = frame.f_back
