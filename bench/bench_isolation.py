@@ -65,14 +65,17 @@ def layer_costs(runs: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in steps.items()}
 
 
-def grading_time(runs: int, isolated: bool) -> float:
-    """Median seconds to grade ex05's untouched stub in this process (fork judge, sandbox, pytest, messages)."""
+def grading_time(runs: int, isolated: bool, forget: bool = True) -> float:
+    """Median seconds to grade ex05's untouched stub in this process (fork judge, sandbox, pytest, messages);
+    `forget=False`: the sandbox keeps what it inherited (the env block, the frames, the check modules), as before."""
     from grader import sandbox
     from grader.exercises import find_exercise
     from grader.judge import grade
     from grader.source import load_source
 
-    saved = isolation.enter_before_fork, isolation.enter_after_fork
+    saved = isolation.enter_before_fork, isolation.enter_after_fork, sandbox._forget
+    if not forget:
+        sandbox._forget = lambda limits: None
     if not isolated:
         sandbox.isolation.enter_before_fork = lambda plan, report: False
         sandbox.isolation.enter_after_fork = lambda plan, report, namespaces: None
@@ -86,7 +89,7 @@ def grading_time(runs: int, isolated: bool) -> float:
             grade(ex, source)
             times.append(time.perf_counter() - start)
     finally:
-        sandbox.isolation.enter_before_fork, sandbox.isolation.enter_after_fork = saved
+        sandbox.isolation.enter_before_fork, sandbox.isolation.enter_after_fork, sandbox._forget = saved
     return statistics.median(times)
 
 
@@ -102,10 +105,13 @@ def main() -> None:
     added = sum(ms for name, ms in costs.items() if not name.startswith("fork"))
     print(f"  {'isolation in all (beyond the plain fork)':<45} {added:6.2f} ms")
     plain = grading_time(args.runs, isolated=False)
+    remembering = grading_time(args.runs, isolated=True, forget=False)
     isolated = grading_time(args.runs, isolated=True)
     print(f"grading ex05's stub, layers off (baseline)  {plain * 1000:7.1f} ms")
     print(f"grading ex05's stub, layers on              {isolated * 1000:7.1f} ms   "
           f"({(isolated - plain) * 1000:+.1f} ms, x{isolated / plain:.2f}; target: overhead <= 200 ms in all)")
+    print(f"  of which the sandbox forgetting what it inherited (env block, frames, checks): "
+          f"{(isolated - remembering) * 1000:+.1f} ms (layers on, forgetting off: {remembering * 1000:.1f} ms)")
 
 
 if __name__ == "__main__":

@@ -260,11 +260,19 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json,
     from grader.source import SubmissionError, load_source
     from grader.workspace import learner_file, own_work
 
-    ex = exercise_or_fail(exercise)
+    try:
+        ex = exercise_or_fail(exercise)
+    except UsageProblem as exc:
+        if as_json:
+            json_error({"exercise": exercise}, exc.format_message())
+        raise
     path = file or learner_file(ex)
     try:
         source = load_source(path)
     except SubmissionError as exc:
+        if as_json:  # a JSON result for every outcome: a file that cannot be graded is status "error"
+            json_error({"exercise": ex.id, "name": ex.name, "submission": str(path), "max_score": ex.points},
+                       message_of(exc).render(lang))
         raise problem(exc) from None
     from grader.judge import grade
     from grader.report import render, to_json
@@ -295,6 +303,13 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json,
         if report:
             click.echo(say(lang, "wrote {path}", path=report))
     sys.exit(0 if result.full else 1)
+
+
+def json_error(fields: dict, message: str, code: int = 2) -> None:
+    """`--json` prints a result for every outcome: bad input is status "error" with its one-line message."""
+    click.echo(json.dumps({"status": "error", "score": 0.0, "max_score": 0.0, "checks": [], "notes": [], "output": "",
+                           **fields, "message": message}, ensure_ascii=False))
+    sys.exit(code)
 
 
 def progress_bar(done: int, total: int, lang: str, width: int = 30) -> str:
@@ -740,8 +755,11 @@ def run() -> None:
     except Exception as exc:  # noqa: BLE001 - click handles usage errors; this is a last resort
         if os.environ.get("GRADER_DEBUG"):
             raise
-        click.echo(say(default_lang(), "grade: internal error: {message} (GRADER_DEBUG=1 shows the traceback)",
-                       message=f"{type(exc).__name__}: {exc}"), err=True)
+        message = say(default_lang(), "grade: internal error: {message} (GRADER_DEBUG=1 shows the traceback)",
+                      message=f"{type(exc).__name__}: {exc}")
+        click.echo(message, err=True)
+        if "--json" in sys.argv:
+            json_error({"grader_failure": True}, message, code=3)
         sys.exit(3)
 
 

@@ -52,7 +52,15 @@ class Collection:
 
 
 def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    """The file's hash; of nothing for what is no regular file (never followed, never blocks: the grading
+    says what is wrong with it)."""
+    from grader.safefs import read_regular
+    from grader.source import MAX_SOURCE
+
+    try:
+        return hashlib.sha256(read_regular(str(path), MAX_SOURCE + 1)).hexdigest()
+    except OSError:
+        return hashlib.sha256(b"").hexdigest()
 
 
 def natural_key(text: str) -> list:
@@ -118,6 +126,9 @@ def _walk(folder: Path, into: _Student, unpack_dir: Path | None = None) -> None:
             if path.is_symlink():
                 into.notes.append(Text("{path} is a symbolic link: not graded", "{path} 是一个符号链接：不评分",
                                        path=relative))
+            elif name in files and not path.is_file():
+                into.notes.append(Text("{path} is not a regular file: not graded", "{path} 不是普通文件：不评分",
+                                       path=relative))
             elif name in files and unpack_dir is not None and path.suffix.lower() == ".zip":
                 _add_zip(path, relative, unpack_dir, into)
             elif name in files:
@@ -129,10 +140,12 @@ def _add_zip(archive: Path, shown: str, unpack_dir: Path, into: _Student) -> Non
     unpack_dir.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(dir=unpack_dir))
     try:
+        if archive.is_symlink() or not archive.is_file():
+            raise OSError("not a regular file")
         links = extract(archive, folder)
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+    except Exception as exc:  # noqa: BLE001 - zipfile raises many kinds (zlib.error, NotImplementedError...)
         into.notes.append(Text("{path} is not a readable zip: {error}", "{path} 不是可读的 zip：{error}", path=shown,
-                               error=verbatim(exc)))
+                               error=verbatim(str(exc)[:120] or type(exc).__name__)))
         return
     into.notes += [Text("{link} in {path} is a symbolic link: not graded", "{path} 中的 {link} 是一个符号链接：不评分",
                         link=link, path=shown) for link in links]
@@ -159,15 +172,23 @@ def _gather(submissions: Path, unpack_dir: Path) -> tuple[dict[str, tuple[_Stude
             stray.append({"student": entry.stem, "message": neither})
             continue
         student = students.setdefault(key, (_Student(), identity))[0]
-        if entry.is_symlink():
-            student.notes.append(Text("{path} is a symbolic link: not graded", "{path} 是一个符号链接：不评分",
-                                      path=entry.name))
-        elif entry.is_dir():
-            _walk(entry, student, unpack_dir / "zips")
-        elif is_zip:
-            _add_zip(entry, original or entry.name, unpack_dir / "zips", student)
-        else:
-            student.files.append((entry, original))
+        try:
+            if entry.is_symlink():
+                student.notes.append(Text("{path} is a symbolic link: not graded", "{path} 是一个符号链接：不评分",
+                                          path=entry.name))
+            elif entry.is_dir():
+                _walk(entry, student, unpack_dir / "zips")
+            elif is_zip:
+                _add_zip(entry, original or entry.name, unpack_dir / "zips", student)
+            else:
+                student.files.append((entry, original))
+        except RecursionError:
+            student.notes.append(Text("{path} is nested too deeply to be read: not graded",
+                                      "{path} 嵌套太深，无法读取：不评分", path=entry.name))
+        except OSError as exc:  # a folder the grader cannot read, a name too long...
+            student.notes.append(Text("{path} could not be read ({error}): not graded",
+                                      "{path} 无法读取（{error}）：不评分",
+                                      path=entry.name, error=verbatim(exc.strerror or exc)))
     return students, stray
 
 
@@ -220,7 +241,12 @@ def collect_from(submissions: Path, exercises: list[Exercise], unpack_dir: Path)
     if submissions.is_file() and submissions.suffix.lower() == ".zip":
         root = unpack_dir / "download"
         root.mkdir(parents=True)
-        links = extract(submissions, root, limit=MAX_DOWNLOAD_BYTES)
+        try:
+            links = extract(submissions, root, limit=MAX_DOWNLOAD_BYTES)
+        except zipfile.BadZipFile:
+            raise
+        except Exception as exc:  # noqa: BLE001 - zlib.error, NotImplementedError...: one kind for the caller
+            raise zipfile.BadZipFile(f"{submissions.name}: {str(exc)[:120] or type(exc).__name__}") from None
         found = collect(root, exercises, unpack_dir)
         found.problems += [{"student": Path(link).parts[0], "message": f"{link} in {submissions.name} is a symbolic "
                             "link: not graded"} for link in links]

@@ -3,7 +3,9 @@
 A small self-test runs as learner code in a real sandbox, set up exactly as for grading, and tries what a
 hostile submission would: read the reference solutions, see and signal the grading process, open its
 descriptors, ptrace it, connect to a TCP port this process opens, write outside its work dir, read the
-grader's environment, run a program. What it managed is reported beside the layers the sandbox applied.
+grader's environment (and its block in memory), reach the hidden checks and the grader's variables in
+memory, have the grader read a file through a link in its work dir, run a program; and the grader parses a
+malformed notebook. What it managed is reported beside the layers the sandbox applied.
 """
 
 from __future__ import annotations
@@ -16,18 +18,19 @@ import socket
 import sys
 import tempfile
 import time
+import types
 from pathlib import Path
 
 from grader import isolation
-from grader.exercises import current_course
+from grader.exercises import CHECKS_DIR, current_course
 from grader.sandbox import LearnerProblem, Limits, Submission
-from grader.source import Source
+from grader.source import Source, SubmissionError, load_source
 from grader.text import Text
 
 SELF_TEST = '''
-import ctypes, os, socket, subprocess
+import ctypes, os, socket, subprocess, sys
 
-def attempts(solution, grader_pid, port, secret, outside):
+def attempts(solution, grader_pid, port, secret, outside, linked):
     done = {}
     def attempt(name, action):
         try:
@@ -49,6 +52,21 @@ def attempts(solution, grader_pid, port, secret, outside):
     attempt("write outside its work dir", lambda: open(outside, "w").write("x"))
     done["read the grader's environment"] = secret in os.environ
     attempt("run a program", lambda: subprocess.run(["true"], check=True))
+    with open("/proc/self/stat", "rb") as f:
+        fields = f.read().rsplit(b")", 1)[1].split()
+    start, end = int(fields[47]), int(fields[48])
+    done["read the grader's environment block in memory"] = ctypes.string_at(start, end - start).strip(b"\\0") != b""
+    done["reach the hidden checks in memory"] = any(getattr(m, "REFERENCE", None) == secret
+                                                   for m in list(sys.modules.values()))
+    frame, seen = sys._getframe(), False
+    while frame is not None:
+        outer = frame.f_code.co_filename != "self_test.py"
+        seen = seen or outer and secret in [v for v in frame.f_locals.values() if isinstance(v, str)]
+        frame = frame.f_back
+    done["read the grader's variables (the frames it was forked in)"] = seen
+    for name in os.listdir("."):
+        os.unlink(name)
+    os.symlink(linked, ".output")  # a judge that reads its output by name would read the link's target
     return done
 '''
 
@@ -63,6 +81,31 @@ LAYERS = {
 }
 
 
+def _hidden_checks(secret: str) -> str:
+    """A stand-in for a check module the grader imported (in the checks folder, holding a reference value)."""
+    module = types.ModuleType("grader.checks._doctor_reference")
+    module.__file__ = str(CHECKS_DIR / "_doctor_reference.py")
+    module.REFERENCE = secret  # type: ignore[attr-defined]
+    sys.modules[module.__name__] = module
+    return module.__name__
+
+
+def _malformed_notebook_raises(folder: Path) -> bool:
+    """Whether reading a notebook nested 100 000 deep (or with a cell source that is a number) escapes as
+    anything but the submission's own error."""
+    for name, text in (("deep.ipynb", "[" * 100_000 + "]" * 100_000),
+                       ("number.ipynb", '{"nbformat": 4, "nbformat_minor": 5, "metadata": {}, '
+                                        '"cells": [{"cell_type": "code", "source": 5, "metadata": {}}]}')):
+        (folder / name).write_text(text)
+        try:
+            load_source(folder / name)
+        except SubmissionError:
+            pass
+        except BaseException:  # noqa: BLE001 - exactly what this looks for
+            return True
+    return False
+
+
 def run_self_test() -> dict:
     """Start a sandbox as grading does, run the self-test in it; return what was applied and what it managed."""
     isolation.protect_self()
@@ -72,15 +115,19 @@ def run_self_test() -> dict:
     solution = next(iter(sorted(solutions.glob("*.py"))), None) if solutions.is_dir() else None
     outside_dir = Path(tempfile.mkdtemp(prefix="torch-katas-doctor-"))
     outside_dir.chmod(0o777)
+    linked = outside_dir / "grader-only.txt"
+    linked.write_text(secret)
+    linked.chmod(0o600)
+    checks = _hidden_checks(secret)
     server = socket.create_server(("127.0.0.1", 0))
-    limits = Limits(time=20, hidden=tuple(str(p) for p in [solutions] if p.is_dir()))
+    limits = Limits(time=20, hidden=tuple(str(p) for p in [solutions, CHECKS_DIR] if p.is_dir()))
     submission = Submission(Source(chunks=[("self_test.py", SELF_TEST)], filename="self_test.py",
                                    path=Path("self_test.py")), limits)
     try:
         started = time.perf_counter()
         try:
             done = submission.call("attempts", str(solution or "/nonexistent"), os.getpid(),
-                                   server.getsockname()[1], secret, str(outside_dir / "written"))
+                                   server.getsockname()[1], secret, str(outside_dir / "written"), str(linked))
         except LearnerProblem as problem:  # the test sandbox itself failed: say so, never pretend
             done = {f"finish the self-test ({problem.message})": True}
         elapsed = time.perf_counter() - started
@@ -88,11 +135,15 @@ def run_self_test() -> dict:
         done[outside] = done.get(outside) or (outside_dir / "written").exists()
         if solution is None:
             done.pop("read the reference solutions", None)
+        submission.close()
+        done["have the grader read a file through a link in its work dir"] = secret in submission.output()
+        done["crash the grader with a malformed notebook"] = _malformed_notebook_raises(outside_dir)
     finally:
         submission.close()
         server.close()
         shutil.rmtree(outside_dir, ignore_errors=True)
         del os.environ[secret]
+        sys.modules.pop(checks, None)
     return {"applied": submission.isolation.get("applied", []), "missing": submission.isolation.get("missing", {}),
             "managed": done, "setup_s": elapsed}
 

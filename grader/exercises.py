@@ -70,6 +70,7 @@ class Exercise:
     course: Course
     zh: dict = field(default_factory=dict)
     preload: list[str] = field(default_factory=list)  # modules the judge imports before learner code runs
+    banned: dict[str, list[str]] = field(default_factory=dict)  # function -> routes it must not take (routes.py)
     number: int = 0  # 1-based place in the course's teaching order
     overrides: dict[str, float] = field(default_factory=dict)  # check id -> points, from course.toml
 
@@ -182,6 +183,7 @@ class Course:
             hints=list(meta.get("hints", [])),
             zh=dict(meta.get("zh", {})),
             preload=list(meta.get("preload", [])),
+            banned={str(k): list(v) for k, v in meta.get("banned", {}).items()},
             number=number,
             course=self,
         )

@@ -16,10 +16,11 @@ error (the student's file could not be graded) is a 0.
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Callable
 from pathlib import Path
+
+from grader import csvsafe
 
 FORMATS = ("canvas", "moodle", "csv")
 CANVAS_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -82,5 +83,5 @@ def export(book: dict, fmt: str, path: Path, assignment: str | None = None) -> l
     else:
         header = [["student", "id", "name", "email", *names, *([] if assignment else ["total"])]]
     with Path(path).open("w", newline="", encoding="utf-8") as f:
-        csv.writer(f).writerows(header + rows)
+        csvsafe.writer(f).writerows(header + rows)
     return warnings

@@ -12,17 +12,17 @@ score apart. Totals count the assignment's exercises only.
 
 from __future__ import annotations
 
-import csv
 import json
 from collections import defaultdict
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+from grader import csvsafe
 from grader.collect import natural_key
 from grader.exercises import Exercise
 from grader.result import MARKS, Result
 from grader.roster import IDENTITY_FIELDS, match_roster
-from grader.text import Text, say
+from grader.text import Text, say, verbatim
 
 LOOK_AT = 0.1  # a check passed by at most this share of the students who reached it is flagged
 LOOK_AT_MIN = 5  # ... once at least this many reached it
@@ -126,6 +126,12 @@ def build_gradebook(results: list[Result], exercises: list[Exercise], students: 
     notes = defaultdict(list)
     for p in problems:
         notes[p["student"]].append(p["message"])
+    for (student, exercise), r in latest.items():
+        if r.flags:  # a banned route seen in the source: for a person to look at, never a score
+            seen = ", ".join(f"{f['what']} (line {f['line']})" for f in r.flags[:3])
+            seen += " ..." if len(r.flags) > 3 else ""
+            notes[student or ""].append(Text("{exercise} flagged for a look: {seen}", "{exercise} 需要人工查看：{seen}",
+                                             exercise=exercise, seen=verbatim(seen)).render(lang))
     max_total = sum(ex.points for ex in exercises)
     rows = []
     for key in sorted(identities, key=natural_key):
@@ -146,7 +152,7 @@ def write_csv(book: dict, path: Path) -> None:
     then each exercise's state, the student's identity and problems."""
     ids = [ex["id"] for ex in book["exercises"]]
     with path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
+        writer = csvsafe.writer(f)
         writer.writerow(["student", *ids, "total", "max_total", *[f"{i}_status" for i in ids], "id", "name", "email",
                          "problems"])
         for row in book["rows"]:

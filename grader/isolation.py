@@ -176,9 +176,10 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
 PRIVATE_FOLDERS = ("/dev/shm", "/tmp", "/run", "/var/tmp")  # each replaced by an empty tmpfs of the sandbox's
 
 
-def build_mounts(workdir: str, hidden: list[str], keep: Sequence[str] = ()) -> None:
+def build_mounts(workdir: str, hidden: list[str], keep: Sequence[str] = (), disk: int | None = None) -> None:
     """In the new mount namespace: a /proc of the new PID namespace, a private /dev/shm, /tmp, /run and
-    /var/tmp, and empty read-only folders over `hidden`. The work dir, and what Python reads (`keep`: a
+    /var/tmp, the work dir as a tmpfs of `disk` bytes (what learner code writes stays in memory of this
+    namespace, gone with it), and empty read-only folders over `hidden`. The work dir, and what Python reads (`keep`: a
     checkout or a venv in /tmp), are bound back in place when they lay in a folder replaced: the whole
     entry of that folder they lie in, as it was (Landlock still decides what is read in it)."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
@@ -200,6 +201,8 @@ def build_mounts(workdir: str, hidden: list[str], keep: Sequence[str] = ()) -> N
     finally:
         for fd in kept.values():
             os.close(fd)
+    if disk:
+        _mount("tmpfs", workdir, "tmpfs", MS_NOSUID | MS_NODEV, f"size={disk},mode=700")
     for folder in hidden:
         if os.path.isdir(folder):
             _mount("tmpfs", folder, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=555")
@@ -323,6 +326,7 @@ class Plan:
     hidden: list[str] = field(default_factory=list)
     cuda: bool = False
     private: tuple[str, ...] = ("grader",)  # packages never readable from site-packages: ours holds the answers
+    disk: int | None = None  # the work dir's tmpfs size (bytes); None: the work dir as it is
 
     def readable(self) -> list[str]:
         """Python's import path and the system's libraries, minus the hidden folders and any installed copy
@@ -402,7 +406,7 @@ def enter_after_fork(plan: Plan, report: Report, namespaces: bool) -> None:
     """In the process that will run learner code: mounts, capabilities, Landlock, seccomp."""
     if namespaces:
         try:
-            build_mounts(plan.workdir, plan.hidden, plan.readable())
+            build_mounts(plan.workdir, plan.hidden, plan.readable(), plan.disk)
         except (LayerError, OSError) as exc:
             report.applied.remove("namespaces")
             report.missing["namespaces"] = f"mounts: {exc}"

@@ -13,9 +13,11 @@ import importlib
 import json
 import os
 import random
+import resource
 import select
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,7 +27,7 @@ os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # is_available() st
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from grader import isolation  # noqa: E402
+from grader import isolation, routes, safefs  # noqa: E402
 from grader.exercises import CHECKS_DIR, PACKAGE_DIR, SOLUTIONS_DIR, Exercise  # noqa: E402
 from grader.plugin import JudgePlugin  # noqa: E402
 from grader.result import CheckResult, Result, text  # noqa: E402
@@ -43,6 +45,9 @@ DISABLED = [arg for name in ("cacheprovider", "unraisableexception", "threadexce
                              "pastebin", "legacypath", "recwarn", "stepwise", "setuponly", "setupplan", "debugging",
                              "junitxml", "python_path", "tmpdir", "monkeypatch", "nose")
             for arg in ("-p", f"no:{name}")]
+
+
+JUDGE_MEMORY = 8 << 30  # a judge's address space (torch and pytest take about 0.7 GiB): past it, a grader failure
 
 
 def prewarm(exercises: Sequence[Exercise] = ()) -> None:
@@ -110,6 +115,9 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
     if not os.environ.get("GRADER_DEBUG"):  # a caller's own sys.stdout (pytest's capture, a notebook) too
         sys.stdout = sys.stderr = open(os.devnull, "w")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugins: faster, and nothing else
+    if device == "cpu":  # CUDA maps far more address space than it uses: no bound there
+        bound = max(JUDGE_MEMORY, limits.memory + (2 << 30))
+        resource.setrlimit(resource.RLIMIT_AS, (bound, bound))
     preload(exercise)
     torch.manual_seed(seed)
     out = os.fdopen(fd, "w", buffering=1)
@@ -143,6 +151,9 @@ class Grading:
         self.exercise, self.source, self.lang = exercise, source, lang
         self.seed = random.randrange(2**31) if seed is None else seed
         limits = limits_for(exercise, memory, time_limit, device, hidden)
+        # removed here, whatever the judge does
+        self.workroot = limits.workroot = tempfile.mkdtemp(prefix="torch-katas-")
+        os.chmod(self.workroot, 0o711)  # a dedicated uid reaches its own work dir in it, and lists nothing
         self.started = time.monotonic()
         self.deadline = self.started + max(60.0, limits.time * 20)
         self.events: list[dict] = []
@@ -187,6 +198,7 @@ class Grading:
         """Reap the judge and assemble its result."""
         os.close(self.fd)
         _, status = os.waitpid(self.pid, 0)
+        safefs.remove_tree(self.workroot)  # what a killed judge left, whatever modes learner code set
         judge_failed = not self.timed_out and status != 0
         result = assemble(self.exercise, self.source, self.events, self.timed_out, self.seed,
                           time.monotonic() - self.started, judge_failed)
@@ -255,7 +267,8 @@ def assemble(exercise: Exercise, source: Source, events: list[dict], timed_out: 
         broken = "the judge process ended before it finished"
     result = Result(exercise=exercise.id, name=exercise.name, submission=str(source.path), status="error",
                     score=0.0, max_score=exercise.points, duration_s=round(duration, 3), seed=seed,
-                    notes=list(source.notes))
+                    notes=list(source.notes),
+                    flags=routes.scan(source.chunks, exercise.banned))  # for a person to look at; never a score
     if broken is not None:
         result.grader_failure, result.message = True, grader_failure(broken)
         return result

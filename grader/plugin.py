@@ -6,6 +6,7 @@ Results are emitted one by one as checks finish, so a judge that is killed later
 
 from __future__ import annotations
 
+import os
 import zlib
 
 import pytest
@@ -123,6 +124,8 @@ class JudgePlugin:
             reason = reason.removeprefix("Skipped: ")
             return "skipped", Text(reason), None
         exc = call.excinfo.value if call.excinfo else None
+        if isinstance(exc, MemoryError):  # the judge's own memory bound: the grader failed, not the learner
+            os._exit(70)
         if exc is not None and exc is self.proxy.load_problem:
             return "not_run", Text("", ""), None  # the load failure is the result's message, shown once
         if isinstance(exc, CheckFailed):

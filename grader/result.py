@@ -81,6 +81,7 @@ class Result:
     notes: list[Text] = field(default_factory=list)  # about the submission: skipped notebook cells, magics
     curves: list[dict] = field(default_factory=list)  # what the checks recorded for the HTML report's charts
     isolation: list[str] = field(default_factory=list)  # the OS isolation layers the sandbox applied
+    flags: list[dict] = field(default_factory=list)  # banned routes seen in the source: for a person, never a score
     grader_failure: bool = False  # the grader itself failed: not a grade (status "error")
     student: str | None = None  # batch only: the student's folder (or LMS id)
     sha256: str | None = None  # batch only: of the graded file, so a rerun skips what is graded
@@ -118,6 +119,8 @@ class Result:
             "message": self.message.render(lang), "output": self.output,
             "notes": [n.render(lang) for n in self.notes], "curves": self.curves, "isolation": self.isolation,
         }
+        if self.flags:
+            data["flags"] = self.flags
         if self.grader_failure:
             data["grader_failure"] = True
         if self.student is not None:
@@ -134,5 +137,6 @@ class Result:
                    title=text(data.get("title", "")), duration_s=float(data.get("duration_s", 0.0)),
                    seed=data.get("seed"), message=text(data.get("message", "")), output=data.get("output", ""),
                    notes=[text(n) for n in data.get("notes", [])], curves=list(data.get("curves", [])),
-                   isolation=list(data.get("isolation", [])), grader_failure=bool(data.get("grader_failure")),
+                   isolation=list(data.get("isolation", [])), flags=list(data.get("flags", [])),
+                   grader_failure=bool(data.get("grader_failure")),
                    student=data.get("student"), sha256=data.get("sha256"))

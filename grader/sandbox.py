@@ -8,12 +8,12 @@ judge closes the connection. The judge never imports learner code.
 
 from __future__ import annotations
 
+import fcntl
 import io
 import os
 import random
 import resource
 import select
-import shutil
 import signal
 import socket
 import sys
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from grader import isolation, wire
+from grader import isolation, safefs, scrub, wire
 from grader.options import MEMORY_MIB
 from grader.probing import cell_name, frame, where
 from grader.source import NotebookShell, Source
@@ -44,6 +44,8 @@ class Limits:
     memory: int = MEMORY_MIB << 20  # address space, bytes
     output: int = 1 << 20  # bytes of stdout/stderr kept on disk
     file_size: int = 64 << 20  # largest file learner code may write
+    disk: int = 512 << 20  # the work dir's size: a tmpfs of the sandbox's own (with namespaces)
+    workroot: str | None = None  # the folder work dirs are made in (the grading parent removes it whatever happens)
     hidden: tuple[str, ...] = ()  # folders masked even where no other layer denies them (solutions, checks...)
     cuda: bool = False  # let learner code open the GPU's device files
 
@@ -173,7 +175,34 @@ def _watched_objects() -> dict[str, object]:
         for name in names:
             found[f"{owner_name}.{name}"] = (owner.__dict__.get(name) if isinstance(owner, type)
                                              else getattr(owner, name, None))
+    found["grader.sandbox.PROBES"] = sys.modules["grader.sandbox"].__dict__.get("PROBES")
+    return found | _probe_objects()
+
+
+def _probe_objects() -> dict[str, object]:
+    """The probes, their code and what they use: replacing any of them is tampering too."""
+    found: dict[str, object] = {}
+    for key, fn in PROBES.items():
+        found[f"PROBES[{key}]"] = fn
+        found[f"PROBES[{key}].__code__"] = fn.__code__
+        for name, value in fn.__globals__.items():
+            found[f"PROBES[{key}]: {name}"] = value
+            if isinstance(value, types.FunctionType):
+                found[f"PROBES[{key}]: {name}.__code__"] = value.__code__
     return found
+
+
+def _forget(limits: Limits) -> None:
+    """Drop what the sandbox inherited and must not hold (see scrub.py), with no finaliser of the judge's or
+    the parent's objects run here (a temporary folder of theirs is theirs to remove)."""
+    import weakref
+
+    weakref.finalize._registry.clear()  # type: ignore[attr-defined]
+    hook, sys.unraisablehook = sys.unraisablehook, lambda _: None
+    try:
+        scrub.scrub(PROBES, limits.hidden, sys._getframe(1))
+    finally:
+        sys.unraisablehook = hook
 
 
 def _tampered(baseline: dict[str, object]) -> list[str]:
@@ -285,7 +314,8 @@ def _answer(module, header: dict, blobs: list[bytes], source: Source) -> tuple[d
     return reply, out
 
 
-def _sandbox_main(sock: socket.socket, source: Source, plan: isolation.Plan, limits: Limits, seed: int) -> None:
+def _sandbox_main(sock: socket.socket, source: Source, plan: isolation.Plan, limits: Limits, seed: int,
+                  output: int) -> None:
     """The sandbox's first process: its own session, the isolation layers, then learner code. Never returns.
 
     With namespaces, this process stays outside the new PID namespace and only waits: its child, PID 1
@@ -314,7 +344,7 @@ def _sandbox_main(sock: socket.socket, source: Source, plan: isolation.Plan, lim
         isolation.enter_after_fork(plan, report, namespaces)
     except BaseException:  # noqa: BLE001 - a sandbox that cannot be set up reports through its exit status
         os._exit(4)
-    _serve(sock, source, plan.workdir, limits, seed, report)
+    _serve(sock, source, plan.workdir, limits, seed, report, output)
 
 
 def _end_as(status: int) -> None:
@@ -337,22 +367,31 @@ def learner_environment(workdir: str) -> dict[str, str]:
 
 
 def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, seed: int,
-           report: isolation.Report) -> None:
-    """The process that runs learner code: load it, then answer calls and probes. Never returns."""
+           report: isolation.Report, out: int) -> None:
+    """The process that runs learner code: load it, then answer calls and probes. Never returns.
+
+    `out` is the output file the judge opened before the fork: stdout and stderr go there, and the
+    judge reads it back through its own descriptor, whatever learner code does to names in its work dir."""
     status = 0
     try:
         os.chdir(workdir)
-        out = os.open(os.path.join(workdir, ".output"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
+        # only the connection and the output stay open, at the top of the range: an object of the judge's or the
+        # parent's that `_forget` frees closes a number it once owned, never these
+        top = min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 4096) - 2
+        out = fcntl.fcntl(out, fcntl.F_DUPFD, top + 1)
+        sock = socket.socket(fileno=fcntl.fcntl(sock.detach(), fcntl.F_DUPFD, top))
+        os.closerange(0, top)
+        env = learner_environment(workdir)
+        os.environ.clear()
+        _forget(limits)
+        os.environ.update(env)
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         os.dup2(out, 1)
         os.dup2(out, 2)
+        os.close(out)
         os.closerange(3, sock.fileno())
-        os.closerange(sock.fileno() + 1, 65536)
         sys.stdout = open(1, "w", buffering=1, closefd=False)
         sys.stderr = open(2, "w", buffering=1, closefd=False)
-        os.environ.clear()
-        os.environ.update(learner_environment(workdir))
         tempfile.tempdir = None  # tempfile reads TMPDIR again
         torch.set_num_threads(1)
         torch.manual_seed(seed)
@@ -412,17 +451,19 @@ class Sandbox:
         self.seed = seed
         self.pid: int | None = None
         self.sock: socket.socket | None = None
-        self.workdir = tempfile.mkdtemp(prefix="torch-katas-")
+        self.workdir = tempfile.mkdtemp(prefix="torch-katas-", dir=limits.workroot)
+        self.output_fd = os.open(os.path.join(self.workdir, ".output"),
+                                 os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         self.load_reply: dict = {}
         self.problem: LearnerProblem | None = None  # set once the process died or hung
 
     def start(self) -> dict:
         parent, child = socket.socketpair()
-        plan = isolation.Plan(self.workdir, list(self.limits.hidden), self.limits.cuda)
+        plan = isolation.Plan(self.workdir, list(self.limits.hidden), self.limits.cuda, disk=self.limits.disk)
         pid = os.fork()
         if pid == 0:  # pragma: no cover - runs in the child
             parent.close()
-            _sandbox_main(child, self.source, plan, self.limits, self.seed)
+            _sandbox_main(child, self.source, plan, self.limits, self.seed, self.output_fd)
         child.close()
         self.pid, self.sock = pid, parent
         self.load_reply = self._receive(self.limits.time, TOP_LEVEL)[0]
@@ -493,9 +534,9 @@ class Sandbox:
                 pass
 
     def output(self) -> str:
+        """What learner code printed: read through the descriptor opened before it ran (never by name)."""
         try:
-            with open(os.path.join(self.workdir, ".output"), "rb") as f:
-                data = f.read(self.limits.output)
+            data = safefs.read_fd(self.output_fd, self.limits.output)
         except OSError:
             return ""
         return data.decode("utf-8", "replace")
@@ -504,7 +545,10 @@ class Sandbox:
         self.kill()
         if self.sock is not None:
             self.sock.close()
-        shutil.rmtree(self.workdir, ignore_errors=True)
+        if self.output_fd >= 0:
+            os.close(self.output_fd)
+            self.output_fd = -1
+        safefs.remove_tree(self.workdir)
 
 
 def does_not_define(name: str) -> Text:

@@ -42,20 +42,65 @@ class Source:
         return at if label == self.filename else f"{label}, {at}".rstrip(", ")
 
 
+MAX_SOURCE = 16 << 20  # a submission file's bytes: far more than any exercise needs
+
+
 def load_source(path: Path) -> Source:
+    """The submission at `path`; SubmissionError (a one-line message) for anything that cannot be graded, never
+    another exception: the file is the learner's, whatever it holds."""
     path = Path(path)
-    if not path.is_file():
-        raise SubmissionError(Text("no such file: {path}", path=path))
-    if path.suffix == ".py":
-        return Source(chunks=[(path.name, _read_text(path))], filename=path.name, path=path)
-    if path.suffix == ".ipynb":
+    if path.suffix not in (".py", ".ipynb"):
+        raise SubmissionError(Text("cannot grade {name}: expected a .py file or a .ipynb notebook", name=path.name))
+    try:
+        if path.suffix == ".py":
+            return Source(chunks=[(path.name, python_text(_read_bytes(path), path))], filename=path.name, path=path)
         return notebook_source(path)
-    raise SubmissionError(Text("cannot grade {name}: expected a .py file or a .ipynb notebook", name=path.name))
+    except SubmissionError:
+        raise
+    except RecursionError:
+        raise SubmissionError(Text("{name} is nested too deeply to be read", "{name} 嵌套太深，无法读取",
+                                   name=path.name)) from None
+    except Exception as exc:  # noqa: BLE001 - a parser's surprise is this file's problem
+        raise SubmissionError(Text("{name} cannot be read: {error}", "无法读取 {name}：{error}", name=path.name,
+                                   error=verbatim(f"{type(exc).__name__}: {str(exc)[:100]}"))) from None
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes: a regular file only (a link or a FIFO is not read), at most MAX_SOURCE."""
+    from grader.safefs import read_regular
+
+    try:
+        data = read_regular(str(path), MAX_SOURCE + 1)
+    except FileNotFoundError:
+        raise SubmissionError(Text("no such file: {path}", path=path)) from None
+    except OSError as exc:
+        raise SubmissionError(Text("{path} is not a regular file that can be read ({error})",
+                                   "{path} 不是可读取的普通文件（{error}）", path=path,
+                                   error=verbatim(exc.strerror or exc))) from None
+    if len(data) > MAX_SOURCE:
+        raise SubmissionError(Text("{path} is larger than {mib} MiB", "{path} 大于 {mib} MiB", path=path,
+                                   mib=MAX_SOURCE >> 20))
+    return data
+
+
+def python_text(data: bytes, path: Path) -> str:
+    """A .py file's text as Python reads it: a byte-order mark or a PEP 263 coding cookie (`# -*- coding: gbk -*-`)
+    decides the encoding, UTF-8 otherwise."""
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding).removeprefix("\ufeff")
+    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+        raise SubmissionError(Text("{path} is not text Python can read ({error})",
+                                   "{path} 不是 Python 能读取的文本（{error}）",
+                                   path=path, error=verbatim(str(exc)[:100]))) from None
 
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors) is not code
+        return _read_bytes(path).decode("utf-8-sig")  # a byte-order mark (Windows editors) is not code
     except UnicodeDecodeError:
         raise SubmissionError(Text("{path} is not UTF-8 text", path=path)) from None
 
@@ -113,7 +158,14 @@ def notebook_source(path: Path) -> Source:
         if "skip-grading" in cell.get("metadata", {}).get("tags", []):
             notes.append(Text("cell {n} (tagged skip-grading) not run", n=f"In[{number}]"))
             continue
-        cells[label] = cell.get("source", "")
+        source = cell.get("source", "")
+        if isinstance(source, list) and all(isinstance(line, str) for line in source):
+            source = "".join(source)
+        if not isinstance(source, str):
+            raise SubmissionError(Text("{name} is not a valid notebook: the source of {label} is not text",
+                                       "{name} 不是有效的 notebook：{label} 的 source 不是文本", name=path.name,
+                                       label=label))
+        cells[label] = source
         code = cell_to_python(cells[label])
         skipped += not_run(code)
         chunks.append((label, code))

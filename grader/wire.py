@@ -19,7 +19,8 @@ from typing import cast
 
 import torch
 
-MAX_MESSAGE = 512 * 1024 * 1024
+MAX_HEADER = 8 << 20  # a message's JSON part: parsing costs about 25 times its size in memory, so it stays small
+MAX_MESSAGE = 256 << 20  # its tensor bytes, all blobs together (raw bytes: no parse)
 _HEADER = struct.Struct("!Q")
 
 
@@ -157,7 +158,9 @@ def decode(data, blobs: list, *, restore_grad: bool = False):
 
 
 def _decode_tensor(data: dict, blobs: list, restore_grad: bool) -> torch.Tensor:
-    dtype = getattr(torch, data["dtype"])
+    dtype = getattr(torch, str(data.get("dtype")), None)
+    if not isinstance(dtype, torch.dtype):
+        raise ProtocolError(f"not a dtype: {str(data.get('dtype'))[:40]}")
     raw = bytearray(blobs[data["__tensor__"]])
     if dtype == torch.bool:
         t = torch.frombuffer(raw, dtype=torch.uint8).to(torch.bool) if raw else torch.empty(0, dtype=torch.bool)
@@ -198,13 +201,13 @@ def _recv_exact(sock: socket.socket, n: int) -> bytes:
 
 def recv(sock: socket.socket) -> tuple[dict, list[bytes]]:
     (size,) = _HEADER.unpack(_recv_exact(sock, _HEADER.size))
-    if size > MAX_MESSAGE:
-        raise ProtocolError("message too large")
+    if size > MAX_HEADER:
+        raise ProtocolError(f"a message of {size} bytes (at most {MAX_HEADER} are read)")
     try:
         header = json.loads(_recv_exact(sock, size))
         sizes = header.pop("blobs")
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ProtocolError(f"bad header: {exc}") from None
-    if not isinstance(sizes, list) or sum(sizes) > MAX_MESSAGE:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        raise ProtocolError(f"bad header: {type(exc).__name__}") from None
+    if not isinstance(sizes, list) or not all(type(n) is int and n >= 0 for n in sizes) or sum(sizes) > MAX_MESSAGE:
         raise ProtocolError("bad blob sizes")
     return header, [_recv_exact(sock, int(n)) for n in sizes]

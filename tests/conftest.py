@@ -105,7 +105,21 @@ def run_grade_as(user: str | None, *args, cwd=ROOT, timeout=300, env=None):
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
-PASSED_ENV = ("PATH", "LANG", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "NO_COLOR")
+PASSED_ENV = ("PATH", "LANG", "HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "NO_COLOR", "TMPDIR")
+
+
+def gets_a_dedicated_uid(user: str | None) -> bool:
+    """Whether the grader run as `user` (see run_grade_as) gives each sandbox a uid of its own, decided from the
+    machine as the grader decides it (`grade doctor` says the same): root, with an interpreter and packages
+    other users can read."""
+    if user not in (None, DEDICATED) or os.geteuid() != 0:
+        return False
+    if user is None:
+        return isolation.readable_by_others(isolation.python_paths()) is None
+    env = {"PATH": os.environ["PATH"], "PYTHONPATH": os.pathsep.join([*user_pythonpath(), str(ROOT)])}
+    probe = "from grader import isolation; print(isolation.readable_by_others(isolation.python_paths()) is None)"
+    proc = subprocess.run([user_python(), "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    return proc.stdout.strip() == "True"
 
 
 @pytest.fixture

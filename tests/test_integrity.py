@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DEDICATED, NAMESPACES, ROOT, dedicated_uid_or_skip, grade_json, ordinary_user_or_skip, run_grade_as
+from conftest import (NAMESPACES, ROOT, dedicated_uid_or_skip, gets_a_dedicated_uid, grade_json, ordinary_user_or_skip,
+                      run_grade, run_grade_as)
 from grader import isolation
 
 ATTACKS = ROOT / "tests" / "attacks"
@@ -190,7 +191,8 @@ def os_attack(user, folder: Path, name: str, *extra, env=None, source: str | Non
     proc = run_grade_as(user, "ex05", "--file", path, "--time-limit", "5", "--json", *extra, env=env)
     assert proc.returncode in (0, 1), proc.stderr
     result = json.loads(proc.stdout)
-    assert ("dedicated uid" in result["isolation"]) == (user == DEDICATED), result["isolation"]
+    if result["isolation"]:  # unknown where the sandbox never answered (a timeout)
+        assert ("dedicated uid" in result["isolation"]) == gets_a_dedicated_uid(user), result["isolation"]
     return result
 
 
@@ -223,12 +225,15 @@ def test_forging_the_judges_result_pipe_earns_nothing(user, world_readable_tmp):
 
 
 def test_a_fork_bomb_stops_at_the_process_limit(user, world_readable_tmp):
+    """The bomb gains nothing and the limit holds; its sandbox answering afterwards within the time limit is not
+    asked (on a slow machine it may time out: an outcome for the attacker, not a failure of the grader)."""
     if not NAMESPACES or not isolation.pid_max_per_namespace():
         pytest.skip("the process limit needs namespaces and Linux 6.14+ (a pid_max per PID namespace)")
     result = os_attack(user, world_readable_tmp, "fork_bomb")
-    forked = int(re.search(r"forked: (\d+)", result["output"]).group(1))
-    assert 0 < forked < isolation.PROCESS_LIMIT
-    assert result["status"] == "graded" and result["score"] == 1  # and its sandbox still served the checks
+    assert result["status"] in ("graded", "timeout") and result["score"] <= 1, result["message"]
+    forked = re.search(r"forked: (\d+)", result["output"])
+    assert forked is None or 0 < int(forked.group(1)) < isolation.PROCESS_LIMIT
+    assert forked is not None or result["status"] == "timeout"
 
 
 def test_ptrace_and_memory_writes_on_the_judge_are_refused(user, world_readable_tmp):
@@ -321,8 +326,8 @@ def test_batch_attacks_on_classmates_and_the_grader_cost_nobody_anything(user, w
     assert len(results) == 2 * len(attackers)
     honest = {s: (r["status"], r["score"]) for s, r in results.items() if s.endswith("honest")}
     assert set(honest.values()) == {("graded", 10)}, honest
-    earned = {"s5_fork_bomb": 1}  # its predict is right: its sandbox still serves after the bomb
-    gained = {s: r["score"] for s, r in results.items() if not s.endswith("honest") and r["score"] != earned.get(s, 0)}
+    earned = {"s5_fork_bomb": 1}  # its predict is right, if its sandbox still serves after the bomb
+    gained = {s: r["score"] for s, r in results.items() if not s.endswith("honest") and r["score"] > earned.get(s, 0)}
     assert gained == {}
 
 
@@ -404,3 +409,123 @@ def test_a_judge_killed_from_outside_is_graded_again(tmp_path):
     assert "slow/ex05: The grader itself failed" in err and "Grading it again." in err
     (result,) = map(json.loads, (out / "results.jsonl").read_text().splitlines())
     assert (result["status"], result["score"]) == ("graded", 10.0)
+
+
+# -- the trusted side: what the judge and the parent do for the learner (issue 19) ----------------------------------
+
+def scratch(folder: Path) -> dict:
+    """An environment whose temporary folder is `folder` (open to every uid): where the grading's work dirs go,
+    so a test sees what was left behind."""
+    folder.mkdir(mode=0o777)
+    folder.chmod(0o777)
+    return {**os.environ, "TMPDIR": str(folder)}
+
+
+@pytest.mark.parametrize("target", ["a file of the grader's", "fifo"])
+def test_the_judge_follows_no_link_and_cleans_what_was_made_unreadable(user, world_readable_tmp, target):
+    """The work dir's output replaced by a link to a file only the grader may read, or by a FIFO; folders made
+    unreadable: the judge reads its own descriptor, never blocks, and nothing stays behind."""
+    secret = world_readable_tmp / "grader-only.txt"
+    secret.write_text("teachers_token_1234")
+    secret.chmod(0o600)
+    link = "fifo" if target == "fifo" else str(secret)
+    source = (ATTACKS / "link_the_output.py").read_text().replace('SECRET = ""', f"SECRET = {link!r}")
+    env = scratch(world_readable_tmp / "scratch")
+    result = os_attack(user, world_readable_tmp, "link_the_output", source=source, env=env)
+    assert "teachers_token_1234" not in json.dumps(result)
+    assert result["status"] == "graded" and result["score"] == 1  # predict: the attack ran to its end
+    assert list((world_readable_tmp / "scratch").iterdir()) == []
+
+
+def test_the_sandbox_holds_no_secret_memory(user, world_readable_tmp):
+    """Not the teacher's environment block, not the judge's or the parent's variables, not the hidden checks
+    by any name (tests/attacks/search_memory.py; what stays in memory unreferenced: docs/security.md)."""
+    env = {**os.environ, "HF_TOKEN": "hf_secret_token_1234"}
+    result = os_attack(user, world_readable_tmp, "search_memory", env=env)
+    assert "found: []" in result["output"], result["output"]
+    assert "hf_secret_token_1234" not in json.dumps(result)
+
+
+def test_without_forgetting_the_sandbox_would_find_the_judges_variables(monkeypatch):
+    """The same attack graded in this process, with the sandbox's forgetting turned off: it finds them."""
+    from grader import sandbox
+    from grader.exercises import find_exercise
+    from grader.judge import grade
+    from grader.source import load_source
+
+    monkeypatch.setattr(sandbox, "_forget", lambda limits: None)
+    result = grade(find_exercise("ex05"), load_source(ATTACKS / "search_memory.py"))
+    assert "the locals of" in result["output"] and "found: []" not in result["output"]
+
+
+@pytest.mark.parametrize("route", ["engine", "default argument", "torch.func", "jacobian"])
+def test_gradients_from_autograd_by_any_route_are_not_earned(tmp_path, route):
+    path = tmp_path / "ex05.py"
+    path.write_text((ATTACKS / "autograd_routes.py").read_text().replace('ROUTE = "engine"', f"ROUTE = {route!r}"))
+    result = grade_json("ex05", "--file", path)
+    assert result["score"] == 3  # what predict and mse_loss earn
+    assert {c["id"] for c in result["checks"] if not c["passed"]} == {"grad_shapes", "dw", "db", "by_hand"}
+    assert result["flags"] and {f["route"] for f in result["flags"]} == {"autograd"}
+
+
+def test_replacing_the_graders_probe_is_tampering():
+    result = attack("replace_the_probe")
+    assert (result["status"], result["score"]) == ("tampered", 0)
+    assert "PROBES" in result["message"]
+
+
+@pytest.mark.parametrize("name,text", [
+    ("deep.ipynb", "[" * 100_000 + "]" * 100_000),
+    ("number.ipynb", json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                                 "cells": [{"cell_type": "code", "source": 5, "metadata": {}, "outputs": []}]})),
+    ("cookie.py", "# -*- coding: no-such-codec -*-\n"),
+])
+def test_a_file_that_cannot_be_read_is_a_json_error_with_exit_2(tmp_path, name, text):
+    (tmp_path / name).write_text(text)
+    proc = run_grade("ex05", "--file", tmp_path / name, "--json")
+    assert proc.returncode == 2 and proc.stderr == ""
+    result = json.loads(proc.stdout)
+    assert result["status"] == "error" and result["score"] == 0 and "\n" not in result["message"]
+    plain = run_grade("ex05", "--file", tmp_path / name)
+    assert plain.returncode == 2 and plain.stderr.startswith("grade: error:") and len(plain.stderr.splitlines()) == 1
+
+
+def test_a_gbk_file_python_runs_is_graded(tmp_path):
+    code = (ROOT / "solutions" / "ex05_manual_backward.py").read_text(encoding="utf-8")
+    (tmp_path / "ex05.py").write_bytes(("# -*- coding: gbk -*-\n# 手写反向传播\n" + code).encode("gbk"))
+    result = grade_json("ex05", "--file", tmp_path / "ex05.py")
+    assert (result["status"], result["score"]) == ("graded", 10)
+
+
+def test_a_batch_of_broken_files_and_formula_names_finishes_with_its_gradebook(tmp_path):
+    """Beside honest classmates: a notebook nested 100 000 deep, a cell source that is a number, a FIFO, a corrupt
+    zip, a student folder named as a spreadsheet formula. The batch finishes, every honest student keeps a full
+    score, each broken file is that student's error, and grades.csv holds no formula."""
+    import csv
+    import io
+    import shutil
+
+    subs = tmp_path / "subs"
+    honest = ROOT / "solutions" / "ex05_manual_backward.py"
+    evil = '=HYPERLINK("http:\\\\evil","x")'  # a folder name has no slash: the issue's own example
+    for student in ("s1_honest", evil, "s3_deep", "s4_number", "s5_fifo"):
+        (subs / student).mkdir(parents=True)
+    shutil.copy(honest, subs / "s1_honest" / "ex05.py")
+    shutil.copy(honest, subs / evil / "ex05.py")
+    (subs / "s3_deep" / "ex05.ipynb").write_text("[" * 100_000 + "]" * 100_000)
+    (subs / "s4_number" / "ex05.ipynb").write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                                                               "cells": [{"cell_type": "code", "source": 5}]}))
+    os.mkfifo(subs / "s5_fifo" / "ex05.py")
+    (subs / "s6_corrupt.zip").write_bytes(b"PK\x03\x04 broken")
+    out = tmp_path / "grades"
+    proc = run_grade("batch", subs, "-e", "ex05", "--out", out, "--workers", "2")
+    assert proc.returncode == 0, proc.stderr
+    results = {r["student"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert (results["s1_honest"]["score"], results[evil]["score"]) == (10, 10)
+    for student in ("s3_deep", "s4_number"):
+        assert results[student]["status"] == "error" and "\n" not in results[student]["message"]
+    rows = {row["student"]: row for row in csv.DictReader(io.StringIO((out / "grades.csv").read_text()))}
+    assert "'" + evil in rows and rows["'" + evil]["ex05"] == "10"
+    assert not any(cell.startswith(("=", "+", "@")) for row in rows.values() for cell in row.values() if cell)
+    assert "not a regular file" in rows["s5_fifo"]["problems"]
+    assert "not a readable zip" in rows["s6_corrupt"]["problems"]

@@ -4,6 +4,7 @@ import torch
 
 from grader.checking import Text, check, expect_close, expect_tensor, fail, patched, probe
 from grader.gradients import autograd_gradient, expect_gradient, numerical_gradient
+from grader.routes import engine_ran
 
 BATCHES = (8, 1, 50)  # one sample too: a sum and a mean agree there, a squeeze() does not keep [1, 1]
 
@@ -74,6 +75,7 @@ def _grads(submission, rng, n):
 
 @check("dw and db have the shapes of w and b", points=2, zh="dw 和 db 的形状与 w、b 相同")
 def test_grad_shapes(submission, rng):
+    by_hand_only(submission, rng)
     _, grads = _grads(submission, rng, 8)
     for name, grad in zip(GRADS, grads):
         expect_tensor(grad, name, floating=True)
@@ -107,7 +109,8 @@ def test_db(submission, rng):
 
 
 def expect_grads(submission, rng, which: int):
-    """The value of dw (which=0) or db (which=1) for several batch sizes, N = 1 among them."""
+    """The value of dw (which=0) or db (which=1) for several batch sizes, N = 1 among them: earned by hand only."""
+    by_hand_only(submission, rng)
     for n in BATCHES:
         (x, y, w, b), grads = _grads(submission, rng, n)
         expected = autograd_gradient(loss_of(x, y), [w, b])
@@ -123,7 +126,8 @@ def expect_grads(submission, rng, which: int):
 
 @probe
 def autograd_calls(module, x, y, w, b):
-    """The autograd entry points linear_grads called (also through names the learner imported)."""
+    """The autograd entry points linear_grads called (also through names the learner imported), and whether the
+    autograd engine ran at all (any other route: `Variable._execution_engine`, torch.func, a bound default...)."""
     calls = []
 
     def counting(name, real):
@@ -131,13 +135,31 @@ def autograd_calls(module, x, y, w, b):
 
     with patched(module, torch.autograd, "backward", counting("backward", torch.autograd.backward)), \
             patched(module, torch.autograd, "grad", counting("grad", torch.autograd.grad)):
-        module.linear_grads(x, y, w, b)
-    return sorted(set(calls))
+        _, engine = engine_ran(lambda: module.linear_grads(x, y, w, b))
+    return sorted(set(calls)) or (["torch.autograd"] if engine else [])  # its engine, reached another way
+
+
+ROUTE: dict[int, list[str]] = {}  # the judge grades one submission: what its linear_grads called, probed once
+
+
+def autograd_route(submission, rng) -> list[str]:
+    if id(submission) not in ROUTE:
+        ROUTE[id(submission)] = submission.probe(autograd_calls, *draw(rng, 8), what="`linear_grads`")
+    return ROUTE[id(submission)]
+
+
+def by_hand_only(submission, rng) -> None:
+    """A gradient autograd computed is not earned here: fail the gradient checks when linear_grads used it."""
+    calls = autograd_route(submission, rng)
+    if calls:
+        fail("linear_grads called autograd ({calls}): its values are autograd's, not yours. Derive dw and db with the "
+             "chain rule.", "linear_grads 调用了 autograd（{calls}）：这些值是 autograd 算的，不是你推导的。请用链式法则手动推导 dw 和 db。",
+             calls=", ".join(f"`{c}`" for c in calls), key="autograd-used")
 
 
 @check("linear_grads derives the gradients by hand (no autograd)", points=1, zh="linear_grads 手动求梯度（不用 autograd）")
 def test_by_hand(submission, rng):
-    calls = submission.probe(autograd_calls, *draw(rng, 8), what="`linear_grads`")
+    calls = autograd_route(submission, rng)
     if calls:
         fail("linear_grads called autograd ({calls}): derive dw and db with the chain rule instead.",
              "linear_grads 调用了 autograd（{calls}）：请用链式法则手动推导 dw 和 db。",

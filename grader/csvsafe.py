@@ -1,0 +1,36 @@
+"""CSV files a teacher opens in a spreadsheet: no cell is ever run as a formula (CSV injection).
+
+Student names, folder and file names come from learners (an LMS builds them from the display name), so a
+name like `=HYPERLINK("http://evil","x")` must reach Excel or LibreOffice as text. OWASP's rule: a text
+cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`. A number stays a
+number (`-1.5` is a score an LMS import must read as one), so only cells that are not a number change.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def cell(value):
+    """`value` as a spreadsheet reads it only as data: text that would start a formula is prefixed with `'`."""
+    if not isinstance(value, str) or not value.startswith(FORMULA_START) or NUMBER.fullmatch(value):
+        return value
+    return "'" + value
+
+
+class writer:
+    """`csv.writer`, every cell passed through `cell`."""
+
+    def __init__(self, f, **options):
+        self._writer = csv.writer(f, **options)
+
+    def writerow(self, row):
+        return self._writer.writerow([cell(v) for v in row])
+
+    def writerows(self, rows):
+        for row in rows:
+            self.writerow(row)
