@@ -224,7 +224,7 @@ def test_bad_zips_fifos_and_odd_names_are_problems_never_a_crash(tmp_path):
         safefs.remove_tree(str(subs))  # pytest's own cleanup would recurse past its limit
     graded = sorted(j.student for j in found.jobs)
     assert "honest" in graded and '=HYPERLINK("http:\\\\evil","x")' in graded and len(graded) == 5
-    said = {p["student"]: p["message"] for p in found.problems}
+    said = {p["student"]: str(p["message"]) for p in found.problems}
     for student in ("corrupt", "truncated", "method", "fifo_zip"):
         assert "not a readable zip" in said[student], said
     assert "not a regular file" in said["fifo"] and "not graded" in said["deep"]
