@@ -74,7 +74,7 @@ def test_weights_values(submission, rng):
 
 
 @check("make_weights gives a leaf that requires grad and receives .grad", points=2,
-       zh="make_weights 返回 requires_grad 的叶子 tensor，并能得到 .grad", depends="weights_values")
+       zh="make_weights 返回 requires_grad 的叶子张量，并能得到 .grad", depends="weights_values")
 def test_weights_grad(submission, rng):
     values = draw_values(rng, "ints")
     what, result, coef = call_weights(submission, rng, values)
@@ -91,13 +91,13 @@ def test_weights_grad(submission, rng):
         fail("{what} requires grad but is not a leaf (grad_fn={grad_fn}): it was computed from another tensor (a "
              ".float() or .to() after requires_grad=True?), so backward() leaves its .grad None and an optimizer "
              "cannot update it. Create it with the right dtype and requires_grad in one step.",
-             "{what} 虽然 requires_grad，但不是叶子 tensor（grad_fn={grad_fn}）：它是由另一个 tensor 算出来的"
+             "{what} 虽然 requires_grad，但不是叶子张量（grad_fn={grad_fn}）：它是由另一个 tensor 算出来的"
              "（是不是在 requires_grad=True 之后又调用了 .float() 或 .to()？），所以 backward() 之后它的 .grad 仍是 None，"
              "优化器也无法更新它。请一步到位地用正确的 dtype 和 requires_grad 创建它。",
              what=what, grad_fn=info.get("grad_fn"), key="not-a-leaf")
     if result["grad"] is None:
         fail("After backward() of sum(w * c) with w = {what}, w.grad is still None, though w is a leaf that requires "
-             "grad.", "对 w = {what} 做 sum(w * c) 的 backward() 之后，w.grad 仍是 None，尽管 w 是 requires_grad 的叶子 tensor。",
+             "grad.", "对 w = {what} 做 sum(w * c) 的 backward() 之后，w.grad 仍是 None，尽管 w 是 requires_grad 的叶子张量。",
              what=what, key="grad-none")
     expect_close(result["grad"].reshape(-1), coef, Text("the .grad of {what} after backward() of sum(w * c)",
                                             "对 sum(w * c) 做 backward() 之后 {what} 的 .grad", what=what))

@@ -294,11 +294,11 @@ ERRORS = [  # (text in the error, key, the likely cause)
     ("backward through the graph a second time", "graph-reused",
      Text("A graph from an earlier step was used again: compute y_pred and the loss anew in every step, from "
           "leaves w and b.",
-          "重复使用了之前某一步的计算图：每一步都要从叶子节点 w、b 重新计算 y_pred 和 loss。")),
+          "重复使用了之前某一步的计算图：每一步都要从叶子张量 w、b 重新计算 y_pred 和 loss。")),
 ]
 NOT_A_LEAF = Text("w is no longer a leaf: `w = w - lr * w.grad` outside torch.no_grad() makes a new tensor that "
                   "autograd tracks, and its .grad stays None. Update w in place under torch.no_grad().",
-                  "w 已经不是叶子节点了：在 torch.no_grad() 之外写 `w = w - lr * w.grad` 会生成一个被 autograd "
+                  "w 已经不是叶子张量了：在 torch.no_grad() 之外写 `w = w - lr * w.grad` 会生成一个被 autograd "
                   "追踪的新 tensor，它的 .grad 一直是 None。请在 torch.no_grad() 下原地更新 w。")
 GRAD_NONE_FIRST = Text("w.grad is None until the first backward: zero the gradients after the update, or check "
                        "`if w.grad is not None` first.",
@@ -407,7 +407,7 @@ def test_step_returns_loss(submission, rng):
 
 
 @check("train_step updates the caller's w and b in place; they stay leaves that require grad", points=2,
-       zh="train_step 原地更新调用者的 w 和 b，它们仍是 requires_grad 的叶子节点")
+       zh="train_step 原地更新调用者的 w 和 b，它们仍是 requires_grad 的叶子张量")
 def test_step_in_place(submission, rng):
     (x, y, w0, b0, lr), log = steps_of(submission, rng, 1)
     st = log["steps"][0]
@@ -416,7 +416,7 @@ def test_step_in_place(submission, rng):
         if not s["is_leaf"] or not s["requires_grad"]:
             fail("After train_step, {name} is no longer a leaf that requires grad: change it only in place "
                  "(under torch.no_grad()), never detach it or switch off requires_grad.",
-                 "train_step 之后 {name} 不再是 requires_grad 的叶子节点：只能原地修改它（在 torch.no_grad() 下），"
+                 "train_step 之后 {name} 不再是 requires_grad 的叶子张量：只能原地修改它（在 torch.no_grad() 下），"
                  "不要 detach 或关闭 requires_grad。", name=name, key="not-a-leaf")
         if s["version"] > 0 or not torch.equal(s["value"], before):
             continue  # changed in place (a step that moves it by a wrong amount is the next check's lesson)
@@ -577,7 +577,7 @@ def keep_curves(x, y, seen) -> None:
 
 
 @check("train returns (w, b, losses): leaves that require grad, and one float loss per epoch", points=1,
-       zh="train 返回 (w, b, losses)：requires_grad 的叶子节点，以及每个 epoch 一个 float 损失")
+       zh="train 返回 (w, b, losses)：requires_grad 的叶子张量，以及每个 epoch 一个 float 损失")
 def test_train_returns(submission, rng):
     x, y, seen = train_of(submission, rng)
     w, b, losses = seen["result"]
@@ -586,7 +586,7 @@ def test_train_returns(submission, rng):
         if not info.get("is_leaf", True) or not info.get("requires_grad", False):
             fail("The {name} that train returns is not a leaf that requires grad: create it with requires_grad=True "
                  "and change it only in place under torch.no_grad().",
-                 "train 返回的 {name} 不是 requires_grad 的叶子节点：创建时设 requires_grad=True，并且只在 "
+                 "train 返回的 {name} 不是 requires_grad 的叶子张量：创建时设 requires_grad=True，并且只在 "
                  "torch.no_grad() 下原地修改它。", name=name, key="not-a-leaf")
     if not isinstance(losses, (list, tuple)):
         fail("losses should be a list of floats, got {got}.", "losses 应是 float 组成的 list，实际是{got}。",

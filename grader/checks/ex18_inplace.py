@@ -108,7 +108,7 @@ def explain_error(name: str, err: dict):
     if LEAF_ERROR in err["message"].lower():
         fail("`{name}` raised \"{short}\"{at}: an in-place change (`-=`, `+=` or a method ending in `_`) of a leaf "
              "tensor that requires grad. {fix}",
-             "`{name}` 抛出了 \"{short}\"{at}：对一个 requires_grad 的叶子 tensor 做了 in-place 修改"
+             "`{name}` 抛出了 \"{short}\"{at}：对一个 requires_grad 的叶子张量 做了 in-place 修改"
              "（`-=`、`+=` 或以 `_` 结尾的方法）。{fix}", name=name, short=short, at=at,
              fix=FIX_LEAF.get(name, FIX_LEAF["residual_tanh"]), key="inplace-on-leaf")
     if VERSION_ERROR in err["message"]:
