@@ -3,8 +3,9 @@
 This process is the warm parent: when something must be graded, it imports torch, pytest, the grader
 and the exercises' check modules once, then forks one fresh judge per submission (no import per submission, no state
 carried from one student to the next). Each result is appended to results.jsonl and flushed the
-moment it completes, so an interrupted run loses nothing; a rerun skips what is already graded (except
-a grader failure, regraded), and decides so before importing torch.
+moment it completes, so an interrupted run loses nothing; a rerun skips what is already graded against the same
+file, checks, data and grader (grader/fingerprint.py; a grader failure is regraded), and decides so before
+importing torch.
 """
 
 from __future__ import annotations
@@ -35,7 +36,10 @@ def error_result(student: str, exercise: Exercise, message: str, submission: str
 
 
 def outcome_kind(result: dict) -> str:
-    """full, partial or zero for graded results; the status otherwise."""
+    """full, partial or zero for graded results; "needs a look" for a file that could not be read; the status
+    otherwise."""
+    if result.get("needs_look"):
+        return "needs a look"
     if result["status"] != "graded":
         return result["status"]
     if result["score"] >= result["max_score"]:
@@ -51,38 +55,47 @@ def assignment(found: Collection, recorded: dict) -> list[Exercise]:
 
 
 def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *, workers: int, force: bool = False,
-              roster: list[dict] | None = None, similarity: float | None = None, **options) -> dict:
+              roster: list[dict] | None = None, similarity: float | None = None, pick: str | None = None,
+              assignment_name: str | None = None, **options) -> dict:
     """Grade every student's files as `exercises` (None: the exercises they handed in); write out/;
     return a summary of counts. `roster` names the students; `similarity` is the threshold above which
-    pairs of submissions of one exercise are listed for a person to look at."""
+    pairs of submissions of one exercise are listed for a person to look at; `pick` ("latest") resolves two
+    files for one exercise (review.toml's `file` does it for one student)."""
+    from grader.fingerprint import changed, fingerprint, why
+    from grader.review import kept_copy, make_picker, save_state
+
     out.mkdir(parents=True, exist_ok=True)
     records = out / "results.jsonl"
     recorded = {(r["student"], r["exercise"]): r for r in read_results(records)}
-    done = {(r["student"], r["exercise"], r.get("sha256")) for r in recorded.values() if not r.get("grader_failure")}
     if roster is not None:
         (out / "roster.json").write_text(json.dumps(roster, indent=1, ensure_ascii=False), encoding="utf-8")
     elif (out / "roster.json").exists():
         roster = json.loads((out / "roster.json").read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory(prefix="torch-katas-batch-") as unpack:
-        found = collect_from(submissions, exercises or all_exercises(), Path(unpack))
+        found = collect_from(submissions, exercises or all_exercises(), Path(unpack), pick=make_picker(out, pick))
         chosen = exercises or assignment(found, recorded)
-        by_id = {ex.id: ex for ex in chosen}
-        todo = [j for j in found.jobs if force or (j.student, j.exercise.id, j.sha256) not in done]
+        prints = {ex.id: fingerprint(ex) for ex in {j.exercise.id: j.exercise for j in found.jobs}.values()}
+        reasons: Counter = Counter()
+        todo = []
+        for job in found.jobs:
+            before = recorded.get((job.student, job.exercise.id))
+            if force or not before or before.get("grader_failure") or before.get("sha256") != job.sha256:
+                todo.append(job)
+            elif parts := changed(before.get("fingerprint"), prints[job.exercise.id]):
+                todo.append(job)
+                reasons[why(job.exercise.id, parts)] += 1
         skipped = len(found.jobs) - len(todo)
         counts: Counter = Counter()
         interrupted = False
         with records.open("a", encoding="utf-8") as log:
-            def record(result: dict) -> None:
+            def record(result: dict, job: Job) -> None:
+                result = {**result, "student": job.student, "sha256": job.sha256,
+                          "fingerprint": prints[job.exercise.id], **job.lms,
+                          "submission": kept_copy(job.path, out, job.student)}
                 log.write(json.dumps(result, ensure_ascii=False) + "\n")
                 log.flush()
                 counts[outcome_kind(result)] += 1
 
-            for problem in found.problems:
-                if "exercise" in problem:
-                    result = error_result(problem["student"], by_id[problem["exercise"]], problem["message"])
-                    before = recorded.get((problem["student"], problem["exercise"]), {})
-                    if force or (before.get("status"), before.get("message")) != ("error", problem["message"]):
-                        record(result)  # a rerun does not append the same error again
             if todo:
                 from grader.judge import prewarm  # torch: only when something must be graded
 
@@ -95,9 +108,11 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
 
             similar = find_similar(found.jobs, similarity)
             write_similarity(similar, out)
-    write_gradebook(out, chosen, found.problems, found.students, roster, similar, lang=options.get("lang", "en"))
+    save_state(out, chosen, found.problems, found.students, similar, options.get("lang", "en"), assignment_name)
+    write_gradebook(out, chosen, found.problems, found.students, roster, similar, lang=options.get("lang", "en"),
+                    assignment=assignment_name)
     return {"graded": sum(counts.values()), "skipped": skipped, "problems": len(found.problems),
-            "interrupted": interrupted, **counts}
+            "regraded": dict(reasons), "interrupted": interrupted, **counts}
 
 
 def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
@@ -119,7 +134,8 @@ def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
                     try:
                         source = load_source(job.path)
                     except SubmissionError as exc:
-                        record(error_result(job.student, job.exercise, str(exc), str(job.path), job.sha256))
+                        record({**error_result(job.student, job.exercise, str(exc), str(job.path), job.sha256),
+                                "needs_look": f"the file cannot be read: {exc}"}, job)
                         bar.update(1)
                         continue
                     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # no Ctrl-C between fork and
@@ -145,7 +161,7 @@ def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
                             retried.add(id(job))
                             queue.append(job)  # the grader's failure, not the student's: once more
                             continue
-                        record({"student": job.student, **result, "sha256": job.sha256})
+                        record(result, job)
                         bar.update(1)
         except KeyboardInterrupt:
             for grading in running:

@@ -115,7 +115,7 @@ assignment_option = click.option("--assignment", "-a", help="An assignment of th
 
 SECTIONS = {
     "For learners": ["check", "list", "show", "next", "hint", "watch", "reset", "solution", "init", "notebook"],
-    "For teachers": ["batch", "export", "gradescope", "release", "doctor"],
+    "For teachers": ["batch", "review", "export", "gradescope", "release", "doctor"],
     "For course authors": ["new", "validate"],
 }
 
@@ -298,11 +298,12 @@ def list_cmd(as_json, lang):
 
 @main.command("show")
 @click.argument("exercise", required=False)
+@assignment_option
 @json_option
 @lang_option
-def show_cmd(exercise, as_json, lang):
+def show_cmd(exercise, assignment, as_json, lang):
     """Show the statement of EXERCISE (default: the current one)."""
-    ex = exercise_or_current(exercise, "show")
+    ex = exercise_or_fail(exercise, assignment) if exercise and assignment else exercise_or_current(exercise, "show")
     from grader.workspace import learner_file
 
     checks = [{**c, "points": ex.overrides.get(c["id"], c["points"])} for c in ex.declared_checks()]
@@ -332,7 +333,7 @@ def next_cmd(ctx, as_json, lang):
     if ex is None:
         click.echo(json.dumps(None) if as_json else say(lang, "Every exercise is done. Well done!"))
         return
-    ctx.invoke(show_cmd, exercise=ex.id, as_json=as_json, lang=lang)
+    ctx.invoke(show_cmd, exercise=ex.id, assignment=None, as_json=as_json, lang=lang)
 
 
 @main.command("hint")
@@ -488,10 +489,12 @@ def notebook_cmd(exercises, every, out, lang):
 @click.option("--similarity", type=click.FloatRange(0, 1), is_flag=False, flag_value=SIMILARITY,
               help=f"List pairs of similar submissions (sharing at least this part, {SIMILARITY} alone) in "
               "similarity.html.")
+@click.option("--pick", type=click.Choice(["latest"]), help="Where a student has two files for one exercise, grade "
+              "the latest (default: neither, the cell needs a look; review.toml's file = ... chooses for one student).")
 @assignment_option
 @json_option
 @lang_option
-def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory, roster, similarity, assignment,
+def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory, roster, similarity, pick, assignment,
               as_json, lang):
     """Grade SUBMISSIONS: a folder (or a download-all .zip) of one folder or .zip per student, files named
     after the exercise (ex05*.py); Canvas and Moodle downloads as they come."""
@@ -520,7 +523,7 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
 
     try:
         summary = run_batch(submissions, exercises, out, workers=workers, force=force, roster=roster,
-                            similarity=similarity, seed=seed, lang=lang, time_limit=time_limit,
+                            similarity=similarity, pick=pick, assignment_name=assignment, seed=seed, lang=lang, time_limit=time_limit,
                             memory=memory << 20 if memory else None)
     except zipfile.BadZipFile as exc:
         raise UsageProblem(say(lang, "{path} cannot be unpacked: {error}", path=submissions, error=exc)) from None
@@ -528,7 +531,9 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
         click.echo(json.dumps(summary))
     else:
         kinds = ", ".join(f"{summary.get(k, 0)} {k}" for k in ("full", "partial", "zero", "error", "timeout",
-                                                               "crashed", "tampered"))
+                                                               "crashed", "tampered", "needs a look"))
+        for reason, n in summary["regraded"].items():
+            click.echo(say(lang, "{n} regraded: {reason}", n=n, reason=reason))
         click.echo(say(lang, "Graded {graded} ({kinds}); {skipped} already graded; {problems} problems noted. "
                              "Gradebook in {out}/", graded=summary["graded"], kinds=kinds, skipped=summary["skipped"],
                        problems=summary["problems"], out=out))
@@ -552,9 +557,46 @@ def export_cmd(grades, fmt, out, assignment):
     except ExportError as exc:
         raise problem(exc) from None
     out = out or grades / f"{fmt}.csv"
-    for warning in export(book, fmt, out, assignment):
+    try:
+        warnings = export(book, fmt, out, assignment)
+    except ExportError as exc:
+        raise problem(exc) from None
+    for warning in warnings:
         click.echo(say(cli_lang(), "warning: {warning}", warning=translated(cli_lang(), warning)), err=True)
     click.echo(say(cli_lang(), "wrote {path}", path=out))
+
+
+@main.command("review")
+@click.argument("grades", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("student")
+@click.argument("exercise")
+@click.option("--score", type=float, help="The exercise's score, instead of the checks'.")
+@click.option("--check", "checks", multiple=True, metavar="ID=passed|failed", help="Override a check's verdict "
+              "(repeatable).")
+@click.option("--comment", help="A comment the student reads in their feedback.")
+@click.option("--file", "file", help="Of two files for the exercise, the one to grade (used by the next grade batch).")
+@click.option("--by", help="Who reviews (default: $TORCH_KATAS_REVIEWER, else the login name).")
+def review_cmd(grades, student, exercise, score, checks, comment, file, by):
+    """Review STUDENT's EXERCISE in GRADES (a `grade batch --out` folder): override a score or a check, add a
+    comment. Kept in GRADES/review.toml with who and when, applied to every output now and after every rerun."""
+    from grader.review import ReviewError, add_review, rebuild
+
+    verdicts = {}
+    for item in checks:
+        cid, _, verdict = item.partition("=")
+        if verdict not in ("passed", "failed"):
+            raise UsageProblem(say(cli_lang(), "--check takes ID=passed or ID=failed, not {item}", item=item))
+        verdicts[cid] = verdict
+    if score is None and not verdicts and not comment and not file:
+        raise UsageProblem(say(cli_lang(), "say what to review: --score, --check, --comment or --file"))
+    ex = exercise_or_fail(exercise)
+    try:
+        add_review(grades, student, ex.id, by=by, score=score, checks=verdicts, comment=comment, file=file)
+        rebuild(grades)
+    except ReviewError as exc:
+        raise problem(exc) from None
+    click.echo(say(cli_lang(), "reviewed {student} {ex}; the gradebook in {out}/ is written again",
+                   student=student, ex=ex.id, out=grades))
 
 
 @main.command("gradescope")

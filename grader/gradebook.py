@@ -5,9 +5,12 @@ results.jsonl is the record (one line per graded student and exercise, appended 
 completes); everything here can be rebuilt from it at any time, the latest line winning.
 
 Every student gets a row: each one found in the submissions (even with nothing gradable), each one in
-results.jsonl, and each roster entry. A cell tells "missing" (no file), "error" (the student's file could
-not be graded: 0), "grader error" (the grader failed: no score, regraded by the next run) and a real
-score apart. Totals count the assignment's exercises only.
+results.jsonl, and each roster entry. A cell tells "missing" (no file), "needs a look" (two files for it, a
+file that could not be read, a file or zip that matched nothing: no score until the teacher chooses), "error"
+(the student's code could not be graded: 0), "grader error" (the grader failed: no score, regraded by the
+next run) and a real score apart. Scores are computed with the current points from the stored per-check
+outcomes, then the late policy and the teacher's review (review.toml) are applied (`current_results`).
+Totals count the assignment's exercises only.
 """
 
 from __future__ import annotations
@@ -41,18 +44,52 @@ def read_results(path: Path) -> list[dict]:
 
 
 def cell_state(result: dict | None) -> str:
-    """missing, grader error, or the result's status (graded, error, timeout, crashed, tampered)."""
+    """missing, grader error, needs a look, or the result's status (graded, error, timeout, crashed, tampered)."""
     if result is None:
         return "missing"
+    if result.get("needs_look"):
+        return "needs a look"
     return "grader error" if result.get("grader_failure") else result["status"]
+
+
+UNSCORED = ("missing", "grader error", "needs a look")  # blank in grades.csv and every export
 
 
 def _cell(result: dict | None, exercise: Exercise) -> dict:
     state = cell_state(result)
-    scored = state not in ("missing", "grader error")
-    return {"state": state, "score": result["score"] if scored else None,
+    scored = state not in UNSCORED
+    cell = {"state": state, "score": result["score"] if scored else None,
             "max_score": result["max_score"] if scored else exercise.points,
-            "message": result.get("message", "") if result else ""}
+            "message": (result.get("needs_look") or result.get("message", "")) if result else ""}
+    for key in ("review", "late_work", "submitted"):
+        if result and result.get(key):
+            cell[key] = result[key]
+    return cell
+
+
+def _needs_look(cell: dict, reason: str) -> dict:
+    return {**cell, "state": "needs a look", "score": None, "message": reason}
+
+
+def current_results(results: list[dict], exercises: list[Exercise], out: Path, assignment: str | None = None) -> list[dict]:
+    """The results as they count now: scored with the current points (grader/fingerprint.py), less the late
+    policy's penalty (grader/late.py), with the teacher's review applied (grader/review.py)."""
+    from grader.fingerprint import rescore
+    from grader.late import apply_late, late_policy
+    from grader.review import apply_review, read_reviews
+
+    by_key = {**{ex.name: ex for ex in exercises}, **{ex.id: ex for ex in exercises}}
+    reviews = {(student, by_key[ex].id): review for (student, ex), review in read_reviews(out).items() if ex in by_key}
+    policy = late_policy(exercises[0].course, assignment) if exercises else {}
+    latest = {(r["student"], r["exercise"]): r for r in results}
+    current = []
+    for key in sorted(set(latest) | set(reviews)):
+        result, ex = latest.get(key), by_key.get(key[1])
+        if ex is not None:
+            result = apply_review(apply_late(rescore(result, ex), policy) if result else None, reviews.get(key), ex)
+        if result is not None:
+            current.append({**result, "student": key[0]})
+    return current
 
 
 def misconceptions(results: list[dict]) -> list[dict]:
@@ -114,9 +151,18 @@ def build_gradebook(results: list[dict], exercises: list[Exercise], students: di
     for p in problems:
         notes[p["student"]].append(p["message"])
     max_total = sum(ex.points for ex in exercises)
+    look = defaultdict(dict)  # student -> exercise (or "" for all their missing work) -> why it needs a look
+    for p in problems:
+        if p.get("look"):
+            look[p["student"]].setdefault(p.get("exercise", ""), p["message"])
     rows = []
     for key in sorted(identities, key=natural_key):
         cells = {ex.id: _cell(latest.get((key, ex.id)), ex) for ex in exercises}
+        for ex_id, cell in cells.items():
+            reason = look[key].get(ex_id) or (look[key].get("") if cell["state"] == "missing" else None)
+            teacher_scored = (cell.get("review") or {}).get("score") is not None
+            if reason and not teacher_scored:
+                cells[ex_id] = _needs_look(cell, reason)
         rows.append({"student": key, **{f: identities[key].get(f, "") for f in IDENTITY_FIELDS},
                      "cells": cells, "total": round(sum(c["score"] or 0 for c in cells.values()), 4),
                      "max_total": max_total, "problems": notes[key]})
@@ -126,34 +172,78 @@ def build_gradebook(results: list[dict], exercises: list[Exercise], students: di
             "stray": [p for p in problems if p["student"] not in identities], "similar": similar}
 
 
+def late_text(cell: dict) -> str:
+    """'late' or 'late 2 days (-20%)'."""
+    late = cell.get("late_work")
+    if not late:
+        return ""
+    if "days" not in late:
+        return "late"
+    return f"late {plural(late['days'], 'day')}" + (f" (-{100 * late['penalty']:g}%)" if late.get("penalty") else "")
+
+
+def review_text(cell: dict) -> str:
+    """The teacher's review of a cell: 'score set to 3; 'comment' (by x, 2026-...)'."""
+    review = cell.get("review")
+    if not review:
+        return ""
+    parts = []
+    if review.get("score") is not None:
+        parts.append(f"score set to {review['score']:g}")
+    if review.get("checks"):
+        parts.append("checks set: " + ", ".join(f"{c} {v}" for c, v in review["checks"].items()))
+    if review.get("comment"):
+        parts.append(review["comment"])
+    who = ", ".join(str(review[k]) for k in ("by", "at") if review.get(k))
+    return "; ".join(parts) + (f" ({who})" if who else "")
+
+
+def plural(n: int, word: str) -> str:
+    """'1 student', '2 students'."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def write_csv(book: dict, path: Path) -> None:
-    """grades.csv: a score column per exercise (empty when missing or after a grader error), the total,
-    then each exercise's state, the student's identity and problems."""
+    """grades.csv: a score column per exercise (empty when missing, needing a look or after a grader error), the
+    total, then each exercise's state, the student's identity and problems, then the late work (flag, days,
+    penalty, submission time) and the teacher's reviews."""
     ids = [ex["id"] for ex in book["exercises"]]
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["student", *ids, "total", "max_total", *[f"{i}_status" for i in ids], "id", "name", "email",
-                         "problems"])
+                         "problems", "late", "submitted", "review"])
         for row in book["rows"]:
             cells = [row["cells"][i] for i in ids]
             writer.writerow([row["student"], *["" if c["score"] is None else f"{c['score']:g}" for c in cells],
                              f"{row['total']:g}", f"{row['max_total']:g}", *[c["state"] for c in cells],
-                             row["id"], row["name"], row["email"], " | ".join(row["problems"])])
+                             row["id"], row["name"], row["email"], " | ".join(row["problems"]),
+                             " | ".join(f"{i}: {late_text(c)}" for i, c in zip(ids, cells) if late_text(c)),
+                             " | ".join(f"{i}: {c['submitted']}" for i, c in zip(ids, cells) if c.get("submitted")),
+                             " | ".join(f"{i}: {review_text(c)}" for i, c in zip(ids, cells) if review_text(c))])
 
 
 def feedback_markdown(row: dict, results: dict[str, dict], exercises: list[Exercise]) -> str:
     """What one student reads: each exercise of the assignment, then the notes on the submission."""
-    lines = [f"# Feedback for {row['student']}", "", f"Total: **{row['total']:g}/{row['max_total']:g}**", ""]
+    lines = [f"# Feedback for {row.get('name') or row['student']}", "",
+             f"Total: **{row['total']:g}/{row['max_total']:g}**", ""]
     for ex in exercises:
         r = results.get(ex.id)
         lines.append(f"## {ex.id} · {ex.title}")
-        state = row["cells"][ex.id]["state"]
+        cell = row["cells"][ex.id]
+        state = cell["state"]
+        if review_text(cell):
+            lines += [f"**Your teacher's review:** {review_text(cell)}", ""]
         if state == "missing":
             lines += ["No file was submitted for this exercise.", ""]
+            continue
+        if state == "needs a look":
+            lines += [f"Your teacher needs to look at this submission: {cell['message']}", ""]
             continue
         if state == "grader error":
             lines += ["The grader failed on this exercise (not your code): it will be regraded.", ""]
             continue
+        if late_text(cell):
+            lines += [f"Submitted {late_text(cell)}" + (f" ({cell['submitted']})" if cell.get("submitted") else ""), ""]
         lines.append(f"Score: **{r['score']:g}/{r['max_score']:g}** ({r['status']})")
         if r.get("message"):  # a load error's line and caret keep their columns in a code block
             lines += ["```", r["message"], "```"] if "\n" in r["message"] else [f"> {r['message']}"]
@@ -189,12 +279,13 @@ def write_junit(results: list[dict], path: Path) -> None:
 
 
 def write_gradebook(out: Path, exercises: list[Exercise], problems: list[dict], students: dict[str, dict] | None = None,
-                    roster: list[dict] | None = None, similar: list[dict] | None = None, lang: str = "en") -> dict:
-    """Rebuild every batch output from out/results.jsonl (the students' feedback pages in `lang`); return the
-    gradebook."""
+                    roster: list[dict] | None = None, similar: list[dict] | None = None, lang: str = "en",
+                    assignment: str | None = None) -> dict:
+    """Rebuild every batch output from out/results.jsonl and out/review.toml (the students' feedback pages in
+    `lang`); return the gradebook."""
     from grader.html_report import write_index, write_report
 
-    results = read_results(out / "results.jsonl")
+    results = current_results(read_results(out / "results.jsonl"), exercises, out, assignment)
     book = build_gradebook(results, exercises, students or {}, problems, roster, similar)
     (out / "gradebook.json").write_text(json.dumps(book, indent=1, ensure_ascii=False), encoding="utf-8")
     write_csv(book, out / "grades.csv")
@@ -208,9 +299,10 @@ def write_gradebook(out: Path, exercises: list[Exercise], problems: list[dict], 
         student = row["student"]
         (feedback / f"{student}.md").write_text(feedback_markdown(row, mine[student], exercises), encoding="utf-8")
         missing = [f"{ex.id}: no file was submitted" for ex in exercises if row["cells"][ex.id]["state"] == "missing"]
-        write_report([mine[student][ex.id] for ex in exercises if ex.id in mine[student]],
-                     feedback / f"{student}.html", say(lang, "Feedback for {student}", student=student),
-                     missing + row["problems"], lang=lang)
+        shown = [{**mine[student][ex.id], "cell": row["cells"][ex.id]} for ex in exercises if ex.id in mine[student]]
+        write_report(shown, feedback / f"{student}.html",
+                     say(lang, "Feedback for {student}", student=row.get("name") or student),
+                     missing + row["problems"], lang=lang, total=(row["total"], row["max_total"]))
     write_index(book, out / "index.html")
     (out / "problems.json").write_text(json.dumps(book["problems"], indent=1, ensure_ascii=False), encoding="utf-8")
     return book

@@ -148,7 +148,20 @@ def message_html(message: str) -> str:
 
 def result_section(result: dict, lang: str = "en", show_heading: bool = True) -> str:
     parts = [f"<h2 id='{html.escape(result['exercise'])}'>{html.escape(heading(result))}</h2>"] if show_heading else []
-    if result.get("grader_failure"):
+    cell = result.get("cell", {})  # in a batch: the gradebook's cell (the teacher's review, late work)
+    if cell.get("review"):
+        from grader.gradebook import review_text
+
+        parts.append(f"<p class='note'><b>{html.escape(say(lang, 'Your teacher’s review:'))}</b> "
+                     f"{html.escape(review_text(cell))}</p>")
+    if cell.get("late_work"):
+        from grader.gradebook import late_text
+
+        parts.append(f"<p class='note'>{html.escape(late_text(cell))} {html.escape(cell.get('submitted', ''))}</p>")
+    if cell.get("state") == "needs a look":
+        parts.append(f"<p class='note'>{html.escape(say(lang, 'Your teacher needs to look at this submission:'))} "
+                     f"{html.escape(cell['message'])}</p>")
+    elif result.get("grader_failure"):
         parts.append(f"<p class='note'>{say(lang, GRADER_FAILED)}</p>")
     else:
         score = say(lang, "Score: {score}/{max_score}", score=f"{result['score']:g}", max_score=f"{result['max_score']:g}")
@@ -174,10 +187,14 @@ def page(title: str, body: str, script: str = "", lang: str = "en") -> str:
             + (f"<script>{script}</script>" if script else "") + "</body></html>\n")
 
 
-def write_report(results: list[dict], path: Path, title: str, notes: list[str] | None = None, lang: str = "en") -> Path:
-    """One page for one learner, in `lang`: every result's checks and charts, then notes (missing files,
-    problems). A section's heading is left out when it would repeat the page's title (a one-exercise report)."""
-    body = [result_section(r, lang, show_heading=heading(r) != title) for r in results]
+def write_report(results: list[dict], path: Path, title: str, notes: list[str] | None = None, lang: str = "en",
+                 total: tuple[float, float] | None = None) -> Path:
+    """One page for one learner, in `lang`: the total (in a batch), every result's checks and charts, then notes
+    (missing files, problems). A section's heading is left out when it would repeat the page's title (a
+    one-exercise report)."""
+    body = [f"<p><b>{html.escape(say(lang, 'Total: {score}/{max_score}', score=f'{total[0]:g}', max_score=f'{total[1]:g}'))}"
+            "</b></p>"] if total else []
+    body += [result_section(r, lang, show_heading=heading(r) != title) for r in results]
     if notes:
         body.append(f"<h2>{say(lang, 'Notes on your submission')}</h2><ul>"
                     + "".join(f"<li>{html.escape(translated(lang, n))}</li>" for n in notes) + "</ul>")
@@ -187,8 +204,9 @@ def write_report(results: list[dict], path: Path, title: str, notes: list[str] |
 
 # -- the class page --
 
-CELL_TEXT = {"missing": "missing", "error": "error", "grader error": "grader error: regrade"}
+CELL_TEXT = {"missing": "missing", "error": "error", "grader error": "grader error: regrade", "needs a look": "look"}
 STATE_TITLE = {
+    "needs a look": "needs a look: no score until the teacher chooses (see the problems)",
     "missing": "no file submitted", "error": "the file could not be graded (see the feedback)",
     "timeout": "ran past its time limit", "crashed": "crashed the sandbox", "tampered": "tampered with the grader: 0",
     "grader error": "the grader failed, not the student: run grade batch again to regrade",
@@ -215,8 +233,16 @@ def _cell(student: str, ex_id: str, cell: dict) -> str:
     else:
         kind = state.replace(" ", "_")
         text = CELL_TEXT[state] if state in CELL_TEXT else f"{state} {score:g}"
-    value = {"missing": -1, "grader error": -2}[state] if score is None else score
+    value = {"missing": -1, "grader error": -2, "needs a look": -3}[state] if score is None else score
     title = STATE_TITLE[state] if state in STATE_TITLE else f"{score:g}/{cell['max_score']:g}"
+    if state == "needs a look":
+        title = f"needs a look: {cell['message']}"
+    from grader.gradebook import late_text, review_text
+
+    marks = [mark for mark in (late_text(cell), review_text(cell) and f"reviewed: {review_text(cell)}") if mark]
+    if marks:
+        text += " *" if review_text(cell) else " (late)"
+        title += " | " + " | ".join(marks)
     return (f"<td class='{kind} num' data-v='{value:g}' title='{html.escape(title)}'>"
             f"<a href='{feedback_link(student, ex_id)}'>{html.escape(text)}</a></td>")
 
