@@ -249,10 +249,15 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json,
         from grader.html_report import write_report
 
         write_report([result], report, f"{ex.id} · {result['title']}", lang=lang)
+    if ex.hidden_points:
+        result["hidden_points"] = ex.hidden_points
     if as_json:
         click.echo(to_json(result))
     else:
         click.echo(render(result, lang))
+        if ex.hidden_points:
+            click.echo(say(lang, "These are the public checks; hidden checks worth {points} more points run when your "
+                                 "teacher grades.", points=f"{ex.hidden_points:g}"))
         if file is not None:
             click.echo(say(lang, "Recorded in your progress ({workspace}).", workspace=workspace) if workspace else
                        say(lang, "Not recorded in your progress: {file} is neither your workspace's file of {ex} nor "
@@ -612,7 +617,11 @@ def gradescope_cmd(exercises, assignment, out, time_limit, memory, lang):
 
     chosen = exercises_or_fail(exercises, assignment)
     bundle = build_bundle(chosen, out, time_limit=time_limit, memory=memory, lang=lang, assignment=assignment)
+    from grader.gradescope import validated_torch
+
     click.echo(say(lang, "wrote {path}: upload it as the assignment's autograder", path=bundle))
+    click.echo(say(lang, "It installs torch {version}, the version here (the one `grade validate` proved the checks "
+                         "with).", version=validated_torch()))
 
 
 @main.command("validate")

@@ -71,6 +71,7 @@ class Exercise:
     number: int = 0  # 1-based place in the course's teaching order
     course: Course | None = None
     overrides: dict[str, float] = field(default_factory=dict)  # check id -> points, from course.toml
+    hidden_points: float = 0.0  # in a release: the points of the checks that run only at grading time
 
     @property
     def id(self) -> str:
@@ -185,6 +186,7 @@ class Course:
             zh=dict(meta.get("zh", {})),
             device=meta.get("device", "cpu"),
             preload=list(meta.get("preload", [])),
+            hidden_points=float(meta.get("hidden_points", 0)),
             number=number,
             course=self,
         )
@@ -228,8 +230,9 @@ def find_in(exercises: list[Exercise], key: str) -> Exercise:
 
 
 def declared_checks(path: Path) -> list[dict]:
-    """The `@check(title, points=..., zh=...)` functions of a checks module, read from its source (no import, no
-    torch). A check whose title or points are not written as literals is read as points 0; zh is None then."""
+    """The `@check(title, points=..., zh=..., visibility=...)` functions of a checks module, read from its source
+    (no import, no torch). A check whose title or points are not written as literals is read as points 0; zh is
+    None then; visibility is "hidden" unless it says "public" or "after_due_date"."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError):
@@ -244,10 +247,12 @@ def declared_checks(path: Path) -> list[dict]:
                 title = deco.args[0] if deco.args else args.get("title")
                 points = deco.args[1] if len(deco.args) > 1 else args.get("points")
                 zh = deco.args[2] if len(deco.args) > 2 else args.get("zh")
+                visibility = args.get("visibility")
                 found.append({"id": node.name.removeprefix("test_"),
                               "title": title.value if isinstance(title, ast.Constant) else node.name,
                               "points": float(points.value) if isinstance(points, ast.Constant) else 0.0,
-                              "zh": zh.value if isinstance(zh, ast.Constant) else None})
+                              "zh": zh.value if isinstance(zh, ast.Constant) else None,
+                              "visibility": visibility.value if isinstance(visibility, ast.Constant) else "hidden"})
     return found
 
 
