@@ -296,6 +296,8 @@ def course_from(spec: str) -> Course:
     if spec in ("torch-katas", "builtin"):
         return builtin_course()
     path = Path(spec).expanduser()
+    if path.is_dir() and not (path / COURSE_FILE).is_file() and (path / WORKSPACE_FILE).is_file():
+        return workspace_course(path)  # a workspace (a release): the course it follows
     if path.is_dir():
         return load_course(path.resolve())
     installed = installed_courses()
@@ -319,9 +321,22 @@ def find_course(spec: str | None = None, start: Path | None = None) -> Course:
         if (folder / COURSE_FILE).is_file():
             return load_course(folder)
         if (folder / WORKSPACE_FILE).is_file():
-            meta = tomllib.loads((folder / WORKSPACE_FILE).read_text(encoding="utf-8"))
-            return course_from(meta["course"]) if meta.get("course") else builtin_course()
+            return workspace_course(folder)
     return builtin_course()
+
+
+def workspace_course(folder: Path) -> Course:
+    """The course a workspace's torch-katas.toml names: a folder (relative to the workspace, as a release
+    writes it), an installed course, or none (the built-in one)."""
+    try:
+        meta = tomllib.loads((folder / WORKSPACE_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise CourseError(f"{folder / WORKSPACE_FILE}: {exc}") from None
+    spec = meta.get("course")
+    if not spec:
+        return builtin_course()
+    here = folder / spec
+    return load_course(here.resolve()) if (here / COURSE_FILE).is_file() else course_from(spec)
 
 
 _current: Course | None = None

@@ -10,6 +10,9 @@
   user identifier (here "Email address", mapped to useremail) and each other column to a grade item.
 - csv: the same table for anything else: student, id, name, email, one column per exercise, total.
 
+Moodle and csv end with a "Feedback" column: the teacher's reviews (review.toml), which Moodle's import maps
+to the grade item's feedback; Canvas's gradebook import takes no comments (they are in the feedback pages).
+
 A blank cell (no file, a submission that needs the teacher's look, or a grader failure waiting for a regrade)
 leaves the LMS's grade as it is, in every layout, and `export` lists what it left blank; an error (the
 student's code could not be graded) is a 0. With `assignment`, the one total is blank when the student has
@@ -49,6 +52,13 @@ def total(row: dict) -> str:
     if all(c["score"] is None for c in cells) or any(c["state"] in ("needs a look", "grader error") for c in cells):
         return ""
     return f"{row['total']:g}"
+
+
+def feedback(row: dict) -> str:
+    """The teacher's reviews of a row's cells, one line."""
+    from grader.gradebook import review_text
+
+    return " | ".join(f"{ex}: {review_text(cell)}" for ex, cell in row["cells"].items() if review_text(cell))
 
 
 def blanks(book: dict) -> list[str]:
@@ -114,13 +124,14 @@ def export(book: dict, fmt: str, path: Path, assignment: str | None = None) -> l
             identity = [row["email"]]
         else:
             identity = [row["student"], row["id"], row["name"], row["email"]]
-        rows.append(identity + values(row) + ([total(row)] if fmt == "csv" and not assignment else []))
+        rows.append(identity + values(row) + ([total(row)] if fmt == "csv" and not assignment else [])
+                    + ([feedback(row)] if fmt != "canvas" else []))
     if fmt == "canvas":
         header = [CANVAS_IDENTITY + names, ["Points Possible", "", "", "", ""] + [f"{p:g}" for p in points]]
     elif fmt == "moodle":
-        header = [MOODLE_IDENTITY + names]
+        header = [MOODLE_IDENTITY + names + ["Feedback"]]
     else:
-        header = [["student", "id", "name", "email", *names, *([] if assignment else ["total"])]]
+        header = [["student", "id", "name", "email", *names, *([] if assignment else ["total"]), "Feedback"]]
     with Path(path).open("w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows(header + rows)
     return warnings + blanks(book)

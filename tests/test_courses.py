@@ -126,8 +126,10 @@ def test_release_writes_the_student_version_only(course, tmp_path):
     released = grade_in(course, "release", "--assignment", "week1", "--out", out, "--check", "--notebooks")
     assert released.returncode == 0, released.stderr
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
-    assert files == ["checks/hw2_relu.py", "course.toml", "exercises/hw2_relu/README.md",
-                     "exercises/hw2_relu/exercise.toml", "exercises/hw2_relu/hw2_relu.py", "notebooks/hw2_relu.ipynb"]
+    assert files == ["course/checks/hw2_relu.py", "course/course.toml", "course/exercises/hw2_relu/README.md",
+                     "course/exercises/hw2_relu/exercise.toml", "course/exercises/hw2_relu/hw2_relu.py",
+                     "exercises/hw2_relu/README.md", "exercises/hw2_relu/hw2_relu.py", "notebooks/hw2_relu.ipynb",
+                     "torch-katas.toml"]
     text = "".join(p.read_text() for p in out.rglob("*") if p.is_file())
     assert "clamp(min=0)" not in text and "expect_close" not in text and "keeps_negatives" not in text
     # a learner works in the released workspace and grades with the course's checks
