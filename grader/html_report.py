@@ -317,7 +317,7 @@ def histogram_svg(totals: list[float], max_total: float, bins: int = 20) -> str:
         h = (height - top - bottom) * n / tallest
         x = left + i * bar_w
         parts.append(f'<rect x="{x:.1f}" y="{height - bottom - h:.1f}" width="{bar_w - 2:.1f}" height="{h:.1f}" '
-                     f'fill="#1f77b4"><title>{n} students: {top_value * i / bins:g} to {top_value * (i + 1) / bins:g}'
+                     f'fill="#1f77b4"><title>{n} student{"" if n == 1 else "s"}: {top_value * i / bins:g} to {top_value * (i + 1) / bins:g}'
                      f'</title></rect>')
         if n:
             parts.append(f'<text x="{x + bar_w / 2:.1f}" y="{height - bottom - h - 2:.1f}" text-anchor="middle">{n}</text>')
@@ -371,10 +371,12 @@ def write_index(book: dict, path: Path) -> Path:
         for cell in row["cells"].values():
             states[cell["state"]] = states.get(cell["state"], 0) + 1
     summary = ", ".join(f"{n} {state}" for state, n in sorted(states.items()))
-    body = [f"<p>{len(rows)} students, {len(book['exercises'])} exercises ({summary}).</p>",
+    from grader.gradebook import plural
+
+    body = [f"<p>{plural(len(rows), 'student')}, {plural(len(book['exercises']), 'exercise')} ({summary}).</p>",
             _misconceptions(book), "<h2 id='gradebook'>Gradebook</h2>", _gradebook_table(book),
             "<h2 id='totals'>Totals</h2>", histogram_svg([row["total"] for row in submitted], book["max_total"]),
-            f"<p>{len(rows) - len(submitted)} students submitted nothing (not in the histogram).</p>"
+            f"<p>{plural(len(rows) - len(submitted), 'student')} submitted nothing (not in the histogram).</p>"
             if len(rows) > len(submitted) else "",
             _pass_rates(book), _problems(book), _similar(book)]
     path.write_text(page("Class report", "\n".join(body), SCRIPT), encoding="utf-8")

@@ -3,7 +3,7 @@
 In course.toml (or in one assignment's table, which wins):
 
     [late]
-    due = 2026-03-01T23:59:00+08:00   # a TOML date-time; without an offset it is UTC
+    due = 2026-03-01T23:59:00+08:00   # a TOML date-time (without an offset: UTC), or a day (its end)
     penalty = 0.1                     # the share of the score taken per day late (started days)
     accept_days = 7                   # optional: later than this, the work earns 0
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import sys
-from datetime import datetime, timezone
+from datetime import date, datetime, time, timezone
 
 from grader.exercises import COURSE_FILE, Course
 
@@ -45,6 +45,8 @@ def late_policy(course: Course, assignment: str | None = None) -> dict:
             due = datetime.fromisoformat(due)
         except ValueError:
             raise LateError(f"{path}: late.due is not a date-time ({due!r})") from None
+    if isinstance(due, date) and not isinstance(due, datetime):
+        due = datetime.combine(due, time(23, 59, 59))  # a day: its end
     if isinstance(due, datetime):
         policy["due"] = (due if due.tzinfo else due.replace(tzinfo=timezone.utc)).isoformat()
     return policy

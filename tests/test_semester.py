@@ -151,3 +151,32 @@ def test_a_semester(tmp_path):
     picked = run_grade("batch", subs, "--out", out, "--roster", roster, "--pick", "latest", "--json", cwd=course)
     assert json.loads(picked.stdout)["full"] == 1 and table(out)["cai_103"]["hw1_double"] == "5"
     shutil.rmtree(out / "files")
+
+
+def test_a_due_date_and_late_policy_apply_and_show():
+    from grader.late import apply_late
+
+    policy = {"due": "2026-03-01T23:59:00+00:00", "penalty": 0.1, "accept_days": 3}
+    result = {"score": 10.0, "max_score": 10.0, "status": "graded", "submitted": "2026-03-03T08:00:00+00:00"}
+    late = apply_late(result, policy)
+    assert late["score"] == 8 and late["late_work"]["days"] == 2
+    assert apply_late({**result, "submitted": "2026-03-01T20:00:00+00:00"}, policy)["score"] == 10
+    assert apply_late({**result, "submitted": "2026-03-09T08:00:00+00:00"}, policy)["score"] == 0  # past accept_days
+    assert apply_late({**result, "late": True}, {})["late_work"] == {"late": True}  # the LMS's flag: shown, no penalty
+
+
+def test_a_review_overrides_a_check_and_reads_back(tmp_path):
+    from grader.review import add_review, apply_review, read_reviews
+
+    add_review(tmp_path, "ana", "hw1_double", by="Prof. Li", checks={"values": "passed"}, comment='said "ok"')
+    add_review(tmp_path, "ana", "hw1_double", by="Prof. Li", comment="second thought")
+    review = read_reviews(tmp_path)[("ana", "hw1_double")]
+    assert review["checks"] == {"values": "passed"} and review["comment"] == "second thought" and review["at"]
+    result = {"status": "graded", "score": 0.0, "max_score": 3.0, "checks": [
+        {"id": "values", "passed": False, "outcome": "failed", "points": 0.0, "max_points": 2.0}]}
+
+    class Ex:
+        id, name, points = "hw1_double", "hw1_double", 3.0
+
+    reviewed = apply_review(result, review, Ex)
+    assert reviewed["score"] == 2 and reviewed["checks"][0]["reviewed"] and reviewed["review"]["by"] == "Prof. Li"
