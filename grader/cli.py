@@ -256,8 +256,8 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json,
     else:
         click.echo(render(result, lang))
         if ex.hidden_points:
-            click.echo(say(lang, "These are the public checks; the hidden checks ({points}) run when your teacher "
-                                 "grades.", points=plural(ex.hidden_points, "point")))
+            click.echo(say(lang, "These are the public checks; hidden checks run when your teacher grades (their "
+                                 "points: {points}).", points=f"{ex.hidden_points:g}"))
         if file is not None:
             click.echo(say(lang, "Recorded in your progress ({workspace}).", workspace=workspace) if workspace else
                        say(lang, "Not recorded in your progress: {file} is neither your workspace's file of {ex} nor "
@@ -265,11 +265,6 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json,
         if report:
             click.echo(say(lang, "wrote {path}", path=report))
     sys.exit(0 if result["score"] >= result["max_score"] and result["status"] == "graded" else 1)
-
-
-def plural(n: float, word: str) -> str:
-    """'1 point', '2.5 points'."""
-    return f"{n:g} {word}" if n == 1 else f"{n:g} {word}s"
 
 
 def progress_bar(done: int, total: int, lang: str, width: int = 30) -> str:

@@ -83,7 +83,7 @@ def test_a_semester(tmp_path):
     assert "hw1_double" in run_grade("list", cwd=release).stdout
     assert "Multiply by 2." in run_grade("hint", "hw1", cwd=release).stdout
     stub = run_grade("hw1", cwd=release)
-    assert stub.returncode == 1 and "hidden checks (1 point) run when your teacher grades" in stub.stdout
+    assert stub.returncode == 1 and "hidden checks run when your teacher grades (their points: 1)" in stub.stdout
     (release / "exercises/hw1_double/hw1_double.py").write_text(SOLUTION)
     solved = json.loads(run_grade("hw1", "--json", cwd=release).stdout)
     assert (solved["score"], solved["max_score"], solved["hidden_points"]) == (2, 2, 1)
