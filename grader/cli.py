@@ -595,6 +595,10 @@ def review_cmd(grades, student, exercise, score, checks, comment, file, by):
     if score is None and not verdicts and not comment and not file:
         raise UsageProblem(say(cli_lang(), "say what to review: --score, --check, --comment or --file"))
     ex = exercise_or_fail(exercise)
+    unknown = sorted(c for c in verdicts if c.split("[")[0] not in {d["id"] for d in ex.declared_checks()})
+    if unknown:
+        raise UsageProblem(say(cli_lang(), "{ex} has no check {checks} (see `grade show {ex}`)", ex=ex.id,
+                               checks=", ".join(unknown)))
     try:
         add_review(grades, student, ex.id, by=by, score=score, checks=verdicts, comment=comment, file=file)
         rebuild(grades)

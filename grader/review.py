@@ -108,9 +108,6 @@ def apply_review(result: dict | None, review: dict | None, exercise: Exercise) -
             c = {**c, "outcome": verdict, "passed": passed, "points": c["max_points"] if passed else 0.0,
                  "reviewed": True}
         checks.append(c)
-    unknown = set(review.get("checks", {})) - {c["id"] for c in checks}
-    if unknown:
-        shown["unknown"] = sorted(unknown)
     score = min(sum(c["points"] for c in checks), result["max_score"]) if review.get("checks") else result["score"]
     if "score" in review:
         score = float(review["score"])
@@ -147,7 +144,9 @@ def kept_copy(path: Path, out: Path, student: str) -> str:
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / path.name
     try:
-        shutil.copyfile(path, target)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)  # a submission is data: no link followed
+        with os.fdopen(fd, "rb") as source, target.open("wb") as copy:
+            shutil.copyfileobj(source, copy)
     except OSError:
         return str(path)
     return str(target)

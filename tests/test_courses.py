@@ -115,6 +115,8 @@ def test_ids_points_overrides_and_assignments(course):
     shown = json.loads(grade_in(course, "show", "2", "--json").stdout)
     assert shown["id"] == "hw2_relu" and {c["id"]: c["points"] for c in shown["checks"]} == \
         {"relu_values": 2, "relu_out_of_place": 1}
+    in_week1 = json.loads(grade_in(course, "show", "hw2", "--assignment", "week1", "--json").stdout)
+    assert in_week1["points"] == 4 and {c["id"]: c["points"] for c in in_week1["checks"]}["relu_out_of_place"] == 2
     solved = json.loads(grade_in(course, "hw1", "--file", course / "solutions" / "hw1_double.py", "--json").stdout)
     assert (solved["score"], solved["max_score"]) == (4, 4)
     unknown = grade_in(course, "hw9")
