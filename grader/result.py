@@ -20,7 +20,8 @@ class CheckResult(TypedDict, total=False):
     max_points: float
     message: str  # what went wrong and the likely cause, in the asked language; "" when passed or not run
     key: str | None  # the diagnosed mistake ("sign", "zero-grad-missing"), None when none was named
-    after: str  # present when it failed after a check it builds on failed: that check's id
+    after: str  # present when it failed (or earned nothing) after a check it builds on did not pass: that check's id
+    visibility: str  # "public", "hidden" or "after_due_date", as @check declares it
     messages: dict[str, str]  # grade validate only: the message in each language
 
 
@@ -43,3 +44,8 @@ class Result(TypedDict, total=False):
     grader_failure: bool  # present and true when the grader itself failed: not a grade (status "error")
     student: str  # batch only: the student's folder (or LMS id)
     sha256: str | None  # batch only: of the graded file, so a rerun skips what is graded
+    fingerprint: dict[str, str]  # batch only: what it was graded against (grader/fingerprint.py)
+    needs_look: str  # batch only: why the file could not be read (no score until the teacher decides)
+    late: bool  # batch only: the LMS flagged it late
+    submitted: str  # batch only: the submission time the download stored (ISO 8601)
+    hidden_points: float  # in a release: the points of the checks that run when the teacher grades

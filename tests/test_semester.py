@@ -44,7 +44,7 @@ WRONG = "import torch\n\n\ndef double(x):\n    return 3 * x\n"
 
 
 def make_course(root):
-    for folder in ("exercises/hw1_double", "solutions", "checks"):
+    for folder in ("exercises/hw1_double", "solutions", "checks", "mistakes/hw1_double"):
         (root / folder).mkdir(parents=True)
     (root / "course.toml").write_text('name = "sem"\nexercises = ["hw1_double"]\n\n[points]\n')
     (root / "exercises/hw1_double/exercise.toml").write_text(
@@ -53,6 +53,7 @@ def make_course(root):
     (root / "exercises/hw1_double/hw1_double.py").write_text(STUB)
     (root / "solutions/hw1_double.py").write_text(SOLUTION)
     (root / "checks/hw1_double.py").write_text(CHECKS)
+    (root / "mistakes/hw1_double/triples.py").write_text("# Expect: double(x)\n" + WRONG)
 
 
 def canvas_download(folder):
@@ -180,3 +181,26 @@ def test_a_review_overrides_a_check_and_reads_back(tmp_path):
 
     reviewed = apply_review(result, review, Ex)
     assert reviewed["score"] == 2 and reviewed["checks"][0]["reviewed"] and reviewed["review"]["by"] == "Prof. Li"
+
+
+def test_validate_refuses_points_an_empty_file_earns(tmp_path):
+    course = tmp_path / "sem"
+    make_course(course)
+    checks = course / "checks" / "hw1_double.py"
+    vacuous = CHECKS.replace(', depends="values"', "").replace(  # "x unchanged" passes when there is no double
+        '    _, (after,) = submission.call_with_args("double", x)\n',
+        '    try:\n        _, (after,) = submission.call_with_args("double", x)\n    except LearnerError:\n        return\n')
+    checks.write_text(vacuous.replace("import check,", "import LearnerError, check,"))
+    refused = run_grade("validate", "hw1", cwd=course)
+    assert refused.returncode == 1 and "empty.py earns points from double(x) leaves x unchanged" in refused.stdout, \
+        refused.stdout
+    assert "ok   solution" in refused.stdout and "ok   stub" in refused.stdout  # the rest of the exercise is sound
+
+
+def test_gradescope_shows_each_check_as_its_visibility_says():
+    from grader.gradescope import to_gradescope
+
+    checks = [{"id": v, "title": v, "outcome": "passed", "passed": True, "points": 1.0, "max_points": 1.0,
+               "message": "", "visibility": v} for v in ("public", "hidden", "after_due_date")]
+    report = to_gradescope([{"exercise": "hw1", "score": 3.0, "max_score": 3.0, "status": "graded", "checks": checks}], [])
+    assert [t["visibility"] for t in report["tests"]] == ["visible", "after_published", "after_due_date"]
