@@ -539,7 +539,7 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
                                                                "crashed", "tampered", "needs a look"))
         for reason, n in summary["regraded"].items():
             click.echo(say(lang, "{n} regraded: {reason}", n=n, reason=reason))
-        click.echo(say(lang, "Graded {graded} ({kinds}); {skipped} already graded; {problems} problems noted. "
+        click.echo(say(lang, "Graded {graded} ({kinds}); {skipped} already graded; problems noted: {problems}. "
                              "Gradebook in {out}/", graded=summary["graded"], kinds=kinds, skipped=summary["skipped"],
                        problems=summary["problems"], out=out))
     if summary["interrupted"]:
