@@ -323,6 +323,9 @@ def show_cmd(exercise, assignment, as_json, lang):
         width = max(map(display_width, titles))
         for title, c in zip(titles, checks):
             click.echo(f"  {pad(title, width)}  {c['points']:g}")
+    if ex.hidden_points:
+        click.echo(say(lang, "These are the public checks; hidden checks run when your teacher grades (their "
+                             "points: {points}).", points=f"{ex.hidden_points:g}"))
     click.echo(say(lang, "Edit {file}, then run `grade {ex}`.", file=learner_file(ex), ex=ex.id))
 
 
@@ -584,7 +587,7 @@ def export_cmd(grades, fmt, out, assignment):
 def review_cmd(grades, student, exercise, score, checks, comment, file, by):
     """Review STUDENT's EXERCISE in GRADES (a `grade batch --out` folder): override a score or a check, add a
     comment. Kept in GRADES/review.toml with who and when, applied to every output now and after every rerun."""
-    from grader.review import ReviewError, add_review, rebuild
+    from grader.review import ReviewError, add_review, rebuild, students_of
 
     verdicts = {}
     for item in checks:
@@ -594,6 +597,12 @@ def review_cmd(grades, student, exercise, score, checks, comment, file, by):
         verdicts[cid] = verdict
     if score is None and not verdicts and not comment and not file:
         raise UsageProblem(say(cli_lang(), "say what to review: --score, --check, --comment or --file"))
+    students = students_of(grades)
+    if students is None:
+        raise UsageProblem(say(cli_lang(), "no batch in {out}: run `grade batch SUBMISSIONS --out {out}` first", out=grades))
+    if student not in students:
+        raise UsageProblem(say(cli_lang(), "no student {student} in {out} (the student column of grades.csv)",
+                               student=student, out=grades))
     ex = exercise_or_fail(exercise)
     unknown = sorted(c for c in verdicts if c.split("[")[0] not in {d["id"] for d in ex.declared_checks()})
     if unknown:

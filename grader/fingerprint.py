@@ -77,8 +77,10 @@ def changed(recorded: dict | None, current: dict[str, str]) -> list[str]:
 
 
 def why(exercise_id: str, parts: list[str]) -> str:
-    """'hw1's checks changed', 'hw1's checks and data files changed'."""
-    names = [PARTS[p] for p in parts]
+    """'hw1's checks changed', 'hw1's checks and data files changed', 'the grader's version changed'."""
+    if parts == ["grader"]:
+        return "the grader's version changed"
+    names = [PARTS[p] for p in parts if p != "grader"]
     said = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     return f"{exercise_id}'s {said} changed"
 

@@ -160,6 +160,14 @@ def save_state(out: Path, exercises: list[Exercise], problems: list[dict], stude
     (Path(out) / STATE_FILE).write_text(json.dumps(state, indent=1, ensure_ascii=False), encoding="utf-8")
 
 
+def students_of(out: Path) -> list[str] | None:
+    """The students of a batch's gradebook (None without one)."""
+    path = Path(out) / "gradebook.json"
+    if not path.is_file():
+        return None
+    return [row["student"] for row in json.loads(path.read_text(encoding="utf-8"))["rows"]]
+
+
 def rebuild(out: Path) -> dict:
     """Write every output of a batch again from its results, its state and review.toml (nothing is regraded)."""
     from grader.exercises import all_exercises, find_in

@@ -84,6 +84,7 @@ def test_a_semester(tmp_path):
     assert "fail" not in shipped.split('"""')[-1]  # what only the hidden check used is left out too
     assert "hw1_double" in run_grade("list", cwd=release).stdout
     assert "Multiply by 2." in run_grade("hint", "hw1", cwd=release).stdout
+    assert "hidden checks run when your teacher grades (their points: 1)" in run_grade("show", "hw1", cwd=release).stdout
     stub = run_grade("hw1", cwd=release)
     assert stub.returncode == 1 and "hidden checks run when your teacher grades (their points: 1)" in stub.stdout
     assert run_grade("init", tmp_path / "ws", cwd=release).returncode == 0
@@ -128,12 +129,14 @@ def test_a_semester(tmp_path):
     checks = course / "checks" / "hw1_double.py"
     checks.write_text(checks.read_text().replace("SIZE = 5", "SIZE = 6"))
     fixed = run_grade("batch", subs, "--out", out, "--roster", roster, cwd=course)
-    assert "3 regraded: hw1_double's checks changed" in fixed.stdout
+    assert "3 regraded: hw1_double's checks changed" in fixed.stdout and "2 already graded" not in fixed.stdout
 
     # the teacher overrides ben's score with a comment: every output, kept after a rerun
     reviewed = run_grade("review", out, "ben_102", "hw1", "--score", "2.5", "--comment", "In place: see me.",
                          "--by", "Prof. Li", cwd=course)
     assert reviewed.returncode == 0, reviewed.stderr
+    unknown = run_grade("review", out, "bne_102", "hw1", "--score", "1", cwd=course)
+    assert unknown.returncode == 2 and "no student bne_102" in unknown.stderr
     run_grade("batch", subs, "--out", out, "--roster", roster, cwd=course)
     assert table(out)["ben_102"]["hw1_double"] == "2.5" and "In place: see me. (Prof. Li" in table(out)["ben_102"]["review"]
     for page in ("feedback/ben_102.md", "feedback/ben_102.html", "index.html", "gradebook.json"):
