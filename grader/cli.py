@@ -528,11 +528,18 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
         except MissingExtra as exc:
             raise problem(exc) from None
     from grader.batch import run_batch
+    from grader.exercises import current_course
+    from grader.late import LateError, late_policy
+    from grader.review import ReviewError, read_reviews
 
     try:
+        late_policy(current_course(), assignment), read_reviews(out)  # a broken one: said now, before any grading
+    except (LateError, ReviewError) as exc:
+        raise problem(exc) from None
+    try:
         summary = run_batch(submissions, exercises, out, workers=workers, force=force, roster=roster,
-                            similarity=similarity, pick=pick, assignment_name=assignment, seed=seed, lang=lang, time_limit=time_limit,
-                            memory=memory << 20 if memory else None)
+                            similarity=similarity, pick=pick, assignment_name=assignment, seed=seed, lang=lang,
+                            time_limit=time_limit, memory=memory << 20 if memory else None)
     except zipfile.BadZipFile as exc:
         raise UsageProblem(say(lang, "{path} cannot be unpacked: {error}", path=submissions, error=exc)) from None
     if as_json:

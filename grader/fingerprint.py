@@ -85,12 +85,13 @@ def why(exercise_id: str, parts: list[str]) -> str:
     return f"{exercise_id}'s {said} changed"
 
 
-def rescore(result: dict, exercise: Exercise) -> dict:
-    """`result` scored with the exercise's current points: each passed check earns its current points, the
-    maximum is the exercise's current total less its skipped checks. The stored outcomes are kept as they are."""
+def rescore(result: dict, exercise: Exercise, points: dict[str, float] | None = None) -> dict:
+    """`result` scored with the exercise's current points (`points`: its check_points(), when already read): each
+    passed check earns its current points, the maximum is the exercise's current total less its skipped checks.
+    The stored outcomes are kept as they are."""
     if result.get("grader_failure"):
         return result
-    points = exercise.check_points()
+    points = exercise.check_points() if points is None else points
     if not result.get("checks"):
         return {**result, "max_score": exercise.points}
     checks = []

@@ -81,12 +81,14 @@ def current_results(results: list[dict], exercises: list[Exercise], out: Path, a
     by_key = {**{ex.name: ex for ex in exercises}, **{ex.id: ex for ex in exercises}}
     reviews = {(student, by_key[ex].id): review for (student, ex), review in read_reviews(out).items() if ex in by_key}
     policy = late_policy(exercises[0].course, assignment) if exercises else {}
+    points = {ex.id: ex.check_points() for ex in exercises}
     latest = {(r["student"], r["exercise"]): r for r in results}
     current = []
     for key in sorted(set(latest) | set(reviews)):
         result, ex = latest.get(key), by_key.get(key[1])
         if ex is not None:
-            result = apply_review(apply_late(rescore(result, ex), policy) if result else None, reviews.get(key), ex)
+            scored = apply_late(rescore(result, ex, points[ex.id]), policy) if result else None
+            result = apply_review(scored, reviews.get(key), ex)
         if result is not None:
             current.append({**result, "student": key[0]})
     return current
