@@ -55,10 +55,13 @@ def read_reviews(out: Path) -> dict[tuple[str, str], dict]:
     reviews: dict[tuple[str, str], dict] = {}
     for n, entry in enumerate(entries, 1):
         if not isinstance(entry, dict) or not entry.get("student") or not entry.get("exercise"):
-            raise ReviewError(f"{path}: review {n} names no student or no exercise")
+            raise ReviewError(Text("{path}: review {n} names no student or no exercise",
+                                   "{path}：第 {n} 条复核没有写学生或练习", path=path, n=n))
         bad = [c for c, v in entry.get("checks", {}).items() if v not in VERDICTS]
         if bad:
-            raise ReviewError(f"{path}: review {n}: a check's verdict is passed or failed ({', '.join(bad)})")
+            raise ReviewError(Text("{path}: review {n}: a check's verdict is passed or failed ({checks})",
+                                   "{path}：第 {n} 条复核：检查的结果只能是 passed 或 failed（{checks}）", path=path,
+                                   n=n, checks=", ".join(bad)))
         key = (str(entry["student"]), str(entry["exercise"]))
         before = reviews.get(key, {})
         reviews[key] = {**before, **entry, "checks": {**before.get("checks", {}), **entry.get("checks", {})}}
@@ -176,7 +179,7 @@ def rebuild(out: Path) -> dict:
 
     path = Path(out) / STATE_FILE
     if not path.is_file():
-        raise ReviewError(f"no batch in {out}: run `grade batch SUBMISSIONS --out {out}` first")
+        raise ReviewError(Text("no batch in {out}: run `grade batch SUBMISSIONS --out {out}` first", out=out))
     state = json.loads(path.read_text(encoding="utf-8"))
     every = all_exercises(state.get("assignment"))
     exercises = [find_in(every, key) for key in state["exercises"]]
