@@ -258,24 +258,48 @@ STUDENT_FILES = ("README.md", "README.zh.md", "exercise.toml")
 
 
 def release(course: Course, exercises, out: Path, notebooks: bool = False, lang: str = "en") -> list[Path]:
-    """Write the student version of `exercises` into `out`: stubs, statements, metadata, notebooks if asked,
-    and a torch-katas.toml naming the course. Never solutions, checks, mistakes or variants."""
+    """Write the student version of `exercises` into `out`: a workspace (exercises/ with the stubs, notebooks if
+    asked) that follows the course in out/course/, which grades with the public checks only (grader/visibility.py):
+    stubs, statements, metadata (with the points the hidden checks keep for grading time), data files, the public
+    checks and a course.toml. Never solutions, hidden checks, mistakes or variants."""
+    from grader.fingerprint import data_files
+    from grader.visibility import public_source, release_points
+
     if (out / "exercises").exists():
         raise CourseError(f"{out / 'exercises'} already exists: release into an empty folder")
     written = []
+    points = {}
+    root = out / "course"
     for ex in exercises:
-        folder = out / "exercises" / ex.name
-        folder.mkdir(parents=True)
-        for name in (ex.stub.name, *STUDENT_FILES):
-            if (ex.folder / name).is_file():
-                shutil.copy2(ex.folder / name, folder / name)
-                written.append(folder / name)
+        folder = root / "exercises" / ex.name
+        for path in [ex.folder / name for name in (ex.stub.name, *STUDENT_FILES)] + data_files(ex):
+            if path.is_file() and path.name != "exercise.toml":
+                for target in {folder / path.relative_to(ex.folder), out / "exercises" / ex.name / path.name}:
+                    if target.parent.parent == out / "exercises" and path.name not in (ex.stub.name, *STUDENT_FILES):
+                        continue  # the workspace gets the stub and the statement, as `grade init` gives them
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(path, target)
+                    written.append(target)
+        public, overrides, hidden = release_points(ex)
+        points.update({f"{ex.name}.{cid}": value for cid, value in overrides.items()})
+        line = (f"points = {sum(public.values()):g}  # the public checks'\n"
+                f"hidden_points = {hidden:g}  # in the checks that run when the teacher grades")
+        meta = re.sub(r"(?m)^points\s*=.*$", line,  # no backslash nor group in it
+                      (ex.folder / "exercise.toml").read_text(encoding="utf-8"), count=1)
+        (folder / "exercise.toml").write_text(meta, encoding="utf-8")
+        checks = root / "checks" / f"{ex.name}.py"
+        checks.parent.mkdir(exist_ok=True)
+        checks.write_text(public_source(ex.checks), encoding="utf-8")
+        written += [folder / "exercise.toml", checks]
         if notebooks:
             from grader.notebook import write_notebook
 
             written.append(write_notebook(ex, ex.stub, out / "notebooks" / f"{ex.name}.ipynb", lang))
-    spec = course.spec if not Path(course.spec).is_dir() else course.name
-    (out / WORKSPACE_FILE).write_text(f"# the course these exercises belong to (grade --course overrides it)\n"
-                                      f"course = {json.dumps(spec)}\n", encoding="utf-8")
-    written.append(out / WORKSPACE_FILE)
-    return written
+    toml = [f"# The student version of {course.name}, with its public checks (the hidden ones run when the teacher "
+            "grades).", f"name = {json.dumps(course.name)}", f"languages = {json.dumps(course.languages)}",
+            f"exercises = {json.dumps([ex.name for ex in exercises])}", "", "[points]",
+            *(f"{json.dumps(key)} = {value:g}" for key, value in points.items())]
+    (root / COURSE_FILE).write_text("\n".join(toml) + "\n", encoding="utf-8")
+    (out / WORKSPACE_FILE).write_text("# this workspace follows the course below: `grade list`, `grade hint`, `grade "
+                                      "ID` work here\ncourse = \"course\"\n", encoding="utf-8")
+    return written + [root / COURSE_FILE, out / WORKSPACE_FILE]

@@ -3,8 +3,9 @@
 This process is the warm parent: when something must be graded, it imports torch, pytest, the grader
 and the exercises' check modules once, then forks one fresh judge per submission (no import per submission, no state
 carried from one student to the next). Each result is appended to results.jsonl and flushed the
-moment it completes, so an interrupted run loses nothing; a rerun skips what is already graded (except
-a grader failure, regraded), and decides so before importing torch.
+moment it completes, so an interrupted run loses nothing; a rerun skips what is already graded against the same
+file, checks, data and grader (grader/fingerprint.py; a grader failure is regraded), and decides so before
+importing torch.
 """
 
 from __future__ import annotations
@@ -44,39 +45,49 @@ def assignment(found: Collection, recorded: dict) -> list[Exercise]:
 
 
 def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *, workers: int, force: bool = False,
-              roster: list[dict] | None = None, similarity: float | None = None, **options) -> dict:
+              roster: list[dict] | None = None, similarity: float | None = None, pick: str | None = None,
+              assignment_name: str | None = None, **options) -> dict:
     """Grade every student's files as `exercises` (None: the exercises they handed in); write out/;
     return a summary of counts. `roster` names the students; `similarity` is the threshold above which
-    pairs of submissions of one exercise are listed for a person to look at."""
+    pairs of submissions of one exercise are listed for a person to look at; `pick` ("latest") resolves two
+    files for one exercise (review.toml's `file` does it for one student)."""
+    from grader.fingerprint import changed, fingerprint, why
+    from grader.review import kept_copy, make_picker, save_state
+
     out.mkdir(parents=True, exist_ok=True)
     records = out / "results.jsonl"
     recorded = {(r.student, r.exercise): r for r in read_results(records)}
-    done = {(r.student, r.exercise, r.sha256) for r in recorded.values() if not r.grader_failure}
     if roster is not None:
         (out / "roster.json").write_text(json.dumps(roster, indent=1, ensure_ascii=False), encoding="utf-8")
     elif (out / "roster.json").exists():
         roster = json.loads((out / "roster.json").read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory(prefix="torch-katas-batch-") as unpack:
-        found = collect_from(submissions, exercises or all_exercises(), Path(unpack))
+        found = collect_from(submissions, exercises or all_exercises(), Path(unpack), pick=make_picker(out, pick))
         chosen = exercises or assignment(found, recorded)
-        by_id = {ex.id: ex for ex in chosen}
-        todo = [j for j in found.jobs if force or (j.student, j.exercise.id, j.sha256) not in done]
+        prints = {ex.id: fingerprint(ex) for ex in {j.exercise.id: j.exercise for j in found.jobs}.values()}
+        reasons: Counter = Counter()
+        todo = []
+        for job in found.jobs:
+            before = recorded.get((job.student, job.exercise.id))
+            if force or not before or before.grader_failure or before.sha256 != job.sha256:
+                todo.append(job)
+            elif parts := changed(before.fingerprint, prints[job.exercise.id]):
+                todo.append(job)
+                reasons[why(job.exercise.id, parts)] += 1
         skipped = len(found.jobs) - len(todo)
         counts: Counter = Counter()
         interrupted = False
         with records.open("a", encoding="utf-8") as log:
-            def record(result: Result) -> None:
+            def record(result: Result, job: Job) -> None:
+                result.student, result.sha256 = job.student, job.sha256
+                result.fingerprint = prints[job.exercise.id]
+                result.late = bool(job.lms.get("late"))
+                result.submitted = job.lms.get("submitted")
+                result.submission = kept_copy(job.path, out, job.student)
                 log.write(json.dumps(result.to_json(options.get("lang", "en")), ensure_ascii=False) + "\n")
                 log.flush()
                 counts[result.outcome] += 1
 
-            for problem in found.problems:
-                if "exercise" in problem:
-                    result = error_result(problem["student"], by_id[problem["exercise"]], problem["message"])
-                    before = recorded.get((problem["student"], problem["exercise"]))
-                    said = (before.status, before.message.render(options.get("lang", "en"))) if before else None
-                    if force or said != ("error", result.message.render(options.get("lang", "en"))):
-                        record(result)  # a rerun does not append the same error again
             if todo:
                 from grader.judge import prewarm  # torch: only when something must be graded
 
@@ -89,9 +100,11 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
 
             similar = find_similar(found.jobs, similarity)
             write_similarity(similar, out)
-    write_gradebook(out, chosen, found.problems, found.students, roster, similar, lang=options.get("lang", "en"))
+    save_state(out, chosen, found.problems, found.students, similar, options.get("lang", "en"), assignment_name)
+    write_gradebook(out, chosen, found.problems, found.students, roster, similar, lang=options.get("lang", "en"),
+                    assignment=assignment_name)
     return {"graded": sum(counts.values()), "skipped": skipped, "problems": len(found.problems),
-            "interrupted": interrupted, **counts}
+            "regraded": dict(reasons), "interrupted": interrupted, **counts}
 
 
 def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
@@ -114,7 +127,10 @@ def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
                     try:
                         source = load_source(job.path)
                     except SubmissionError as exc:
-                        record(error_result(job.student, job.exercise, message_of(exc), str(job.path), job.sha256))
+                        result = error_result(job.student, job.exercise, message_of(exc), str(job.path), job.sha256)
+                        result.needs_look = Text("the file cannot be read: {error}", "文件无法读取：{error}",
+                                                 error=message_of(exc)).render(options.get("lang", "en"))
+                        record(result, job)
                         bar.update(1)
                         continue
                     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # no Ctrl-C between fork and
@@ -140,8 +156,7 @@ def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
                             retried.add(id(job))
                             queue.append(job)  # the grader's failure, not the student's: once more
                             continue
-                        result.student, result.sha256 = job.student, job.sha256
-                        record(result)
+                        record(result, job)
                         bar.update(1)
         except KeyboardInterrupt:
             for grading in running:

@@ -94,14 +94,23 @@ def recorded_curves(lang: str) -> list[dict]:
     return [{**c, "title": localized(c["title"], lang), "xlabel": localized(c["xlabel"], lang)} for c in CURVES]
 
 
-def check(title: str, points: float, zh: str | None = None, *, depends: str | tuple[str, ...] = ()):
+VISIBILITIES = ("public", "hidden", "after_due_date")
+
+
+def check(title: str, points: float, zh: str | None = None, *, depends: str | tuple[str, ...] = (),
+          visibility: str = "hidden"):
     """Declare a check: `@check("dw matches autograd", points=3)` above a `test_...` function.
 
     `depends` names earlier checks (their function names without `test_`) that this one builds on: when
-    one of them failed and this one fails too, the message says so first (one mistake, one lesson).
+    one of them did not pass, this one earns no points, and its message says to fix that one first (one
+    mistake, one lesson). `visibility`: "public" checks ship in `grade release` (students run them);
+    "hidden" ones (the default) run only when the teacher grades; "after_due_date" is hidden in a release
+    and shown after the due date on Gradescope.
     """
+    if visibility not in VISIBILITIES:
+        raise ValueError(f"@check({title!r}): visibility is one of {', '.join(VISIBILITIES)}, not {visibility!r}")
     depends = (depends,) if isinstance(depends, str) else tuple(depends)
-    return pytest.mark.check(title=title, points=float(points), zh=zh or title, depends=depends)
+    return pytest.mark.check(title=title, points=float(points), zh=zh or title, depends=depends, visibility=visibility)
 
 
 def describe(value) -> Text:

@@ -133,7 +133,7 @@ assignment_option = options.assignment
 SECTIONS = {
     "For learners": ["check", "list", "show", "next", "hint", "watch", "reset", "solution", "init", "lang",
                      "notebook"],
-    "For teachers": ["batch", "export", "gradescope", "release", "doctor"],
+    "For teachers": ["batch", "review", "export", "gradescope", "release", "doctor"],
     "For course authors": ["new", "validate"],
 }
 
@@ -292,10 +292,15 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json,
         from grader.html_report import write_report
 
         write_report([result], report, f"{ex.id} · {result.title.render(lang)}", lang=lang)
+    if ex.hidden_points:
+        result.hidden_points = ex.hidden_points
     if as_json:
         click.echo(to_json(result))
     else:
         click.echo(render(result, lang))
+        if ex.hidden_points:
+            click.echo(say(lang, "These are the public checks; hidden checks run when your teacher grades (their "
+                                 "points: {points}).", points=f"{ex.hidden_points:g}"))
         if file is not None:
             click.echo(say(lang, "Recorded in your progress ({workspace}).", workspace=workspace) if workspace else
                        say(lang, "Not recorded in your progress: {file} is neither your workspace's file of {ex} nor "
@@ -348,11 +353,12 @@ def list_cmd(as_json, lang):
 
 @main.command("show")
 @click.argument("exercise", required=False)
+@assignment_option
 @json_option
 @lang_option
-def show_cmd(exercise, as_json, lang):
+def show_cmd(exercise, assignment, as_json, lang):
     """Show the statement of EXERCISE (default: the current one)."""
-    ex = exercise_or_current(exercise, "show")
+    ex = exercise_or_fail(exercise, assignment) if exercise and assignment else exercise_or_current(exercise, "show")
     from grader.checklist import CollectionError, collected_checks  # imports the checks module, and so torch
     from grader.workspace import learner_file
 
@@ -371,6 +377,9 @@ def show_cmd(exercise, as_json, lang):
         width = max(map(display_width, titles))
         for title, c in zip(titles, checks):
             click.echo(f"  {pad(title, width)}  {c['points']:g}")
+    if ex.hidden_points:
+        click.echo(say(lang, "These are the public checks; hidden checks run when your teacher grades (their "
+                             "points: {points}).", points=f"{ex.hidden_points:g}"))
     click.echo(say(lang, "Edit {file}, then run `grade {ex}`.", file=learner_file(ex), ex=ex.id))
 
 
@@ -386,7 +395,7 @@ def next_cmd(ctx, as_json, lang):
     if ex is None:
         click.echo(json.dumps(None) if as_json else say(lang, "Every exercise is done. Well done!"))
         return
-    ctx.invoke(show_cmd, exercise=ex.id, as_json=as_json, lang=lang)
+    ctx.invoke(show_cmd, exercise=ex.id, assignment=None, as_json=as_json, lang=lang)
 
 
 @main.command("hint")
@@ -565,10 +574,12 @@ def notebook_cmd(exercises, every, out, lang):
 @click.option("--similarity", type=click.FloatRange(0, 1), is_flag=False, flag_value=SIMILARITY,
               help=f"List pairs of similar submissions (sharing at least this part, {SIMILARITY} alone) in "
               "similarity.html.")
+@click.option("--pick", type=click.Choice(["latest"]), help="Where a student has two files for one exercise, grade "
+              "the latest (default: neither, the cell needs a look; review.toml's file = ... chooses for one student).")
 @assignment_option
 @json_option
 @lang_option
-def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory, roster, similarity, assignment,
+def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory, roster, similarity, pick, assignment,
               as_json, lang):
     """Grade SUBMISSIONS: a folder (or a download-all .zip) of one folder or .zip per student, files named
     after the exercise (ex05*.py); Canvas and Moodle downloads as they come."""
@@ -594,11 +605,18 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
         except MissingExtra as exc:
             raise problem(exc) from None
     from grader.batch import run_batch
+    from grader.exercises import current_course
+    from grader.late import LateError, late_policy
+    from grader.review import ReviewError, read_reviews
 
     try:
+        late_policy(current_course(), assignment), read_reviews(out)  # a broken one: said now, before any grading
+    except (LateError, ReviewError) as exc:
+        raise problem(exc) from None
+    try:
         summary = run_batch(submissions, exercises, out, workers=workers, force=force, roster=roster,
-                            similarity=similarity, seed=seed, lang=lang, time_limit=time_limit,
-                            memory=options.memory_bytes(memory))
+                            similarity=similarity, pick=pick, assignment_name=assignment, seed=seed, lang=lang,
+                            time_limit=time_limit, memory=options.memory_bytes(memory))
     except zipfile.BadZipFile as exc:
         raise UsageProblem(say(lang, "{path} cannot be unpacked: {error}", path=submissions, error=exc)) from None
     if as_json:
@@ -608,7 +626,9 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
 
         kinds = Text(", ", "，").render(lang).join(f"{summary.get(k, 0)} {KIND_TEXT[k].render(lang)}"
                                                    for k in KIND_TEXT if summary.get(k) or k in ("full", "partial"))
-        click.echo(say(lang, "Graded {graded} ({kinds}); {skipped} already graded; {problems} problems noted. "
+        for reason, n in summary["regraded"].items():
+            click.echo(say(lang, "{n} regraded: {reason}", n=n, reason=reason))
+        click.echo(say(lang, "Graded {graded} ({kinds}); {skipped} already graded; problems noted: {problems}. "
                              "Gradebook in {out}/", graded=summary["graded"], kinds=kinds, skipped=summary["skipped"],
                        problems=summary["problems"], out=out))
     if summary["interrupted"]:
@@ -633,9 +653,57 @@ def export_cmd(grades, fmt, out, column, lang):
     except ExportError as exc:
         raise problem(exc) from None
     out = out or grades / f"{fmt}.csv"
-    for warning in export(book, fmt, out, column):
+    try:
+        warnings = export(book, fmt, out, column)
+    except ExportError as exc:
+        raise problem(exc) from None
+    for warning in warnings:
         click.echo(say(lang, "warning: {warning}", warning=warning), err=True)
     click.echo(say(lang, "wrote {path}", path=out))
+
+
+@main.command("review")
+@click.argument("grades", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("student")
+@click.argument("exercise")
+@click.option("--score", type=float, help="The exercise's score, instead of the checks'.")
+@click.option("--check", "checks", multiple=True, metavar="ID=passed|failed", help="Override a check's verdict "
+              "(repeatable).")
+@click.option("--comment", help="A comment the student reads in their feedback.")
+@click.option("--file", "file", help="Of two files for the exercise, the one to grade (used by the next grade batch).")
+@click.option("--by", help="Who reviews (default: $TORCH_KATAS_REVIEWER, else the login name).")
+@lang_option
+def review_cmd(grades, student, exercise, score, checks, comment, file, by, lang):
+    """Review STUDENT's EXERCISE in GRADES (a `grade batch --out` folder): override a score or a check, add a
+    comment. Kept in GRADES/review.toml with who and when, applied to every output now and after every rerun."""
+    from grader.review import ReviewError, add_review, rebuild, students_of
+
+    verdicts = {}
+    for item in checks:
+        cid, _, verdict = item.partition("=")
+        if verdict not in ("passed", "failed"):
+            raise UsageProblem(say(lang, "--check takes ID=passed or ID=failed, not {item}", item=item))
+        verdicts[cid] = verdict
+    if score is None and not verdicts and not comment and not file:
+        raise UsageProblem(say(lang, "say what to review: --score, --check, --comment or --file"))
+    students = students_of(grades)
+    if students is None:
+        raise UsageProblem(say(lang, "no batch in {out}: run `grade batch SUBMISSIONS --out {out}` first", out=grades))
+    if student not in students:
+        raise UsageProblem(say(lang, "no student {student} in {out} (the student column of grades.csv)",
+                               student=student, out=grades))
+    ex = exercise_or_fail(exercise)
+    unknown = sorted(c for c in verdicts if c.split("[")[0] not in {d["id"] for d in ex.declared_checks()})
+    if unknown:
+        raise UsageProblem(say(lang, "{ex} has no check {checks} (see `grade show {ex}`)", ex=ex.id,
+                               checks=", ".join(unknown)))
+    try:
+        add_review(grades, student, ex.id, by=by, score=score, checks=verdicts, comment=comment, file=file)
+        rebuild(grades)
+    except ReviewError as exc:
+        raise problem(exc) from None
+    click.echo(say(lang, "reviewed {student} {ex}; the gradebook in {out}/ is written again",
+                   student=student, ex=ex.id, out=grades))
 
 
 @main.command("gradescope")
@@ -651,7 +719,11 @@ def gradescope_cmd(exercises, assignment, out, time_limit, memory, lang):
 
     chosen = exercises_or_fail(exercises, assignment)
     bundle = build_bundle(chosen, out, time_limit=time_limit, memory=memory, lang=lang, assignment=assignment)
+    from grader.gradescope import validated_torch
+
     click.echo(say(lang, "wrote {path}: upload it as the assignment's autograder", path=bundle))
+    click.echo(say(lang, "It installs torch {version}, the version here (the one `grade validate` proved the checks "
+                         "with).", version=validated_torch()))
 
 
 @main.command("validate")

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
+from datetime import datetime, timezone
 import re
 import stat
 import tempfile
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +33,7 @@ from grader.text import Text, verbatim
 MAX_ZIP_BYTES = 50 << 20  # one student's zip
 MAX_DOWNLOAD_BYTES = 2 << 30  # a whole class's download-all zip
 IGNORED = re.compile(r"(^|/)(__MACOSX|\.ipynb_checkpoints|__pycache__|\.[^/]*)(/|$)")
-CANVAS_FILE = re.compile(r"^(?P<name>[^_]+)(?:_LATE)?_(?P<id>\d+)_\d+_(?P<original>.+)$")
+CANVAS_FILE = re.compile(r"^(?P<name>[^_]+)(?P<late>_LATE)?_(?P<id>\d+)_\d+_(?P<original>.+)$")
 MOODLE_ENTRY = re.compile(r"^(?P<name>.+)_(?P<id>\d+)_assign(?:submission|feedback)_[a-z]+_(?P<original>.*)$")
 
 
@@ -42,12 +45,13 @@ class Job:
     exercise: Exercise
     path: Path
     sha256: str
+    lms: dict = field(default_factory=dict)  # what the LMS said of it: {"late": True}, and the file's "submitted" time
 
 
 @dataclass
 class Collection:
     jobs: list[Job] = field(default_factory=list)
-    problems: list[dict] = field(default_factory=list)  # {"student", "exercise"?, "message": a Text}
+    problems: list[dict] = field(default_factory=list)  # {"student", "exercise"?, "message": a Text, "look"?}
     students: dict[str, dict] = field(default_factory=dict)  # every student seen: key -> {"id", "name"} (from the LMS)
 
 
@@ -92,6 +96,8 @@ def extract(archive: Path, into: Path, limit: int = MAX_ZIP_BYTES) -> list[str]:
                 continue  # an absolute path or ../ escape: never written
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(zf.read(m))
+            stamp = time.mktime((*m.date_time, 0, 0, -1))  # when the file was submitted, as the zip says
+            os.utime(target, (stamp, stamp))
     return links
 
 
@@ -103,6 +109,18 @@ def lms_identity(name: str) -> tuple[str, str, str, str] | None:
             key = f"{match['name']}_{match['id']}"
             return key, match["id"], match["name"], match["original"]
     return None
+
+
+def lms_flags(path: Path) -> dict:
+    """What the download says of a file: Canvas's `_LATE` flag in its name, and when it was submitted (the file's
+    time, as the download-all zip or the LMS stored it)."""
+    match = CANVAS_FILE.match(path.name)
+    flags: dict[str, bool | str] = {"late": True} if match and match["late"] else {}
+    try:
+        flags["submitted"] = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
+    except OSError:
+        pass
+    return flags
 
 
 @dataclass
@@ -205,38 +223,53 @@ def match_exercise(filename: str, exercises: list[Exercise]) -> Exercise | None:
     return best[1] if best else None
 
 
-def collect(submissions: Path, exercises: list[Exercise], unpack_dir: Path) -> Collection:
+Picker = Callable[[str, Exercise, list[tuple[Path, str]]], "tuple[Path, str] | None"]
+
+
+def collect(submissions: Path, exercises: list[Exercise], unpack_dir: Path, pick: Picker | None = None) -> Collection:
     """Match every student's files to `exercises`; zips are unpacked into `unpack_dir`. A file named for
-    another exercise of the course is left out silently."""
+    another exercise of the course is left out silently. Where a student has two files for one exercise,
+    `pick(student, exercise, files)` may choose one; without a choice it is a problem that needs a look."""
     students, stray = _gather(submissions, unpack_dir)
     chosen = {ex.name: ex for ex in exercises}
     known = [*exercises, *(ex for ex in all_exercises() if ex.name not in chosen)]
     found = Collection(problems=stray)
     for student, (given, (lms_id, name)) in students.items():
         found.students[student] = {"id": lms_id, "name": name} if lms_id else {}
-        found.problems += [{"student": student, "message": note} for note in given.notes]
+        found.problems += [{"student": student, "message": note, "look": True} for note in given.notes]
         if not given.files and not given.notes:
             found.problems.append({"student": student, "message": Text("no files submitted", "没有提交任何文件")})
         candidates: dict[str, list[tuple[Path, str]]] = {}
         for path, label in given.files:
             ex = match_exercise(Path(label).name, known) if path.suffix in (".py", ".ipynb") else None
             if ex is None:
-                found.problems.append({"student": student, "message": f"{label} matches no exercise: ignored"})
+                found.problems.append({"student": student, "message": f"{label} matches no exercise: ignored",
+                                       "look": True})
             elif ex.name in chosen:
                 candidates.setdefault(ex.name, []).append((path, label))
         for name, files in sorted(candidates.items()):
             ex = chosen[name]
             if len(files) > 1:
-                names = ", ".join(label for _, label in files)
+                chosen_file = pick(student, ex, files) if pick else None
+                if chosen_file is None:
+                    names = ", ".join(label for _, label in files)
+                    found.problems.append({"student": student, "exercise": ex.id, "look": True, "files": [
+                        label for _, label in files], "message": Text(
+                        "two or more files for {ex} ({names}): none was graded; choose one (grade batch --pick "
+                        "latest, or file = ... in review.toml)",
+                        "{ex} 有两个或更多文件（{names}）：都没有评分；请选一个（grade batch --pick latest，或在 "
+                        "review.toml 中写 file = ...）", ex=ex.id, names=names)})
+                    continue
                 found.problems.append({"student": student, "exercise": ex.id, "message": Text(
-                    "two or more files for {ex} ({names}): keep one, none was graded",
-                    "{ex} 有两个或更多文件（{names}）：只保留一个，这次都没有评分", ex=ex.id, names=names)})
-                continue
-            found.jobs.append(Job(student, ex, files[0][0], sha256(files[0][0])))
+                    "two or more files for {ex}: graded {file} as chosen", "{ex} 有两个或更多文件：按选择评了 {file}",
+                    ex=ex.id, file=chosen_file[1])})
+                files = [chosen_file]
+            found.jobs.append(Job(student, ex, files[0][0], sha256(files[0][0]), lms_flags(files[0][0])))
     return found
 
 
-def collect_from(submissions: Path, exercises: list[Exercise], unpack_dir: Path) -> Collection:
+def collect_from(submissions: Path, exercises: list[Exercise], unpack_dir: Path,
+                 pick: Picker | None = None) -> Collection:
     """`collect` for a submissions folder, or for one download-all zip (unpacked first)."""
     if submissions.is_file() and submissions.suffix.lower() == ".zip":
         root = unpack_dir / "download"
@@ -247,8 +280,8 @@ def collect_from(submissions: Path, exercises: list[Exercise], unpack_dir: Path)
             raise
         except Exception as exc:  # noqa: BLE001 - zlib.error, NotImplementedError...: one kind for the caller
             raise zipfile.BadZipFile(f"{submissions.name}: {str(exc)[:120] or type(exc).__name__}") from None
-        found = collect(root, exercises, unpack_dir)
+        found = collect(root, exercises, unpack_dir, pick)
         found.problems += [{"student": Path(link).parts[0], "message": f"{link} in {submissions.name} is a symbolic "
                             "link: not graded"} for link in links]
         return found
-    return collect(submissions, exercises, unpack_dir)
+    return collect(submissions, exercises, unpack_dir, pick)

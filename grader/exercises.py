@@ -73,6 +73,7 @@ class Exercise:
     banned: dict[str, list[str]] = field(default_factory=dict)  # function -> routes it must not take (routes.py)
     number: int = 0  # 1-based place in the course's teaching order
     overrides: dict[str, float] = field(default_factory=dict)  # check id -> points, from course.toml
+    hidden_points: float = 0.0  # in a release: the points of the checks that run only at grading time
 
     @property
     def id(self) -> str:
@@ -115,6 +116,12 @@ class Exercise:
         """The `@check` functions of the checks module (id, title, points), read without importing it: one per
         function, so a parametrized check once (`checklist.collected_checks` has every check as it runs)."""
         return declared_checks(self.checks)
+
+    def check_points(self) -> dict[str, float]:
+        """Check id -> points, with the course's overrides (a parametrized check's id as overridden), read without
+        importing the checks: what a rerun scores stored outcomes with (grader/fingerprint.py)."""
+        return {**{c["id"]: self.overrides.get(c["id"], c["points"]) for c in self.declared_checks()},
+                **self.overrides}
 
     def as_dict(self, lang: str = "en") -> dict:
         return {
@@ -184,6 +191,7 @@ class Course:
             zh=dict(meta.get("zh", {})),
             preload=list(meta.get("preload", [])),
             banned={str(k): list(v) for k, v in meta.get("banned", {}).items()},
+            hidden_points=float(meta.get("hidden_points", 0)),
             number=number,
             course=self,
         )
@@ -234,8 +242,9 @@ def find_in(exercises: list[Exercise], key: str) -> Exercise:
 
 
 def declared_checks(path: Path) -> list[dict]:
-    """The `@check(title, points=..., zh=...)` functions of a checks module, read from its source (no import, no
-    torch). A check whose title or points are not written as literals is read as points 0; zh is None then."""
+    """The `@check(title, points=..., zh=..., visibility=...)` functions of a checks module, read from its source
+    (no import, no torch). A check whose title or points are not written as literals is read as points 0; zh is
+    None then; visibility is "hidden" unless it says "public" or "after_due_date"."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError):
@@ -250,11 +259,13 @@ def declared_checks(path: Path) -> list[dict]:
                 title = deco.args[0] if deco.args else args.get("title")
                 points = deco.args[1] if len(deco.args) > 1 else args.get("points")
                 zh = deco.args[2] if len(deco.args) > 2 else args.get("zh")
+                visibility = args.get("visibility")
                 found.append({"id": node.name.removeprefix("test_"),
                               "title": title.value if isinstance(title, ast.Constant) else node.name,
                               "points": float(points.value) if isinstance(points, ast.Constant)
                               and isinstance(points.value, (int, float)) else 0.0,
-                              "zh": zh.value if isinstance(zh, ast.Constant) else None})
+                              "zh": zh.value if isinstance(zh, ast.Constant) else None,
+                              "visibility": visibility.value if isinstance(visibility, ast.Constant) else "hidden"})
     return found
 
 
@@ -324,6 +335,8 @@ def course_from(spec: str) -> Course:
     if spec in ("torch-katas", "builtin"):
         return builtin_course()
     path = Path(spec).expanduser()
+    if path.is_dir() and not (path / COURSE_FILE).is_file() and (path / WORKSPACE_FILE).is_file():
+        return workspace_course(path)  # a workspace (a release): the course it follows
     if path.is_dir():
         return load_course(path.resolve())
     installed = installed_courses()
@@ -347,9 +360,22 @@ def find_course(spec: str | None = None, start: Path | None = None) -> Course:
         if (folder / COURSE_FILE).is_file():
             return load_course(folder)
         if (folder / WORKSPACE_FILE).is_file():
-            meta = tomllib.loads((folder / WORKSPACE_FILE).read_text(encoding="utf-8"))
-            return course_from(meta["course"]) if meta.get("course") else builtin_course()
+            return workspace_course(folder)
     return builtin_course()
+
+
+def workspace_course(folder: Path) -> Course:
+    """The course a workspace's torch-katas.toml names: a folder (relative to the workspace, as a release
+    writes it), an installed course, or none (the built-in one)."""
+    try:
+        meta = tomllib.loads((folder / WORKSPACE_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise CourseError(f"{folder / WORKSPACE_FILE}: {exc}") from None
+    spec = meta.get("course")
+    if not spec:
+        return builtin_course()
+    here = folder / spec
+    return load_course(here.resolve()) if (here / COURSE_FILE).is_file() else course_from(spec)
 
 
 _current: Course | None = None

@@ -10,8 +10,14 @@
   user identifier (here "Email address", mapped to useremail) and each other column to a grade item.
 - csv: the same table for anything else: student, id, name, email, one column per exercise, total.
 
-A blank cell (no file, or a grader failure waiting for a regrade) leaves the LMS's grade as it is; an
-error (the student's file could not be graded) is a 0.
+Moodle and csv end with a "Feedback" column: the teacher's reviews (review.toml), which Moodle's import maps
+to the grade item's feedback; Canvas's gradebook import takes no comments (they are in the feedback pages).
+
+A blank cell (no file, a submission that needs the teacher's look, or a grader failure waiting for a regrade)
+leaves the LMS's grade as it is, in every layout, and `export` lists what it left blank; an error (the
+student's code could not be graded) is a 0. With `assignment`, the one total is blank when the student has
+no score at all or a cell waits for a look or a regrade. A layout the LMS would reject (Moodle without a single
+e-mail, Canvas without a single ID) is refused with the fix.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ MOODLE_IDENTITY = ["Email address"]
 
 
 class ExportError(ValueError):
-    """No gradebook to export."""
+    """No gradebook to export, or one the LMS would reject."""
 
 
 def read_gradebook(grades_dir: Path) -> dict:
@@ -42,18 +48,64 @@ def _score(cell: dict) -> str:
     return "" if cell["score"] is None else f"{cell['score']:g}"
 
 
+def total(row: dict) -> str:
+    """The row's total, blank where it would not be the student's grade (nothing scored, or a cell pending)."""
+    cells = row["cells"].values()
+    if all(c["score"] is None for c in cells) or any(c["state"] in ("needs a look", "grader error") for c in cells):
+        return ""
+    return f"{row['total']:g}"
+
+
+def feedback(row: dict) -> str:
+    """The teacher's reviews of a row's cells, one line."""
+    from grader.gradebook import review_text
+
+    return " | ".join(f"{ex}: {review_text(cell)}" for ex, cell in row["cells"].items() if review_text(cell))
+
+
+def blanks(book: dict) -> list[str]:
+    """What an export leaves blank, for the teacher: each cell that needs a look, and the missing work counted."""
+    lines = []
+    missing: dict[str, int] = {}
+    for row in book["rows"]:
+        for ex, cell in row["cells"].items():
+            if cell["state"] == "needs a look":
+                lines.append(f"left blank: {row['student']} {ex} needs a look ({cell['message']})")
+            elif cell["state"] == "missing":
+                missing[ex] = missing.get(ex, 0) + 1
+    for ex, n in missing.items():
+        lines.append(f"left blank: {ex}: {n} {'student' if n == 1 else 'students'} submitted nothing")
+    return lines
+
+
+def refusal(book: dict, fmt: str) -> str | None:
+    """Why the LMS would reject this export, with the fix; None when it would not."""
+    rows = book["rows"]
+    if fmt == "moodle" and rows and not any(row["email"] for row in rows):
+        return ("no student has an e-mail address, and Moodle's grade import matches students by e-mail: give "
+                "`grade batch` a --roster with an email column (Moodle's grading worksheet is one), then export again")
+    if fmt == "canvas" and rows and not any(row["id"] or row["sis_user_id"] or row["sis_login_id"] for row in rows):
+        return ("no student has a Canvas ID, SIS User ID or SIS Login ID, and Canvas's import matches students by "
+                "them: grade a Canvas download, or give `grade batch` a --roster (Canvas's gradebook export is one)")
+    return None
+
+
 def grade_columns(book: dict, assignment: str | None) -> tuple[list[str], list[float], Callable[[dict], list[str]]]:
     """(names, points possible, a function row -> values): one column per exercise, or one named
     `assignment` holding the total."""
     if assignment:
-        return [assignment], [book["max_total"]], lambda row: [f"{row['total']:g}"]
+        return [assignment], [book["max_total"]], lambda row: [total(row)]
     exercises = book["exercises"]
     return ([f"{ex['id']} {ex['title']}" for ex in exercises], [ex["points"] for ex in exercises],
             lambda row: [_score(row["cells"][ex["id"]]) for ex in exercises])
 
 
 def export(book: dict, fmt: str, path: Path, assignment: str | None = None) -> list[str]:
-    """Write the gradebook in `fmt` to `path`; return warnings (students left out, grades pending)."""
+    """Write the gradebook in `fmt` to `path`; return warnings (students left out, grades pending, what was
+    left blank). Raise ExportError for what the LMS would reject."""
+    refused = refusal(book, fmt)
+    if refused:
+        raise ExportError(refused)
     names, points, values = grade_columns(book, assignment)
     warnings = []
     rows = []
@@ -75,13 +127,14 @@ def export(book: dict, fmt: str, path: Path, assignment: str | None = None) -> l
             identity = [row["email"]]
         else:
             identity = [row["student"], row["id"], row["name"], row["email"]]
-        rows.append(identity + values(row) + ([f"{row['total']:g}"] if fmt == "csv" and not assignment else []))
+        rows.append(identity + values(row) + ([total(row)] if fmt == "csv" and not assignment else [])
+                    + ([feedback(row)] if fmt != "canvas" else []))
     if fmt == "canvas":
         header = [CANVAS_IDENTITY + names, ["Points Possible", "", "", "", ""] + [f"{p:g}" for p in points]]
     elif fmt == "moodle":
-        header = [MOODLE_IDENTITY + names]
+        header = [MOODLE_IDENTITY + names + ["Feedback"]]
     else:
-        header = [["student", "id", "name", "email", *names, *([] if assignment else ["total"])]]
+        header = [["student", "id", "name", "email", *names, *([] if assignment else ["total"]), "Feedback"]]
     with Path(path).open("w", newline="", encoding="utf-8") as f:
         csvsafe.writer(f).writerows(header + rows)
-    return warnings
+    return warnings + blanks(book)

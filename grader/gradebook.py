@@ -5,15 +5,19 @@ results.jsonl is the record (one line per graded student and exercise, appended 
 completes); everything here can be rebuilt from it at any time, the latest line winning.
 
 Every student gets a row: each one found in the submissions (even with nothing gradable), each one in
-results.jsonl, and each roster entry. A cell tells "missing" (no file), "error" (the student's file could
-not be graded: 0), "grader error" (the grader failed: no score, regraded by the next run) and a real
-score apart. Totals count the assignment's exercises only.
+results.jsonl, and each roster entry. A cell tells "missing" (no file), "needs a look" (two files for it, a
+file that could not be read, a file or zip that matched nothing: no score until the teacher chooses), "error"
+(the student's code could not be graded: 0), "grader error" (the grader failed: no score, regraded by the
+next run) and a real score apart. Scores are computed with the current points from the stored per-check
+outcomes, then the late policy and the teacher's review (review.toml) are applied (`current_results`).
+Totals count the assignment's exercises only.
 """
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
@@ -42,19 +46,57 @@ def read_results(path: Path) -> list[Result]:
 
 
 def cell_state(result: Result | None) -> str:
-    """missing, grader error, or the result's status (graded, error, timeout, crashed, tampered)."""
+    """missing, grader error, needs a look, or the result's status (graded, error, timeout, crashed, tampered)."""
     if result is None:
         return "missing"
+    if result.needs_look:
+        return "needs a look"
     return "grader error" if result.grader_failure else result.status
+
+
+UNSCORED = ("missing", "grader error", "needs a look")  # blank in grades.csv and every export
 
 
 def _cell(result: Result | None, exercise: Exercise, lang: str) -> dict:
     state = cell_state(result)
-    if result is None or state == "grader error":
-        return {"state": state, "score": None, "max_score": exercise.points,
-                "message": result.message.render(lang) if result else ""}
-    return {"state": state, "score": result.score, "max_score": result.max_score,
-            "message": result.message.render(lang)}
+    scored = result is not None and state not in UNSCORED
+    cell = {"state": state, "score": result.score if result is not None and scored else None,
+            "max_score": result.max_score if result is not None and scored else exercise.points,
+            "message": (result.needs_look or result.message.render(lang)) if result else ""}
+    if result is not None:
+        for key in ("review", "late_work", "submitted"):
+            if getattr(result, key):
+                cell[key] = getattr(result, key)
+    return cell
+
+
+def _needs_look(cell: dict, reason: str) -> dict:
+    return {**cell, "state": "needs a look", "score": None, "message": reason}
+
+
+def current_results(results: list[Result], exercises: list[Exercise], out: Path,
+                    assignment: str | None = None) -> list[Result]:
+    """The results as they count now: scored with the current points (grader/fingerprint.py), less the late
+    policy's penalty (grader/late.py), with the teacher's review applied (grader/review.py)."""
+    from grader.fingerprint import rescore
+    from grader.late import apply_late, late_policy
+    from grader.review import apply_review, read_reviews
+
+    by_key = {**{ex.name: ex for ex in exercises}, **{ex.id: ex for ex in exercises}}
+    reviews = {(student, by_key[ex].id): review for (student, ex), review in read_reviews(out).items() if ex in by_key}
+    policy = late_policy(exercises[0].course, assignment) if exercises else {}
+    points = {ex.id: ex.check_points() for ex in exercises}
+    latest = {(r.student or "", r.exercise): r for r in results}
+    current = []
+    for key in sorted(set(latest) | set(reviews)):
+        result, ex = latest.get(key), by_key.get(key[1])
+        if ex is not None:
+            scored = apply_late(rescore(result, ex, points[ex.id]), policy) if result else None
+            result = apply_review(scored, reviews.get(key), ex)
+        if result is not None:
+            result = replace(result, student=key[0])
+            current.append(result)
+    return current
 
 
 def misconceptions(results: list[Result], lang: str = "en") -> list[dict]:
@@ -133,9 +175,19 @@ def build_gradebook(results: list[Result], exercises: list[Exercise], students: 
             notes[student or ""].append(Text("{exercise} flagged for a look: {seen}", "{exercise} 需要人工查看：{seen}",
                                              exercise=exercise, seen=verbatim(seen)).render(lang))
     max_total = sum(ex.points for ex in exercises)
+    # student -> exercise (or "" for all their missing work) -> why it needs a look
+    look: defaultdict[str, dict[str, str]] = defaultdict(dict)
+    for p in problems:
+        if p.get("look"):
+            look[p["student"]].setdefault(p.get("exercise", ""), p["message"])
     rows = []
     for key in sorted(identities, key=natural_key):
         cells = {ex.id: _cell(latest.get((key, ex.id)), ex, lang) for ex in exercises}
+        for ex_id, cell in cells.items():
+            reason = look[key].get(ex_id) or (look[key].get("") if cell["state"] == "missing" else None)
+            teacher_scored = (cell.get("review") or {}).get("score") is not None
+            if reason and not teacher_scored:
+                cells[ex_id] = _needs_look(cell, reason)
         rows.append({"student": key, **{f: identities[key].get(f, "") for f in IDENTITY_FIELDS},
                      "cells": cells, "total": round(sum(c["score"] or 0 for c in cells.values()), 4),
                      "max_total": max_total, "problems": notes[key]})
@@ -147,38 +199,89 @@ def build_gradebook(results: list[Result], exercises: list[Exercise], students: 
             "stray": [p for p in problems if p["student"] not in identities], "similar": similar}
 
 
+def late_text(cell: dict, lang: str = "en") -> str:
+    """'late' or 'late 2 days (-20%)'."""
+    late = cell.get("late_work")
+    if not late:
+        return ""
+    if "days" not in late:
+        return say(lang, "late")
+    penalty = f"{100 * late['penalty']:g}" if late.get("penalty") else ""
+    if lang == "zh":
+        return f"迟交 {late['days']} 天" + (f"（-{penalty}%）" if penalty else "")
+    return f"late {plural(late['days'], 'day')}" + (f" (-{penalty}%)" if penalty else "")
+
+
+def review_text(cell: dict, lang: str = "en") -> str:
+    """The teacher's review of a cell: 'score set to 3; 'comment' (by x, 2026-...)'."""
+    review = cell.get("review")
+    if not review:
+        return ""
+    parts = []
+    if review.get("score") is not None:
+        parts.append(Text("score set to {score}", "分数改为 {score}", score=f"{review['score']:g}").render(lang))
+    if review.get("checks"):
+        checks = ", ".join(f"{c} {say(lang, v)}" for c, v in review["checks"].items())
+        parts.append(Text("checks set: {checks}", "检查结果改为：{checks}", checks=checks).render(lang))
+    if review.get("comment"):
+        parts.append(review["comment"])
+    who = ", ".join(str(review[k]) for k in ("by", "at") if review.get(k))
+    said = ("；" if lang == "zh" else "; ").join(parts)
+    return said + ((f"（{who}）" if lang == "zh" else f" ({who})") if who else "")
+
+
+def plural(n: int, word: str) -> str:
+    """'1 student', '2 students'."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def write_csv(book: dict, path: Path) -> None:
-    """grades.csv: a score column per exercise (empty when missing or after a grader error), the total,
-    then each exercise's state, the student's identity and problems."""
+    """grades.csv: a score column per exercise (empty when missing, needing a look or after a grader error), the
+    total, then each exercise's state, the student's identity and problems, then the late work (flag, days,
+    penalty, submission time) and the teacher's reviews."""
     ids = [ex["id"] for ex in book["exercises"]]
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csvsafe.writer(f)
         writer.writerow(["student", *ids, "total", "max_total", *[f"{i}_status" for i in ids], "id", "name", "email",
-                         "problems"])
+                         "problems", "late", "submitted", "review"])
         for row in book["rows"]:
             cells = [row["cells"][i] for i in ids]
             writer.writerow([row["student"], *["" if c["score"] is None else f"{c['score']:g}" for c in cells],
                              f"{row['total']:g}", f"{row['max_total']:g}", *[c["state"] for c in cells],
-                             row["id"], row["name"], row["email"], " | ".join(row["problems"])])
+                             row["id"], row["name"], row["email"], " | ".join(row["problems"]),
+                             " | ".join(f"{i}: {late_text(c)}" for i, c in zip(ids, cells) if late_text(c)),
+                             " | ".join(f"{i}: {c['submitted']}" for i, c in zip(ids, cells) if c.get("submitted")),
+                             " | ".join(f"{i}: {review_text(c)}" for i, c in zip(ids, cells) if review_text(c))])
 
 
 def feedback_markdown(row: dict, results: dict[str, Result], exercises: list[Exercise], lang: str = "en") -> str:
-    """What one student reads, in `lang`: each exercise of the assignment, then the notes on the submission."""
+    """What one student reads, in `lang`: each exercise of the assignment (the teacher's review, late work, what
+    needs a look), then the notes on the submission."""
     from grader.html_report import GRADER_FAILED
     from grader.report import points_text, score_text
 
-    lines = ["# " + say(lang, "Feedback for {student}", student=row["student"]), "",
+    lines = ["# " + say(lang, "Feedback for {student}", student=row.get("name") or row["student"]), "",
              Text("Total: **{total}/{max}**", "总分：**{total}/{max}**", total=f"{row['total']:g}",
                   max=f"{row['max_total']:g}").render(lang), ""]
     for ex in exercises:
         r = results.get(ex.id)
         lines.append(f"## {ex.id} · {ex.text('title', lang)}")
-        if r is None:
+        cell = row["cells"][ex.id]
+        state = cell["state"]
+        if review_text(cell, lang):
+            lines += [f"**{say(lang, 'Your teacher’s review:')}** {review_text(cell, lang)}", ""]
+        if state == "missing" or r is None:
             lines += [Text("No file was submitted for this exercise.", "这个练习没有提交文件。").render(lang), ""]
             continue
-        if r.grader_failure:
+        if state == "needs a look":
+            lines += [f"{say(lang, 'Your teacher needs to look at this submission:')} {cell['message']}", ""]
+            continue
+        if state == "grader error":
             lines += [say(lang, GRADER_FAILED), ""]
             continue
+        if late_text(cell, lang):
+            lines += [Text("Submitted {late}", "提交：{late}", late=late_text(cell, lang)).render(lang)
+                      + (f" ({cell['submitted']})" if cell.get("submitted") else ""), ""]
         lines.append(Text("**{score}** ({status})", "**{score}**（{status}）", score=score_text(r, lang),
                           status=say(lang, r.status)).render(lang))
         message = r.message.render(lang)
@@ -218,12 +321,13 @@ def write_junit(results: list[Result], path: Path, lang: str = "en") -> None:
 
 
 def write_gradebook(out: Path, exercises: list[Exercise], problems: list[dict], students: dict[str, dict] | None = None,
-                    roster: list[dict] | None = None, similar: list[dict] | None = None, lang: str = "en") -> dict:
-    """Rebuild every batch output from out/results.jsonl (the students' feedback pages in `lang`); return the
-    gradebook."""
+                    roster: list[dict] | None = None, similar: list[dict] | None = None, lang: str = "en",
+                    assignment: str | None = None) -> dict:
+    """Rebuild every batch output from out/results.jsonl and out/review.toml (the students' feedback pages in
+    `lang`); return the gradebook."""
     from grader.html_report import write_index, write_report
 
-    results = read_results(out / "results.jsonl")
+    results = current_results(read_results(out / "results.jsonl"), exercises, out, assignment)
     book = build_gradebook(results, exercises, students or {}, problems, roster, similar, lang)
     (out / "gradebook.json").write_text(json.dumps(book, indent=1, ensure_ascii=False), encoding="utf-8")
     write_csv(book, out / "grades.csv")
@@ -240,8 +344,10 @@ def write_gradebook(out: Path, exercises: list[Exercise], problems: list[dict], 
         missing = [Text("{ex}: no file was submitted", "{ex}：没有提交文件", ex=ex.id)
                    for ex in exercises if row["cells"][ex.id]["state"] == "missing"]
         write_report([mine[student][ex.id] for ex in exercises if ex.id in mine[student]],
-                     feedback / f"{student}.html", say(lang, "Feedback for {student}", student=student),
-                     missing + [Text.of(p) for p in row["problems"]], lang=lang)
+                     feedback / f"{student}.html",
+                     say(lang, "Feedback for {student}", student=row.get("name") or student),
+                     missing + [Text.of(p) for p in row["problems"]], lang=lang, total=(row["total"], row["max_total"]),
+                     cells=row["cells"])
     write_index(book, out / "index.html", lang)
     (out / "problems.json").write_text(json.dumps(book["problems"], indent=1, ensure_ascii=False), encoding="utf-8")
     return book

@@ -46,17 +46,25 @@ cd "$source" && PYTHONPATH="$source" exec "$python" -m grader.gradescope \\
 COURSE_PARTS = ("exercises", "checks")  # what the bundle carries of a teacher's course
 
 
+def validated_torch() -> str:
+    """The torch version running here, the one `grade validate` proved the checks with ("2.13.0", without a
+    local build tag such as +cpu)."""
+    from importlib.metadata import version
+
+    return version("torch").split("+")[0]
+
+
 def setup_script() -> str:
-    """setup.sh: the CPU build of torch, then the grader's other dependencies, as this installed grader
-    declares them (no extras), into a virtual environment."""
+    """setup.sh: the CPU build of the torch running here (pinned: the autograder grades with the version the
+    checks were validated with), then the grader's other dependencies, as this installed grader declares them
+    (no extras), into a virtual environment."""
     from importlib.metadata import requires
 
     from packaging.requirements import Requirement
 
     needed = [r for r in requires("torch-katas") or [] if "extra ==" not in r]
-    torch = [r for r in needed if Requirement(r).name == "torch"]
-    others = [r for r in needed if r not in torch]
-    return SETUP.format(venv=VENV, torch=shlex.join(torch), others=shlex.join(others))
+    others = [r for r in needed if Requirement(r).name != "torch"]
+    return SETUP.format(venv=VENV, torch=shlex.quote(f"torch=={validated_torch()}"), others=shlex.join(others))
 
 
 def build_bundle(exercises: list[Exercise], out: Path, *, time_limit: float | None = None, memory: int | None = None,
@@ -101,14 +109,17 @@ NOT_RUN = Text("Not run: the file did not load (the reason is at the top).", "æ²
 
 
 def to_gradescope(results: list[Result], problems: list[str], lang: str = "en") -> dict:
-    """Gradescope's results.json: a test per check, named with the exercise, visible to students."""
+    """Gradescope's results.json: a test per check, named with the exercise, shown to students as the check's
+    visibility says (public: visible; after_due_date: after the due date; hidden: once grades are published)."""
+    from grader.visibility import GRADESCOPE
+
     tests = []
     for r in results:
         for c in r.checks:
             output = (NOT_RUN if c.outcome == "not_run" else c.message).render(lang)
             tests.append({"name": f"{r.exercise}: {c.title.render(lang)}", "score": c.points,
                           "max_score": c.max_points, "status": "passed" if c.passed else "failed", "output": output,
-                          "visibility": "visible"})
+                          "visibility": GRADESCOPE[c.visibility]})
         if not r.checks:
             tests.append({"name": f"{r.exercise}: submission", "score": 0.0, "max_score": r.max_score,
                           "status": "failed", "output": r.message.render(lang), "visibility": "visible"})

@@ -166,10 +166,25 @@ def message_html(message: str) -> str:
     return html.escape(message)
 
 
-def result_section(result: Result, lang: str = "en", show_heading: bool = True) -> str:
+def result_section(result: Result, lang: str = "en", show_heading: bool = True, cell: dict | None = None) -> str:
+    """One result's section; `cell`, in a batch, is the gradebook's cell (the teacher's review, late work)."""
     parts = [f"<h2 id='{html.escape(result.exercise)}'>{html.escape(heading(result, lang))}</h2>"] if show_heading \
         else []
-    if result.grader_failure:
+    cell = cell or {}
+    if cell.get("review"):
+        from grader.gradebook import review_text
+
+        parts.append(f"<p class='note'><b>{html.escape(say(lang, 'Your teacher’s review:'))}</b> "
+                     f"{html.escape(review_text(cell, lang))}</p>")
+    if cell.get("late_work"):
+        from grader.gradebook import late_text
+
+        parts.append(f"<p class='note'>{html.escape(late_text(cell, lang))} "
+                     f"{html.escape(cell.get('submitted', ''))}</p>")
+    if cell.get("state") == "needs a look":
+        parts.append(f"<p class='note'>{html.escape(say(lang, 'Your teacher needs to look at this submission:'))} "
+                     f"{html.escape(cell['message'])}</p>")
+    elif result.grader_failure:
         parts.append(f"<p class='note'>{say(lang, GRADER_FAILED)}</p>")
     else:
         status = Text("({status})", "（{status}）", status=say(lang, result.status)).render(lang)
@@ -196,10 +211,15 @@ def page(title: str, body: str, script: str = "", lang: str = "en") -> str:
 
 
 def write_report(results: list[Result], path: Path, title: str, notes: list[Text] | None = None,
-                 lang: str = "en") -> Path:
-    """One page for one learner, in `lang`: every result's checks and charts, then notes (missing files,
-    problems). A section's heading is left out when it would repeat the page's title (a one-exercise report)."""
-    body = [result_section(r, lang, show_heading=heading(r, lang) != title) for r in results]
+                 lang: str = "en", total: tuple[float, float] | None = None,
+                 cells: dict[str, dict] | None = None) -> Path:
+    """One page for one learner, in `lang`: the total (in a batch), every result's checks and charts, then notes
+    (missing files, problems). A section's heading is left out when it would repeat the page's title (a
+    one-exercise report). `cells`, in a batch: the gradebook's cell of each exercise (review, late work)."""
+    said = say(lang, "Total: {score}/{max_score}", score=f"{total[0]:g}", max_score=f"{total[1]:g}") if total else ""
+    body = [f"<p><b>{html.escape(said)}</b></p>"] if total else []
+    body += [result_section(r, lang, show_heading=heading(r, lang) != title, cell=(cells or {}).get(r.exercise))
+             for r in results]
     notes = [note for r in results for note in r.notes] + list(notes or [])
     if notes:
         body.append(f"<h2>{say(lang, 'Notes on your submission')}</h2><ul>"
@@ -215,8 +235,11 @@ def _t(lang: str, en: str, zh: str, **values) -> str:
 
 
 CELL_TEXT = {"missing": Text("missing", "未提交"), "error": Text("error", "出错"),
-             "grader error": Text("grader error: regrade", "评分器出错：请重评")}
+             "grader error": Text("grader error: regrade", "评分器出错：请重评"),
+             "needs a look": Text("look", "待查看")}
 STATE_TITLE = {
+    "needs a look": Text("needs a look: no score until the teacher chooses (see the problems)",
+                         "需要查看：老师决定之前没有分数（见问题）"),
     "missing": Text("no file submitted", "没有提交文件"),
     "error": Text("the file could not be graded (see the feedback)", "文件无法评分（见反馈）"),
     "timeout": Text("ran past its time limit", "超过了时间限制"),
@@ -249,8 +272,18 @@ def _cell(student: str, ex_id: str, cell: dict, lang: str) -> str:
     else:
         kind = state.replace(" ", "_")
         text = CELL_TEXT[state].render(lang) if state in CELL_TEXT else f"{STATE_WORD[state].render(lang)} {score:g}"
-    value = {"missing": -1, "grader error": -2}[state] if score is None else score
+    value = {"missing": -1, "grader error": -2, "needs a look": -3}[state] if score is None else score
     title = STATE_TITLE[state].render(lang) if state in STATE_TITLE else f"{score:g}/{cell['max_score']:g}"
+    if state == "needs a look":
+        title = _t(lang, "needs a look: {why}", "需要查看：{why}", why=cell["message"])
+    from grader.gradebook import late_text, review_text
+
+    reviewed = review_text(cell, lang)
+    marks = [mark for mark in (late_text(cell, lang), reviewed and _t(lang, "reviewed: {review}", "已复核：{review}",
+                                                                         review=reviewed)) if mark]
+    if marks:
+        text += " *" if reviewed else _t(lang, " (late)", "（迟交）")
+        title += " | " + " | ".join(marks)
     return (f"<td class='{kind} num' data-v='{value:g}' title='{html.escape(title)}'>"
             f"<a href='{feedback_link(student, ex_id)}'>{html.escape(text)}</a></td>")
 
@@ -334,7 +367,7 @@ def histogram_svg(totals: list[float], max_total: float, lang: str = "en", bins:
     for i, n in enumerate(counts):
         h = (height - top - bottom) * n / tallest
         x = left + i * bar_w
-        tip = _t(lang, "{n} students: {lo} to {hi}", "{n} 名学生：{lo} 到 {hi}", n=n,
+        tip = _t(lang, "{n} student" + ("" if n == 1 else "s") + ": {lo} to {hi}", "{n} 名学生：{lo} 到 {hi}", n=n,
                  lo=f"{top_value * i / bins:g}", hi=f"{top_value * (i + 1) / bins:g}")
         parts.append(f'<rect x="{x:.1f}" y="{height - bottom - h:.1f}" width="{bar_w - 2:.1f}" height="{h:.1f}" '
                      f'fill="#1f77b4"><title>{tip}</title></rect>')
@@ -405,9 +438,10 @@ def write_index(book: dict, path: Path, lang: str = "en") -> Path:
     summary = _t(lang, ", ", "，").join(f"{n} {words[state].render(lang).split(':')[0].split('：')[0]}"
                                         for state, n in sorted(states.items()))
     nothing = len(rows) - len(submitted)
-    counts = _t(lang, "{n} students, {m} exercises ({summary}).", "{n} 名学生，{m} 个练习（{summary}）。",
-                n=len(rows), m=len(book["exercises"]), summary=summary)
-    none = _t(lang, "{n} students submitted nothing (not in the histogram).",
+    counts = _t(lang, "{n} student" + ("" if len(rows) == 1 else "s") + ", {m} exercise"
+                + ("" if len(book["exercises"]) == 1 else "s") + " ({summary}).",
+                "{n} 名学生，{m} 个练习（{summary}）。", n=len(rows), m=len(book["exercises"]), summary=summary)
+    none = _t(lang, "{n} student" + ("" if nothing == 1 else "s") + " submitted nothing (not in the histogram).",
               "{n} 名学生什么都没有提交（不在直方图中）。", n=nothing)
     body = [f"<p>{counts}</p>",
             _misconceptions(book, lang), f"<h2 id='gradebook'>{_t(lang, 'Gradebook', '成绩册')}</h2>",

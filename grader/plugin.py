@@ -86,13 +86,19 @@ class JudgePlugin:
         points = self._points(item)
         title = Text(meta["title"], meta.get("zh"))
         outcome, text, key = self._outcome(call, report)
-        after = None
-        if outcome == "failed":
-            after = next((d for d in meta.get("depends", ()) if d in self.failed), None)
-            if after:
-                text = Text("“{check}” above fails too, and this check builds on it: fix that first. {text}",
-                            "上面的“{check}”也没有通过，而这个检查依赖它：请先修正它。{text}", check=self.failed[after],
-                            text=text)
+        after = next((d for d in meta.get("depends", ()) if d in self.failed), None)
+        if after and outcome == "passed":  # it builds on a check that did not pass: no points for it alone
+            outcome, key = "failed", None
+            text = Text("“{check}” above does not pass, and this check builds on it: it earns its points once that "
+                        "one passes.", "上面的“{check}”没有通过，而这个检查依赖它：那个通过后，这个才得分。",
+                        check=self.failed[after])
+        elif after and outcome == "failed":
+            text = Text("“{check}” above fails too, and this check builds on it: fix that first. {text}",
+                        "上面的“{check}”也没有通过，而这个检查依赖它：请先修正它。{text}", check=self.failed[after],
+                        text=text)
+        else:
+            after = None
+        if outcome in ("failed", "not_started", "not_run"):
             self.failed[check_id] = title
         passed = outcome == "passed"
         result = {
@@ -104,6 +110,7 @@ class JudgePlugin:
             "max_points": points,
             "message": text.render(self.lang),
             "key": key,
+            "visibility": meta.get("visibility", "hidden"),
         }
         if after:
             result["after"] = after  # it failed after a check it builds on: that mistake's consequence

@@ -22,6 +22,7 @@ KIND_TEXT = {  # Result.outcome: what a teacher counts
     "full": Text("full", "满分"), "partial": Text("partial", "部分得分"), "zero": Text("zero", "零分"),
     "error": Text("error", "出错"), "timeout": Text("timeout", "超时"), "crashed": Text("crashed", "崩溃"),
     "tampered": Text("tampered", "篡改"), "grader error": Text("grader error", "评分器出错"),
+    "needs a look": Text("needs a look", "需要查看"),
 }
 
 
@@ -39,8 +40,10 @@ class CheckResult:
     max_points: float
     message: Text = field(default_factory=lambda: text(""))  # what went wrong and the likely cause
     key: str | None = None  # the diagnosed mistake ("sign", "zero-grad-missing"), None when none was named
-    after: str | None = None  # the check it builds on, when it failed after that one failed
+    after: str | None = None  # the check it builds on, when it failed (or earned nothing) after that one did not pass
+    visibility: str = "hidden"  # "public", "hidden" or "after_due_date", as @check declares it
     messages: dict[str, str] | None = None  # grade validate only: the message in each language
+    reviewed: bool = False  # the gradebook's outputs only: the teacher's review overrode its points
 
     @property
     def passed(self) -> bool:
@@ -49,9 +52,11 @@ class CheckResult:
     def to_json(self, lang: str = "en") -> dict:
         data = {"id": self.id, "title": self.title.render(lang), "outcome": self.outcome, "passed": self.passed,
                 "points": self.points, "max_points": self.max_points, "message": self.message.render(lang),
-                "key": self.key}
+                "key": self.key, "visibility": self.visibility}
         if self.after:
             data["after"] = self.after
+        if self.reviewed:
+            data["reviewed"] = True
         if self.messages is not None:
             data["messages"] = self.messages
         return data
@@ -61,7 +66,8 @@ class CheckResult:
         return cls(id=data["id"], title=text(data.get("title", data["id"])), outcome=data["outcome"],
                    points=float(data["points"]), max_points=float(data["max_points"]),
                    message=text(data.get("message", "")), key=data.get("key"), after=data.get("after"),
-                   messages=data.get("messages"))
+                   visibility=data.get("visibility", "hidden"), messages=data.get("messages"),
+                   reviewed=bool(data.get("reviewed")))
 
 
 @dataclass
@@ -85,6 +91,13 @@ class Result:
     grader_failure: bool = False  # the grader itself failed: not a grade (status "error")
     student: str | None = None  # batch only: the student's folder (or LMS id)
     sha256: str | None = None  # batch only: of the graded file, so a rerun skips what is graded
+    fingerprint: dict[str, str] | None = None  # batch only: what it was graded against (grader/fingerprint.py)
+    needs_look: str | None = None  # batch only: why the file could not be read (no score until the teacher decides)
+    late: bool = False  # batch only: the LMS flagged it late
+    submitted: str | None = None  # batch only: the submission time the download stored (ISO 8601)
+    hidden_points: float | None = None  # in a release: the points of the checks that run when the teacher grades
+    late_work: dict | None = None  # the gradebook's outputs only: the late policy applied {late, days, penalty, due}
+    review: dict | None = None  # the gradebook's outputs only: the teacher's review {comment, by, at, score, checks}
     lang: str = "en"  # the language its texts are written in by default (not in the JSON)
 
     @property
@@ -94,9 +107,12 @@ class Result:
 
     @property
     def outcome(self) -> str:
-        """What a teacher counts (a key of KIND_TEXT): full, partial or zero when graded, else the status."""
+        """What a teacher counts (a key of KIND_TEXT): full, partial or zero when graded, "needs a look" for a file
+        that could not be read, else the status."""
         if self.grader_failure:
             return "grader error"
+        if self.needs_look:
+            return "needs a look"
         if self.status != "graded":
             return self.status
         return "full" if self.score >= self.max_score else "partial" if self.score > 0 else "zero"
@@ -126,6 +142,11 @@ class Result:
         if self.student is not None:
             data["student"] = self.student
             data["sha256"] = self.sha256
+        for name in ("fingerprint", "needs_look", "submitted", "hidden_points", "late_work", "review"):
+            if getattr(self, name) is not None:
+                data[name] = getattr(self, name)
+        if self.late:
+            data["late"] = True
         return data
 
     @classmethod
@@ -139,4 +160,7 @@ class Result:
                    notes=[text(n) for n in data.get("notes", [])], curves=list(data.get("curves", [])),
                    isolation=list(data.get("isolation", [])), flags=list(data.get("flags", [])),
                    grader_failure=bool(data.get("grader_failure")),
-                   student=data.get("student"), sha256=data.get("sha256"))
+                   student=data.get("student"), sha256=data.get("sha256"), fingerprint=data.get("fingerprint"),
+                   needs_look=data.get("needs_look"), late=bool(data.get("late")), submitted=data.get("submitted"),
+                   hidden_points=data.get("hidden_points"), late_work=data.get("late_work"),
+                   review=data.get("review"))

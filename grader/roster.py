@@ -87,4 +87,5 @@ def match_roster(identities: dict[str, dict], roster: list[dict]) -> tuple[dict[
         if n not in matched:
             key = next(entry[f] for f in MATCHED_BY if entry[f])
             merged.setdefault(key, {f: entry[f] for f in IDENTITY_FIELDS})
+            problems.append({"student": key, "message": "no files submitted"})  # as an empty folder says
     return merged, problems

@@ -47,7 +47,8 @@ def _code(path: Path) -> str | None:
 
 def find_similar(jobs: list[Job], threshold: float) -> list[dict]:
     """Pairs of submissions of one exercise above `threshold`, most similar first; each with both files
-    as HTML, the shared parts marked. Students with identical files are one entry."""
+    as HTML, the shared parts marked. Students with identical files are one entry; an entry that is part of a
+    larger one is left out (`maximal`)."""
     detector = require()
     import numpy as np  # a dependency of copydetect
 
@@ -83,7 +84,15 @@ def find_similar(jobs: list[Job], threshold: float) -> list[dict]:
                 group = students_a if b is a else students_a + students_b
                 found.append({"exercise": exercise.id, "students": group, "similarity": round(float(similarity), 3),
                               "identical": b is a, "left": left, "right": right})
-    return sorted(found, key=lambda p: (-p["similarity"], p["exercise"], p["students"]))
+    return maximal(sorted(found, key=lambda p: (-p["similarity"], p["exercise"], p["students"])))
+
+
+def maximal(entries: list[dict]) -> list[dict]:
+    """The entries whose students are no part of a larger entry's of the same exercise (students with identical
+    files, then the same students with one more similar: only the larger one is listed)."""
+    sets = [(e["exercise"], frozenset(e["students"])) for e in entries]
+    return [e for e, (ex, group) in zip(entries, sets)
+            if not any(ex == other_ex and group < other for other_ex, other in sets)]
 
 
 PAGE_STYLE = """.pair{display:grid;grid-template-columns:1fr 1fr;gap:1em}pre{background:#fafafa;border:1px solid #ddd;
@@ -96,7 +105,8 @@ def write_similarity(pairs: list[dict], out: Path) -> None:
 
     summary = [{k: p[k] for k in ("exercise", "students", "similarity", "identical")} for p in pairs]
     (out / "similarity.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False), encoding="utf-8")
-    parts = [f"<style>{PAGE_STYLE}</style><p>{len(pairs)} pairs of submissions share more than the stub gives "
+    parts = [f"<style>{PAGE_STYLE}</style><p>{len(pairs)} {'pair' if len(pairs) == 1 else 'pairs'} of submissions "
+             "share more than the stub gives "
              "(renamed names and reordered functions still count as shared). This is for a person to look at: "
              "scores are unchanged.</p>"]
     for p in pairs:

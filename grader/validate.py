@@ -1,7 +1,8 @@
 """`grade validate`: prove an exercise's checks are not vacuous.
 
 The reference solution and every correct variant in tests/variants/<exercise>/ must score full,
-the untouched stub less than full (and still load), and every known mistake in
+the untouched stub less than full (and still load), an empty file and a file that defines nothing 0, and
+every known mistake in
 tests/mistakes/<exercise>/ less than full, with a failure message that contains the text its
 `# Expect:` line names. Each file is also graded as a notebook (written as `grade notebook` writes
 one) with the same seed, and must score the same there.
@@ -35,6 +36,9 @@ def mistakes(exercise: Exercise) -> list[Path]:
 
 def variants(exercise: Exercise) -> list[Path]:
     return sorted((exercise.course.variants_dir / exercise.name).glob("*.py"))
+
+
+NOTHING = {"empty.py": "", "defines_nothing.py": "import torch\n"}  # must score 0
 
 
 def _messages(result: Result) -> str:
@@ -86,6 +90,16 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path) -> d
     ok = result.score < result.max_score and result.status != "error"
     rows.append({"kind": "stub", "file": exercise.stub.name, "ok": ok,
                  "why": score if ok else f"{score}: the stub must load and score less than full"})
+    for name, text in NOTHING.items():  # work that does nothing earns nothing, whatever `depends=` says
+        empty = tmp / name
+        empty.write_text(text, encoding="utf-8")
+        result = grade(exercise, load_source(empty), seed=random.randrange(2**31) if seed is None else seed,
+                       device=device)
+        earned = [c.title.render("en") for c in result.checks if c.points > 0]
+        rows.append({"kind": "nothing", "file": name, "ok": result.score == 0,
+                     "why": _score(result) if result.score == 0 else
+                     f"{_score(result)}: {name} earns points from {', '.join(earned)}; make those checks depend on "
+                     "one that needs the work (`depends=`)"})
     for path in mistakes(exercise):
         want = expected_text(path)
         result, score = run(path)
@@ -112,8 +126,11 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path) -> d
                      for what, text in [("title", exercise.zh.get("title", "")),
                                         *((f"hint {i}", h) for i, h in enumerate(hints["zh"], 1))]
                      if english_prose(text)]
-    if any(len(hints[lang]) < course.min_hints for lang in languages):
-        problems.append(f"needs {course.min_hints} hint(s) in exercise.toml, in each of: {', '.join(languages)}")
+    for lang in languages:
+        if len(hints[lang]) < course.min_hints:
+            where = "hints" if lang == "en" else f"[{lang}] hints"
+            problems.append(f"needs at least {course.min_hints} {lang} hint{'s' if course.min_hints > 1 else ''} in "
+                            f"exercise.toml's {where} (it has {len(hints[lang])})")
     if sum(r["kind"] == "mistake" for r in rows) < course.min_mistakes:
         folder = course.mistakes_dir / exercise.name
         problems.append(f"needs at least {course.min_mistakes} known mistake(s) in {folder}/")

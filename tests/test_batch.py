@@ -59,7 +59,9 @@ def test_batch_grades_everyone_and_reports_problems(submissions, tmp_path):
     rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").open())}
     assert rows["alice"]["ex05"] == "10" and rows["nina"]["ex05"] == "10" and rows["zoe"]["ex05"] == "10"
     assert rows["olga"]["ex05"] == "10"  # a notebook
-    assert rows["bob"]["ex05"] == "6" and rows["mallory"]["ex05"] == "0" and rows["carol"]["ex05"] == "0"
+    assert rows["bob"]["ex05"] == "6" and rows["mallory"]["ex05"] == "0"
+    assert rows["carol"]["ex05"] == "" and rows["carol"]["ex05_status"] == "needs a look"  # two files: no grade
+    assert rows["yan"]["ex05_status"] == "needs a look" and rows["erin"]["ex05_status"] == "missing"
     assert rows["dave"]["ex05"] == "3"
 
     lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]

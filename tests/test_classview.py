@@ -62,8 +62,10 @@ def test_every_student_gets_a_row_and_states_are_told_apart(klass, tmp_path):
     by = {r["student"]: r for r in table}
     assert (by["s01_1"]["ex05"], by["s01_1"]["ex05_status"]) == ("0", "graded")
     assert (by["s01_3"]["ex05"], by["s01_3"]["ex05_status"]) == ("0", "error")
-    for missing in ("s01_4", "s01_5", "s01_6", "s01_7", "1099"):
+    for missing in ("s01_4", "s01_5", "1099"):
         assert (by[missing]["ex05"], by[missing]["ex05_status"]) == ("", "missing"), missing
+    for look in ("s01_6", "s01_7"):  # a file that matched nothing, a zip that does not open: a person decides
+        assert (by[look]["ex05"], by[look]["ex05_status"]) == ("", "needs a look"), look
     assert by["s01_2"]["total"] == "10" and by["s01_2"]["max_total"] == "10" and by["s01_2"]["email"] == "s2@uni.edu"
     assert by["1099"]["name"] == "Never Submitted"
     assert "homework.py matches no exercise" in by["s01_6"]["problems"]
@@ -208,7 +210,10 @@ def test_canvas_download_maps_each_file_to_its_user_id(tmp_path):
     assert found.students == {"leeanna_5678": {"id": "5678", "name": "leeanna"},
                               "smithjohn_1234": {"id": "1234", "name": "smithjohn"},
                               "wuli_91011": {"id": "91011", "name": "wuli"}}
-    assert found.problems == [{"student": "wuli_91011", "message": "notes.txt matches no exercise: ignored"}]
+    assert found.problems == [{"student": "wuli_91011", "message": "notes.txt matches no exercise: ignored",
+                               "look": True}]
+    late = {j.student: j.lms.get("late", False) for j in found.jobs}
+    assert late == {"leeanna_5678": True, "smithjohn_1234": False}  # Canvas's _LATE flag is kept
 
 
 def test_moodle_folders_and_flat_files_map_to_the_participant_id(tmp_path):

@@ -115,6 +115,8 @@ def test_ids_points_overrides_and_assignments(course):
     shown = json.loads(grade_in(course, "show", "2", "--json").stdout)
     assert shown["id"] == "hw2_relu" and {c["id"]: c["points"] for c in shown["checks"]} == \
         {"relu_values": 2, "relu_out_of_place": 1}
+    in_week1 = json.loads(grade_in(course, "show", "hw2", "--assignment", "week1", "--json").stdout)
+    assert in_week1["points"] == 4 and {c["id"]: c["points"] for c in in_week1["checks"]}["relu_out_of_place"] == 2
     solved = json.loads(grade_in(course, "hw1", "--file", course / "solutions" / "hw1_double.py", "--json").stdout)
     assert (solved["score"], solved["max_score"]) == (4, 4)
     unknown = grade_in(course, "hw9")
@@ -126,8 +128,10 @@ def test_release_writes_the_student_version_only(course, tmp_path):
     released = grade_in(course, "release", "--assignment", "week1", "--out", out, "--check", "--notebooks")
     assert released.returncode == 0, released.stderr
     files = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
-    assert files == ["exercises/hw2_relu/README.md", "exercises/hw2_relu/exercise.toml",
-                     "exercises/hw2_relu/hw2_relu.py", "notebooks/hw2_relu.ipynb", "torch-katas.toml"]
+    assert files == ["course/checks/hw2_relu.py", "course/course.toml", "course/exercises/hw2_relu/README.md",
+                     "course/exercises/hw2_relu/exercise.toml", "course/exercises/hw2_relu/hw2_relu.py",
+                     "exercises/hw2_relu/README.md", "exercises/hw2_relu/hw2_relu.py", "notebooks/hw2_relu.ipynb",
+                     "torch-katas.toml"]
     text = "".join(p.read_text() for p in out.rglob("*") if p.is_file())
     assert "clamp(min=0)" not in text and "expect_close" not in text and "keeps_negatives" not in text
     # a learner works in the released workspace and grades with the course's checks

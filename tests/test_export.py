@@ -49,10 +49,34 @@ def test_canvas_layout(tmp_path):
 
 def test_moodle_layout_and_one_assignment_column(tmp_path):
     export(book(ROSTER), "moodle", tmp_path / "m.csv")
-    assert read(tmp_path / "m.csv")[:2] == [["Email address", f"ex05 {EX05.title}", f"ex06 {EX06.title}"],
-                                            ["ann@uni.edu", "10", "4"]]
+    assert read(tmp_path / "m.csv")[:2] == [["Email address", f"ex05 {EX05.title}", f"ex06 {EX06.title}", "Feedback"],
+                                            ["ann@uni.edu", "10", "4", ""]]
     export(book(ROSTER), "moodle", tmp_path / "one.csv", assignment="Homework 3")
-    assert read(tmp_path / "one.csv")[:2] == [["Email address", "Homework 3"], ["ann@uni.edu", "14"]]
+    assert read(tmp_path / "one.csv")[:2] == [["Email address", "Homework 3", "Feedback"], ["ann@uni.edu", "14", ""]]
+
+
+def test_missing_work_is_blank_in_every_layout_and_listed(tmp_path):
+    roster = ROSTER + [{**ROSTER[0], "folder": "dan", "id": "103", "email": "dan@uni.edu", "sis_login_id": "dan",
+                        "sis_user_id": "S3", "name": "Dan Doe"}]
+    for fmt in ("canvas", "moodle", "csv"):
+        warnings = export(book(roster), fmt, tmp_path / f"{fmt}.csv", assignment="Homework 3")
+        dan = next(r for r in read(tmp_path / f"{fmt}.csv") if "dan@uni.edu" in r or "Dan Doe" in r or "dan" in r)
+        assert "0" not in dan and "" in dan, (fmt, dan)  # nothing submitted: blank, never 0
+        assert any("ex06: 3 students submitted nothing" in w for w in warnings)
+        assert any("ex05: 1 student submitted nothing" in w for w in warnings)
+
+
+def test_an_export_the_lms_would_reject_is_refused(tmp_path):
+    import pytest
+
+    from grader.export import ExportError
+
+    with pytest.raises(ExportError, match="Moodle's grade import matches students by e-mail"):
+        export(book(), "moodle", tmp_path / "m.csv")
+    assert not (tmp_path / "m.csv").exists()
+    (tmp_path / "gradebook.json").write_text(json.dumps(book()))
+    refused = run_grade("export", tmp_path, "--format", "moodle")
+    assert refused.returncode == 2 and "--roster" in refused.stderr
 
 
 def test_rosters_from_canvas_and_moodle_exports(tmp_path):
@@ -72,6 +96,6 @@ def test_export_command(tmp_path):
     proc = run_grade("export", tmp_path, "--format", "csv")
     assert proc.returncode == 0 and "dan" not in proc.stderr
     assert read(tmp_path / "csv.csv")[0] == ["student", "id", "name", "email", f"ex05 {EX05.title}",
-                                             f"ex06 {EX06.title}", "total"]
+                                             f"ex06 {EX06.title}", "total", "Feedback"]
     missing = run_grade("export", tmp_path / "nothing", "--format", "canvas")
     assert missing.returncode == 2 and "run `grade batch" in missing.stderr

@@ -40,3 +40,11 @@ def test_without_copydetect_the_command_says_how_to_install_it(tmp_path):
     proc = run_grade("batch", tmp_path / "subs", "--out", tmp_path / "out", "--similarity", env=env)
     assert proc.returncode == 2 and "pip install 'torch-katas[similarity]'" in proc.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_groups_are_listed_as_maximal_sets():
+    from grader.similarity import maximal
+
+    entries = [{"exercise": "ex14", "students": ["a", "b"]}, {"exercise": "ex14", "students": ["a", "b", "c"]},
+               {"exercise": "ex15", "students": ["a", "b"]}]
+    assert maximal(entries) == entries[1:]  # a and b again with c: once; another exercise stays
