@@ -71,6 +71,7 @@ class Exercise:
     number: int = 0  # 1-based place in the course's teaching order
     course: Course | None = None
     overrides: dict[str, float] = field(default_factory=dict)  # check id -> points, from course.toml
+    variants: dict[str, list] = field(default_factory=dict)  # parameter -> values drawn per kata (grader/variants.py)
 
     @property
     def id(self) -> str:
@@ -185,6 +186,7 @@ class Course:
             zh=dict(meta.get("zh", {})),
             device=meta.get("device", "cpu"),
             preload=list(meta.get("preload", [])),
+            variants=dict(meta.get("variants", {})),
             number=number,
             course=self,
         )

@@ -117,13 +117,17 @@ def check(exercise: str, *, lang: str | None = None, seed: int | None = None, de
         args = [sys.executable, "-m", "grader.cli", ex.id, "--file", path, "--json", "--lang", lang]
         args += ["--seed", str(seed)] if seed is not None else []
         args += ["--device", device] if device else []
+        from grader.kata import attempt_of
+
+        in_kata = attempt_of(ex, Path.cwd() / ex.stub.name) is not None  # a notebook of `grade kata --notebook`
+        args += ["--kata"] if in_kata else []
         proc = subprocess.run(args, capture_output=True, text=True)
     try:
         result = json.loads(proc.stdout)
     except json.JSONDecodeError:
         raise RuntimeError(proc.stderr.strip() or "grading failed") from None
     progress = _progress()
-    if progress is not None and not result.get("grader_failure"):
+    if progress is not None and not result.get("grader_failure") and not in_kata:  # a kata counts in its own state
         progress.record(ex, result)
     hints = ex.text("hints", lang)
     level = max(1, progress.entry(ex).get("hints", 0) if progress else 0)

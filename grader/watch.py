@@ -15,7 +15,9 @@ import time
 
 import click
 
+from grader import kata
 from grader.exercises import Exercise, all_exercises
+from grader.practice import attempt_line
 from grader.report import first_to_fix, render, use_color
 from grader.source import SubmissionError, load_source
 from grader.text import say, translated
@@ -49,7 +51,9 @@ def asked_for_hint(keys, interval: float) -> bool:
     return "h" in (line.strip().lower() for line in typed.splitlines())
 
 
-def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | None) -> None:
+def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | None, practice=None) -> None:
+    """Regrade `exercise` (None: follow the first unfinished one) on every save; with `practice`, a (workspace,
+    attempt) of kata mode, watch that attempt's file until its first full score."""
     from grader.judge import grade, prewarm  # torch, once
 
     prewarm()
@@ -71,25 +75,33 @@ def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | 
             if ex.id in failing and level and shown.get(ex.id) != level:  # `grade hint` ran in another terminal
                 click.echo(hint_line(ex, level, lang))
                 shown[ex.id] = level
-            path = learner_file(ex)
+            path = kata.attempt_file(*practice) if practice else learner_file(ex)
             stamp = _mtime(path)
             if ex.id in seen and seen[ex.id] == stamp:
                 if asked_for_hint(keys, interval) and level:
                     shown[ex.id] = progress.next_hint(ex)
+                    if practice:
+                        kata.hint_used(practice[0], ex)
                     click.echo(hint_line(ex, shown[ex.id], lang))
                 continue
             seen[ex.id] = stamp
             if use_color():
                 click.clear()
             try:
-                result = grade(ex, load_source(path), lang=lang)
+                result = grade(ex, load_source(path), lang=lang, variant=practice[1]["variant"] if practice else None)
             except SubmissionError as exc:
                 click.echo(f"{ex.id}: {translated(lang, str(exc))}")
                 graded += 1
                 continue
             graded += 1
-            progress.record(ex, result)
+            if not practice:
+                progress.record(ex, result)
             click.echo(render(result, lang, mark_first=True))
+            if practice and not result.get("grader_failure"):
+                summary = kata.record(practice[0], ex, practice[1]["n"], result)
+                click.echo(attempt_line(ex, summary, lang))
+                if summary["passed_now"]:
+                    return
             failing.discard(ex.id)
             if first_to_fix(result) is not None:
                 failing.add(ex.id)
