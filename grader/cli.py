@@ -525,9 +525,10 @@ def watch_cmd(exercise, interval, runs, in_kata, lang):
 @click.option("--give-up", is_flag=True, help="Close the open attempt without a pass (it counts as forgotten).")
 @lang_option
 def kata_cmd(exercise, notebook, then_watch, give_up, lang):
-    """Practise EXERCISE again from a fresh blank stub (default: the first kata due today): a new folder under
-    practice/, a new variant where the exercise has some, a timer until the first full score. Your solved file
-    and progress stay as they are."""
+    """Practise EXERCISE again from a fresh blank stub (default: the first kata due today).
+
+    A new folder under practice/, a new variant where the exercise has some, a timer until the first full score.
+    Your solved file and progress stay as they are."""
     from grader import kata
     from grader.practice import started_lines
     from grader.workspace import workspace_root

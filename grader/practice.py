@@ -141,7 +141,7 @@ def write_stats_html(rows: list[dict], path: Path, lang: str) -> Path:
     from grader.html_report import page
 
     head = "".join(f"<th>{html.escape(say(lang, h))}</th>" for h in
-                   ("attempt", "started", "time", "hints", "gradings", "rating", "variant"))
+                   ("attempt", "started at", "time", "hints", "gradings", "rating", "variant"))
     body = [f"<p>{html.escape(line)}</p>" for line in stats_lines(rows, lang)[-1:]]
     for row in rows:
         body.append(f"<h2>{html.escape(row['exercise'])} · {html.escape(row['title'])}</h2>")
