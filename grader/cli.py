@@ -395,12 +395,13 @@ def next_cmd(ctx, as_json, lang):
 @lang_option
 def hint_cmd(exercise, show_all, as_json, lang):
     """Reveal the next hint for EXERCISE (default: the current one); each call one more, gentle to strong."""
+    from grader import variants
     from grader.workspace import Progress, workspace_root
 
     ex = exercise_or_current(exercise, "hint")
-    hints = ex.text("hints", lang)
+    draw = count_kata_hint(ex)  # an open kata attempt's draw: its hints
+    hints = ex.text("hints", lang) if draw is None else variants.hints(ex, draw, lang)
     shown = len(hints) if show_all else Progress(workspace_root()).next_hint(ex)
-    count_kata_hint(ex)
     if as_json:
         click.echo(json.dumps({"exercise": ex.id, "hints": hints[:shown], "total": len(hints)}, ensure_ascii=False))
         return
@@ -409,13 +410,13 @@ def hint_cmd(exercise, show_all, as_json, lang):
     click.echo("\n".join(hint_lines(hints, shown, lang, again=f"`grade hint {ex.id}`")))
 
 
-def count_kata_hint(ex) -> None:
-    """A hint asked for while a kata attempt of `ex` is open counts in that attempt."""
+def count_kata_hint(ex) -> dict | None:
+    """A hint asked for while a kata attempt of `ex` is open counts in that attempt; return its draw (else None)."""
     from grader.kata import KataError, hint_used
     from grader.workspace import workspace_root
 
     try:
-        hint_used(workspace_root(), ex)
+        return hint_used(workspace_root(), ex)
     except KataError as exc:
         raise problem(exc) from None
 

@@ -299,14 +299,14 @@ def record(root: Path, exercise: Exercise, attempt_n: int, result: dict) -> dict
     return summary
 
 
-def hint_used(root: Path, exercise: Exercise) -> bool:
-    """Count a hint in the exercise's open attempt, if one is open; True if it was."""
+def hint_used(root: Path, exercise: Exercise) -> dict | None:
+    """Count a hint in the exercise's open attempt, if one is open; return its draw (None without one)."""
     with State(root).change() as data:
         attempt = open_attempt(data["katas"].get(exercise.id, {}))
         if attempt is None:
-            return False
+            return None
         attempt["hints"] += 1
-        return True
+        return attempt["variant"]
 
 
 # -- what to practise today -----------------------------------------------------------------------------

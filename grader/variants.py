@@ -22,6 +22,7 @@ import re
 from pathlib import Path
 
 from grader.exercises import Exercise
+from grader.text import english_prose
 
 FIELD = re.compile(r"\{\{\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\}\}")
 SUFFIX = ".tmpl"
@@ -77,6 +78,16 @@ def render(text: str, draw: dict, where: str = "template") -> str:
     return FIELD.sub(value, text)
 
 
+def hints(exercise: Exercise, draw: dict, lang: str = "en") -> list[str]:
+    """The hints for this draw: those of the first drawn value that carries its own (`hints`, `hints_zh`: a value
+    whose lesson differs from the exercise as written), else the exercise's."""
+    key = "hints_zh" if lang == "zh" else "hints"
+    for value in draw.values():
+        if isinstance(value, dict) and value.get(key):
+            return list(value[key])
+    return exercise.text("hints", lang)
+
+
 def template_of(path: Path) -> Path:
     return path.with_name(path.name + SUFFIX)
 
@@ -114,6 +125,16 @@ def template_problems(exercise: Exercise) -> list[str]:
     """What `grade validate` refuses: a template that renders otherwise than its file with the default draw,
     or that names an unknown parameter; a parameter without values."""
     problems = [f"[variants] {name} has no values" for name, values in parameters(exercise).items() if not values]
+    for name, values in parameters(exercise).items():
+        for value in values:
+            if isinstance(value, dict) and ("hints" in value or "hints_zh" in value):
+                for key, want in (("hints", exercise.hints), ("hints_zh", exercise.zh.get("hints", []))):
+                    if want and len(value.get(key, [])) != len(want):
+                        problems.append(f"[variants] {name} = {label({name: value})}: its {key} must have "
+                                        f"{len(want)} hints, as the exercise's")
+                problems += [f"[variants] {name} = {label({name: value})}: a Chinese hint has English prose: "
+                             f"{'; '.join(english_prose(hint))[:160]}" for hint in value.get("hints_zh", [])
+                             if english_prose(hint)]
     default = default_draw(exercise)
     for template in templates(exercise):
         target = template.with_name(template.name.removesuffix(SUFFIX))

@@ -15,7 +15,7 @@ import time
 
 import click
 
-from grader import kata
+from grader import kata, variants
 from grader.exercises import Exercise, all_exercises
 from grader.practice import attempt_line
 from grader.report import first_to_fix, render, use_color
@@ -31,8 +31,9 @@ def _mtime(path) -> float | None:
         return None
 
 
-def hint_line(ex: Exercise, level: int, lang: str) -> str:
-    hints = ex.text("hints", lang)
+def hint_line(ex: Exercise, level: int, lang: str, draw: dict | None = None) -> str:
+    """Hint `level` (a kata attempt's `draw` may have hints of its own)."""
+    hints = ex.text("hints", lang) if draw is None else variants.hints(ex, draw, lang)
     return say(lang, "Hint {i}/{n}: {hint}", i=level, n=len(hints), hint=hints[level - 1])
 
 
@@ -59,6 +60,7 @@ def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | 
     prewarm()
 
     follow = exercise is None
+    draw = practice[1]["variant"] if practice else None
     keys = sys.stdin if sys.stdin.isatty() else None
     seen: dict[str, float | None] = {}  # exercise id -> the file's mtime when last graded
     shown: dict[str, int] = {}  # exercise id -> the hint level shown last
@@ -73,7 +75,7 @@ def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | 
                 return
             level = max(1, progress.entry(ex).get("hints", 0)) if ex.hints else 0
             if ex.id in failing and level and shown.get(ex.id) != level:  # `grade hint` ran in another terminal
-                click.echo(hint_line(ex, level, lang))
+                click.echo(hint_line(ex, level, lang, draw))
                 shown[ex.id] = level
             path = kata.attempt_file(*practice) if practice else learner_file(ex)
             stamp = _mtime(path)
@@ -82,13 +84,13 @@ def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | 
                     shown[ex.id] = progress.next_hint(ex)
                     if practice:
                         kata.hint_used(practice[0], ex)
-                    click.echo(hint_line(ex, shown[ex.id], lang))
+                    click.echo(hint_line(ex, shown[ex.id], lang, draw))
                 continue
             seen[ex.id] = stamp
             if use_color():
                 click.clear()
             try:
-                result = grade(ex, load_source(path), lang=lang, variant=practice[1]["variant"] if practice else None)
+                result = grade(ex, load_source(path), lang=lang, variant=draw)
             except SubmissionError as exc:
                 click.echo(f"{ex.id}: {translated(lang, str(exc))}")
                 graded += 1
@@ -106,7 +108,7 @@ def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | 
             if first_to_fix(result) is not None:
                 failing.add(ex.id)
                 if level and ex.id not in shown:
-                    click.echo(hint_line(ex, level, lang))
+                    click.echo(hint_line(ex, level, lang, draw))
                     shown[ex.id] = level
             done = result["status"] == "graded" and result["score"] >= result["max_score"]
             if done and follow:

@@ -46,7 +46,7 @@ class Learner:
         self.at(self.now + timedelta(**delta))
 
     def grade(self, *args, code=None):
-        result = CliRunner().invoke(main, [*args, "--lang", "en"] if args[0] not in ("--help",) else list(args))
+        result = CliRunner().invoke(main, [*args] + ([] if "--lang" in args else ["--lang", "en"]))
         assert result.exception is None or isinstance(result.exception, SystemExit), result.output
         if code is not None:
             assert result.exit_code == code, result.output
@@ -279,3 +279,24 @@ def test_watch_and_notebook_in_kata_mode(workspace, monkeypatch):
     assert attempt["passed"] and attempt["gradings"] == 1
     progress = workspace / ".torch-katas-progress.json"
     assert not progress.exists() or "ex01" not in json.loads(progress.read_text())  # the kata is not the exercise
+
+
+def test_a_hint_in_a_kata_fits_its_draw_and_counts(workspace, monkeypatch):
+    me = Learner(workspace, monkeypatch)
+    ex05 = find_exercise("ex05")
+    me.grade("kata", "ex05", code=0)
+    if me.attempt("ex05")["variant"]["reduction"]["name"] != "sum":
+        me.grade("kata", "ex05", code=0)  # a redo draws the other one
+    attempt = me.attempt("ex05")
+    assert attempt["variant"]["reduction"]["name"] == "sum"
+    stub = (workspace / attempt["folder"] / attempt["file"]).read_text()
+    assert "L = sum((y_pred - y) ** 2) (reduction='sum')" in stub and "{{" not in stub
+    assert "the sum of the squared errors" in (workspace / attempt["folder"] / "README.md").read_text()
+    out = me.grade("hint", "ex05", code=0)
+    assert "L = sum((y_pred - y)^2)" in out and "mean" not in out
+    assert "没有 1/N" in me.grade("hint", "ex05", "--lang", "zh", code=0)
+    assert me.attempt("ex05")["hints"] == 2
+    me.grade("kata", "ex05", "--give-up", code=0)
+    out = me.grade("hint", "ex05", code=0)  # no attempt open: the exercise's own hints
+    assert "mean((y_pred - y)^2)" in out and me.attempt("ex05")["hints"] == 2
+    assert ex05.hints[0] in out
