@@ -272,19 +272,18 @@ def kata_attempt(ex, file, latest: bool):
     """(workspace, attempt) of the kata attempt a grading is for: the latest one with --kata, else the one whose
     practice folder holds `file`; None for a grading outside kata mode."""
     from grader import kata
+    from grader.workspace import workspace_root
 
-    if latest:
-        from grader.workspace import workspace_root
-
-        root = workspace_root()
-        try:
-            attempt = kata.current(root, ex)
-        except kata.KataError as exc:
-            raise problem(exc) from None
-        if attempt is None:
-            raise UsageProblem(say(cli_lang(), "no kata of {ex} started yet: `grade kata {ex}` starts one", ex=ex.id))
-        return root, attempt
-    return kata.attempt_of(ex, file) if file is not None else None
+    try:
+        found = (workspace_root(), kata.current(workspace_root(), ex)) if latest else \
+            kata.attempt_of(ex, file) if file is not None else None
+        if found is not None and found[1] is not None:
+            kata.usable(ex, found[1])
+    except kata.KataError as exc:
+        raise problem(exc) from None
+    if found is not None and found[1] is None:
+        raise UsageProblem(say(cli_lang(), "no kata of {ex} started yet: `grade kata {ex}` starts one", ex=ex.id))
+    return found
 
 
 def kata_file(practice) -> Path:

@@ -48,7 +48,7 @@ def now() -> datetime:
     return datetime.now(timezone.utc)
 
 
-def _time(text: str | None) -> datetime | None:
+def parse_time(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
 
 
@@ -85,10 +85,10 @@ class State:
             return {"version": VERSION, "katas": {}}
         except (OSError, ValueError):
             raise KataError(f"{self.path} cannot be read as JSON: move it away to start afresh") from None
-        if not isinstance(data, dict) or not isinstance(data.get("katas"), dict):
-            raise KataError(f"{self.path} is not a kata state file: move it away to start afresh")
-        if data.get("version", 0) > VERSION:
+        if isinstance(data, dict) and isinstance(data.get("version"), int) and data["version"] > VERSION:
             raise KataError(f"{self.path} was written by a newer torch-katas (version {data['version']}): upgrade")
+        if not well_formed(data):
+            raise KataError(f"{self.path} is not a kata state file: move it away to start afresh")
         return data
 
     @contextlib.contextmanager
@@ -114,6 +114,29 @@ class State:
 
     def kata(self, exercise: Exercise) -> dict:
         return self.load()["katas"].get(exercise.id, {})
+
+
+ATTEMPT_FIELDS = {"n": int, "started": str, "folder": str, "file": str, "variant": dict, "gradings": int,
+                  "hints": int}
+
+
+def well_formed(data) -> bool:
+    """Whether `data` has the shape this module writes (the file is the learner's: it may have been edited)."""
+    try:
+        if not isinstance(data, dict) or not isinstance(data["katas"], dict) or not isinstance(data.get("version"), int):
+            return False
+        for kata in data["katas"].values():
+            for attempt in kata["attempts"]:
+                if not all(isinstance(attempt.get(k), t) for k, t in ATTEMPT_FIELDS.items()):
+                    return False
+                parse_time(attempt["started"])
+            for review in kata.get("reviews", []):
+                parse_time(review["at"])
+            if kata.get("card") is not None:
+                parse_time(kata["card"]["due"])
+        return True
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return False
 
 
 def _kata(data: dict, exercise: Exercise) -> dict:
@@ -177,7 +200,7 @@ def review(kata: dict, grade: int, when: datetime) -> None:
 
 
 def due_date(kata: dict) -> datetime | None:
-    return _time(kata["card"]["due"]) if kata.get("card") else None
+    return parse_time(kata["card"]["due"]) if kata.get("card") else None
 
 
 def retention(kata: dict, when: datetime) -> float | None:
@@ -266,6 +289,14 @@ def attempt_of(exercise: Exercise, path: Path, root: Path | None = None) -> tupl
     return (workspace, attempt) if attempt else None
 
 
+def usable(exercise: Exercise, attempt: dict) -> dict:
+    """`attempt`, if its draw is one the exercise has (an edited state file, or variants changed since it began)."""
+    if attempt["variant"] not in variants.all_draws(exercise):
+        raise KataError(f"attempt {attempt['n']} of {exercise.id} was drawn from variants the exercise no longer has: "
+                        f"`grade kata {exercise.id}` starts a new one")
+    return attempt
+
+
 def current(root: Path, exercise: Exercise) -> dict | None:
     """The latest attempt of the exercise's kata (None before the first)."""
     return latest_attempt(State(root).kata(exercise))
@@ -290,7 +321,7 @@ def record(root: Path, exercise: Exercise, attempt_n: int, result: dict) -> dict
         best_before = best_time(kata, before=attempt_n)
         if passed_now:
             attempt["passed"] = when.isoformat()
-            attempt["seconds"] = max(0.0, (when - _time(attempt["started"])).total_seconds())
+            attempt["seconds"] = max(0.0, (when - parse_time(attempt["started"])).total_seconds())
             attempt["rating"] = rating(True, attempt["seconds"], best_before, attempt["hints"], attempt["gradings"])
             review(kata, attempt["rating"], when)
         summary = {"attempt": dict(attempt), "passed_now": passed_now, "best_before": best_before,
@@ -333,7 +364,7 @@ def today(root: Path, exercises: list[Exercise], new_per_day: int = NEW_PER_DAY)
     katas = State(root).load()["katas"]
     items: dict[str, list] = {"open": [], "due": [], "new": []}
     started_today = sum(1 for k in katas.values() if k.get("attempts")
-                        and local_date(_time(k["attempts"][0]["started"])) == day)
+                        and local_date(parse_time(k["attempts"][0]["started"])) == day)
     allowance = max(0, new_per_day - started_today)
     for ex in exercises:
         kata = katas.get(ex.id, {})
@@ -381,7 +412,7 @@ def in_days(moment, lang: str) -> str:
     """'today', 'tomorrow', 'in 6 days' (or 'overdue by 2 days') in `lang`."""
     from grader.text import say
 
-    days = days_until(_time(moment) if isinstance(moment, str) else moment)
+    days = days_until(parse_time(moment) if isinstance(moment, str) else moment)
     if days is None:
         return "-"
     if days < 0:

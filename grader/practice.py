@@ -37,7 +37,7 @@ def attempt_line(ex: Exercise, summary: dict, lang: str) -> str:
     if attempt.get("passed"):
         return say(lang, "Kata {ex}, attempt {n}: already passed in {time}; `grade kata {ex}` starts a new one.",
                    ex=ex.id, n=attempt["n"], time=kata.clock(attempt["seconds"]))
-    spent = (kata.now() - kata._time(attempt["started"])).total_seconds()
+    spent = (kata.now() - kata.parse_time(attempt["started"])).total_seconds()
     return say(lang, "Kata {ex}, attempt {n}: {gradings} grading(s), {time} so far; the timer stops at the first "
                      "full score.", ex=ex.id, n=attempt["n"], gradings=attempt["gradings"], time=kata.clock(spent))
 
@@ -121,7 +121,7 @@ def retention_svg(row: dict, lang: str) -> str:
     if not row["reviews"]:
         return ""
     scheduler = kata.scheduler()
-    reviews = [(kata._time(r["at"]), r["rating"]) for r in row["reviews"]]
+    reviews = [(kata.parse_time(r["at"]), r["rating"]) for r in row["reviews"]]
 
     start, end = reviews[0][0], kata.now() + timedelta(days=14)
     days = max(1, (end - start).days)

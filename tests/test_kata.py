@@ -300,3 +300,18 @@ def test_a_hint_in_a_kata_fits_its_draw_and_counts(workspace, monkeypatch):
     out = me.grade("hint", "ex05", code=0)  # no attempt open: the exercise's own hints
     assert "mean((y_pred - y)^2)" in out and me.attempt("ex05")["hints"] == 2
     assert ex05.hints[0] in out
+
+
+def test_an_edited_state_file_is_refused_with_one_line(workspace, monkeypatch):
+    me = Learner(workspace, monkeypatch)
+    me.grade("kata", "ex05", code=0)
+    state = json.loads((workspace / kata.STATE_FILE).read_text())
+    state["katas"]["ex05"]["attempts"][-1]["variant"] = {"reduction": {"name": "max"}}
+    (workspace / kata.STATE_FILE).write_text(json.dumps(state))
+    proc = run_grade("ex05", "--kata", cwd=workspace)
+    assert proc.returncode == 2 and "no longer has" in proc.stderr and len(proc.stderr.splitlines()) == 1
+    state["katas"]["ex05"]["attempts"][-1]["started"] = "yesterday"
+    (workspace / kata.STATE_FILE).write_text(json.dumps(state))
+    for args in (["today"], ["list"], ["stats"], ["ex05", "--kata"], ["hint", "ex05"]):
+        proc = run_grade(*args, cwd=workspace)
+        assert proc.returncode == 2 and "not a kata state file" in proc.stderr, (args, proc.stderr)
