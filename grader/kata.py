@@ -130,10 +130,17 @@ def well_formed(data) -> bool:
                 if not all(isinstance(attempt.get(k), t) for k, t in ATTEMPT_FIELDS.items()):
                     return False
                 parse_time(attempt["started"])
+                if attempt.get("passed") and not (parse_time(attempt["passed"])
+                                                  and isinstance(attempt.get("seconds"), (int, float))):
+                    return False
             for review in kata.get("reviews", []):
                 parse_time(review["at"])
-            if kata.get("card") is not None:
-                parse_time(kata["card"]["due"])
+            card = kata.get("card")
+            if card is not None:
+                parse_time(card["due"])
+                if not isinstance(card["state"], int) or not all(isinstance(card.get(k), (int, float, type(None)))
+                                                                 for k in ("stability", "difficulty")):
+                    return False
         return True
     except (KeyError, TypeError, ValueError, AttributeError):
         return False
