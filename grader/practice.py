@@ -37,6 +37,9 @@ def attempt_line(ex: Exercise, summary: dict, lang: str) -> str:
     if attempt.get("passed"):
         return say(lang, "Kata {ex}, attempt {n}: already passed in {time}; `grade kata {ex}` starts a new one.",
                    ex=ex.id, n=attempt["n"], time=kata.clock(attempt["seconds"]))
+    if attempt.get("closed"):
+        return say(lang, "Kata {ex}, attempt {n}: closed without a pass; `grade kata {ex}` starts a new one.",
+                   ex=ex.id, n=attempt["n"])
     spent = (kata.now() - kata.parse_time(attempt["started"])).total_seconds()
     return say(lang, "Kata {ex}, attempt {n}: {gradings} grading(s), {time} so far; the timer stops at the first "
                      "full score.", ex=ex.id, n=attempt["n"], gradings=attempt["gradings"], time=kata.clock(spent))

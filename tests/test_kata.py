@@ -297,6 +297,7 @@ def test_a_hint_in_a_kata_fits_its_draw_and_counts(workspace, monkeypatch):
     assert "没有 1/N" in me.grade("hint", "ex05", "--lang", "zh", code=0)
     assert me.attempt("ex05")["hints"] == 2
     me.grade("kata", "ex05", "--give-up", code=0)
+    assert "closed without a pass" in me.grade("ex05", "--kata", code=1)
     out = me.grade("hint", "ex05", code=0)  # no attempt open: the exercise's own hints
     assert "mean((y_pred - y)^2)" in out and me.attempt("ex05")["hints"] == 2
     assert ex05.hints[0] in out
