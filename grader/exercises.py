@@ -72,6 +72,7 @@ class Exercise:
     preload: list[str] = field(default_factory=list)  # modules the judge imports before learner code runs
     number: int = 0  # 1-based place in the course's teaching order
     overrides: dict[str, float] = field(default_factory=dict)  # check id -> points, from course.toml
+    variants: dict[str, list] = field(default_factory=dict)  # parameter -> values drawn per kata (grader/variants.py)
 
     @property
     def id(self) -> str:
@@ -182,6 +183,7 @@ class Course:
             hints=list(meta.get("hints", [])),
             zh=dict(meta.get("zh", {})),
             preload=list(meta.get("preload", [])),
+            variants=dict(meta.get("variants", {})),
             number=number,
             course=self,
         )

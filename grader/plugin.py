@@ -11,7 +11,7 @@ import zlib
 import pytest
 import torch
 
-from grader.checking import CheckFailed, recorded_curves
+from grader.checking import CheckFailed, recorded_curves, use_variant
 from grader.sandbox import Limits, LearnerError, LearnerProblem, Submission
 from grader.source import Source
 from grader.text import Text, quoted
@@ -25,7 +25,7 @@ def worst(statuses) -> str:
 
 class JudgePlugin:
     def __init__(self, source: Source, limits: Limits, seed: int, lang: str, device: str, emit,
-                 languages: tuple[str, ...] = (), overrides: dict[str, float] | None = None):
+                 languages: tuple[str, ...] = (), overrides: dict[str, float] | None = None, variant: dict | None = None):
         self.proxy = Submission(source, limits, seed)
         self.seed = seed
         self.lang = lang
@@ -35,6 +35,7 @@ class JudgePlugin:
         self.statuses = {"graded"}
         self.failed: dict[str, Text] = {}  # id -> title of the checks that failed so far
         self.overrides = overrides or {}  # check id -> points, from the course's course.toml
+        use_variant(variant or {})  # the drawn parameters the checks read with variant(name)
 
     # -- fixtures --
     @pytest.fixture
