@@ -362,8 +362,9 @@ def list_cmd(as_json, lang):
     except KataError as exc:
         raise problem(exc) from None
     if as_json:
+        cells = ("attempts", "hints", "best_time", "due")
         click.echo(json.dumps([{**ex.as_dict(lang), "state": progress.state(ex), "best": progress.entry(ex).get("best"),
-                                "kata": dict(zip(("attempts", "hints", "best_time", "due"), kata_cells(katas.get(ex.id, {}))))}
+                                "kata": dict(zip(cells, kata_cells(katas.get(ex.id, {}))))}
                                for ex in exercises], ensure_ascii=False))
         return
     color = use_color()

@@ -54,6 +54,11 @@ def parse_time(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
 
 
+def at(text: str) -> datetime:
+    """A time the state always has (an attempt's start, a review's), read back."""
+    return datetime.fromisoformat(text)
+
+
 def clock(seconds: float | None) -> str:
     """4:12, or 1:02:03."""
     if seconds is None:
@@ -128,7 +133,8 @@ ATTEMPT_FIELDS = {"n": int, "started": str, "folder": str, "file": str, "variant
 def well_formed(data) -> bool:
     """Whether `data` has the shape this module writes (the file is the learner's: it may have been edited)."""
     try:
-        if not isinstance(data, dict) or not isinstance(data["katas"], dict) or not isinstance(data.get("version"), int):
+        if not isinstance(data, dict) or not isinstance(data["katas"], dict) \
+                or not isinstance(data.get("version"), int):
             return False
         for kata in data["katas"].values():
             for attempt in kata["attempts"]:
@@ -192,7 +198,7 @@ def rating(passed: bool, seconds: float | None, best: float | None, hints: int, 
         return AGAIN
     if hints:
         return HARD
-    if best is None:
+    if best is None or seconds is None:
         return GOOD if gradings <= 4 else HARD
     if seconds > 2 * best or gradings > 4:
         return HARD
@@ -333,7 +339,7 @@ def record(root: Path, exercise: Exercise, attempt_n: int, result: Result) -> di
         best_before = best_time(kata, before=attempt_n)
         if passed_now:
             attempt["passed"] = when.isoformat()
-            attempt["seconds"] = max(0.0, (when - parse_time(attempt["started"])).total_seconds())
+            attempt["seconds"] = max(0.0, (when - at(attempt["started"])).total_seconds())
             attempt["rating"] = rating(True, attempt["seconds"], best_before, attempt["hints"], attempt["gradings"])
             review(kata, attempt["rating"], when)
         summary = {"attempt": dict(attempt), "passed_now": passed_now, "best_before": best_before,
@@ -376,7 +382,7 @@ def today(root: Path, exercises: list[Exercise], new_per_day: int = NEW_PER_DAY)
     katas = State(root).load()["katas"]
     items: dict[str, list] = {"open": [], "due": [], "new": []}
     started_today = sum(1 for k in katas.values() if k.get("attempts")
-                        and local_date(parse_time(k["attempts"][0]["started"])) == day)
+                        and local_date(at(k["attempts"][0]["started"])) == day)
     allowance = max(0, new_per_day - started_today)
     for ex in exercises:
         kata = katas.get(ex.id, {})

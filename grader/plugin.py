@@ -25,7 +25,8 @@ def worst(statuses) -> str:
 
 class JudgePlugin:
     def __init__(self, source: Source, limits: Limits, seed: int, lang: str, device: str, emit,
-                 languages: tuple[str, ...] = (), overrides: dict[str, float] | None = None, variant: dict | None = None):
+                 languages: tuple[str, ...] = (), overrides: dict[str, float] | None = None,
+                 variant: dict | None = None):
         self.proxy = Submission(source, limits, seed)
         self.seed = seed
         self.lang = lang

@@ -40,7 +40,7 @@ def attempt_line(ex: Exercise, summary: dict, lang: str) -> str:
     if attempt.get("closed"):
         return say(lang, "Kata {ex}, attempt {n}: closed without a pass; `grade kata {ex}` starts a new one.",
                    ex=ex.id, n=attempt["n"])
-    spent = (kata.now() - kata.parse_time(attempt["started"])).total_seconds()
+    spent = (kata.now() - kata.at(attempt["started"])).total_seconds()
     return say(lang, "Kata {ex}, attempt {n}: {gradings} grading(s), {time} so far; the timer stops at the first "
                      "full score.", ex=ex.id, n=attempt["n"], gradings=attempt["gradings"], time=kata.clock(spent))
 
@@ -109,7 +109,8 @@ def history_svg(row: dict, lang: str) -> str:
     history = row["history"]
     minutes = [a["seconds"] / 60 if a["passed"] else math.nan for a in history]
     return svg_chart({"title": say(lang, "{ex}: minutes to pass and hints, per attempt", ex=row["exercise"]),
-                      "series": {say(lang, "minutes"): minutes, say(lang, "hints"): [float(a["hints"]) for a in history]},
+                      "series": {say(lang, "minutes"): minutes,
+                                 say(lang, "hints"): [float(a["hints"]) for a in history]},
                       "truth": {}, "log": False, "xlabel": say(lang, "attempt")}, lang)
 
 
@@ -124,7 +125,7 @@ def retention_svg(row: dict, lang: str) -> str:
     if not row["reviews"]:
         return ""
     scheduler = kata.scheduler()
-    reviews = [(kata.parse_time(r["at"]), r["rating"]) for r in row["reviews"]]
+    reviews = [(kata.at(r["at"]), r["rating"]) for r in row["reviews"]]
 
     start, end = reviews[0][0], kata.now() + timedelta(days=14)
     days = max(1, (end - start).days)

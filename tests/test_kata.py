@@ -114,7 +114,7 @@ def test_two_weeks_of_practice(workspace, monkeypatch):
     listed = me.grade("list", code=0)
     assert "kata: 1 attempt(s), 1 hint(s), best 6:00" in listed
 
-    intervals = {"ex05": [(due_day(me, "ex05") - START.date()).days], "ex01": [(due_day(me, "ex01") - START.date()).days]}
+    intervals = {ex: [(due_day(me, ex) - START.date()).days] for ex in ("ex05", "ex01")}
     assert intervals["ex01"][0] < intervals["ex05"][0]  # a pass with a hint comes back sooner than a clean one
     failed_on = None
     for day in range(1, 15):
@@ -163,7 +163,8 @@ def test_pass_lines_bests_and_clean_passes(workspace, monkeypatch):
     me = Learner(workspace, monkeypatch)
     me.practise("ex01", 5)
     out = me.practise("ex01", 4)
-    assert "passed in 4:00, a new best (was 5:00), your 2nd clean pass" in out and me.attempt("ex01")["rating"] == kata.EASY
+    assert "passed in 4:00, a new best (was 5:00), your 2nd clean pass" in out
+    assert me.attempt("ex01")["rating"] == kata.EASY
     out = me.practise("ex01", 6)
     assert "passed in 6:00, best 4:00, your 3rd clean pass" in out and me.attempt("ex01")["rating"] == kata.GOOD
     zh = CliRunner().invoke(main, ["stats", "--lang", "zh"]).output
@@ -237,7 +238,8 @@ def test_bad_state_file_is_a_one_line_error(workspace):
 
 def test_today_list_and_stats_import_no_torch(workspace):
     script = ("import sys\nfrom grader.cli import main\nfor args in (['today'], ['list'], ['stats']):\n"
-              "    try:\n        main(args)\n    except SystemExit as exc:\n        assert exc.code in (0, None), exc.code\n"
+              "    try:\n        main(args)\n    except SystemExit as exc:\n"
+              "        assert exc.code in (0, None), exc.code\n"
               "assert 'torch' not in sys.modules")
     proc = subprocess.run([sys.executable, "-c", script], cwd=workspace, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
