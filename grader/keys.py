@@ -16,6 +16,7 @@ paste, each with a first draft of its description taken from the message it come
 from __future__ import annotations
 
 import ast
+import fnmatch
 import re
 import sys
 from pathlib import Path
@@ -85,7 +86,7 @@ def describe(key: str, keys: dict[str, Text]) -> Text | None:
     """The description of `key` (an exact key, else the longest pattern `prefix*` it matches); None: unknown."""
     if key in keys:
         return keys[key]
-    matches = [k for k in keys if k.endswith("*") and key.startswith(k[:-1])]
+    matches = [k for k in keys if "*" in k and fnmatch.fnmatchcase(key, k)]
     return keys[max(matches, key=len)] if matches else None
 
 
@@ -98,23 +99,57 @@ def named_keys(path: Path) -> dict[str, tuple[str, str]]:
         return {}
     found: dict[str, tuple[str, str]] = {}
     for node in ast.walk(tree):
+        for key in _assigned_keys(node) + _paired_keys(node):  # key = "x"; cause, key = Text(...), "x"
+            found.setdefault(key, ("", ""))
         if not isinstance(node, ast.Call):
             continue
+        if getattr(node.func, "id", "") == "CheckFailed" and len(node.args) > 1:  # CheckFailed(text, key)
+            for key in _literal_keys(node.args[1]):
+                found.setdefault(key, ("", ""))
         for keyword in node.keywords:
-            key = _literal_key(keyword.value) if keyword.arg == "key" else None
-            if key and key not in found:
-                texts = [_literal(arg) for arg in node.args[:2]] + ["", ""]
-                found[key] = (texts[0], texts[1])
+            for key in _literal_keys(keyword.value) if keyword.arg == "key" else []:
+                if key not in found:
+                    texts = [_literal(arg) for arg in node.args[:2]] + ["", ""]
+                    found[key] = (texts[0], texts[1])
     return found
 
 
-def _literal_key(node: ast.expr) -> str | None:
+def _assigned_keys(node: ast.AST) -> list[str]:
+    if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+        return []
+    target, value = node.targets[0], node.value
+    if isinstance(target, ast.Name) and target.id == "key":
+        return _literal_keys(value)
+    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+        return [k for t, v in zip(target.elts, value.elts) if isinstance(t, ast.Name) and t.id == "key"
+                for k in _literal_keys(v)]
+    return []
+
+
+def _paired_keys(node: ast.AST) -> list[str]:
+    """Key-like strings (`graph-reused`: lower case, hyphenated) in a tuple or as a dict's values, as tables of
+    diagnosed causes hold them (`(needle, "graph-reused", Text(...))`, `return "cuda", "cuda-hard-coded"`)."""
+    if isinstance(node, ast.Dict):  # {"never stepped": "last-group-dropped", ...}
+        elements = [v for v in node.values if v is not None]
+    elif isinstance(node, ast.Tuple):
+        elements = node.elts
+    else:
+        return []
+    return [key for e in elements if isinstance(e, (ast.Constant, ast.IfExp)) for key in _literal_keys(e)
+            if re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)+", key)]
+
+
+def _literal_keys(node: ast.expr) -> list[str]:
+    """The keys an expression can be: a string, an f-string's literal start (as a pattern), either branch of
+    `a if c else b`."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant) \
-            and isinstance(node.values[0].value, str):
-        return node.values[0].value + "*"
-    return None
+        return [node.value]
+    if isinstance(node, ast.JoinedStr):  # f"init-{attr}" -> "init-*", f"{name}-not-seeded" -> "*-not-seeded"
+        return ["".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "*"
+                        for v in node.values)]
+    if isinstance(node, ast.IfExp):
+        return _literal_keys(node.body) + _literal_keys(node.orelse)
+    return []
 
 
 def _literal(node: ast.expr) -> str:
@@ -129,7 +164,7 @@ def unregistered(exercise: Exercise) -> dict[str, tuple[str, str]]:
     """The keys `exercise`'s checks module names that no registry describes, with their messages."""
     keys = registered(exercise)
     return {key: texts for key, texts in named_keys(exercise.checks).items()
-            if describe(key, keys) is None and not (key.endswith("*") and key in keys)}
+            if describe(key, keys) is None and not any(fnmatch.fnmatchcase(k, key) for k in keys)}
 
 
 def draft(message: str, stop: str) -> str:
