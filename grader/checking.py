@@ -26,7 +26,7 @@ __all__ = [  # what a checks module may import: the stable surface (docs/authori
     "CheckFailed", "LearnerError", "Opaque", "Text", "check", "describe", "does_not_define", "expect_close",
     "expect_number", "expect_tensor", "explain", "fail", "learner_error", "names", "patched",
     "pretend_cuda", "probe", "record_curve", "relation", "relation_cause", "relation_key", "relation_text",
-    "tensor_info", "verbatim", "where",
+    "tensor_info", "variant", "verbatim", "where",
 ]
 
 
@@ -73,6 +73,21 @@ def explain(causes: dict, *, key: str | None = None):
             if needle in exc.message:
                 fail("{cause} ({error})", "{cause}（{error}）", cause=Text.of(cause), error=exc.text, key=key)
         raise
+
+
+DRAW: dict = {}  # the parameters this grading's variant drew (exercise.toml's [variants]), set by the judge
+
+
+def use_variant(draw: dict) -> None:
+    DRAW.clear()
+    DRAW.update(draw)
+
+
+def variant(name: str):
+    """The value drawn for parameter `name` of the exercise's [variants] (its first value outside a kata)."""
+    if name not in DRAW:
+        raise KeyError(f"the exercise's [variants] has no parameter {name!r} (it has: {', '.join(DRAW) or 'none'})")
+    return DRAW[name]
 
 
 CURVES: list[dict] = []  # what the checks recorded for the HTML report, emitted by the judge at the end

@@ -133,6 +133,7 @@ assignment_option = options.assignment
 SECTIONS = {
     "For learners": ["check", "list", "show", "next", "hint", "watch", "reset", "solution", "init", "lang",
                      "notebook"],
+    "Practice (katas)": ["kata", "today", "stats"],
     "For teachers": ["batch", "review", "export", "gradescope", "release", "doctor"],
     "For course authors": ["new", "validate"],
 }
@@ -253,9 +254,10 @@ def show_version(ctx) -> None:
 @options.time_limit()
 @options.memory()
 @click.option("--report", type=click.Path(path_type=Path), help="Also write an HTML report (checks and charts).")
+@click.option("--kata", "in_kata", is_flag=True, help="Grade your latest kata attempt of EXERCISE (`grade kata`).")
 @json_option
 @lang_option
-def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json, lang):
+def check_cmd(exercise, file, seed, device, time_limit, memory, report, in_kata, as_json, lang):
     """Grade EXERCISE (ex05, 5 or ex05_manual_backward)."""
     from grader.source import SubmissionError, load_source
     from grader.workspace import learner_file, own_work
@@ -266,7 +268,8 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json,
         if as_json:
             json_error({"exercise": exercise}, exc.format_message())
         raise
-    path = file or learner_file(ex)
+    practice = kata_attempt(ex, file, in_kata)  # (workspace, attempt) when this grades a kata attempt
+    path = file or (kata_file(practice) if practice else learner_file(ex))
     try:
         source = load_source(path)
     except SubmissionError as exc:
@@ -278,16 +281,17 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json,
     from grader.report import render, to_json
 
     result = grade(ex, source, seed=seed, lang=lang, device=device, time_limit=time_limit,
-                   memory=options.memory_bytes(memory))
+                   memory=options.memory_bytes(memory), variant=practice[1]["variant"] if practice else None)
     if result.grader_failure:
         click.echo(to_json(result) if as_json else say(lang, "grade: internal error: {message}",
                                                        message=result.message), err=not as_json)
         sys.exit(3)
-    workspace = own_work(ex, path)
+    workspace = None if practice else own_work(ex, path)
     if workspace is not None:
         from grader.workspace import Progress
 
         Progress(workspace).record(ex, result)
+    kata_line = kata_record(ex, practice, result, lang) if practice else None
     if report:
         from grader.html_report import write_report
 
@@ -301,7 +305,9 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json,
         if ex.hidden_points:
             click.echo(say(lang, "These are the public checks; hidden checks run when your teacher grades (their "
                                  "points: {points}).", points=f"{ex.hidden_points:g}"))
-        if file is not None:
+        if kata_line:
+            click.echo(kata_line)
+        elif file is not None:
             click.echo(say(lang, "Recorded in your progress ({workspace}).", workspace=workspace) if workspace else
                        say(lang, "Not recorded in your progress: {file} is neither your workspace's file of {ex} nor "
                                  "a notebook in a workspace.", file=file, ex=ex.id))
@@ -315,6 +321,40 @@ def json_error(fields: dict, message: str, code: int = 2) -> None:
     click.echo(json.dumps({"status": "error", "score": 0.0, "max_score": 0.0, "checks": [], "notes": [], "output": "",
                            **fields, "message": message}, ensure_ascii=False))
     sys.exit(code)
+
+
+def kata_attempt(ex, file, latest: bool):
+    """(workspace, attempt) of the kata attempt a grading is for: the latest one with --kata, else the one whose
+    practice folder holds `file`; None for a grading outside kata mode."""
+    from grader import kata
+    from grader.workspace import workspace_root
+
+    try:
+        found = (workspace_root(), kata.current(workspace_root(), ex)) if latest else \
+            kata.attempt_of(ex, file) if file is not None else None
+        if found is not None and found[1] is not None:
+            kata.usable(ex, found[1])
+    except kata.KataError as exc:
+        raise problem(exc) from None
+    if found is not None and found[1] is None:
+        raise UsageProblem(say(cli_lang(), "no kata of {ex} started yet: `grade kata {ex}` starts one", ex=ex.id))
+    return found
+
+
+def kata_file(practice) -> Path:
+    from grader.kata import attempt_file
+
+    return attempt_file(*practice)
+
+
+def kata_record(ex, practice, result, lang: str) -> str:
+    """Count a kata grading in the kata state; the line that says where the attempt stands."""
+    from grader.kata import record
+    from grader.practice import attempt_line
+
+    if result.grader_failure:
+        return ""
+    return attempt_line(ex, record(practice[0], ex, practice[1]["n"], result), lang)
 
 
 def progress_bar(done: int, total: int, lang: str, width: int = 30) -> str:
@@ -332,10 +372,19 @@ def list_cmd(as_json, lang):
     """List the exercises in teaching order, with your progress."""
     from grader.workspace import Progress, workspace_root
 
+    from grader.kata import KataError, State
+    from grader.practice import kata_cells
+
     exercises = all_exercises()
     progress = Progress(workspace_root())
+    try:
+        katas = State(workspace_root()).load()["katas"]
+    except KataError as exc:
+        raise problem(exc) from None
     if as_json:
-        click.echo(json.dumps([{**ex.as_dict(lang), "state": progress.state(ex), "best": progress.entry(ex).get("best")}
+        cells = ("attempts", "hints", "best_time", "due")
+        click.echo(json.dumps([{**ex.as_dict(lang), "state": progress.state(ex), "best": progress.entry(ex).get("best"),
+                                "kata": dict(zip(cells, kata_cells(katas.get(ex.id, {}))))}
                                for ex in exercises], ensure_ascii=False))
         return
     color = use_color()
@@ -346,7 +395,11 @@ def list_cmd(as_json, lang):
         state = progress.state(ex)
         mark = click.style(STATES[state][0], fg=STATES[state][1]) if color else pad(states[state], state_width)
         best = f"{progress.entry(ex).get('best', 0):g}/{ex.points:g}" if state == "in progress" else ""
-        click.echo(f"{mark} {ex.id}  {pad(ex.text('title', lang), width)}{'*' * ex.difficulty:<4} {best}".rstrip())
+        attempts, hints, best_time, due = kata_cells(katas.get(ex.id, {}))
+        practice = say(lang, "kata: {attempts} attempt(s), {hints} hint(s), best {best}, due {due}", attempts=attempts,
+                       hints=hints, best=best_time, due=due) if attempts else ""
+        click.echo(f"{mark} {ex.id}  {pad(ex.text('title', lang), width)}{'*' * ex.difficulty:<4} {pad(best, 6)}"
+                   f"{practice}".rstrip())
     click.echo(progress_bar(sum(progress.state(ex) == "done" for ex in exercises), len(exercises), lang))
     click.echo(say(lang, "Stars: difficulty, from * (gentle) to *** (hard)."))
 
@@ -405,10 +458,12 @@ def next_cmd(ctx, as_json, lang):
 @lang_option
 def hint_cmd(exercise, show_all, as_json, lang):
     """Reveal the next hint for EXERCISE (default: the current one); each call one more, gentle to strong."""
+    from grader import variants
     from grader.workspace import Progress, workspace_root
 
     ex = exercise_or_current(exercise, "hint")
-    hints = ex.text("hints", lang)
+    draw = count_kata_hint(ex)  # an open kata attempt's draw: its hints
+    hints = ex.text("hints", lang) if draw is None else variants.hints(ex, draw, lang)
     shown = len(hints) if show_all else Progress(workspace_root()).next_hint(ex)
     if as_json:
         click.echo(json.dumps({"exercise": ex.id, "hints": hints[:shown], "total": len(hints)}, ensure_ascii=False))
@@ -416,6 +471,17 @@ def hint_cmd(exercise, show_all, as_json, lang):
     if exercise is None:
         click.echo(f"{ex.id} · {ex.text('title', lang)}")
     click.echo("\n".join(hint_lines(hints, shown, lang, again=f"`grade hint {ex.id}`")))
+
+
+def count_kata_hint(ex) -> dict | None:
+    """A hint asked for while a kata attempt of `ex` is open counts in that attempt; return its draw (else None)."""
+    from grader.kata import KataError, hint_used
+    from grader.workspace import workspace_root
+
+    try:
+        return hint_used(workspace_root(), ex)
+    except KataError as exc:
+        raise problem(exc) from None
 
 
 def hint_lines(hints: list[str], shown: int, lang: str, again: str) -> list[str]:
@@ -527,12 +593,106 @@ def solution_cmd(exercise, force, lang):
 @click.option("--interval", type=click.FloatRange(0.05, 60), default=0.5, show_default=True,
               help="Seconds between checks for a saved file.")
 @click.option("--runs", type=click.IntRange(1), help="Stop after this many gradings (for scripts).")
+@click.option("--kata", "in_kata", is_flag=True, help="Watch your latest kata attempt of EXERCISE; stop at its pass.")
 @lang_option
-def watch_cmd(exercise, interval, runs, lang):
+def watch_cmd(exercise, interval, runs, in_kata, lang):
     """Regrade on every save. Without EXERCISE, follow the first unfinished one and move on when done."""
     from grader.watch import watch
 
-    watch(exercise_or_fail(exercise) if exercise else None, lang=lang, interval=interval, runs=runs)
+    if in_kata and not exercise:
+        raise UsageProblem(say(lang, "name the kata to watch: grade watch ex05 --kata"))
+    ex = exercise_or_fail(exercise) if exercise else None
+    watch(ex, lang=lang, interval=interval, runs=runs, practice=kata_attempt(ex, None, True) if in_kata else None)
+
+
+@main.command("kata")
+@click.argument("exercise", required=False)
+@click.option("--notebook", is_flag=True, help="Write the attempt as a Jupyter notebook instead of a .py file.")
+@click.option("--watch", "then_watch", is_flag=True, help="Then regrade on every save until its first full score.")
+@click.option("--give-up", is_flag=True, help="Close the open attempt without a pass (it counts as forgotten).")
+@lang_option
+def kata_cmd(exercise, notebook, then_watch, give_up, lang):
+    """Practise EXERCISE again from a fresh blank stub (default: the first kata due today).
+
+    A new folder under practice/, a new variant where the exercise has some, a timer until the first full score.
+    Your solved file and progress stay as they are."""
+    from grader import kata
+    from grader.practice import started_lines
+    from grader.workspace import workspace_root
+
+    root = workspace_root()
+    try:
+        if exercise:
+            ex = exercise_or_fail(exercise)
+        else:
+            items = kata.today(root, all_exercises())
+            first = (items["open"] + items["due"] + items["new"])[:1]
+            if not first:
+                raise UsageProblem(say(lang, "nothing is due today: name an exercise (grade kata ex05)"))
+            ex = first[0]["exercise"]
+        if give_up:
+            closed = kata.give_up(root, ex)
+            click.echo(say(lang, "Closed attempt {n} of {ex}: it counts as forgotten, so it comes back soon.",
+                           n=closed["n"], ex=ex.id) if closed else say(lang, "No attempt of {ex} is open.", ex=ex.id))
+            return
+        attempt = kata.start(root, ex, lang=lang, notebook=notebook)
+    except kata.KataError as exc:
+        raise problem(exc) from None
+    click.echo("\n".join(started_lines(ex, attempt, root, lang)))
+    if then_watch:
+        from grader.watch import watch
+
+        watch(ex, lang=lang, interval=0.5, runs=None, practice=(root, attempt))
+
+
+@main.command("today")
+@click.option("--new", "new_per_day", type=click.IntRange(0, 50), default=2, show_default=True,
+              help="New katas a day, besides those due.")
+@json_option
+@lang_option
+def today_cmd(new_per_day, as_json, lang):
+    """What to practise today: the katas due for review, then new ones, with an estimate of the time."""
+    from grader import kata
+    from grader.practice import today_lines
+    from grader.workspace import workspace_root
+
+    try:
+        items = kata.today(workspace_root(), all_exercises(), new_per_day)
+    except kata.KataError as exc:
+        raise problem(exc) from None
+    if as_json:
+        click.echo(json.dumps({kind: [{"exercise": i["exercise"].id, "minutes": round(i["minutes"], 1),
+                                       "due": i["due"].isoformat() if i["due"] else None} for i in items[kind]]
+                               for kind in ("open", "due", "new")} | {"minutes": round(items["minutes"], 1)}))
+        return
+    click.echo("\n".join(today_lines(items, lang)))
+
+
+@main.command("stats")
+@click.option("--html", "html_path", type=click.Path(path_type=Path), help="Also write a page with charts.")
+@click.option("--export", "export_path", type=click.Path(path_type=Path),
+              help="Write your practice data as JSON to hand to a teacher (nothing is sent anywhere).")
+@json_option
+@lang_option
+def stats_cmd(html_path, export_path, as_json, lang):
+    """Your katas: attempts, passes, hints, best time, last done, next review, chance of recall now."""
+    from grader import kata
+    from grader.practice import export, stats_lines, write_stats_html
+    from grader.workspace import workspace_root
+
+    root = workspace_root()
+    try:
+        rows = kata.summary_rows(root, all_exercises())
+    except kata.KataError as exc:
+        raise problem(exc) from None
+    if as_json:
+        click.echo(json.dumps(rows, ensure_ascii=False))
+    else:
+        click.echo("\n".join(stats_lines(rows, lang)))
+    if html_path:
+        click.echo(say(lang, "wrote {path}", path=write_stats_html(rows, html_path, lang)), err=as_json)
+    if export_path:
+        click.echo(say(lang, "wrote {path}", path=export(rows, export_path, root)), err=as_json)
 
 
 @main.command("notebook")

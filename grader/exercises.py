@@ -74,6 +74,7 @@ class Exercise:
     number: int = 0  # 1-based place in the course's teaching order
     overrides: dict[str, float] = field(default_factory=dict)  # check id -> points, from course.toml
     hidden_points: float = 0.0  # in a release: the points of the checks that run only at grading time
+    variants: dict[str, list] = field(default_factory=dict)  # parameter -> values drawn per kata (grader/variants.py)
 
     @property
     def id(self) -> str:
@@ -192,6 +193,7 @@ class Course:
             preload=list(meta.get("preload", [])),
             banned={str(k): list(v) for k, v in meta.get("banned", {}).items()},
             hidden_points=float(meta.get("hidden_points", 0)),
+            variants=dict(meta.get("variants", {})),
             number=number,
             course=self,
         )

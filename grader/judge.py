@@ -34,6 +34,7 @@ from grader.result import CheckResult, Result, text  # noqa: E402
 from grader.sandbox import Limits  # noqa: E402
 from grader.source import Source  # noqa: E402
 from grader.text import Text, verbatim  # noqa: E402
+from grader.variants import default_draw  # noqa: E402
 
 torch.set_num_threads(1)  # forked children must never inherit a multi-threaded OpenMP pool
 
@@ -100,7 +101,7 @@ def limits_for(exercise: Exercise, memory: int | None = None, time_limit: float 
 
 
 def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: str, device: str,
-                limits: Limits, languages: tuple[str, ...]) -> None:
+                limits: Limits, languages: tuple[str, ...], variant: dict) -> None:
     """The judge process: run the checks under pytest, emit results on `fd`. Never returns.
 
     It holds nothing of the parent's but its own pipe: in a batch, the other judges' pipes are closed.
@@ -125,7 +126,7 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
     def emit(event: dict) -> None:
         out.write(json.dumps(event) + "\n")
 
-    plugin = JudgePlugin(source, limits, seed, lang, device, emit, languages, exercise.overrides)
+    plugin = JudgePlugin(source, limits, seed, lang, device, emit, languages, exercise.overrides, variant)
     args = [
         str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(exercise.course.checks_dir),
         "-p", "pytest_timeout", *DISABLED, "--noconftest", "--assert=plain", "-q", "--tb=line",
@@ -147,8 +148,9 @@ class Grading:
 
     def __init__(self, exercise: Exercise, source: Source, *, seed: int | None = None, lang: str = "en",
                  device: str = "cpu", memory: int | None = None, time_limit: float | None = None,
-                 languages: tuple[str, ...] = (), hidden=()):
+                 languages: tuple[str, ...] = (), hidden=(), variant: dict | None = None):
         self.exercise, self.source, self.lang = exercise, source, lang
+        self.variant = default_draw(exercise) if variant is None else variant  # what a kata attempt drew
         self.seed = random.randrange(2**31) if seed is None else seed
         limits = limits_for(exercise, memory, time_limit, device, hidden)
         # removed here, whatever the judge does
@@ -167,7 +169,7 @@ class Grading:
         self.pid = os.fork()
         if self.pid == 0:  # pragma: no cover - runs in the child
             os.close(read_fd)
-            _judge_main(write_fd, exercise, source, self.seed, lang, device, limits, languages)
+            _judge_main(write_fd, exercise, source, self.seed, lang, device, limits, languages, self.variant)
         os.close(write_fd)
         self.fd = read_fd
 
@@ -211,7 +213,8 @@ def grade(exercise: Exercise, source: Source, **options) -> Result:
     """Grade `source` as `exercise`; return its Result (`to_json()`: the --json schema).
 
     Options: seed, lang, device, memory (bytes), time_limit (seconds per call), languages (also give
-    each check's message in these languages, under "messages").
+    each check's message in these languages, under "messages"), variant (the draw of the exercise's
+    parameters a kata attempt was rendered from; default: the exercise as it stands).
     """
     grading = Grading(exercise, source, **options)
     while True:

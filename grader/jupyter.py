@@ -17,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from grader import kata, variants
 from grader.report import next_step, render
 from grader.result import Result
 from grader.text import say
@@ -118,18 +119,28 @@ def check(exercise: str, *, lang: str | None = None, seed: int | None = None, de
         args = [sys.executable, "-m", "grader.cli", ex.id, "--file", path, "--json", "--lang", lang]
         args += ["--seed", str(seed)] if seed is not None else []
         args += ["--device", device] if device else []
+        practice = _kata_attempt(ex)
+        in_kata = practice is not None
+        args += ["--kata"] if in_kata else []
         proc = subprocess.run(args, capture_output=True, text=True)
     try:
         result = Result.from_json(json.loads(proc.stdout))
     except (json.JSONDecodeError, KeyError, TypeError):
         raise RuntimeError(proc.stderr.strip() or "grading failed") from None
     progress = _progress()
-    if progress is not None and not result.grader_failure:
+    if progress is not None and not result.grader_failure and not in_kata:  # a kata counts in its own state
         progress.record(ex, result)
-    hints = ex.text("hints", lang)
+    hints = variants.hints(ex, practice[1]["variant"], lang) if in_kata else ex.text("hints", lang)
     level = max(1, progress.entry(ex).get("hints", 0) if progress else 0)
     hint = say(lang, "Hint {i}/{n}: {hint}", i=level, n=len(hints), hint=hints[level - 1]) if hints else None
     return CheckResult(result, hint, lang, progress.path.parent if progress else None)
+
+
+def _kata_attempt(ex):
+    """(workspace, attempt) when this notebook runs in the folder of a kata attempt (`grade kata --notebook`)."""
+    from grader.kata import attempt_of
+
+    return attempt_of(ex, Path.cwd() / ex.stub.name)
 
 
 _REVEALED: dict[str, int] = {}  # outside a workspace: the hints revealed in this kernel
@@ -142,7 +153,9 @@ def hint(exercise: str, *, lang: str | None = None, all: bool = False) -> Hints:
 
     lang = lang or default_lang()
     ex = find_exercise(exercise)
-    hints = ex.text("hints", lang)
+    practice = _kata_attempt(ex)
+    draw = kata.hint_used(practice[0], ex) if practice else None  # a hint in a kata counts in the attempt
+    hints = ex.text("hints", lang) if draw is None else variants.hints(ex, draw, lang)
     progress = _progress()
     if all:
         shown = len(hints)

@@ -52,21 +52,21 @@ NOTEBOOK_WORDS = {
 }
 
 
-def notebook_statement(exercise: Exercise, lang: str = "en") -> str:
-    """The statement as a notebook's first cell: "in the cells below" for "in `ex05_....py`", "run the
-    last cell" and `hint("ex05")` for `grade ex05` and `grade hint ex05`."""
-    text = exercise.statement(lang)
+def notebook_statement(exercise: Exercise, lang: str = "en", statement: str | None = None) -> str:
+    """The statement (`statement`, else the exercise's) as a notebook's first cell: "in the cells below" for "in
+    `ex05_....py`", "run the last cell" and `hint("ex05")` for `grade ex05` and `grade hint ex05`."""
+    text = exercise.statement(lang) if statement is None else statement
     for pattern, replacement in NOTEBOOK_WORDS.get(lang, NOTEBOOK_WORDS["en"]):
         values = {"file": exercise.stub.name, "id": exercise.id}
         text = text.replace(pattern.format(**values), replacement.format(**values))
     return text
 
 
-def build_notebook(exercise: Exercise, stub: Path, lang: str = "en"):
+def build_notebook(exercise: Exercise, stub: Path, lang: str = "en", statement: str | None = None):
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-    cells = [new_markdown_cell(notebook_statement(exercise, lang))]
+    cells = [new_markdown_cell(notebook_statement(exercise, lang, statement))]
     cells += [new_code_cell(code) for code in split_cells(stub.read_text(encoding="utf-8"))]
     cells.append(new_markdown_cell(say(lang, 'Run the cell below to check your work; stuck? `hint("{id}")` in any cell '
                                              "gives a hint, one more each time.", id=exercise.id)))
@@ -82,9 +82,10 @@ def build_notebook(exercise: Exercise, stub: Path, lang: str = "en"):
     return nb
 
 
-def write_notebook(exercise: Exercise, stub: Path, out: Path, lang: str = "en") -> Path:
+def write_notebook(exercise: Exercise, stub: Path, out: Path, lang: str = "en", statement: str | None = None) -> Path:
+    """Write the notebook of `stub` as `exercise` to `out` (`statement`: a kata variant's, else the exercise's)."""
     import nbformat
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(build_notebook(exercise, stub, lang), str(out))
+    nbformat.write(build_notebook(exercise, stub, lang, statement), str(out))
     return out

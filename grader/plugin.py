@@ -12,7 +12,7 @@ import zlib
 import pytest
 import torch
 
-from grader.checking import CheckFailed, recorded_curves
+from grader.checking import CheckFailed, recorded_curves, use_variant
 from grader.sandbox import Limits, LearnerError, LearnerProblem, Submission
 from grader.source import Source
 from grader.text import Text, quoted
@@ -26,7 +26,8 @@ def worst(statuses) -> str:
 
 class JudgePlugin:
     def __init__(self, source: Source, limits: Limits, seed: int, lang: str, device: str, emit,
-                 languages: tuple[str, ...] = (), overrides: dict[str, float] | None = None):
+                 languages: tuple[str, ...] = (), overrides: dict[str, float] | None = None,
+                 variant: dict | None = None):
         self.proxy = Submission(source, limits, seed)
         self.seed = seed
         self.lang = lang
@@ -36,6 +37,7 @@ class JudgePlugin:
         self.statuses = {"graded"}
         self.failed: dict[str, Text] = {}  # id -> title of the checks that failed so far
         self.overrides = overrides or {}  # check id -> points, from the course's course.toml
+        use_variant(variant or {})  # the drawn parameters the checks read with variant(name)
 
     # -- fixtures --
     @pytest.fixture

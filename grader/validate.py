@@ -6,6 +6,11 @@ every known mistake in
 tests/mistakes/<exercise>/ less than full, with a failure message that contains the text its
 `# Expect:` line names. Each file is also graded as a notebook (written as `grade notebook` writes
 one) with the same seed, and must score the same there.
+
+An exercise with variants (grader/variants.py) is proved on every draw: its templates rendered with the default
+draw must be its files, and on each other draw the rendered solution and variants score full and the rendered
+stub and mistakes less. A mistake or variant file with a `# Variant: reduction=mean` line counts on the draws
+that match it only.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from grader import variants as draws
 from grader.exercises import Exercise
 from grader.judge import grade, prewarm
 from grader.keys import describe, registered, registry_file
@@ -28,6 +34,25 @@ def expected_text(path: Path) -> str | None:
     """The `# Expect: ...` line of a mistake file: text the feedback must contain."""
     match = re.search(r"^# Expect: (.+)$", path.read_text(encoding="utf-8"), re.MULTILINE)
     return match.group(1).strip() if match else None
+
+
+def applies(path: Path, draw: dict) -> bool:
+    """Whether a mistake or variant file counts on `draw`: it has no `# Variant:` line, or the draw matches it."""
+    match = re.search(r"^# Variant: (.+)$", path.read_text(encoding="utf-8"), re.MULTILINE)
+    if not match:
+        return True
+    wanted = dict(pair.strip().split("=", 1) for pair in match.group(1).split(",") if "=" in pair)
+    return all(draws.label({k: draw.get(k)}).split("=", 1)[1] == v.strip() for k, v in wanted.items())
+
+
+def drawn(path: Path, draw: dict, folder: Path) -> Path:
+    """The file to grade for `draw`: `path` itself, or its template rendered into `folder`."""
+    if not draws.template_of(path).is_file():
+        return path
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / path.name
+    out.write_text(draws.rendered(path, draw), encoding="utf-8")
+    return out
 
 
 def mistakes(exercise: Exercise) -> list[Path]:
@@ -57,28 +82,45 @@ def validate(exercise: Exercise, seed: int | None = None, device: str = "cpu") -
             {"kind": "solution", "file": str(exercise.solution), "ok": False,
              "why": "no reference solution here: validate from the course's own folder (or a clone of torch-katas)"}]}
     prewarm([exercise])
+    every = draws.all_draws(exercise)
     with tempfile.TemporaryDirectory() as tmp:
-        return _validate(exercise, seed, device, Path(tmp))
+        report = _validate(exercise, seed, device, Path(tmp), every[0])
+        problems = draws.template_problems(exercise)
+        report["rows"] += [{"kind": "metadata", "file": "variants", "ok": False, "why": p} for p in problems]
+        if not problems:
+            for i, draw in enumerate(every[1:], 1):
+                other = _validate(exercise, seed, device, Path(tmp) / f"draw{i}", draw)
+                report["rows"] += [{**row, "kind": row["kind"], "file": f"{row['file']} [{draws.label(draw)}]"}
+                                   for row in other["rows"]]
+        report["draws"] = len(every)
+        report["ok"] = all(r["ok"] for r in report["rows"])
+        return report
 
 
-def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path) -> dict:
+def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path, draw: dict) -> dict:
+    """Validate one draw of the exercise's variants (the default draw: the exercise as its files stand)."""
     rows: list[dict] = []
     results: dict[str, Result] = {}  # file name -> its result, with every message in each language
+    default = draw == draws.default_draw(exercise)
+    rendered = tmp / "rendered"
 
     def run(path: Path):
         """The .py's result and score; a row for the notebook when it scores otherwise."""
         run_seed = random.randrange(2**31) if seed is None else seed
+        path = path if default else drawn(path, draw, rendered)
         result = results[path.name] = grade(exercise, load_source(path), seed=run_seed, device=device,
-                                            languages=("en", "zh"))
+                                            languages=("en", "zh"), variant=draw)
+        tmp.mkdir(parents=True, exist_ok=True)
         notebook = write_notebook(exercise, path, tmp / f"{path.stem}.ipynb")
-        as_notebook = grade(exercise, load_source(notebook), seed=run_seed, device=device)
+        as_notebook = grade(exercise, load_source(notebook), seed=run_seed, device=device, variant=draw)
         if [_score(as_notebook), as_notebook.message.render("en")] != [_score(result), result.message.render("en")]:
             said = as_notebook.message.render("en") or _messages(as_notebook)
             rows.append({"kind": "notebook", "file": notebook.name, "ok": False,
                          "why": f"{_score(as_notebook)} where the .py scores {_score(result)}: {said[:300]}"})
         return result, _score(result)
 
-    for kind, path in [("solution", exercise.solution)] + [("variant", p) for p in variants(exercise)]:
+    for kind, path in [("solution", exercise.solution)] + [("variant", p) for p in variants(exercise)
+                                                           if applies(p, draw)]:
         result, score = run(path)
         declared = sum(c.max_points for c in result.checks if c.id != "unreported")
         if kind == "solution" and declared != exercise.points:
@@ -90,8 +132,9 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path) -> d
     ok = result.score < result.max_score and result.status != "error"
     rows.append({"kind": "stub", "file": exercise.stub.name, "ok": ok,
                  "why": score if ok else f"{score}: the stub must load and score less than full"})
-    for name, text in NOTHING.items():  # work that does nothing earns nothing, whatever `depends=` says
+    for name, text in NOTHING.items() if default else ():  # work that does nothing earns nothing, whatever `depends=`
         empty = tmp / name
+        tmp.mkdir(parents=True, exist_ok=True)
         empty.write_text(text, encoding="utf-8")
         result = grade(exercise, load_source(empty), seed=random.randrange(2**31) if seed is None else seed,
                        device=device)
@@ -100,8 +143,8 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path) -> d
                      "why": _score(result) if result.score == 0 else
                      f"{_score(result)}: {name} earns points from {', '.join(earned)}; make those checks depend on "
                      "one that needs the work (`depends=`)"})
-    for path in mistakes(exercise):
-        want = expected_text(path)
+    for path in (p for p in mistakes(exercise) if applies(p, draw)):
+        want = expected_text(path if default else drawn(path, draw, rendered))
         result, score = run(path)
         messages = _messages(result)
         if want is None:
@@ -117,6 +160,12 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path) -> d
         rows += [{"kind": "language", "file": name, "ok": False, "why": why}
                  for name, why in english_in_chinese(results)]
     rows += [{"kind": "key", "file": name, "ok": False, "why": why} for name, why in unknown_keys(exercise, results)]
+    if not default:
+        if not any(r["kind"] == "mistake" for r in rows):
+            rows.append({"kind": "metadata", "file": "mistakes", "ok": False,
+                         "why": "no known mistake counts on this draw: add one (a `# Variant:` line or a template)"})
+        return {"exercise": exercise.id, "name": exercise.name, "seed": seed, "ok": all(r["ok"] for r in rows),
+                "rows": rows}
     course = exercise.course
     problems = []
     languages = [lang for lang in course.languages if lang in ("en", "zh")]

@@ -15,7 +15,9 @@ import time
 
 import click
 
+from grader import kata, variants
 from grader.exercises import Exercise, all_exercises
+from grader.practice import attempt_line
 from grader.report import render, use_color
 from grader.source import SubmissionError, load_source
 from grader.text import message_of, say
@@ -29,8 +31,9 @@ def _mtime(path) -> float | None:
         return None
 
 
-def hint_line(ex: Exercise, level: int, lang: str) -> str:
-    hints = ex.text("hints", lang)
+def hint_line(ex: Exercise, level: int, lang: str, draw: dict | None = None) -> str:
+    """Hint `level` (a kata attempt's `draw` may have hints of its own)."""
+    hints = ex.text("hints", lang) if draw is None else variants.hints(ex, draw, lang)
     return say(lang, "Hint {i}/{n}: {hint}", i=level, n=len(hints), hint=hints[level - 1])
 
 
@@ -49,12 +52,15 @@ def asked_for_hint(keys, interval: float) -> bool:
     return "h" in (line.strip().lower() for line in typed.splitlines())
 
 
-def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | None) -> None:
+def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | None, practice=None) -> None:
+    """Regrade `exercise` (None: follow the first unfinished one) on every save; with `practice`, a (workspace,
+    attempt) of kata mode, watch that attempt's file until its first full score."""
     from grader.judge import grade, prewarm  # torch, once
 
     prewarm()
 
     follow = exercise is None
+    draw = practice[1]["variant"] if practice else None
     keys = sys.stdin if sys.stdin.isatty() else None
     seen: dict[str, float | None] = {}  # exercise id -> the file's mtime when last graded
     shown: dict[str, int] = {}  # exercise id -> the hint level shown last
@@ -69,32 +75,40 @@ def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | 
                 return
             level = max(1, progress.entry(ex).get("hints", 0)) if ex.hints else 0
             if ex.id in failing and level and shown.get(ex.id) != level:  # `grade hint` ran in another terminal
-                click.echo(hint_line(ex, level, lang))
+                click.echo(hint_line(ex, level, lang, draw))
                 shown[ex.id] = level
-            path = learner_file(ex)
+            path = kata.attempt_file(*practice) if practice else learner_file(ex)
             stamp = _mtime(path)
             if ex.id in seen and seen[ex.id] == stamp:
                 if asked_for_hint(keys, interval) and level:
                     shown[ex.id] = progress.next_hint(ex)
-                    click.echo(hint_line(ex, shown[ex.id], lang))
+                    if practice:
+                        kata.hint_used(practice[0], ex)
+                    click.echo(hint_line(ex, shown[ex.id], lang, draw))
                 continue
             seen[ex.id] = stamp
             if use_color():
                 click.clear()
             try:
-                result = grade(ex, load_source(path), lang=lang)
+                result = grade(ex, load_source(path), lang=lang, variant=draw)
             except SubmissionError as exc:
                 click.echo(f"{ex.id}: {message_of(exc).render(lang)}")
                 graded += 1
                 continue
             graded += 1
-            progress.record(ex, result)
+            if not practice:
+                progress.record(ex, result)
             click.echo(render(result, lang, mark_first=True))
+            if practice and not result.grader_failure:
+                summary = kata.record(practice[0], ex, practice[1]["n"], result)
+                click.echo(attempt_line(ex, summary, lang))
+                if summary["passed_now"]:
+                    return
             failing.discard(ex.id)
             if result.first_to_fix() is not None:
                 failing.add(ex.id)
                 if level and ex.id not in shown:
-                    click.echo(hint_line(ex, level, lang))
+                    click.echo(hint_line(ex, level, lang, draw))
                     shown[ex.id] = level
             if result.full and follow:
                 click.echo(say(lang, "{ex} is done: moving on to the next exercise.", ex=ex.id))

@@ -5,7 +5,7 @@ import re
 from conftest import ROOT
 
 GLOSSARY = ROOT / "docs" / "glossary.md"
-TEXTS = [ROOT / "grader" / "locale" / "zh.toml", *sorted((ROOT / "exercises").glob("*/README.zh.md")),
+TEXTS = [ROOT / "grader" / "locale" / "zh.toml", *sorted((ROOT / "exercises").glob("*/README.zh.md*")),
          *sorted((ROOT / "exercises").glob("*/exercise.toml")), *sorted((ROOT / "grader" / "checks").glob("*.toml"))]
 
 

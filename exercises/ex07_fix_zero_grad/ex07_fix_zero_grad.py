@@ -1,9 +1,11 @@
 """ex07 - Fix the training loops: where does zero_grad go?
 
 Both functions below train a model with torch.optim.SGD on the whole batch, once per epoch, and return
-the loss of every epoch. Both are buggy: train_regression's loss swings up and down instead of going
-down, and train_classifier's loss does not move at all. Find the bug in each loop and fix it, changing
-as little as you can (keep the model, the loss function, the optimizer and lr as they are).
+the loss of every epoch. Both are buggy.
+train_regression: its loss swings up and down instead of going down.
+train_classifier: its loss does not move at all.
+Find the bug in each loop and fix it, changing as little as you can (keep the model, the loss function, the
+optimizer and lr as they are).
 
 Run `grade ex07` to check your fix.
 """

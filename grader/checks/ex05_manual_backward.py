@@ -1,8 +1,11 @@
-"""Hidden checks of ex05: hand-derived gradients of the MSE of y = w*x + b."""
+"""Hidden checks of ex05: hand-derived gradients of the MSE of y = w*x + b.
+
+Kata variants: the loss reduces over the batch by `variant("reduction")` (mean, or sum as MSELoss's
+reduction='sum'), so the expected loss, gradients and factor-N diagnoses follow the draw."""
 
 import torch
 
-from grader.checking import Text, check, expect_close, expect_tensor, fail, patched, probe
+from grader.checking import Text, check, expect_close, expect_tensor, fail, patched, probe, variant, verbatim
 from grader.gradients import autograd_gradient, expect_gradient, numerical_gradient
 from grader.routes import engine_ran
 
@@ -17,12 +20,28 @@ def draw(rng: torch.Generator, n: int):
     return x, y, w, b
 
 
+def reduction() -> str:
+    """How this draw's loss reduces over the batch: "mean" (the exercise as written) or "sum"."""
+    return variant("reduction")["name"]
+
+
+def reduce(errors: torch.Tensor) -> torch.Tensor:
+    return errors.sum() if reduction() == "sum" else errors.mean()
+
+
 def loss_of(x, y):
-    return lambda w, b: ((w * x.double() + b - y.double()) ** 2).mean()
+    return lambda w, b: reduce((w * x.double() + b - y.double()) ** 2)
 
 
 SUM_FOR_MEAN = ("A sum where a mean belongs? The loss averages over the N samples.",
                 "是不是把 mean 写成了 sum？损失是对 N 个样本求平均。")
+MEAN_FOR_SUM = ("A mean where a sum belongs? This loss adds up the N samples' errors (reduction='sum'), it does not "
+                "average them.", "是不是把 sum 写成了 mean？这个损失是把 N 个样本的误差加起来（reduction='sum'），不是求平均。")
+SUM_HINTS = {  # the factors N of the sum draw: the learner averaged, or summed twice
+    "factor 1/N": MEAN_FOR_SUM,
+    "factor N": ("Summed twice, or multiplied by N? The sum over the batch already counts each sample once.",
+                 "是不是求和了两次，或者多乘了 N？对 batch 求和已经把每个样本算了一次。"),
+}
 GRAD_HINTS = {
     "sign": ("Check (y_pred - y) versus (y - y_pred).", "检查 (y_pred - y) 与 (y - y_pred) 的顺序。"),
     "factor 0.5": ("The derivative of a square brings a factor 2: d(e^2)/de = 2e.",
@@ -34,6 +53,10 @@ GRAD_HINTS = {
                    "是不是除了两次 N？mean 已经除过一次 N 了。"),
 }
 GRADS = ("dw", "db")
+
+
+def grad_hints() -> dict:
+    return {**GRAD_HINTS, **SUM_HINTS} if reduction() == "sum" else GRAD_HINTS
 
 
 @check("predict computes w * x + b", points=1, zh="predict 计算 w * x + b")
@@ -50,16 +73,16 @@ def test_predict(submission, rng):
         expect_close(y_pred, w * x + b, "predict(x, w, b)")
 
 
-@check("mse_loss is the mean of squared errors", points=2, zh="mse_loss 是误差平方的均值")
+@check("mse_loss reduces the squared errors as the statement asks", points=2, zh="mse_loss 按题目要求对误差平方做归约")
 def test_mse_loss(submission, rng):
     y_pred, y = torch.randn(8, 1, generator=rng), torch.randn(8, 1, generator=rng)
     loss = expect_tensor(submission.mse_loss(y_pred, y), "mse_loss(y_pred, y)")
     if loss.numel() != 1:
-        fail("mse_loss should return one number (a scalar tensor), got shape {shape}: did you forget the .mean()?",
-             "mse_loss 应返回一个数（标量 tensor），实际形状为 {shape}：是不是忘了 .mean()？",
-             shape=list(loss.shape), key="loss-not-reduced")
-    expect_close(loss.reshape(()), ((y_pred - y) ** 2).mean(), "mse_loss(y_pred, y)", n=8, hints={
-        "factor N": SUM_FOR_MEAN,
+        fail("mse_loss should return one number (a scalar tensor), got shape {shape}: did you forget the .{how}()?",
+             "mse_loss 应返回一个数（标量 tensor），实际形状为 {shape}：是不是忘了 .{how}()？",
+             shape=list(loss.shape), how=verbatim(reduction()), key="loss-not-reduced")
+    expect_close(loss.reshape(()), reduce((y_pred - y) ** 2), "mse_loss(y_pred, y)", n=8, hints={
+        **({"factor 1/N": MEAN_FOR_SUM} if reduction() == "sum" else {"factor N": SUM_FOR_MEAN}),
         "factor 0.5": ("Is the error squared, and not halved?", "误差平方了吗？有没有多乘了 1/2？")})
 
 
@@ -80,8 +103,9 @@ def test_grad_shapes(submission, rng):
     for name, grad in zip(GRADS, grads):
         expect_tensor(grad, name, floating=True)
         if grad.shape != (1,):
-            more = Text(" It holds one value per sample: reduce over the batch (mean).",
-                        "它包含每个样本的值：需要对 batch 求平均。") if grad.numel() == 8 else ""
+            more = Text(" It holds one value per sample: reduce over the batch ({how}).",
+                        "它包含每个样本的值：需要对 batch 做归约（{how}）。", how=verbatim(reduction())) \
+                if grad.numel() == 8 else ""
             fail("{name} should have the shape of {param}, [1], got {got}.{more}",
                  "{name} 的形状应与 {param} 相同，即 [1]，实际为 {got}。{more}",
                  name=name, param=name[1], got=list(grad.shape), more=more,
@@ -121,7 +145,7 @@ def expect_grads(submission, rng, which: int):
                  key="swapped")
         numerical = numerical_gradient(loss_of(x, y), [w, b])
         expect_gradient(_one(grads[which]), expected[which], "wb"[which], numerical=numerical[which],
-                        hints=GRAD_HINTS, n=n)
+                        hints=grad_hints(), n=n)
 
 
 @probe

@@ -10,13 +10,16 @@ One mistake, one lesson: the count and the shapes of backward's results are one 
 value and needs_input_grad checks judge the gradients that came back with the right shape; fake_quantize
 is judged with a correct straight-through round in place of the learner's RoundSTE, whose own checks
 come first.
+
+Kata variants: `variant("layout")` stores weight as nn.Linear does, [out, in] (x @ weight.T), or as [in, out]
+(x @ weight); the inputs drawn, the reference expression and the messages follow it.
 """
 
 from contextlib import nullcontext
 
 import torch
 
-from grader.checking import Text, check, describe, expect_close, expect_tensor, fail, patched, probe
+from grader.checking import Text, check, describe, expect_close, expect_tensor, fail, patched, probe, variant, verbatim
 from grader.gradients import autograd_gradient, expect_gradient, numerical_jacobian
 
 NAMES = ("x", "weight", "bias")
@@ -118,16 +121,26 @@ def quantize_in_loss(module, x, y, step):
 
 # -- judge-side helpers --------------------------------------------------------------------------
 
+def stored_transposed() -> bool:
+    """Whether this draw stores weight as [in, out] (x @ weight), not nn.Linear's [out, in] (x @ weight.T)."""
+    return variant("layout")["name"] == "in_out"
+
+
 def draw_linear(rng, n, fin, fout, dtype=torch.float64, bias=True):
     x = torch.randn(n, fin, generator=rng, dtype=dtype)
-    w = torch.randn(fout, fin, generator=rng, dtype=dtype)
+    w = torch.randn(*((fin, fout) if stored_transposed() else (fout, fin)), generator=rng, dtype=dtype)
     b = torch.randn(fout, generator=rng, dtype=dtype) if bias else None
     return [x, w, b]
 
 
 def reference(x, w, b=None):
-    out = x @ w.t()
+    out = x @ w if stored_transposed() else x @ w.t()
     return out if b is None else out + b
+
+
+def formula() -> Text:
+    """The forward of this draw, as the statement writes it."""
+    return verbatim(variant("layout")["math"] + " + bias")
 
 
 BACKWARD = Text("`LinearFunction.apply(...)` and then its `backward(ctx, grad_output)`",
@@ -247,11 +260,12 @@ GRAD_HINTS = {
 
 # -- LinearFunction ----------------------------------------------------------------------------------
 
-@check("LinearFunction.apply computes x @ weight.T + bias", points=1, zh="LinearFunction.apply 计算 x @ weight.T + bias")
+@check("LinearFunction.apply computes the statement's linear layer", points=1, zh="LinearFunction.apply 计算题目给出的线性层")
 def test_linear_forward(submission, rng):
     for (n, fin, fout), dtype, bias in (((6, 4, 3), torch.float32, True), ((1, 3, 1), torch.float64, False)):
         tensors = draw_linear(rng, n, fin, fout, dtype=dtype, bias=bias)
-        what = f"LinearFunction.apply(x[{n}, {fin}], weight[{fout}, {fin}], {f'bias[{fout}]' if bias else 'None'})"
+        wshape = ", ".join(map(str, tensors[1].shape))
+        what = f"LinearFunction.apply(x[{n}, {fin}], weight[{wshape}], {f'bias[{fout}]' if bias else 'None'})"
         info = submission.probe(run_forward, "LinearFunction", tensors, [True, True, bias], what=f"`{what}`")
         expect_node(info, "LinearFunction")
         got = list(info["out"].shape)
@@ -261,8 +275,10 @@ def test_linear_forward(submission, rng):
                  "`{what}` 的形状应为 {want}，实际为 {got}：少了一个大小为 1 的维度。是不是 squeeze() 把它去掉了"
                  "（只有一个样本，或只有一个输出时）？", what=what, want=[n, fout], got=got, key="squeezed")
         out = expect_tensor(info["out"], f"`{what}`", shape=[n, fout], dtype=dtype)
+        layout = variant("layout")
         expect_close(out, reference(*tensors), f"`{what}`", rtol=1e-5, atol=1e-5, hints={
-            "transpose": ("Use x @ weight.T: weight has shape [out, in].", "应为 x @ weight.T：weight 的形状是 [out, in]。")})
+            "transpose": Text("Use {math}: weight has shape {shape}.", "应为 {math}：weight 的形状是 {shape}。",
+                              math=verbatim(layout["math"]), shape=verbatim(layout["shape"]))})
 
 
 @check("forward keeps tensors with ctx.save_for_backward", points=1, zh="forward 用 ctx.save_for_backward 保存 tensor")
@@ -335,10 +351,11 @@ def test_backward_values(submission, rng):
                      "grad_{name} 相当于 grad_output 全为 1 时的结果：backward 必须乘上 grad_output"
                      "（链式法则：dL/d input = grad_output 乘以 d out/d input）。", name=name, key="grad-output-ignored")
             if not forward_ok and _close(grad, numerical[i]):
-                fail("grad_{name} matches finite differences of your forward, but your forward is not x @ weight.T + "
-                     "bias: fix forward (see the forward check), then backward to match it.",
-                     "grad_{name} 与对你的 forward 做有限差分的结果一致，但你的 forward 并不是 x @ weight.T + bias："
-                     "请先修正 forward（见前面 forward 的检查），再让 backward 与之一致。", name=name, key="forward-wrong")
+                fail("grad_{name} matches finite differences of your forward, but your forward is not {formula}: "
+                     "fix forward (see the forward check), then backward to match it.",
+                     "grad_{name} 与对你的 forward 做有限差分的结果一致，但你的 forward 并不是 {formula}："
+                     "请先修正 forward（见前面 forward 的检查），再让 backward 与之一致。", name=name, formula=formula(),
+                     key="forward-wrong")
             expect_gradient(grad, expected[i], name, numerical=numerical[i] if forward_ok else None,
                             hints=GRAD_HINTS, n=n)
     if not judged:

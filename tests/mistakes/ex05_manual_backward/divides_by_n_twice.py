@@ -1,5 +1,6 @@
 # Mistake: divides by N after taking the mean, so the gradients are N times too small.
 # Expect: Divided by N twice
+# Variant: reduction=mean
 
 import torch
 

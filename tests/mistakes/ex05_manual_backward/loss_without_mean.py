@@ -1,5 +1,6 @@
 # Mistake: the loss sums squared errors instead of averaging them.
 # Expect: a sum where a mean belongs
+# Variant: reduction=mean
 
 import torch
 

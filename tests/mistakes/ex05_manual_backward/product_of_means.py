@@ -1,5 +1,6 @@
 # Mistake: takes the mean of the error and the mean of x apart (mean(e) * mean(x) is not mean(e * x)).
 # Expect: d loss/d w is wrong
+# Variant: reduction=mean
 
 import torch
 

@@ -1,5 +1,6 @@
 # Mistake: sums over the batch instead of averaging (missing 1/N).
 # Expect: a sum where a mean belongs
+# Variant: reduction=mean
 
 import torch
 

@@ -1,5 +1,6 @@
 # Mistake: returns the local derivative d out/d input only, forgetting to multiply by grad_output (chain rule).
 # Expect: multiply by grad_output
+# Variant: layout=out_in
 import torch
 
 

@@ -1,5 +1,6 @@
 """A correct variant: F.mse_loss, torch.addcmul, and both gradients at once in matrix form
 (2/N * A^T (A theta - y) with A = [x, 1]), computed in float64 and cast back."""
+# Variant: reduction=mean  (written for the mean; sum_reduction.py is the sum's)
 
 import torch
 import torch.nn.functional as F

@@ -1,4 +1,5 @@
 """A correct variant: other formulas and styles (explicit N, torch.mean, sum/N, 0-dim then reshape)."""
+# Variant: reduction=mean  (written for the mean; sum_reduction.py is the sum's)
 
 import torch
 

@@ -1,6 +1,7 @@
 """A correct variant: addmm in forward (bias or not), mm in backward, bias flag saved on ctx, a rounding
 written as floor(x + 0.5), and a fake_quantize whose straight-through gradient is a detach trick
 (no RoundSTE at all: the effect is what the statement asks for)."""
+# Variant: layout=out_in  (written for nn.Linear's layout)
 
 import torch
 

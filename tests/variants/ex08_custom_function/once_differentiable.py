@@ -1,5 +1,6 @@
 """A correct variant: @once_differentiable, saves the output too, transposes with .T and
 matmul, keepdim sums reshaped, a tuple-returning STE backward, division written as multiplication."""
+# Variant: layout=out_in  (written for nn.Linear's layout)
 
 import torch
 from torch.autograd.function import once_differentiable

@@ -1,5 +1,6 @@
 """A correct variant: the newer forward/setup_context split, F.linear in forward, einsum and
 torch.mm in backward, bias saved through a flag, a detach-trick fake_quantize."""
+# Variant: layout=out_in  (written for nn.Linear's layout)
 
 import torch
 import torch.nn.functional as F

@@ -1,0 +1,20 @@
+# Mistake: the loss sums over the batch, as asked, but the gradients average it: a 1/N the sum does not have.
+# Expect: a mean where a sum belongs
+# Variant: reduction=sum
+
+import torch
+
+
+def predict(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return w * x + b
+
+
+def mse_loss(y_pred: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return ((y_pred - y) ** 2).sum()
+
+
+def linear_grads(x: torch.Tensor, y: torch.Tensor, w: torch.Tensor, b: torch.Tensor):
+    error = predict(x, w, b) - y
+    dw = 2 * (error * x).mean()
+    db = 2 * error.mean()
+    return dw.reshape(w.shape), db.reshape(b.shape)
