@@ -19,6 +19,7 @@ from grader.judge import grade, prewarm
 from grader.notebook import write_notebook
 from grader.source import load_source
 from grader.text import english_prose
+from grader.trace import trace_problems
 
 
 def expected_text(path: Path) -> str | None:
@@ -113,6 +114,7 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path) -> d
     if sum(r["kind"] == "mistake" for r in rows) < course.min_mistakes:
         problems.append(f"needs at least {course.min_mistakes} known mistake(s) in {course.mistakes_dir / exercise.name}/")
     rows += [{"kind": "metadata", "file": "exercise.toml", "ok": False, "why": p} for p in problems]
+    rows += [{"kind": "trace", "file": "README", "ok": False, "why": p} for p in trace_problems(exercise)]
     return {"exercise": exercise.id, "name": exercise.name, "seed": seed, "ok": all(r["ok"] for r in rows),
             "rows": rows}
 
