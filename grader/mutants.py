@@ -105,7 +105,7 @@ def _call_slips(node: ast.Call) -> Iterator[tuple[str, ast.AST]]:
             yield "drop-keyword", ast.Call(func, node.args, node.keywords[:k] + node.keywords[k + 1:])
 
 
-def _statement_slips(body: list[ast.stmt], i: int) -> Iterator[tuple[str, list[ast.stmt]]]:
+def _statement_slips(body: list[ast.stmt], i: int, numbers: set[str]) -> Iterator[tuple[str, list[ast.stmt]]]:
     """(operator, statements replacing body[i:i+2]) for slips of whole statements."""
     stmt = body[i]
     docstring = isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
@@ -113,7 +113,7 @@ def _statement_slips(body: list[ast.stmt], i: int) -> Iterator[tuple[str, list[a
         yield "drop-statement", [ast.Pass()]
     if isinstance(stmt, ast.With):
         yield "drop-with", stmt.body  # the block without its context (no_grad, autocast, ...)
-    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name):
+    if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and not _number(stmt, numbers):
         yield "out-of-place", [ast.Assign([stmt.target], ast.BinOp(ast.Name(stmt.target.id, ast.Load()), stmt.op,
                                                                    stmt.value))]
         if type(stmt.op) in SIGN:
@@ -124,9 +124,75 @@ def _statement_slips(body: list[ast.stmt], i: int) -> Iterator[tuple[str, list[a
         yield "in-place", [ast.AugAssign(ast.Name(stmt.targets[0].id, ast.Store()), stmt.value.op, stmt.value.right)]
     if isinstance(stmt, (ast.If, ast.While)):
         yield "invert-condition", [type(stmt)(ast.UnaryOp(ast.Not(), stmt.test), stmt.body, stmt.orelse)]
-    if i + 1 < len(body) and not docstring and (isinstance(stmt, ast.Expr) or isinstance(body[i + 1], ast.Expr)) \
-            and not isinstance(body[i + 1], ast.Return):
+    pair = body[i:i + 2]
+    if len(pair) == 2 and not docstring and not isinstance(pair[1], ast.Return) and _depend(*pair) \
+            and any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in pair) \
+            and not any(isinstance(s, (ast.FunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)) for s in pair):
         yield "move-statement", [body[i + 1], stmt]
+
+
+def _path(node: ast.AST) -> str | None:
+    """`a.b.c` for a chain of names and attributes (a subscript stands for its value); None otherwise."""
+    if isinstance(node, ast.Subscript):
+        return _path(node.value)
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = _path(node.value)
+        return f"{base}.{node.attr}" if base else None
+    return None
+
+
+ANYTHING = "*"  # a call whose effects are unknown (step, backward, zero_grad, seeding...)
+LOCAL_EFFECT = {"append", "extend", "insert", "update", "pop"}
+
+
+def _effects(stmt: ast.stmt) -> tuple[set[str], set[str]]:
+    """(what `stmt` writes, what it reads), as paths; calls inside expressions count as reads only, a call
+    made as a statement writes its receiver (an in-place method, `append`) or anything."""
+    writes, reads = set(), set()
+    for node in ast.walk(stmt):
+        if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) and _path(node):
+            (writes if isinstance(getattr(node, "ctx", None), ast.Store) else reads).add(_path(node))
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            target = node.value.args[0] if not isinstance(func, ast.Attribute) and node.value.args else \
+                getattr(func, "value", None)
+            local = (name in LOCAL_EFFECT or name.endswith("_")) and target is not None and _path(target)
+            writes.add(_path(target) if local else ANYTHING)
+    return writes, reads
+
+
+def _depend(a: ast.stmt, b: ast.stmt) -> bool:
+    """Whether swapping `a` and `b` may change what runs: one writes what the other reads or writes, or both
+    have unknown effects, or one has them and the other reads a gradient."""
+    (wa, ra), (wb, rb) = _effects(a), _effects(b)
+    grads = lambda paths: any(p.endswith(".grad") or ".grad." in p for p in paths)  # noqa: E731
+    if ANYTHING in wa and (ANYTHING in wb or grads(rb)) or ANYTHING in wb and grads(ra):
+        return True
+    overlap = lambda xs, ys: any(x == y or y.startswith(x + ".") or x.startswith(y + ".") for x in xs for y in ys)  # noqa: E731
+    return overlap(wa - {ANYTHING}, rb | wb) or overlap(wb - {ANYTHING}, ra)
+
+
+def _numbers(tree: ast.AST) -> set[str]:
+    """Names that some assignment sets to a number literal (`total, count = 0.0, 0`)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                pairs = zip(target.elts, node.value.elts) if isinstance(target, ast.Tuple) and \
+                    isinstance(node.value, ast.Tuple) else [(target, node.value)]
+                found |= {t.id for t, v in pairs if isinstance(t, ast.Name) and isinstance(v, ast.Constant)}
+    return found
+
+
+def _number(stmt: ast.AugAssign, numbers: set[str]) -> bool:
+    """Whether an `x += ...` accumulates a Python number (then `x = x + ...` is the same): x starts as a
+    number literal, or what is added is `.item()`, `len()` or `.size()`."""
+    return stmt.target.id in numbers or any(
+        isinstance(n, ast.Call) and (getattr(n.func, "attr", None) in ("item", "size") or getattr(n.func, "id", None) == "len")
+        for n in ast.walk(stmt.value))
 
 
 # -- mutants --------------------------------------------------------------------------------------
@@ -171,19 +237,33 @@ def _at(tree: ast.AST, path: tuple) -> tuple[ast.AST, str, int | None]:
     return parent, path[-1][0], path[-1][1]
 
 
-def generate(code: str) -> list[Mutant]:
-    """The mutants of `code`, each one slip, in a fixed order; ids are stable across unrelated edits."""
+def given_functions(stub: str, solution: str) -> set[str]:
+    """The functions the stub already holds as the solution does (code handed to the learner): not mutated."""
+    found = {}
+    for code, into in ((stub, "stub"), (solution, "solution")):
+        for path, node, outer in _sites(ast.parse(code)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = node.name if outer == "<module>" else f"{outer}.{node.name}"
+                body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+                found.setdefault(name, {})[into] = ast.dump(ast.Module(body, []))
+    return {name for name, dumps in found.items() if dumps.get("stub") == dumps.get("solution")}
+
+
+def generate(code: str, given: set[str] = frozenset()) -> list[Mutant]:
+    """The mutants of `code`, each one slip, in a fixed order; ids are stable across unrelated edits.
+    Functions named in `given` (handed to the learner as they are) are left alone."""
     tree = ast.parse(code)
     original = ast.unparse(tree)
     mutants, seen_code, seen_ids = [], {original}, set()
     skip = {id(n) for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))}
+    numbers = _numbers(tree)
     for path, node, function in _sites(tree):
-        if id(node) in skip or not path:
+        if id(node) in skip or not path or function in given or function.split(".")[0] in given:
             continue
         slips: list[tuple[str, object]] = []
         if isinstance(node, ast.stmt) and path[-1][1] is not None:
             parent, name, i = _at(tree, path)
-            slips += [(op, ("stmts", new)) for op, new in _statement_slips(getattr(parent, name), i)]
+            slips += [(op, ("stmts", new)) for op, new in _statement_slips(getattr(parent, name), i, numbers)]
         if isinstance(node, ast.expr) and not isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
             slips += [(op, ("expr", new)) for op, new in _expression_slips(node)]
         for operator, (kind, new) in slips:
@@ -222,6 +302,12 @@ def generate(code: str) -> list[Mutant]:
     return mutants
 
 
+def mutants_of(exercise: Exercise) -> list[Mutant]:
+    """The mutants of the exercise's reference solution, but for the functions its stub hands over as they are."""
+    solution = exercise.solution.read_text(encoding="utf-8")
+    return generate(solution, given_functions(exercise.stub.read_text(encoding="utf-8"), solution))
+
+
 # -- equivalence marks ----------------------------------------------------------------------------
 
 def marks_file(exercise: Exercise) -> Path:
@@ -253,7 +339,7 @@ def run_mutants(exercises: list[Exercise], *, seeds: list[int] = (0,), workers: 
     with tempfile.TemporaryDirectory(prefix="torch-katas-mutants-") as tmp:
         jobs, chosen = [], {}
         for exercise in exercises:
-            mutants = generate(exercise.solution.read_text(encoding="utf-8"))
+            mutants = mutants_of(exercise)
             if only is not None:
                 mutants = [m for m in mutants if m.id in only]
             mutants = mutants[:limit] if limit else mutants

@@ -4,7 +4,7 @@
 import ast
 
 from grader.exercises import find_exercise
-from grader.mutants import equivalent_marks, generate, run_mutants
+from grader.mutants import equivalent_marks, generate, given_functions, mutants_of, run_mutants
 
 CODE = '''
 import torch
@@ -54,7 +54,7 @@ def test_ids_survive_edits_elsewhere():
 
 def test_a_sample_of_ex04s_mutants_is_killed():
     exercise = find_exercise("ex04")
-    wanted = [m.id for m in generate(exercise.solution.read_text(encoding="utf-8"))
+    wanted = [m.id for m in mutants_of(exercise)
               if m.id.startswith("sgd_step.") and m.id.split(".")[1] in ("drop-with", "drop-call", "flip-operator")]
     assert wanted
     [report] = run_mutants([exercise], only=set(wanted), workers=2)
@@ -65,5 +65,13 @@ def test_a_sample_of_ex04s_mutants_is_killed():
 def test_marks_name_existing_mutants():
     for name in ("ex04", "ex14"):
         exercise = find_exercise(name)
-        ids = {m.id for m in generate(exercise.solution.read_text(encoding="utf-8"))}
+        ids = {m.id for m in mutants_of(exercise)}
         assert set(equivalent_marks(exercise)) <= ids
+
+
+def test_code_the_stub_hands_over_is_not_mutated():
+    stub = CODE.replace("    w.grad.zero_()\n", "    raise NotImplementedError\n") + "\n\ndef given(x):\n    return x - 1\n"
+    solution = CODE + "\n\ndef given(x):\n    return x - 1\n"
+    assert given_functions(stub, solution) == {"given"}
+    assert not [m for m in generate(solution, {"given"}) if m.id.startswith("given.")]
+    assert [m for m in generate(solution) if m.id.startswith("given.")]
