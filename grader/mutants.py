@@ -237,28 +237,25 @@ def _at(tree: ast.AST, path: tuple) -> tuple[ast.AST, str, int | None]:
     return parent, path[-1][0], path[-1][1]
 
 
-def given_functions(stub: str, solution: str) -> set[str]:
-    """The functions the stub already holds as the solution does (code handed to the learner): not mutated."""
-    found = {}
-    for code, into in ((stub, "stub"), (solution, "solution")):
-        for path, node, outer in _sites(ast.parse(code)):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                name = node.name if outer == "<module>" else f"{outer}.{node.name}"
-                body = node.body[1:] if ast.get_docstring(node) is not None else node.body
-                found.setdefault(name, {})[into] = ast.dump(ast.Module(body, []))
-    return {name for name, dumps in found.items() if dumps.get("stub") == dumps.get("solution")}
+def given_code(stub: str) -> set[tuple[str, str]]:
+    """(function, statement) for each statement of the stub, as `ast.dump` writes it: the solution's statements
+    that the stub already holds are code handed to the learner, not mutated."""
+    return {(function, ast.dump(node)) for _, node, function in _sites(ast.parse(stub)) if isinstance(node, ast.stmt)}
 
 
-def generate(code: str, given: set[str] = frozenset()) -> list[Mutant]:
+def generate(code: str, given: set[tuple[str, str]] = frozenset()) -> list[Mutant]:
     """The mutants of `code`, each one slip, in a fixed order; ids are stable across unrelated edits.
-    Functions named in `given` (handed to the learner as they are) are left alone."""
+    Statements in `given` (see `given_code`) are left alone."""
     tree = ast.parse(code)
     original = ast.unparse(tree)
     mutants, seen_code, seen_ids = [], {original}, set()
     skip = {id(n) for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))}
+    for _, node, function in _sites(tree):
+        if isinstance(node, ast.stmt) and (function, ast.dump(node)) in given:
+            skip |= {id(n) for n in ast.walk(node)}
     numbers = _numbers(tree)
     for path, node, function in _sites(tree):
-        if id(node) in skip or not path or function in given or function.split(".")[0] in given:
+        if id(node) in skip or not path:
             continue
         slips: list[tuple[str, object]] = []
         if isinstance(node, ast.stmt) and path[-1][1] is not None:
@@ -303,9 +300,8 @@ def generate(code: str, given: set[str] = frozenset()) -> list[Mutant]:
 
 
 def mutants_of(exercise: Exercise) -> list[Mutant]:
-    """The mutants of the exercise's reference solution, but for the functions its stub hands over as they are."""
-    solution = exercise.solution.read_text(encoding="utf-8")
-    return generate(solution, given_functions(exercise.stub.read_text(encoding="utf-8"), solution))
+    """The mutants of the exercise's reference solution, but for the code its stub hands over as it is."""
+    return generate(exercise.solution.read_text(encoding="utf-8"), given_code(exercise.stub.read_text(encoding="utf-8")))
 
 
 # -- equivalence marks ----------------------------------------------------------------------------
