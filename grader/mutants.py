@@ -250,6 +250,9 @@ def generate(code: str, given: set[tuple[str, str]] = frozenset()) -> list[Mutan
     original = ast.unparse(tree)
     mutants, seen_code, seen_ids = [], {original}, set()
     skip = {id(n) for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))}
+    for node in ast.walk(tree):  # a signature (defaults, annotations) is the stub's, not the learner's
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            skip |= {id(n) for part in (node.args, node.returns) if part for n in ast.walk(part)}
     for _, node, function in _sites(tree):
         if isinstance(node, ast.stmt) and (function, ast.dump(node)) in given:
             skip |= {id(n) for n in ast.walk(node)}
