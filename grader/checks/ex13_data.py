@@ -388,8 +388,9 @@ SEED_RANGE = {"Seed must be between 0 and 2**32 - 1": (
        zh="seed_worker 让 random 和 NumPy 跟随每个 worker 的 torch 种子")
 def test_seed_worker(submission, rng):
     base = [int(v) for v in torch.randint(2**40, 2**62, (2,), generator=rng)]
-    seeds = [base[0], base[0], base[1], base[1] + 1]
-    worker_ids = [0, 0, 0, 1]
+    # seeds 2**31 and 2**10 apart too: seeding from a smaller modulus than 2**32 makes them collide
+    seeds = [base[0], base[0], base[1], base[1] + 1, base[1] + 2**31, base[1] + 2**10]
+    worker_ids = [0, 0, 0, 1, 0, 0]
     with explain(SEED_RANGE, key="seed-not-modulo"):
         draws = submission.probe(worker_seeding, seeds, worker_ids, what="`seed_worker(worker_id)`")
     for k, name in ((0, "random"), (1, "NumPy")):
@@ -398,6 +399,12 @@ def test_seed_worker(submission, rng):
                  "torch.initial_seed() (a worker's torch seed), not from the clock or the OS.",
                  "torch 种子相同时，seed_worker 之后 {name} 的状态却不同：请用 torch.initial_seed()（worker 的 torch 种子）"
                  "来设种子，而不是时间或操作系统的随机源。", name=name, key="seed-from-clock")
+        if draws[0][k] != draws[2][k] and draws[2][k] != draws[3][k] and draws[2][k] in (draws[4][k], draws[5][k]):
+            fail("Torch seeds {apart} apart gave the same {name} numbers: the seed you give {name} keeps too few of "
+                 "torch.initial_seed()'s bits. Take it modulo 2**32, NumPy's whole range.",
+                 "相差 {apart} 的两个 torch 种子得到了相同的 {name} 随机数：你给 {name} 的种子只保留了 torch.initial_seed() "
+                 "的一小部分位。请对 2**32 取模（NumPy 的全部范围）。",
+                 name=name, apart="2**31" if draws[2][k] == draws[4][k] else "2**10", key="seed-modulus-small")
         if draws[0][k] == draws[2][k] or draws[2][k] == draws[3][k]:
             fail("Workers (or epochs) with different torch seeds got the same {name} numbers: the same random "
                  "augmentation everywhere. Seed {name} from torch.initial_seed() (modulo 2**32), not from a constant "
@@ -412,7 +419,7 @@ def test_seed_worker(submission, rng):
 def test_workers(submission, rng):
     seed = int(torch.randint(0, 10_000, (1,), generator=rng))
     torch_seed = int(torch.randint(2**40, 2**62, (1,), generator=rng))
-    for num_workers in (0, 2):
+    for num_workers in (0, 1, 2):  # one worker too: `num_workers > 1` is a slip
         out = submission.probe(worker_loader, 6, num_workers, seed, torch_seed,
                                what=f"`make_loader(dataset, 1, num_workers={num_workers})`")
         config = out["config"]
