@@ -18,15 +18,15 @@ def test_a_rule_without_a_check_and_a_check_without_a_rule_are_named(tmp_path):
     statement = (exercise.folder / "README.md").read_text(encoding="utf-8")
     found = rules(statement, "## What the checks verify")
     assert found[0][1] == ["weights_values", "weights_grad"]
-    cut = statement.replace(" <!-- checks: snapshot -->", "").replace("weights_grad", "weights_gradient")
+    cut = statement.replace(" <!-- checks: share -->", "").replace("weights_grad", "weights_gradient")
     folder = tmp_path / exercise.name
     folder.mkdir()
     (folder / "README.md").write_text(cut, encoding="utf-8")
     problems = trace_problems(dataclasses.replace(exercise, folder=folder))
-    assert any("'`snapshot` keeps values" in p and "names no check" in p for p in problems), problems
+    assert any("'`share_from_numpy` keeps values" in p and "names no check" in p for p in problems), problems
     assert any("'weights_gradient', which is no check" in p for p in problems), problems
     assert any("no rule names the check 'weights_grad'" in p for p in problems), problems
-    assert any("no rule names the check 'snapshot'" in p for p in problems), problems
+    assert any("no rule names the check 'share'" in p for p in problems), problems
 
 
 def test_show_leaves_the_markers_out():
