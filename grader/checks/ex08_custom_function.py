@@ -349,7 +349,8 @@ def test_backward_values(submission, rng):
 @check("backward returns None where ctx.needs_input_grad is False", points=1,
        zh="ctx.needs_input_grad 为 False 的位置，backward 返回 None")
 def test_needs_input_grad(submission, rng):
-    cases = (((True, False, False), True), ((False, True, True), True), ((True, True, False), False))
+    cases = (((True, False, False), True), ((False, True, True), True), ((True, True, False), False),
+             ((False, True, False), True))  # weight without bias: each flag read at its own index
     for requires, bias in cases:
         tensors = draw_linear(rng, 4, 3, 2, bias=bias)
         g = torch.randn(4, 2, generator=rng, dtype=torch.float64)
@@ -476,3 +477,8 @@ def test_fake_quantize(submission, rng):
     expect_gradient(grad, expected, "x", hints={
         "factor": ("The straight-through gradient of fake_quantize is exactly 1: step / step cancels.",
                    "fake_quantize 的直通梯度恰好为 1：除以 step 再乘以 step 相互抵消。")})
+    if not result["used_ste"]:
+        fail("fake_quantize gives the right values and gradient, but without calling RoundSTE.apply: build it on "
+             "your RoundSTE, as the statement asks (a straight-through trick of its own is not the exercise).",
+             "fake_quantize 的数值和梯度都对，但没有调用 RoundSTE.apply：请按题目要求基于你的 RoundSTE 来实现"
+             "（自己另写一个直通技巧不是本题的要求）。", key="ste-not-used")
