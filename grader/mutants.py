@@ -151,14 +151,16 @@ def _effects(stmt: ast.stmt) -> tuple[set[str], set[str]]:
     """(what `stmt` writes, what it reads), as paths; calls inside expressions count as reads only, a call
     made as a statement writes its receiver (an in-place method, `append`) or anything."""
     writes, reads = set(), set()
+    inner = {id(n.value) for n in ast.walk(stmt) if isinstance(n, (ast.Attribute, ast.Subscript))}  # `m` of `m.bias`
     for node in ast.walk(stmt):
-        if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) and _path(node):
+        if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)) and _path(node) and id(node) not in inner:
             (writes if isinstance(getattr(node, "ctx", None), ast.Store) else reads).add(_path(node))
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             func = node.value.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            target = node.value.args[0] if not isinstance(func, ast.Attribute) and node.value.args else \
-                getattr(func, "value", None)
+            receiver = getattr(func, "value", None)
+            on_module = receiver is not None and _path(receiver) in ("torch", "nn.init", "torch.nn.init", "init")
+            target = node.value.args[0] if (on_module or receiver is None) and node.value.args else receiver
             local = (name in LOCAL_EFFECT or name.endswith("_")) and target is not None and _path(target)
             writes.add(_path(target) if local else ANYTHING)
     return writes, reads
