@@ -342,8 +342,15 @@ def test_sgd_step_cleanup(submission, rng):
              "update (w.grad.zero_() or w.grad = None).",
              "{what} 之后 w.grad 仍然保存着梯度：下一次 backward 会在它上面累加。更新之后清空它（w.grad.zero_() 或 "
              "w.grad = None）。", what=what, key="grad-not-cleared")
-    expect_number(reply["value"], float(batch_loss(w.detach().double(), x, y)),
-                  Text("The loss returned by {what}", "{what} 返回的损失", what=what), exact_type=True)
+    value, before = reply["value"], float(batch_loss(w.detach().double(), x, y))
+    if isinstance(w_after, torch.Tensor) and isinstance(value, float) and abs(value - before) > 1e-4 * abs(before) \
+            and abs(value - float(batch_loss(w_after.detach().double(), x, y))) <= 1e-5 * max(1.0, abs(value)):
+        fail("{what} returned {got:.6g}, the loss of the updated w; expected {want:.6g}, the loss before the step: "
+             "return the loss the step's forward computed (loss.item()), not a loss computed again after the update.",
+             "{what} 返回了 {got:.6g}，这是更新后的 w 的损失；应为 {want:.6g}，即这一步之前的损失：请返回这一步 forward "
+             "算出的损失（loss.item()），而不是更新之后重新计算的损失。", what=what, got=value, want=before,
+             key="loss-after-update")
+    expect_number(value, before, Text("The loss returned by {what}", "{what} 返回的损失", what=what), exact_type=True)
 
 
 @check("predict returns values outside the graph, leaving w alone", points=1,
