@@ -175,19 +175,21 @@ def draw(rng, out=2, n=16):
     return weight, bias, x, y
 
 
-def sgd_reference(weight, bias, x, y, steps, lr):
-    """Plain full-batch SGD on the MSE, in float64: the losses before each update and the final weights."""
+def sgd_reference(weight, bias, x, y, steps, lr, momentum: float = 0.0):
+    """Full-batch SGD on the MSE (plain, or with `momentum` as torch.optim.SGD applies it), in float64: the
+    losses before each update and the final weights."""
     w = weight.double().clone().requires_grad_(True)
     b = bias.double().clone().requires_grad_(True)
     xd, yd = x.double(), y.double()
-    losses = []
+    losses, velocity = [], None
     for _ in range(steps):
         loss = ((xd @ w.T + b - yd) ** 2).mean()
         gw, gb = torch.autograd.grad(loss, [w, b])
         losses.append(loss.detach())
+        velocity = [gw, gb] if velocity is None else [momentum * v + g for v, g in zip(velocity, (gw, gb))]
         with torch.no_grad():
-            w -= lr * gw
-            b -= lr * gb
+            w -= lr * (velocity[0] if momentum else gw)
+            b -= lr * (velocity[1] if momentum else gb)
     return torch.stack(losses), w.detach(), b.detach()
 
 
@@ -414,6 +416,14 @@ def test_training_values(submission, rng, device):
                  "prediction [N, 1]? Keep both at the shape of y.",
                  "PyTorch 警告预测和目标的形状不同，而且{what}不对：loss 把它们互相广播了。是不是 `.squeeze()` 去掉了"
                  "预测值 [N, 1] 中大小为 1 的维度？请让两者都保持 y 的形状。", what=what, key="broadcast-loss")
+        for momentum in (0.9, 0.5, 0.99):  # the usual values
+            if not torch.allclose(losses["values"], want_losses, rtol=1e-3, atol=1e-5) and torch.allclose(
+                    losses["values"], sgd_reference(weight, bias, x, y, STEPS, LR, momentum)[0], rtol=1e-3, atol=1e-5):
+                fail("{what} follows SGD with momentum {m}; the statement asks for plain SGD: "
+                     "`torch.optim.SGD(model.parameters(), lr=lr)`, without momentum.",
+                     "{what} 对应的是带 momentum {m} 的 SGD；题目要求普通 SGD："
+                     "`torch.optim.SGD(model.parameters(), lr=lr)`，不加 momentum。", what=what, m=momentum,
+                     key="momentum-added")
         expect_close(losses["values"], want_losses, what, rtol=1e-3, atol=1e-5, n=x.shape[0], hints={
             "factor": ("Each entry is the mean squared error of the whole batch before that step's update.",
                        "每一项都是该步更新前整个 batch 的均方误差。")})
