@@ -396,6 +396,8 @@ def replay(weight, bias, batches, lr, max_norm, clip="norm", zero_grad=True):
                 torch.nn.utils.clip_grad_norm_([w, b], max_norm)
             elif clip == "value":
                 torch.nn.utils.clip_grad_value_([w, b], max_norm)
+            elif clip == "l1":
+                torch.nn.utils.clip_grad_norm_([w, b], max_norm, norm_type=1.0)
             elif clip == "each":
                 for p in (w, b):
                     torch.nn.utils.clip_grad_norm_([p], max_norm)
@@ -433,7 +435,8 @@ def test_step_clips(submission, rng):
     batches = [good_batch(rng), good_batch(rng)]
     records = run_steps(submission, weight, bias, batches, lr, max_norm)
     expected = replay(weight, bias, batches, lr, max_norm)
-    alternatives = {clip: replay(weight, bias, batches, lr, max_norm, clip=clip) for clip in ("none", "value", "each")}
+    alternatives = {clip: replay(weight, bias, batches, lr, max_norm, clip=clip)
+                    for clip in ("none", "value", "each", "l1")}
     accumulated = replay(weight, bias, batches, lr, max_norm, zero_grad=False)
     for i, (record, state, before) in enumerate(zip(records, expected, params_before(records, weight, bias))):
         if same_params(record, state):
@@ -465,6 +468,11 @@ def test_step_clips(submission, rng):
                  "gradients together so their total norm is at most max_norm (clip_grad_norm_).",
                  "梯度被逐元素截断了（clip_grad_value_）：这会改变梯度方向。请把所有梯度一起缩放，使总范数不超过 max_norm"
                  "（clip_grad_norm_）。", key="clip-value")
+        if same_params(record, alternatives["l1"][i]):
+            fail("The gradients were clipped by their L1 norm (the sum of absolute values, `norm_type=1`): the norm to "
+                 "limit is the usual L2 norm, clip_grad_norm_'s default (`norm_type=2`).",
+                 "梯度是按 L1 范数（绝对值之和，`norm_type=1`）裁剪的：要限制的是通常的 L2 范数，即 clip_grad_norm_ 的默认值"
+                 "（`norm_type=2`）。", key="clip-l1-norm")
         if same_params(record, alternatives["each"][i]):
             fail("Each parameter's gradient was clipped on its own: the norm to limit is the total over all parameters "
                  "at once (model.parameters()), so the total norm is at most max_norm.",
