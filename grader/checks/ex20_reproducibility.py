@@ -377,9 +377,9 @@ def test_loader(submission, rng):
 # -- train_run --------------------------------------------------------------------------------
 
 def draw_data(rng):
-    n = int(torch.randint(24, 41, (), generator=rng))
-    while n % 8 == 0 or math.ceil(n / 7) == math.ceil(n / 8):
-        n += 1  # a short last batch, and batches of 7 would make more of them
+    # a short last batch; batches of 7 would make more batches, batches of 9 fewer
+    sizes = [n for n in range(24, 56) if n % 8 and math.ceil(n / 9) < math.ceil(n / 8) < math.ceil(n / 7)]
+    n = sizes[int(torch.randint(len(sizes), (), generator=rng))]
     x = torch.randn(n, 4, generator=rng)
     y = x @ torch.randn(4, 1, generator=rng) + 0.1 * torch.randn(n, 1, generator=rng)
     return x, y
