@@ -164,7 +164,11 @@ def raised(error: dict) -> Text:
 @check("make_mlp returns an nn.Sequential: Linear, ReLU, ..., Linear", points=1,
        zh="make_mlp 返回 nn.Sequential：Linear、ReLU、……、Linear")
 def test_mlp_structure(submission, rng):
-    sizes = draw_sizes(rng)
+    for sizes in (draw_sizes(rng), [randint(rng, 2, 9), randint(rng, 2, 9)]):  # two sizes too: one Linear alone
+        expect_mlp_structure(submission, sizes)
+
+
+def expect_mlp_structure(submission, sizes):
     call = code(f"make_mlp({sizes})")
     facts = submission.probe(mlp_structure, sizes, what=call)
     if not facts["sequential"]:
@@ -206,7 +210,8 @@ def mlp_reference(params, x, last_relu=False):
        depends="mlp_structure")
 def test_mlp_forward(submission, rng):
     drawn = draw_sizes(rng)
-    for sizes, n in ((drawn, randint(rng, 2, 8)), ([drawn[0], drawn[1], 1], 1)):  # one output, a batch of one
+    for sizes, n in ((drawn, randint(rng, 2, 8)), ([drawn[0], drawn[1], 1], 1),  # one output, a batch of one
+                     ([drawn[0], drawn[-1]], 3)):  # two sizes: a single Linear
         x = torch.randn(n, sizes[0], generator=rng)
         call = code(f"make_mlp({sizes})(x[{n}, {sizes[0]}])")
         got = submission.probe(mlp_forward, sizes, x, what=call)
