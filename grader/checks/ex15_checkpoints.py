@@ -149,6 +149,7 @@ def resume_run(module, state_a, state_b, batches, stop, path):
     for _ in range(stop + 1):
         _train_epoch(*objects, batches)
     saved = _snapshot(*objects)
+    os.makedirs(os.path.dirname(path), exist_ok=True)  # a folder relative to the current one, as a run keeps them
     save_error = _save(module, path, objects, stop)
     if save_error:
         return {"save_error": save_error}
@@ -212,6 +213,8 @@ def _slip_canary(path) -> bool:
 def load_effects(module, state, path):
     """Where map_location sends the loaded tensors, and whether a pickled object in the file is refused."""
     objects = _setup(state)
+    gen = torch.Generator().manual_seed(0)
+    _train_epoch(*objects, [(torch.randn(8, 3, generator=gen), torch.randn(8, 1, generator=gen))])  # Adam has state
     save_error = _save(module, path, objects, 0)
     if save_error:
         return {"save_error": save_error}
@@ -259,7 +262,8 @@ def run_case(submission, rng):
             x = torch.randn(8, 3, generator=rng)
             batches.append((x, torch.sin(x @ teacher) + 0.1 * torch.randn(8, 1, generator=rng)))
         stop = int(torch.randint(1, 3, (1,), generator=rng))  # (stop + 1) % STEP_SIZE != 0
-        path = f"ckpt_{int(torch.randint(0, 10**6, (1,), generator=rng))}.pt"
+        run = int(torch.randint(0, 10**6, (1,), generator=rng))
+        path = f"run_{run}/ckpt_{run}.pt"  # relative to the current directory, in a folder of its own
         out = submission.probe(resume_run, state_a, state_b, batches, stop, path, what=ROUND_TRIP)
         _RUNS[id(submission)] = (out, stop, state_b)
     return _RUNS[id(submission)]
