@@ -13,7 +13,7 @@ import random
 
 import torch
 
-from grader.checking import Text, check, describe, expect_close, explain, fail, patched, pretend_cuda, probe
+from grader.checking import Text, check, describe, expect_close, explain, fail, patched, pretend_cuda, probe, verbatim
 
 # -- trusted helpers (they run inside the sandbox, through the probes) -----------------------
 
@@ -91,7 +91,8 @@ def transform_calls(module, x, y, indices, scale, shift):
     phase = ["init"]
 
     def transform(v):
-        calls.append({"phase": phase[0], "is_label": isinstance(v, torch.Tensor) and v.dim() == 0})
+        calls.append({"phase": phase[0], "is_label": isinstance(v, torch.Tensor) and v.dim() == 0,
+                      "shape": list(v.shape) if isinstance(v, torch.Tensor) else None})
         return v * scale + shift
 
     ds = module.ArrayDataset(x, y, transform=transform)
@@ -271,6 +272,14 @@ def test_transform(submission, rng):
              "when a transform was given.",
              "传给 ArrayDataset 的 transform 从未被调用：在 __getitem__ 中，如果给了 transform，就对 x 调用 self.transform。",
              key="transform-not-called")
+    whole = next((c["shape"] for c in calls if c["shape"] and c["shape"][0] == n and c["shape"][1:] == list(x.shape[1:])),
+                 None)
+    if whole is not None:
+        fail("__getitem__ gave the transform the whole feature matrix ({got}) and then picked one row: apply it to "
+             "that sample's features only, x[i] ({want}), so each read transforms one sample.",
+             "__getitem__ 把整个特征矩阵（{got}）交给了 transform，然后才取出一行：只对该样本的特征 x[i]（{want}）调用它，"
+             "这样每次读取只变换一个样本。", got=verbatim(str(whole)), want=verbatim(str(list(x.shape[1:]))),
+             key="transform-whole-data")
     if len(calls) != len(indices):
         fail("Reading {reads} samples called the transform {calls} times: call it once per __getitem__, on that "
              "sample's features.",
