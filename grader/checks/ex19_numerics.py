@@ -22,12 +22,23 @@ from grader.text import Text
 
 @probe
 def bce_gradient(module, logits, targets):
+    """The loss and d loss/d logits, and the torch functions the loss was computed with (for the diagnosis)."""
+    from torch.overrides import TorchFunctionMode
+
+    names = set()
+
+    class Recorder(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            names.add(getattr(func, "__name__", str(func)))
+            return func(*args, **(kwargs or {}))
+
     z = logits.clone().requires_grad_(True)
-    loss = module.bce_with_logits(z, targets)
+    with Recorder():
+        loss = module.bce_with_logits(z, targets)
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1 or not loss.requires_grad:
         return {"loss": loss.detach() if isinstance(loss, torch.Tensor) else loss}
     loss.reshape(()).backward()
-    return {"loss": loss.detach(), "grad": z.grad}
+    return {"loss": loss.detach(), "grad": z.grad, "calls": sorted(names)}
 
 
 @probe
@@ -210,10 +221,22 @@ def test_bce_gradient(submission, rng):
     what = "d loss/d logits"
     grad = expect_tensor(grad, what, shape=z.shape)
     if not torch.isfinite(grad).all():
-        fail("{what} contains NaN or inf on large logits: the derivative of log(sigmoid(z)) blows up once sigmoid rounds "
-             "to 0 or 1. BCEWithLogitsLoss has a stable backward as well.",
-             "在大 logits 上 {what} 含有 NaN 或 inf：一旦 sigmoid 舍入成 0 或 1，`log(sigmoid(z))` 的导数就会爆炸。"
-             "BCEWithLogitsLoss 的反向传播同样是稳定的。", what=what, key="log-of-sigmoid")
+        calls = set(result.get("calls", []))
+        if calls & {"sigmoid", "sigmoid_"}:  # the cause is named only when the probe saw sigmoid computed
+            fail("{what} contains NaN or inf on large logits: the derivative of log(sigmoid(z)) blows up once sigmoid "
+                 "rounds to 0 or 1. BCEWithLogitsLoss has a stable backward as well.",
+                 "在大 logits 上 {what} 含有 NaN 或 inf：一旦 sigmoid 舍入成 0 或 1，`log(sigmoid(z))` 的导数就会爆炸。"
+                 "BCEWithLogitsLoss 的反向传播同样是稳定的。", what=what, key="log-of-sigmoid")
+        if "where" in calls:
+            fail("{what} contains NaN or inf on large logits, and the loss uses torch.where: autograd differentiates "
+                 "both branches, so a branch that overflows where it is not picked (exp of a large z is inf) still "
+                 "makes the gradient NaN (0 * inf). Keep both branches finite, for instance with exp(-|z|).",
+                 "在大 logits 上 {what} 含有 NaN 或 inf，而损失用到了 `torch.where`：autograd 会对两个分支都求导，"
+                 "所以即使没被选中的分支溢出（大 z 的 exp 是 inf），梯度也会变成 NaN（0 * inf）。"
+                 "请让两个分支都保持有限，例如用 `exp(-|z|)`。", what=what, key="where-branch-overflow")
+        fail("{what} contains NaN or inf on large logits: a term of the loss overflows or takes log(0) there. {use}",
+             "在大 logits 上 {what} 含有 NaN 或 inf：损失中的某一项在那里溢出或取了 log(0)。{use}",
+             what=what, use=USE_LOGITS, key="gradient-not-finite")
     if close(grad, expected):
         return
     big = z.abs() > 20
