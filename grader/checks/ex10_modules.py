@@ -324,7 +324,8 @@ def stack_reference(weights, biases, scale, x, last_relu=False):
        depends=("stack_layers_registered", "stack_scale"))
 def test_stack_forward(submission, rng):
     drawn = draw_sizes(rng)
-    for sizes, n in ((drawn, randint(rng, 3, 9)), ([1, randint(rng, 2, 5), 1], 1)):  # and size-1 dimensions
+    deep = [randint(rng, 2, 6) for _ in range(5)]  # 4 layers: "all but the last" is not "the first" there
+    for sizes, n in ((drawn, randint(rng, 3, 9)), ([1, randint(rng, 2, 5), 1], 1), (deep, 2)):  # and size-1 dims
         weights = [torch.randn(b, a, generator=rng) for a, b in zip(sizes[:-1], sizes[1:])]
         biases = [torch.randn(b, generator=rng) for b in sizes[1:]]
         scale = torch.rand(sizes[-1], generator=rng) + 0.5
