@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from grader.checking import fail, learner_error, pretend_cuda, probe, verbatim
 
+__all__ = ["cuda_run", "expect_cpu_only", "fail_if_gpu"]
+
 
 @probe
 def cuda_run(module, calls):
