@@ -37,9 +37,9 @@ def fail_if_gpu(cuda: list[str], what: str) -> None:
         fail("With a GPU present, {what} sends tensors to it (`{calls}`), although every input is on the CPU: the "
              "result would land on the GPU, or meet a CPU tensor and fail. Keep to the inputs' device: create "
              "tensors without a device (or with device=x.device), and move nothing to `\"cuda\"`.",
-             "有 GPU 时，{what} 会把 tensor 放到 GPU 上（`{calls}`），而所有输入都在 CPU 上：结果会落到 GPU 上，"
-             "或与 CPU 上的 tensor 相遇而报错。请留在输入所在的设备上：创建 tensor 时不指定设备（或用 device=x.device），"
-             "不要把任何东西移到 `\"cuda\"`。",
+             "有 GPU 时，{what} 会把 tensor 放到 GPU 上（`{calls}`），而所有输入都在 CPU 上："
+             "结果会落到 GPU 上，或与 CPU 上的 tensor 相遇而报错。请留在输入所在的设备上："
+             "创建 tensor 时不指定设备（或用 device=x.device），不要把任何东西移到 `\"cuda\"`。",
              what=verbatim(what), calls=verbatim(", ".join(dict.fromkeys(cuda))), key="moved-to-gpu")
 
 

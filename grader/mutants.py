@@ -173,8 +173,12 @@ def _depend(a: ast.stmt, b: ast.stmt) -> bool:
     grads = lambda paths: any(p.endswith(".grad") or ".grad." in p for p in paths)  # noqa: E731
     if ANYTHING in wa and (ANYTHING in wb or grads(rb)) or ANYTHING in wb and grads(ra):
         return True
-    overlap = lambda xs, ys: any(x == y or y.startswith(x + ".") or x.startswith(y + ".") for x in xs for y in ys)  # noqa: E731
-    return overlap(wa - {ANYTHING}, rb | wb) or overlap(wb - {ANYTHING}, ra)
+    return _overlap(wa - {ANYTHING}, rb | wb) or _overlap(wb - {ANYTHING}, ra)
+
+
+def _overlap(xs: set[str], ys: set[str]) -> bool:
+    """Whether a path of `xs` is a path of `ys`, or lies inside one, or holds one."""
+    return any(x == y or y.startswith(x + ".") or x.startswith(y + ".") for x in xs for y in ys)
 
 
 def _numbers(tree: ast.AST) -> set[str]:
@@ -193,7 +197,8 @@ def _number(stmt: ast.AugAssign, numbers: set[str]) -> bool:
     """Whether an `x += ...` accumulates a Python number (then `x = x + ...` is the same): x starts as a
     number literal, or what is added is `.item()`, `len()` or `.size()`."""
     return stmt.target.id in numbers or any(
-        isinstance(n, ast.Call) and (getattr(n.func, "attr", None) in ("item", "size") or getattr(n.func, "id", None) == "len")
+        isinstance(n, ast.Call) and (getattr(n.func, "attr", None) in ("item", "size")
+                                     or getattr(n.func, "id", None) == "len")
         for n in ast.walk(stmt.value))
 
 
@@ -306,7 +311,8 @@ def generate(code: str, given: set[tuple[str, str]] = frozenset()) -> list[Mutan
 
 def mutants_of(exercise: Exercise) -> list[Mutant]:
     """The mutants of the exercise's reference solution, but for the code its stub hands over as it is."""
-    return generate(exercise.solution.read_text(encoding="utf-8"), given_code(exercise.stub.read_text(encoding="utf-8")))
+    stub = exercise.stub.read_text(encoding="utf-8")
+    return generate(exercise.solution.read_text(encoding="utf-8"), given_code(stub))
 
 
 # -- equivalence marks ----------------------------------------------------------------------------
@@ -370,7 +376,8 @@ def run_mutants(exercises: list[Exercise], *, seeds: list[int] = (0,), workers: 
             elif graded and all(r["status"] != "graded" or r["score"] < r["max_score"] for r in graded):
                 row["killed"] += 1
             elif mutant.id in marks:
-                row["equivalent"].append({"id": mutant.id, "description": mutant.description, "reason": marks[mutant.id]})
+                row["equivalent"].append({"id": mutant.id, "description": mutant.description,
+                                          "reason": marks[mutant.id]})
             else:
                 survived_by = [r["seed"] for r in graded if r["status"] == "graded" and r["score"] >= r["max_score"]]
                 row["survivors"].append({"id": mutant.id, "description": mutant.description, "seeds": survived_by})
@@ -400,7 +407,8 @@ def render_mutants(reports: list[dict], minimum: float) -> str:
     total = sum(r["killed"] for r in reports)
     judged = sum(r["total"] - len(r["equivalent"]) - len(r["failures"]) for r in reports)
     lines.append(f"mutation score {total}/{judged} = {total / judged if judged else 1:.1%}; "
-                 f"{sum(mutation_ok(r, minimum) for r in reports)} of {len(reports)} exercises at {minimum:.0%} or more")
+                 f"{sum(mutation_ok(r, minimum) for r in reports)} of {len(reports)} exercises at {minimum:.0%} "
+                 "or more")
     return "\n".join(lines)
 
 

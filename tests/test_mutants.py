@@ -70,8 +70,9 @@ def test_marks_name_existing_mutants_with_a_reason():
 
 
 def test_code_the_stub_hands_over_is_not_mutated():
-    stub = CODE.replace("    w.grad.zero_()\n", "    raise NotImplementedError\n") + "\n\ndef given(x):\n    return x - 1\n"
-    solution = CODE + "\n\ndef given(x):\n    return x - 1\n"
+    given = "\n\ndef given(x):\n    return x - 1\n"
+    stub = CODE.replace("    w.grad.zero_()\n", "    raise NotImplementedError\n") + given
+    solution = CODE + given
     mutants = generate(solution, given_code(stub))
     assert not [m for m in mutants if m.id.startswith("given.") or m.line < 9]
     assert [m for m in mutants if m.before == "w.grad.zero_()"]
