@@ -97,7 +97,8 @@ def run_train(module, weight, bias, x, y, model_on, data_on, device, steps, lr):
         model.weight.copy_(weight)
         model.bias.copy_(bias)
     model.to(model_on)
-    x, y = x.to(data_on), y.to(data_on)
+    x_on, y_on = data_on.split(",") if "," in data_on else (data_on, data_on)  # "meta,cpu": x there, y here
+    x, y = x.to(x_on), y.to(y_on)
     result = {"error": None, "losses": None}
     with contextlib.ExitStack() as stack:
         seen = stack.enter_context(pretend_cuda(module)) if device == "meta" else None
@@ -347,8 +348,14 @@ def test_model_moved(submission, rng):
 @check("train moves x and y to the device and uses the moved tensors", points=2,
        zh="train 把 x 和 y 移到设备上，并使用移动后的 tensor")
 def test_data_moved(submission, rng):
-    # The model already sits on the target device: only the data's placement is tested here.
-    result, _ = run(submission, rng, "meta", "cpu", "meta")
+    # The model already sits on the target device: only the data's placement is tested here, with x and y on the
+    # CPU, then with one of them already on the device (each must be moved on its own).
+    for data_on in ("cpu", "meta,cpu", "cpu,meta"):
+        expect_data_moved(submission, rng, data_on)
+
+
+def expect_data_moved(submission, rng, data_on):
+    result, _ = run(submission, rng, "meta", data_on, "meta")
     sent_to_cuda(result, "meta", ("x", "y"))
     fail_on_error(result, "meta", unless=("model", "other", "item"))  # judged by the other checks
     if result["error"] is not None:  # stopped by another mistake: did x and y get used on the device first?
