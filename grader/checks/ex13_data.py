@@ -123,7 +123,8 @@ def shuffle_orders(module, n, batch_size, seed, other_seed, disturb):
     torch.rand(3)
     repeat.append(_epoch(again))
     other = _epoch(module.make_loader(data, batch_size, shuffle=True, seed=other_seed))
-    return {"epochs": epochs, "repeat": repeat, "other": other}
+    return {"epochs": epochs, "repeat": repeat, "other": other,
+            "own_generator": getattr(first, "generator", None) is not None}  # the evidence for the cause below
 
 
 @probe
@@ -374,6 +375,11 @@ def test_shuffle(submission, rng):
              "同一个 loader 的两个 epoch 顺序相同：每个 epoch 的顺序都应不同。给 DataLoader 一个 generator，"
              "由它来打乱（不要每个 epoch 重新设种子）。", key="same-order-every-epoch")
     repeat = [[i for b in epoch for i in b] for epoch in out["repeat"]]
+    if repeat != flat and out.get("own_generator"):
+        fail("Two loaders made with the same seed={seed} gave different orders, though each has a generator of its "
+             "own: seed that generator with `seed` (generator.manual_seed(seed)) before handing it to the DataLoader.",
+             "用相同 seed={seed} 创建的两个 loader 顺序不同，尽管它们各自有 generator：请在交给 DataLoader 之前用 `seed` "
+             "给这个 generator 设种子（generator.manual_seed(seed)）。", seed=seed, key="generator-not-seeded")
     if repeat != flat:
         fail("Two loaders made with the same seed={seed} gave different orders, because other code used the global "
              "random generator in between: create a torch.Generator, seed it with `seed` and pass it as "
