@@ -10,7 +10,7 @@ pretended GPU although every input was on the CPU. Probes that drive modules and
 
 from __future__ import annotations
 
-from grader.checking import fail, learner_error, pretend_cuda, probe, verbatim
+from grader.checking import Text, fail, learner_error, pretend_cuda, probe, verbatim
 
 __all__ = ["cuda_run", "expect_cpu_only", "fail_if_gpu"]
 
@@ -31,8 +31,8 @@ def cuda_run(module, calls):
     return found
 
 
-def fail_if_gpu(cuda: list[str], what: str) -> None:
-    """Fail when, with a GPU pretended, `what` (every input on the CPU) did something that names CUDA."""
+def fail_if_gpu(cuda: list[str], what: str | Text) -> None:
+    """Fail when, with a GPU pretended, `what` (a call, every input on the CPU) did something that names CUDA."""
     if cuda:
         fail("With a GPU present, {what} sends tensors to it (`{calls}`), although every input is on the CPU: the "
              "result would land on the GPU, or meet a CPU tensor and fail. Keep to the inputs' device: create "
@@ -40,7 +40,7 @@ def fail_if_gpu(cuda: list[str], what: str) -> None:
              "有 GPU 时，{what} 会把 tensor 放到 GPU 上（`{calls}`），而所有输入都在 CPU 上："
              "结果会落到 GPU 上，或与 CPU 上的 tensor 相遇而报错。请留在输入所在的设备上："
              "创建 tensor 时不指定设备（或用 device=x.device），不要把任何东西移到 `\"cuda\"`。",
-             what=verbatim(what), calls=verbatim(", ".join(dict.fromkeys(cuda))), key="moved-to-gpu")
+             what=what if isinstance(what, Text) else verbatim(what), calls=verbatim(", ".join(dict.fromkeys(cuda))), key="moved-to-gpu")
 
 
 def expect_cpu_only(submission, calls: list[tuple[str, list]], what: str | None = None) -> None:

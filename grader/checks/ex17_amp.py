@@ -22,6 +22,7 @@ from torch import nn
 
 from grader.checking import (Text, check, fail, learner_error, patched, pretend_cuda, probe, record_curve, verbatim,
                              where)
+from grader.devices import fail_if_gpu
 
 EXPECTED = {"cpu": "bfloat16", "cuda": "float16"}
 HIDDEN = 16
@@ -141,8 +142,7 @@ def run_steps(module, seed, inputs, y, device_type, max_norm, lr, pretend, repea
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     result = {"calls": [], "error": None, "own_dtype": None}
     with contextlib.ExitStack() as stack:
-        if pretend:
-            stack.enter_context(pretend_cuda(module))
+        seen = stack.enter_context(pretend_cuda(module)) if pretend else None
         scaler = torch.amp.GradScaler(device_type)
         watch = _Watch(model, optimizer, scaler, device_type)
         with contextlib.suppress(Exception):
@@ -173,6 +173,7 @@ def run_steps(module, seed, inputs, y, device_type, max_norm, lr, pretend, repea
                 raise
         result["warnings"] = [str(w.message)[:200] for w in caught]
     result["param_dtypes"] = sorted({_dtype_name(p.dtype) for p in model.parameters()})
+    result["cuda"] = [c for c in seen.calls if not c.startswith("torch.cuda.")] if seen else []
     return result
 
 
@@ -218,8 +219,9 @@ def runs(submission, rng, device, *, overflow=False):
         bad[0, 0] = float("inf")
         inputs.append(bad)
     found = []
-    for device_type, pretend in [(device, False)] + ([("cuda", True)] if device == "cpu" else []):
-        call = call_text(device_type, max_norm, pretend)
+    # on a CPU machine a GPU is pretended in both runs: the "cpu" run must still put nothing on it
+    for device_type, pretend in [(device, device == "cpu")] + ([("cuda", True)] if device == "cpu" else []):
+        call = call_text(device_type, max_norm, pretend and device_type == "cuda")
         result = submission.probe(run_steps, seed, inputs, y, device_type, max_norm, LOG_LR, pretend,
                                   what=call)
         result.update(call=call, device_type=device_type, pretend=pretend, max_norm=max_norm, norm=norm)
@@ -371,6 +373,8 @@ def check_forward(result):
        zh="前向传播在 autocast 下运行，使用该设备的低精度 dtype")
 def test_forward_autocast(submission, rng, device):
     for result in runs(submission, rng, device):
+        if result["device_type"] == "cpu":
+            fail_if_gpu(result["cuda"], result["call"])
         check_forward(result)
 
 
