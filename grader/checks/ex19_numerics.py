@@ -152,12 +152,13 @@ def test_bce_values(submission, rng):
         return
     values = dict(got=float(loss), want=float(expected))
     if not torch.isfinite(loss):
-        fail("bce_with_logits returned {got} on logits up to |120|: for large |z|, sigmoid(z) rounds to exactly 0 or 1 "
-             "in float32, so log(sigmoid(z)) or log(1 - sigmoid(z)) is log(0) = -inf. Never form sigmoid explicitly: "
-             "{use}",
-             "在 |z| 最大到 120 的 logits 上，bce_with_logits 返回了 {got}：|z| 很大时，sigmoid(z) 在 float32 中会被舍入成"
-             "正好 0 或 1，于是 `log(sigmoid(z))` 或 `log(1 - sigmoid(z))` 就是 `log(0) = -inf`。不要显式计算 sigmoid：{use}",
-             got=float(loss), use=USE_LOGITS, key="log-of-sigmoid")
+        fail("bce_with_logits returned {got} on logits up to |120|: a term of the formula overflows or takes log(0) "
+             "there. In float32, exp(120) is inf, and sigmoid(z) rounds to exactly 0 or 1, so log(sigmoid(z)) or "
+             "log(1 - sigmoid(z)) is log(0) = -inf. Use only terms that stay finite: {use}",
+             "在 |z| 最大到 120 的 logits 上，bce_with_logits 返回了 {got}：公式中的某一项在那里溢出或取了 log(0)。"
+             "在 float32 中 `exp(120)` 是 inf，而 sigmoid(z) 会被舍入成正好 0 或 1，于是 `log(sigmoid(z))` 或 "
+             "`log(1 - sigmoid(z))` 就是 `log(0) = -inf`。请只用保持有限的项：{use}",
+             got=float(loss), use=USE_LOGITS, key="loss-not-finite")
     if close(loss, F.binary_cross_entropy(torch.sigmoid(z), t)):
         fail("bce_with_logits is {got:.4g}, expected {want:.4g}: sigmoid(z) rounds to exactly 1.0 or 0.0 in float32 once "
              "|z| is large, and BCELoss then clamps log(0) to -100, so every confident mistake costs 100 instead of |z|. "
