@@ -273,10 +273,11 @@ def relation_text(rel: str, explained: bool = False) -> Text:
     """How the value relates to the right one, in words; for a factor, with a generic guess at the cause
     unless the check `explained` it itself."""
     if rel.startswith("factor"):
-        if explained:
-            return Text("is off by a constant factor of {f}", "差了一个常数因子 {f}", f=rel.split()[1])
-        return Text("is off by a constant factor of {f} (a missing or extra constant, such as 2 or 1/N?)",
-                    "差了一个常数因子 {f}（是否多了或少了某个常数，比如 2 或 1/N？）", f=rel.split()[1])
+        f = rel.split()[1]
+        if explained or f not in ("2", "0.5", "N", "1/N"):  # a factor no slip explains: the symptom only
+            return Text("is off by a constant factor of {f}", "差了一个常数因子 {f}", f=f)
+        return Text("is off by a constant factor of {f} (a missing or extra {f}?)",
+                    "差了一个常数因子 {f}（是否多了或少了一个 {f}？）", f=f)
     return RELATION_TEXT[rel]
 
 

@@ -891,12 +891,21 @@ def gradescope_cmd(exercises, assignment, out, time_limit, memory, lang):
 @click.option("--seeds", type=click.IntRange(1), default=1, show_default=True,
               help="Validate with this many seeds (0, 1, ...); without it, one random seed.")
 @options.device
+@click.option("--mutants", is_flag=True,
+              help="Grade generated mutants of each solution instead (one slip each); list those that score full.")
+@click.option("--workers", type=click.IntRange(1), default=2, show_default=True, help="Mutants graded at once.")
 @assignment_option
 @json_option
 @lang_option
-def validate_cmd(exercises, seeds, device, assignment, as_json, lang):
+def validate_cmd(exercises, seeds, device, mutants, workers, assignment, as_json, lang):
     """Prove the checks: each solution and variant scores full, each stub and mistake scores less."""
     chosen = exercises_or_fail(exercises, assignment)
+    if mutants:
+        from grader.mutants import MINIMUM, mutation_ok, render_mutants, run_mutants
+
+        found = run_mutants(chosen, seeds=list(range(seeds)), workers=workers, device=device)
+        click.echo(json.dumps(found) if as_json else render_mutants(found, MINIMUM))
+        sys.exit(0 if all(mutation_ok(r, MINIMUM) for r in found) else 1)
     from grader.validate import render_validation, validate
 
     seed_list = list(range(seeds)) if seeds > 1 else [None]

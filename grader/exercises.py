@@ -105,7 +105,7 @@ class Exercise:
         path = self.folder / ("README.zh.md" if lang == "zh" else "README.md")
         if not path.exists():
             path = self.folder / "README.md"
-        return path.read_text(encoding="utf-8")
+        return re.sub(r" ?<!-- checks:[^>]*-->", "", path.read_text(encoding="utf-8"))  # the trace: for authors
 
     def text(self, key: str, lang: str = "en"):
         """A metadata text (title, hints) in the asked language, English as fallback."""

@@ -30,6 +30,8 @@ from grader.exercises import Exercise, all_exercises
 from grader.text import Text
 
 COMMON = {  # keys the check toolkit, the sandbox and the judge name for every exercise
+    "moved-to-gpu": Text("with a GPU pretended, the code sent tensors to it though every input is on the CPU",
+                         "假装有 GPU 时，代码把 tensor 放到了 GPU 上，而所有输入都在 CPU 上"),
     "returned-none": Text("the function returns None: a `return` is missing", "函数返回 None：少了 `return`"),
     "not-a-tensor": Text("the value is not a tensor", "返回值不是 tensor"),
     "not-a-number": Text("the value is not a Python number", "返回值不是 Python 数"),

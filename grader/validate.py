@@ -28,6 +28,7 @@ from grader.notebook import write_notebook
 from grader.result import Result
 from grader.source import load_source
 from grader.text import english_prose
+from grader.trace import trace_problems
 
 
 def expected_text(path: Path) -> str | None:
@@ -184,6 +185,7 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path, draw
         folder = course.mistakes_dir / exercise.name
         problems.append(f"needs at least {course.min_mistakes} known mistake(s) in {folder}/")
     rows += [{"kind": "metadata", "file": "exercise.toml", "ok": False, "why": p} for p in problems]
+    rows += [{"kind": "trace", "file": "README", "ok": False, "why": p} for p in trace_problems(exercise)]
     return {"exercise": exercise.id, "name": exercise.name, "seed": seed, "ok": all(r["ok"] for r in rows),
             "rows": rows}
 

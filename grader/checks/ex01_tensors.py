@@ -8,6 +8,7 @@ whether the returned tensor changed.
 import torch
 
 from grader.checking import Text, check, expect_close, expect_tensor, explain, fail, probe, tensor_info
+from grader.devices import expect_cpu_only
 
 
 def dtype_name(dtype) -> str:
@@ -71,6 +72,7 @@ def test_weights_values(submission, rng):
                  what=what, key="float64-weights")
         expect_tensor(out, what, dtype=torch.float32)
         expect_close(out, torch.tensor(values, dtype=torch.float32), what, rtol=0, atol=0)
+    expect_cpu_only(submission, [("make_weights", [values])])  # a GPU at hand changes nothing
 
 
 @check("make_weights gives a leaf that requires grad and receives .grad", points=2,
@@ -241,3 +243,4 @@ def test_snapshot(submission, rng):
                  "和切片得到的是指向同一份数据的新 tensor 对象；clone() 才会复制数据。", key="shares-memory")
         fail("`snapshot(t)` changed when t was changed in place afterwards: it must be an independent copy (clone()).",
              "之后原地修改 t 时，`snapshot(t)` 也变了：它必须是独立的副本（clone()）。", key="shares-memory")
+    expect_cpu_only(submission, [("snapshot", [t])])

@@ -206,6 +206,8 @@ def draw_fill(rng, m, n):
     tensor, position k of the memory is yet another one (there is such a k for every such m, n)."""
     ks = [k for k in range(m * n) if k // m < m and k % m < n and divmod(k, m) != divmod(k, n)
           and (k % n) * m + k // n != k and k // m != k % m]
+    swapped = [k for k in ks if k % n < m and k // n < n and k % n != k // n]  # (j, i) = divmod(k, n) lands too
+    ks = swapped or ks
     k = ks[int(torch.randint(len(ks), (1,), generator=rng))]
     value = float(100 + torch.randint(900, (1,), generator=rng))
     return k, value
@@ -226,12 +228,19 @@ def wrong_divmod(x_after, x, k, value, what):
              "在 {what} 中，数值写到了 x[{wi}, {wj}]，但按行计数的第 {k} 个元素是 x[{i}, {j}]：k 是按行数（{m}）拆分的；"
              "而每行有 {n} 个元素，也就是列数 x.shape[1]。",
              what=what, k=k, m=m, n=n, wi=k // m, wj=k % m, i=k // n, j=k % n, key="divmod-wrong-dim")
+    i, j = divmod(k, n)
+    if (i, j) != (j, i) and j < m and i < n and torch.equal(x_after, filled(x, (j, i), value)):
+        fail("In {what}, the value landed at x[{j}, {i}], but entry {k} counted row by row is x[{i}, {j}]: the row "
+             "and the column are swapped. divmod(k, x.shape[1]) gives (row, column), in that order.",
+             "在 {what} 中，数值写到了 x[{j}, {i}]，但按行计数的第 {k} 个元素是 x[{i}, {j}]：行和列颠倒了。"
+             "divmod(k, x.shape[1]) 按顺序给出 (行, 列)。", what=what, k=k, i=i, j=j, key="divmod-swapped")
 
 
 @check("fill_flat_ writes the k-th entry of a contiguous x in place", points=1,
        zh="fill_flat_ 原地写入连续 x 的第 k 个元素")
 def test_fill_contiguous(submission, rng):
-    m, n = draw_shape(rng)
+    m = int(torch.randint(3, 5, (1,), generator=rng))  # 3 <= m < n: an entry where rows and columns swapped lands
+    n = int(torch.randint(m + 1, 7, (1,), generator=rng))
     x = torch.randn(m, n, generator=rng)
     k, value = draw_fill(rng, m, n)
     _, (x_after, _, _) = submission.call_with_args("fill_flat_", x, k, value)

@@ -9,6 +9,7 @@ import torch
 
 from grader.checking import (Text, check, describe, expect_close, expect_number, expect_tensor, explain, fail,
                              patched, probe, tensor_info)
+from grader.devices import expect_cpu_only
 from grader.gradients import expect_gradient
 
 # -- sandbox side ----------------------------------------------------------------------------
@@ -16,11 +17,13 @@ from grader.gradients import expect_gradient
 
 @probe
 def run(module, name, args, count=None):
-    """Call module.<name>(*args). Returns the value, the args after the call and, with `count`, "calls":
-    how often module.<count> was called."""
+    """Call module.<name>(*args). Returns the value, the args after the call, their .grad ("grads") and, with
+    `count`, "calls": how often module.<count> was called."""
     fn = getattr(module, name)
+    grads = lambda: [getattr(a, "grad", None) for a in args]  # noqa: E731 - what backward left in the inputs
     if count is None:
-        return {"value": fn(*args), "args": list(args)}
+        value = fn(*args)
+        return {"value": value, "args": list(args), "grads": grads()}
     calls = [0]
     original = getattr(module, count)
 
@@ -30,7 +33,7 @@ def run(module, name, args, count=None):
 
     with patched(module, module, count, counted):
         value = fn(*args)
-    return {"value": value, "args": list(args), "calls": calls[0]}
+    return {"value": value, "args": list(args), "calls": calls[0], "grads": grads()}
 
 
 # -- judge side ------------------------------------------------------------------------------
@@ -132,6 +135,7 @@ def test_make_param(submission, rng):
                  "backward 只会填充那个原始 tensor 的 .grad，它自己的 .grad 一直是 None。先做完运算，再打开 requires_grad。",
                  what=what, grad_fn=info.get("grad_fn"), key="not-a-leaf")
         expect_close(value, torch.tensor(values, dtype=torch.float64) * scale, what, atol=1e-5)
+    expect_cpu_only(submission, [("make_param", [values, scale])])  # a GPU at hand changes nothing
 
 
 # -- retain_grad -----------------------------------------------------------------------------
@@ -255,6 +259,13 @@ def test_two_losses_grads(submission, rng):
              "在两次 backward 之间清空 w.grad。", what=what, key="grad-not-cleared")
     expect_gradient(grad_a, ea, "w", of="loss_a", atol=GRAD_ATOL)
     expect_gradient(grad_b, eb, "w", of="loss_b", atol=GRAD_ATOL)
+    if reply["grads"][1] is None:
+        fail("{what} gives the right gradients, but w.grad is still None afterwards: they were not computed by "
+             "backward (torch.autograd.grad returns gradients without storing them). Compute both with "
+             "loss.backward() and read w.grad, as the statement asks.",
+             "{what} 的梯度是对的，但之后 w.grad 仍是 None：它们不是由 backward 算出的（torch.autograd.grad 返回梯度，"
+             "但不会存进 .grad）。请按题目要求，两次都用 loss.backward() 计算，再读取 w.grad。",
+             what=what, key="not-by-backward")
 
 
 # -- backward(gradient=v) --------------------------------------------------------------------
@@ -331,8 +342,15 @@ def test_sgd_step_cleanup(submission, rng):
              "update (w.grad.zero_() or w.grad = None).",
              "{what} 之后 w.grad 仍然保存着梯度：下一次 backward 会在它上面累加。更新之后清空它（w.grad.zero_() 或 "
              "w.grad = None）。", what=what, key="grad-not-cleared")
-    expect_number(reply["value"], float(batch_loss(w.detach().double(), x, y)),
-                  Text("The loss returned by {what}", "{what} 返回的损失", what=what), exact_type=True)
+    value, before = reply["value"], float(batch_loss(w.detach().double(), x, y))
+    if isinstance(w_after, torch.Tensor) and isinstance(value, float) and abs(value - before) > 1e-4 * abs(before) \
+            and abs(value - float(batch_loss(w_after.detach().double(), x, y))) <= 1e-5 * max(1.0, abs(value)):
+        fail("{what} returned {got:.6g}, the loss of the updated w; expected {want:.6g}, the loss before the step: "
+             "return the loss the step's forward computed (loss.item()), not a loss computed again after the update.",
+             "{what} 返回了 {got:.6g}，这是更新后的 w 的损失；应为 {want:.6g}，即这一步之前的损失：请返回这一步 forward "
+             "算出的损失（loss.item()），而不是更新之后重新计算的损失。", what=what, got=value, want=before,
+             key="loss-after-update")
+    expect_number(value, before, Text("The loss returned by {what}", "{what} 返回的损失", what=what), exact_type=True)
 
 
 @check("predict returns values outside the graph, leaving w alone", points=1,
@@ -359,3 +377,4 @@ def test_predict(submission, rng):
             fail("{what} changed the values of w: inference must leave the parameters as they are.",
                  "{what} 修改了 w 的数值：推理时必须保持参数不变。", what=what, key="input-changed")
         expect_close(value, x.double() @ w.detach().double(), what, atol=1e-5)
+    expect_cpu_only(submission, [("predict", [w, x]), ("hidden_grad", [x, param(rng, 3)])])

@@ -81,6 +81,11 @@ def test_mse_loss(submission, rng):
         fail("mse_loss should return one number (a scalar tensor), got shape {shape}: did you forget the .{how}()?",
              "mse_loss 应返回一个数（标量 tensor），实际形状为 {shape}：是不是忘了 .{how}()？",
              shape=list(loss.shape), how=verbatim(reduction()), key="loss-not-reduced")
+    if reduction() == "mean" and torch.allclose(loss.reshape(()), ((y_pred - y) ** 2).sum() / 7, rtol=1e-5):
+        fail("mse_loss(y_pred, y) divides the sum of squared errors by N - 1 (7 for 8 samples): that is the unbiased "
+             "variance's correction, not a mean. The MSE divides by N: .mean().",
+             "mse_loss(y_pred, y) 把平方误差之和除以了 N - 1（8 个样本时是 7）：这是无偏方差的修正，不是平均值。"
+             "MSE 要除以 N：用 .mean()。", key="divides-by-n-minus-1")
     expect_close(loss.reshape(()), reduce((y_pred - y) ** 2), "mse_loss(y_pred, y)", n=8, hints={
         **({"factor 1/N": MEAN_FOR_SUM} if reduction() == "sum" else {"factor N": SUM_FOR_MEAN}),
         "factor 0.5": ("Is the error squared, and not halved?", "误差平方了吗？有没有多乘了 1/2？")})
@@ -143,6 +148,19 @@ def expect_grads(submission, rng, which: int):
                  "Return them in the order (dw, db).",
                  "linear_grads 返回的是 (db, dw)：第一个值是 d loss/d b，第二个是 d loss/d w。请按 (dw, db) 的顺序返回。",
                  key="swapped")
+        error = (w * x + b - y).detach()
+        if which == 0 and n > 1 and _close(grads[0], (2 * error.mean() * x.mean()).double().reshape(1)) \
+                and not _close(grads[0], expected[0]):
+            fail("dw equals 2 * mean(error) * mean(x), a product of two means; the gradient is the mean of the "
+                 "products, 2 * mean(error * x): each sample's error goes with its own x.",
+                 "dw 等于 2 * mean(error) * mean(x)，是两个平均值的乘积；梯度应是乘积的平均值 2 * mean(error * x)："
+                 "每个样本的误差要乘以它自己的 x。", key="product-of-means")
+        if n > 1 and isinstance(grads[which], torch.Tensor) and _close(grads[which] * (n - 1) / n, expected[which]) \
+                and not _close(grads[which], expected[which]):
+            fail("{name} is the gradient times N / (N - 1) ({n} / {m}): it divides by N - 1 instead of N. The loss is "
+                 "a mean over the N samples, so its gradient divides by N.",
+                 "{name} 等于梯度乘以 N / (N - 1)（{n} / {m}）：它除以的是 N - 1 而不是 N。损失是 N 个样本的平均，"
+                 "所以梯度也要除以 N。", name="d" + "wb"[which], n=n, m=n - 1, key="divides-by-n-minus-1")
         numerical = numerical_gradient(loss_of(x, y), [w, b])
         expect_gradient(_one(grads[which]), expected[which], "wb"[which], numerical=numerical[which],
                         hints=grad_hints(), n=n)

@@ -18,6 +18,7 @@ from torch.overrides import TorchFunctionMode
 
 from grader.checking import (Text, check, describe, fail, learner_error, probe, record_curve, relation,
                              relation_cause, relation_key, relation_text, tensor_info, verbatim, where)
+from grader.devices import expect_cpu_only
 
 EPOCHS = 300  # what the README promises the checks pass to train()
 W_TOL, B_TOL = 0.05, 0.1  # how close train() must land to the least-squares fit
@@ -165,6 +166,23 @@ def run_steps(module, x, y, w0, b0, lr, steps):
     b = b0.detach().clone().requires_grad_(True)
     watch = Watch({"w": w, "b": b})
     log = {"steps": [], "error": None, "LR": getattr(module, "LR", None)}
+    made = []  # the torch.optim optimizers train_step creates (the statement rules them out)
+    original_init = torch.optim.Optimizer.__init__
+
+    def recording_init(self, *args, **kwargs):
+        made.append(type(self).__name__)
+        original_init(self, *args, **kwargs)
+
+    torch.optim.Optimizer.__init__ = recording_init
+    try:
+        _run_steps(module, x, y, w, b, lr, steps, watch, log)
+    finally:
+        torch.optim.Optimizer.__init__ = original_init
+    log["optimizers"] = made
+    return log
+
+
+def _run_steps(module, x, y, w, b, lr, steps, watch, log):
     for _ in range(steps):
         before = {"w": _value(w), "b": _value(b)}
         done = len(watch.grads_before)
@@ -185,7 +203,6 @@ def run_steps(module, x, y, w0, b0, lr, steps):
     log["data_used"] = [n for n in PARAMS if n in watch.data_used]
     if not isinstance(log["LR"], (int, float)) or isinstance(log["LR"], bool):
         log["LR"] = None
-    return log
 
 
 def _graph_leaves(t: torch.Tensor) -> list[torch.Tensor]:
@@ -528,6 +545,11 @@ def test_no_data(submission, rng):
              "train_step 使用了 {name}.data：这里能跑，但 .data 会绕过 autograd 的检查，出错的梯度可能悄悄通过。"
              "请在 `with torch.no_grad():` 下更新（{name} -= lr * {name}.grad）。",
              name=log["data_used"][0], key="data-update")
+    if log["optimizers"]:
+        fail("train_step creates a torch.optim.{name}: this exercise writes the update by hand (under "
+             "`with torch.no_grad():`, w -= lr * w.grad), without torch.optim.",
+             "train_step 创建了 torch.optim.{name}：本题要求手写参数更新（在 `with torch.no_grad():` 下执行 "
+             "w -= lr * w.grad），不使用 torch.optim。", name=verbatim(log["optimizers"][0]), key="optimizer-used")
     expect_an_update(log)
 
 
@@ -546,7 +568,7 @@ def train_of(submission, rng):
         fail("train should return three things, (w, b, losses), got {got}.",
              "train 应返回三个值：(w, b, losses)，实际得到 {got}。", got=describe(result), key="wrong-return")
     for name, t in zip(PARAMS, result[:2]):
-        if not isinstance(t, torch.Tensor) or t.numel() != 1 or not t.is_floating_point():
+        if not isinstance(t, torch.Tensor) or list(t.shape) != [1] or not t.is_floating_point():
             fail("train should return {name} as a float tensor of shape [1], got {got}.",
                  "train 返回的 {name} 应是形状为 [1] 的浮点 tensor，实际得到 {got}。",
                  name=name, got=describe(t), key="wrong-return")
@@ -603,6 +625,8 @@ def test_train_returns(submission, rng):
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             fail("losses should hold Python floats (loss.item()), found {got}.",
                  "losses 里应该是 Python float（loss.item()），却发现了{got}。", got=describe(v), key="not-a-float")
+    leaf = lambda: torch.zeros(1).requires_grad_(True)  # noqa: E731 - w, b as the caller holds them
+    expect_cpu_only(submission, [("train_step", [x, y, leaf(), leaf(), 0.01]), ("train", [x, y, 3])])
 
 
 def _effective_lr(x, y, seen) -> float | None:

@@ -242,8 +242,10 @@ def _expect_steps(kind: str, seen: dict) -> None:
     order = order_text(events)
     steps = [i for i, (name, _) in enumerate(events) if name == "step"]
     if not steps:
-        fail("{fn} never called optimizer.step(): the parameters never change.",
-             "{fn} 从未调用 optimizer.step()：参数永远不会改变。", fn=fn, key="step-missing")
+        fail("{fn} never called optimizer.step(): the loop must update the parameters through its optimizer "
+             "(zero_grad -> backward -> step), not by hand.",
+             "{fn} 从未调用 optimizer.step()：循环必须通过它的优化器更新参数（zero_grad -> backward -> step），"
+             "而不是手动更新。", fn=fn, key="step-missing")
     last_step = -1
     for k, i in enumerate(steps, start=1):
         between = [name for name, _ in events[last_step + 1:i]]

@@ -83,7 +83,19 @@ def run_backward(module, name, tensors, requires, grad_output):
     info, out = _call(module, name, tensors, requires)
     if out is None:
         return info
-    raw = out.grad_fn.apply(grad_output)
+    used = []  # autograd's own gradient functions, called from inside the learner's backward
+
+    def spy(label, original):
+        def recorded(*args, **kwargs):
+            used.append(label)
+            return original(*args, **kwargs)
+        return recorded
+
+    with patched(module, torch.autograd, "grad", spy("torch.autograd.grad", torch.autograd.grad)), \
+            patched(module, torch.autograd, "backward", spy("torch.autograd.backward", torch.autograd.backward)), \
+            patched(module, torch.Tensor, "backward", spy(".backward()", torch.Tensor.backward)):
+        raw = out.grad_fn.apply(grad_output)
+    info["autograd"] = used
     info["returned"] = type(raw).__name__
     grads = raw if isinstance(raw, (tuple, list)) else (raw,)
     info["grads"] = [g.detach() if isinstance(g, torch.Tensor) else g for g in grads]
@@ -173,10 +185,18 @@ def expect_node(info, name):
              name=name, key="no-grad-fn")
 
 
-def raw_grads(submission, name, tensors, requires, grad_output, what):
-    """The learner's backward called directly: the list of what it returned (the count is not judged here)."""
+def raw_grads(submission, name, tensors, requires, grad_output, what, by_hand: bool = False):
+    """The learner's backward called directly: the list of what it returned (the count is not judged here).
+    With `by_hand`, fail when that backward had autograd compute the gradients."""
     info = submission.probe(run_backward, name, tensors, requires, grad_output, what=what)
     expect_node(info, name)
+    if by_hand and info.get("autograd"):
+        fail("{name}.backward calls {api}: it lets autograd differentiate a forward again instead of computing the "
+             "gradients itself. Derive them by hand from grad_output and what forward saved (matrix products), as "
+             "the statement asks.",
+             "{name}.backward 调用了 {api}：它让 autograd 再对 forward 求一次导，而不是自己计算梯度。请按题目要求，"
+             "用 grad_output 和 forward 保存的张量手工推导梯度（矩阵乘法）。",
+             name=name, api=verbatim(f"`{info['autograd'][0]}`"), key="backward-by-autograd")
     return info["grads"]
 
 
@@ -330,7 +350,7 @@ def test_backward_values(submission, rng):
     for n, fin, fout in ((4, 3, 2), (3, 2, 5)):  # no square weight: a transposed gradient is the shapes' lesson
         tensors = draw_linear(rng, n, fin, fout)
         g = torch.randn(n, fout, generator=rng, dtype=torch.float64)
-        grads = raw_grads(submission, "LinearFunction", tensors, [True, True, True], g, BACKWARD)
+        grads = raw_grads(submission, "LinearFunction", tensors, [True, True, True], g, BACKWARD, by_hand=True)
         # L = sum(grad_output * out), so dL/d input is exactly the vector-Jacobian product backward must return.
         expected = autograd_gradient(lambda *t: (g * reference(*t)).sum(), tensors)
         comparable = [i for i, (grad, t) in enumerate(zip(grads, tensors))
@@ -366,7 +386,8 @@ def test_backward_values(submission, rng):
 @check("backward returns None where ctx.needs_input_grad is False", points=1,
        zh="ctx.needs_input_grad 为 False 的位置，backward 返回 None")
 def test_needs_input_grad(submission, rng):
-    cases = (((True, False, False), True), ((False, True, True), True), ((True, True, False), False))
+    cases = (((True, False, False), True), ((False, True, True), True), ((True, True, False), False),
+             ((False, True, False), True))  # weight without bias: each flag read at its own index
     for requires, bias in cases:
         tensors = draw_linear(rng, 4, 3, 2, bias=bias)
         g = torch.randn(4, 2, generator=rng, dtype=torch.float64)
@@ -493,3 +514,8 @@ def test_fake_quantize(submission, rng):
     expect_gradient(grad, expected, "x", hints={
         "factor": ("The straight-through gradient of fake_quantize is exactly 1: step / step cancels.",
                    "fake_quantize 的直通梯度恰好为 1：除以 step 再乘以 step 相互抵消。")})
+    if not result["used_ste"]:
+        fail("fake_quantize gives the right values and gradient, but without calling RoundSTE.apply: build it on "
+             "your RoundSTE, as the statement asks (a straight-through trick of its own is not the exercise).",
+             "fake_quantize 的数值和梯度都对，但没有调用 RoundSTE.apply：请按题目要求基于你的 RoundSTE 来实现"
+             "（自己另写一个直通技巧不是本题的要求）。", key="ste-not-used")

@@ -84,7 +84,7 @@ def scheduler_lrs(module, kind, epochs, step_size, gamma, lr):
         lrs.append(float(opt.param_groups[0]["lr"]))
         opt.step()
         sched.step()
-    return {**facts, "lrs": lrs}
+    return {**facts, "lrs": lrs, "final": float(opt.param_groups[0]["lr"])}  # read after the last step too
 
 
 @probe
@@ -349,6 +349,12 @@ def test_cosine_scheduler(submission, rng):
         causes.append((Text("Your cosine has eta_min={eta_min}: it must anneal down to 0.",
                             "你的余弦调度 eta_min={eta_min}：它要退火到 0。", eta_min=eta_min), "cosine-eta-min"))
     expect_schedule(result, _expected_lrs("cosine", epochs, 3, 0.5, lr), call, causes)
+    if abs(result.get("final", 0.0)) > 1e-6 * lr:
+        fail("After the last of the {epochs} epochs, {call} leaves the learning rate at {final:.4g}, not 0: the "
+             "cosine must reach 0 after exactly {epochs} scheduler steps (T_max={epochs}, eta_min=0).",
+             "{call} 在 {epochs} 个 epoch 的最后一个之后，学习率为 {final:.4g}，而不是 0：余弦调度必须在恰好 {epochs} 次 "
+             "scheduler step 之后降到 0（T_max={epochs}，eta_min=0）。", call=call, epochs=epochs,
+             final=result["final"], key="cosine-not-zero-at-end")
 
 
 # -- train -----------------------------------------------------------------------------------------

@@ -83,7 +83,8 @@ def affine_forward(module, weight, bias, x, upstream):
     (y * upstream).sum().backward()  # same as y.backward(upstream), which lazily imports torch.fx (0.6 s)
     weight_grad = mine["weight"].grad
     return {"y": y.detach(), "bias_grad": mine["bias"].grad,
-            "weight_grad": weight_grad.T if transposed and weight_grad is not None else weight_grad}
+            "weight_grad": weight_grad.T if transposed and weight_grad is not None else weight_grad,
+            "requires_grad": {name: bool(getattr(t, "requires_grad", False)) for name, t in mine.items()}}
 
 
 def _linears(m):
@@ -248,6 +249,12 @@ def test_affine_forward(submission, rng):
                  key="plain-tensor-not-parameter")
         expected = autograd_gradient(lambda w, b: ((x.double() @ w.T + b) * upstream.double()).sum(), [weight, bias])
         for name, want in zip(("weight", "bias"), expected):
+            if got[f"{name}_grad"] is None and not got.get("requires_grad", {}).get(name, True):
+                fail("After backward, {grad} is None: {attr} does not require grad, so autograd keeps no gradient "
+                     "for it. Make it an `nn.Parameter` (a buffer or a plain tensor is not trained).",
+                     "backward 之后 {grad} 为 None：{attr} 不需要梯度，autograd 不会为它保留梯度。请把它设为 "
+                     "`nn.Parameter`（buffer 或普通 tensor 不会被训练）。",
+                     grad=code(f"Affine.{name}.grad"), attr=code(f"self.{name}"), key="not-a-parameter")
             if got[f"{name}_grad"] is None:
                 fail("After backward, {grad} is None: the output was not computed from {attr} (a copy, or a "
                      "detached tensor?).", "backward 之后 {grad} 为 None：输出不是由 {attr} 计算的（用了副本，还是 detach 过的 tensor？）。",
@@ -317,7 +324,8 @@ def stack_reference(weights, biases, scale, x, last_relu=False):
        depends=("stack_layers_registered", "stack_scale"))
 def test_stack_forward(submission, rng):
     drawn = draw_sizes(rng)
-    for sizes, n in ((drawn, randint(rng, 3, 9)), ([1, randint(rng, 2, 5), 1], 1)):  # and size-1 dimensions
+    deep = [randint(rng, 2, 6) for _ in range(5)]  # 4 layers: "all but the last" is not "the first" there
+    for sizes, n in ((drawn, randint(rng, 3, 9)), ([1, randint(rng, 2, 5), 1], 1), (deep, 2)):  # and size-1 dims
         weights = [torch.randn(b, a, generator=rng) for a, b in zip(sizes[:-1], sizes[1:])]
         biases = [torch.randn(b, generator=rng) for b in sizes[1:]]
         scale = torch.rand(sizes[-1], generator=rng) + 0.5

@@ -92,12 +92,22 @@ def block_forward(module, channels, state, x, training):
     block.train(training)
     facts = {"paddings": [str(getattr(block.conv1, "padding", "?")), str(getattr(block.conv2, "padding", "?"))],
              "calls": calls}
+    x_before = x.clone()
     try:
         y = block(x)
     except NotImplementedError:
         raise
     except Exception as exc:  # noqa: BLE001 - explained with the block's padding by the checks
         return {**facts, "error": learner_error(exc, module)}
+    facts["calls"] = dict(calls)  # counted for this forward only
+    facts["x_changed"] = not torch.equal(x, x_before)  # the caller's x, added into in place?
+    facts["backward_error"] = None
+    if isinstance(y, torch.Tensor):  # the block in a training graph: backward through it must run
+        x_grad = (x_before * 1.0).requires_grad_(True)
+        try:
+            (block(x_grad * 1.0) ** 2).sum().backward()
+        except Exception as exc:  # noqa: BLE001 - reported as data
+            facts["backward_error"] = learner_error(exc, module)
     return {**facts, "y": y.detach() if isinstance(y, torch.Tensor) else y}
 
 
@@ -164,7 +174,11 @@ def raised(error: dict) -> Text:
 @check("make_mlp returns an nn.Sequential: Linear, ReLU, ..., Linear", points=1,
        zh="make_mlp 返回 nn.Sequential：Linear、ReLU、……、Linear")
 def test_mlp_structure(submission, rng):
-    sizes = draw_sizes(rng)
+    for sizes in (draw_sizes(rng), [randint(rng, 2, 9), randint(rng, 2, 9)]):  # two sizes too: one Linear alone
+        expect_mlp_structure(submission, sizes)
+
+
+def expect_mlp_structure(submission, sizes):
     call = code(f"make_mlp({sizes})")
     facts = submission.probe(mlp_structure, sizes, what=call)
     if not facts["sequential"]:
@@ -206,7 +220,8 @@ def mlp_reference(params, x, last_relu=False):
        depends="mlp_structure")
 def test_mlp_forward(submission, rng):
     drawn = draw_sizes(rng)
-    for sizes, n in ((drawn, randint(rng, 2, 8)), ([drawn[0], drawn[1], 1], 1)):  # one output, a batch of one
+    for sizes, n in ((drawn, randint(rng, 2, 8)), ([drawn[0], drawn[1], 1], 1),  # one output, a batch of one
+                     ([drawn[0], drawn[-1]], 3)):  # two sizes: a single Linear
         x = torch.randn(n, sizes[0], generator=rng)
         call = code(f"make_mlp({sizes})(x[{n}, {sizes[0]}])")
         got = submission.probe(mlp_forward, sizes, x, what=call)
@@ -291,6 +306,17 @@ def run_block(submission, channels, state, x, training):
         fail("{block} should keep the shape {want}, got {got}: each 3x3 convolution without padding shrinks H and W "
              "by 2. Use `padding=1`.", "{block} 应保持形状 {want}，实际为 {got}：没有 padding 的 3x3 卷积会让 H 和 W "
              "各减少 2。请使用 `padding=1`。", block=block, want=list(x.shape), got=list(y.shape), key="conv-no-padding")
+    if got.get("x_changed"):
+        fail("{block} changed the caller's x: the skip connection added into x in place (`x += out`). Add into a new "
+             "tensor (`out = out + x`, or `out += x`): the caller still needs its x, and autograd refuses to "
+             "backward through a tensor changed in place.",
+             "{block} 修改了调用者的 x：跳跃连接原地加到了 x 上（`x += out`）。请加到新的 tensor 上"
+             "（`out = out + x` 或 `out += x`）：调用者还要用它的 x，而且原地修改过的 tensor 无法反向传播。",
+             block=block, key="skip-in-place-into-x")
+    if got.get("backward_error"):
+        fail("{block} runs forward, but backward through it fails: {error}",
+             "{block} 的前向传播能运行，但反向传播失败了：{error}", block=block, error=raised(got["backward_error"]),
+             key="block-backward-fails")
     return expect_tensor(y, block, shape=list(x.shape)), got["calls"]
 
 

@@ -13,7 +13,7 @@ import random
 
 import torch
 
-from grader.checking import Text, check, describe, expect_close, explain, fail, patched, pretend_cuda, probe
+from grader.checking import Text, check, describe, expect_close, explain, fail, patched, pretend_cuda, probe, verbatim
 
 # -- trusted helpers (they run inside the sandbox, through the probes) -----------------------
 
@@ -91,7 +91,8 @@ def transform_calls(module, x, y, indices, scale, shift):
     phase = ["init"]
 
     def transform(v):
-        calls.append({"phase": phase[0], "is_label": isinstance(v, torch.Tensor) and v.dim() == 0})
+        calls.append({"phase": phase[0], "is_label": isinstance(v, torch.Tensor) and v.dim() == 0,
+                      "shape": list(v.shape) if isinstance(v, torch.Tensor) else None})
         return v * scale + shift
 
     ds = module.ArrayDataset(x, y, transform=transform)
@@ -122,7 +123,8 @@ def shuffle_orders(module, n, batch_size, seed, other_seed, disturb):
     torch.rand(3)
     repeat.append(_epoch(again))
     other = _epoch(module.make_loader(data, batch_size, shuffle=True, seed=other_seed))
-    return {"epochs": epochs, "repeat": repeat, "other": other}
+    return {"epochs": epochs, "repeat": repeat, "other": other,
+            "own_generator": getattr(first, "generator", None) is not None}  # the evidence for the cause below
 
 
 @probe
@@ -271,6 +273,14 @@ def test_transform(submission, rng):
              "when a transform was given.",
              "传给 ArrayDataset 的 transform 从未被调用：在 __getitem__ 中，如果给了 transform，就对 x 调用 self.transform。",
              key="transform-not-called")
+    whole = next((c["shape"] for c in calls if c["shape"] and c["shape"][0] == n and c["shape"][1:] == list(x.shape[1:])),
+                 None)
+    if whole is not None:
+        fail("__getitem__ gave the transform the whole feature matrix ({got}) and then picked one row: apply it to "
+             "that sample's features only, x[i] ({want}), so each read transforms one sample.",
+             "__getitem__ 把整个特征矩阵（{got}）交给了 transform，然后才取出一行：只对该样本的特征 x[i]（{want}）调用它，"
+             "这样每次读取只变换一个样本。", got=verbatim(str(whole)), want=verbatim(str(list(x.shape[1:]))),
+             key="transform-whole-data")
     if len(calls) != len(indices):
         fail("Reading {reads} samples called the transform {calls} times: call it once per __getitem__, on that "
              "sample's features.",
@@ -365,6 +375,11 @@ def test_shuffle(submission, rng):
              "同一个 loader 的两个 epoch 顺序相同：每个 epoch 的顺序都应不同。给 DataLoader 一个 generator，"
              "由它来打乱（不要每个 epoch 重新设种子）。", key="same-order-every-epoch")
     repeat = [[i for b in epoch for i in b] for epoch in out["repeat"]]
+    if repeat != flat and out.get("own_generator"):
+        fail("Two loaders made with the same seed={seed} gave different orders, though each has a generator of its "
+             "own: seed that generator with `seed` (generator.manual_seed(seed)) before handing it to the DataLoader.",
+             "用相同 seed={seed} 创建的两个 loader 顺序不同，尽管它们各自有 generator：请在交给 DataLoader 之前用 `seed` "
+             "给这个 generator 设种子（generator.manual_seed(seed)）。", seed=seed, key="generator-not-seeded")
     if repeat != flat:
         fail("Two loaders made with the same seed={seed} gave different orders, because other code used the global "
              "random generator in between: create a torch.Generator, seed it with `seed` and pass it as "
@@ -388,8 +403,9 @@ SEED_RANGE = {"Seed must be between 0 and 2**32 - 1": (
        zh="seed_worker 让 random 和 NumPy 跟随每个 worker 的 torch 种子")
 def test_seed_worker(submission, rng):
     base = [int(v) for v in torch.randint(2**40, 2**62, (2,), generator=rng)]
-    seeds = [base[0], base[0], base[1], base[1] + 1]
-    worker_ids = [0, 0, 0, 1]
+    # seeds 2**31 and 2**10 apart too: seeding from a smaller modulus than 2**32 makes them collide
+    seeds = [base[0], base[0], base[1], base[1] + 1, base[1] + 2**31, base[1] + 2**10]
+    worker_ids = [0, 0, 0, 1, 0, 0]
     with explain(SEED_RANGE, key="seed-not-modulo"):
         draws = submission.probe(worker_seeding, seeds, worker_ids, what="`seed_worker(worker_id)`")
     for k, name in ((0, "random"), (1, "NumPy")):
@@ -398,6 +414,12 @@ def test_seed_worker(submission, rng):
                  "torch.initial_seed() (a worker's torch seed), not from the clock or the OS.",
                  "torch 种子相同时，seed_worker 之后 {name} 的状态却不同：请用 torch.initial_seed()（worker 的 torch 种子）"
                  "来设种子，而不是时间或操作系统的随机源。", name=name, key="seed-from-clock")
+        if draws[0][k] != draws[2][k] and draws[2][k] != draws[3][k] and draws[2][k] in (draws[4][k], draws[5][k]):
+            fail("Torch seeds {apart} apart gave the same {name} numbers: the seed you give {name} keeps too few of "
+                 "torch.initial_seed()'s bits. Take it modulo 2**32, NumPy's whole range.",
+                 "相差 {apart} 的两个 torch 种子得到了相同的 {name} 随机数：你给 {name} 的种子只保留了 torch.initial_seed() "
+                 "的一小部分位。请对 2**32 取模（NumPy 的全部范围）。",
+                 name=name, apart="2**31" if draws[2][k] == draws[4][k] else "2**10", key="seed-modulus-small")
         if draws[0][k] == draws[2][k] or draws[2][k] == draws[3][k]:
             fail("Workers (or epochs) with different torch seeds got the same {name} numbers: the same random "
                  "augmentation everywhere. Seed {name} from torch.initial_seed() (modulo 2**32), not from a constant "
@@ -412,7 +434,7 @@ def test_seed_worker(submission, rng):
 def test_workers(submission, rng):
     seed = int(torch.randint(0, 10_000, (1,), generator=rng))
     torch_seed = int(torch.randint(2**40, 2**62, (1,), generator=rng))
-    for num_workers in (0, 2):
+    for num_workers in (0, 1, 2):  # one worker too: `num_workers > 1` is a slip
         out = submission.probe(worker_loader, 6, num_workers, seed, torch_seed,
                                what=f"`make_loader(dataset, 1, num_workers={num_workers})`")
         config = out["config"]

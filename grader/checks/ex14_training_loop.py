@@ -21,7 +21,8 @@ from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
 from grader.checking import Text, check, describe, expect_number, explain, fail, patched, probe, record_curve, \
-    tensor_info
+    pretend_cuda, tensor_info, verbatim
+from grader.devices import expect_cpu_only, fail_if_gpu
 
 FEATURES, HIDDEN, CLASSES = 4, 32, 3
 EPOCHS = 10
@@ -128,9 +129,10 @@ def run_evaluate(module, state, x, y, batch_size):
     model = _model_with(state)
     model.train()  # left in training mode, as after a training epoch
     rec = Recorder(model)
-    value = module.evaluate(model, _loader(x, y, batch_size), rec.criterion())
+    with pretend_cuda(module) as gpu:  # a GPU at hand: still nothing leaves the model's device
+        value = module.evaluate(model, _loader(x, y, batch_size), rec.criterion())
     return {"value": tuple(value) if isinstance(value, (tuple, list)) else value,
-            "forwards": rec.forwards, "losses": rec.losses}
+            "forwards": rec.forwards, "losses": rec.losses, "cuda": gpu.calls}
 
 
 @probe
@@ -158,8 +160,9 @@ def run_train_epoch(module, state, x, y, batch_size, lr):
             return super().step(closure)
 
     optimizer = CheckedSGD(model.parameters(), lr=lr)
-    value = module.train_one_epoch(model, _loader(x, y, batch_size), rec.criterion(lift_single=True), optimizer)
-    return {"value": value, "forwards": rec.forwards, "losses": rec.losses, "steps": steps}
+    with pretend_cuda(module) as gpu:
+        value = module.train_one_epoch(model, _loader(x, y, batch_size), rec.criterion(lift_single=True), optimizer)
+    return {"value": value, "forwards": rec.forwards, "losses": rec.losses, "steps": steps, "cuda": gpu.calls}
 
 
 def trusted_train_one_epoch(model, loader, criterion, optimizer):
@@ -210,15 +213,26 @@ def trusted_helpers(module):
     """fit calls trusted train_one_epoch and evaluate in place of the learner's (judged by their own checks)."""
     helpers = {"train_one_epoch": (trusted_train_one_epoch, ("model", "loader", "criterion", "optimizer")),
                "evaluate": (trusted_evaluate, ("model", "loader", "criterion"))}
+    seen = {"misordered": [],  # calls whose positional arguments are not in the helper's own order
+            "optimizers": []}  # the class and learning rate of the optimizer each training epoch was given
     with contextlib.ExitStack() as stack:
         for name, (trusted, kinds) in helpers.items():
             original = getattr(module, name, None)
             if callable(original):
-                def helper(*args, _original=original, _trusted=trusted, _kinds=kinds, **kwargs):
+                def helper(*args, _original=original, _trusted=trusted, _kinds=kinds, _name=name, **kwargs):
                     routed = _by_kind(args, kwargs, _kinds)
-                    return _original(*args, **kwargs) if routed is None else _trusted(*routed)
+                    if routed is None:
+                        return _original(*args, **kwargs)
+                    kind_of = {id(value): kind for kind, value in zip(_kinds, routed)}
+                    given = [kind_of.get(id(a), "?") for a in args]
+                    if given != list(_kinds[:len(args)]):
+                        seen["misordered"].append(f"{_name}({', '.join(given)})")
+                    if "optimizer" in _kinds:
+                        optimizer = routed[_kinds.index("optimizer")]
+                        seen["optimizers"].append([type(optimizer).__name__, optimizer.param_groups[0].get("lr")])
+                    return _trusted(*routed)
                 stack.enter_context(patched(module, module, name, helper))
-        yield
+        yield seen
 
 
 class ValLoader(DataLoader):
@@ -247,9 +261,9 @@ def run_fit(module, state, train, val, epochs, lr):
     train_loader = DataLoader(TensorDataset(*train), batch_size=32, shuffle=True)
     val_loader = ValLoader(TensorDataset(*val), batch_size=50, shuffle=False)
     val_loader.model_ref, val_loader.records = model, []
-    with trusted_helpers(module):
+    with trusted_helpers(module) as seen:  # no GPU pretended: Adam's step asks for the real one
         module.fit(model, train_loader, val_loader, epochs, lr)
-    return {"val": val_loader.records}
+    return {"val": val_loader.records, **seen}
 
 
 class ScriptedModel(nn.Module):
@@ -482,6 +496,7 @@ def test_accuracy(submission, rng):
                  key="argmax-wrong-dim")
         expect_number(number, expected, Text("{what} (the predicted class is the argmax over dim 1)",
                                               "{what}（预测类别是沿 dim 1 的 argmax）", what=what))
+    expect_cpu_only(submission, [("accuracy", [logits, targets])])
 
 
 HELPER_N, HELPER_BATCH = 49, 16  # the last batch holds one sample
@@ -495,6 +510,7 @@ def test_evaluate(submission, rng):
     x, y = single_sample_last(model, x, y)
     out = submission.probe(run_evaluate, model.state_dict(), x, y, HELPER_BATCH,
                            what="`evaluate(model, val_loader, criterion)`")
+    fail_if_gpu(out["cuda"], "`evaluate(model, val_loader, criterion)`")
     check_forwards(out["forwards"], "evaluate", training=False)
     check_criterion_inputs(out["losses"], "evaluate")
     value = out["value"]
@@ -555,6 +571,7 @@ def test_train_one_epoch(submission, rng):
     sizes = batches_of(HELPER_N, HELPER_BATCH)
     out = submission.probe(run_train_epoch, model.state_dict(), x, y, HELPER_BATCH, 0.1,
                            what="`train_one_epoch(model, train_loader, criterion, optimizer)`")
+    fail_if_gpu(out["cuda"], "`train_one_epoch(model, train_loader, criterion, optimizer)`")
     steps = out["steps"]
     check_forwards(out["forwards"], "train_one_epoch", training=True)
     check_criterion_inputs(out["losses"], "train_one_epoch")
@@ -609,6 +626,23 @@ def fit_run(submission, rng):
 def test_fit_trains(submission, rng):
     out, model, (x_test, y_test) = fit_run(submission, rng)
     records = out["val"][:EPOCHS]
+    if out["misordered"]:
+        call = out["misordered"][0]
+        fail("fit calls `{call}`: the arguments are not in the order your helper takes them, "
+             "`train_one_epoch(model, loader, criterion, optimizer)` and `evaluate(model, loader, criterion)`, "
+             "so with your own helpers it would fail.",
+             "fit 调用了 `{call}`：参数顺序与辅助函数定义的顺序不同，应为 `train_one_epoch(model, loader, criterion, optimizer)` "
+             "和 `evaluate(model, loader, criterion)`，用你自己的辅助函数时会出错。", call=verbatim(call),
+             key="helper-arguments-swapped")
+    kinds = sorted({name for name, _ in out["optimizers"]})
+    if kinds and kinds != ["Adam"]:
+        fail("fit trains with {kinds}: the statement asks for `Adam(model.parameters(), lr=lr)`.",
+             "fit 用 {kinds} 训练：题目要求使用 `Adam(model.parameters(), lr=lr)`。",
+             kinds=verbatim(", ".join(kinds)), key="wrong-optimizer")
+    if out["optimizers"] and abs(out["optimizers"][0][1] - 0.01) > 1e-12:
+        fail("fit's optimizer starts at `lr={got}`, but fit was called with `lr=0.01`: pass lr to Adam.",
+             "fit 的优化器初始学习率为 `lr={got}`，但调用 fit 时 `lr=0.01`：请把 lr 传给 Adam。",
+             got=out["optimizers"][0][1], key="lr-ignored")
     record_curve("validation loss per epoch (true loss of your model after each epoch)",
                  {"yours": [r["loss"] for r in records]}, log=True, xlabel="epoch")
     if len(out["val"]) < EPOCHS:

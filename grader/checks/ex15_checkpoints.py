@@ -79,6 +79,19 @@ def _find_tensors(obj, found, depth=0):
             _find_tensors(v, found, depth + 1)
 
 
+def _pickle_protocol(path) -> int | None:
+    """The pickle protocol of a torch.save file's data.pkl (2 unless pickle_protocol= said otherwise)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            name = next(n for n in archive.namelist() if n.endswith("/data.pkl") or n == "data.pkl")
+            head = archive.open(name).read(2)
+    except Exception:  # noqa: BLE001 - not a zip file torch.save writes
+        return None
+    return head[1] if len(head) == 2 and head[0] == 0x80 else None
+
+
 def _inspect_file(path, weights):
     """What torch.load(path, weights_only=True) makes of the learner's file."""
     file = {"exists": os.path.isfile(path), "unsafe": None, "unreadable": None, "has_weights": False}
@@ -87,6 +100,7 @@ def _inspect_file(path, weights):
     try:
         content = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # noqa: BLE001 - the learner's file may hold anything
+        file["protocol"] = _pickle_protocol(path)
         try:
             file["unsafe"] = torch.serialization.get_unsafe_globals_in_checkpoint(path)
         except Exception:  # noqa: BLE001 - not a torch.save file at all
@@ -149,6 +163,7 @@ def resume_run(module, state_a, state_b, batches, stop, path):
     for _ in range(stop + 1):
         _train_epoch(*objects, batches)
     saved = _snapshot(*objects)
+    os.makedirs(os.path.dirname(path), exist_ok=True)  # a folder relative to the current one, as a run keeps them
     save_error = _save(module, path, objects, stop)
     if save_error:
         return {"save_error": save_error}
@@ -212,6 +227,8 @@ def _slip_canary(path) -> bool:
 def load_effects(module, state, path):
     """Where map_location sends the loaded tensors, and whether a pickled object in the file is refused."""
     objects = _setup(state)
+    gen = torch.Generator().manual_seed(0)
+    _train_epoch(*objects, [(torch.randn(8, 3, generator=gen), torch.randn(8, 1, generator=gen))])  # Adam has state
     save_error = _save(module, path, objects, 0)
     if save_error:
         return {"save_error": save_error}
@@ -259,7 +276,8 @@ def run_case(submission, rng):
             x = torch.randn(8, 3, generator=rng)
             batches.append((x, torch.sin(x @ teacher) + 0.1 * torch.randn(8, 1, generator=rng)))
         stop = int(torch.randint(1, 3, (1,), generator=rng))  # (stop + 1) % STEP_SIZE != 0
-        path = f"ckpt_{int(torch.randint(0, 10**6, (1,), generator=rng))}.pt"
+        run = int(torch.randint(0, 10**6, (1,), generator=rng))
+        path = f"run_{run}/ckpt_{run}.pt"  # relative to the current directory, in a folder of its own
         out = submission.probe(resume_run, state_a, state_b, batches, stop, path, what=ROUND_TRIP)
         _RUNS[id(submission)] = (out, stop, state_b)
     return _RUNS[id(submission)]
@@ -335,6 +353,13 @@ def test_file(submission, rng):
         fail("save_checkpoint wrote no file at the path it was given: call torch.save(checkpoint, path) with that path.",
              "save_checkpoint 没有在给定的路径上写出文件：请用这个 path 调用 torch.save(checkpoint, path)。",
              key="no-file")
+    if file.get("protocol") not in (None, 2):
+        fail("torch.load(path, weights_only=True) cannot read the checkpoint: it was written with pickle protocol "
+             "{p} (`pickle_protocol={p}`), and the safe loader reads only protocol 2, torch.save's default. Leave "
+             "pickle_protocol out.",
+             "torch.load(path, weights_only=True) 无法读取该检查点：它是用 pickle 协议 {p} 写的（`pickle_protocol={p}`），"
+             "而安全加载只支持 torch.save 默认的协议 2。请不要指定 pickle_protocol。",
+             p=file["protocol"], key="pickle-protocol")
     if file["unsafe"] is not None:
         fail("the checkpoint holds whole objects ({objects}), pickled, where state_dicts belong: "
              "torch.load(path, weights_only=True) refuses them, because unpickling an object can run any code. "

@@ -97,7 +97,8 @@ def run_train(module, weight, bias, x, y, model_on, data_on, device, steps, lr):
         model.weight.copy_(weight)
         model.bias.copy_(bias)
     model.to(model_on)
-    x, y = x.to(data_on), y.to(data_on)
+    x_on, y_on = data_on.split(",") if "," in data_on else (data_on, data_on)  # "meta,cpu": x there, y here
+    x, y = x.to(x_on), y.to(y_on)
     result = {"error": None, "losses": None}
     with contextlib.ExitStack() as stack:
         seen = stack.enter_context(pretend_cuda(module)) if device == "meta" else None
@@ -175,19 +176,21 @@ def draw(rng, out=2, n=16):
     return weight, bias, x, y
 
 
-def sgd_reference(weight, bias, x, y, steps, lr):
-    """Plain full-batch SGD on the MSE, in float64: the losses before each update and the final weights."""
+def sgd_reference(weight, bias, x, y, steps, lr, momentum: float = 0.0):
+    """Full-batch SGD on the MSE (plain, or with `momentum` as torch.optim.SGD applies it), in float64: the
+    losses before each update and the final weights."""
     w = weight.double().clone().requires_grad_(True)
     b = bias.double().clone().requires_grad_(True)
     xd, yd = x.double(), y.double()
-    losses = []
+    losses, velocity = [], None
     for _ in range(steps):
         loss = ((xd @ w.T + b - yd) ** 2).mean()
         gw, gb = torch.autograd.grad(loss, [w, b])
         losses.append(loss.detach())
+        velocity = [gw, gb] if velocity is None else [momentum * v + g for v, g in zip(velocity, (gw, gb))]
         with torch.no_grad():
-            w -= lr * gw
-            b -= lr * gb
+            w -= lr * (velocity[0] if momentum else gw)
+            b -= lr * (velocity[1] if momentum else gb)
     return torch.stack(losses), w.detach(), b.detach()
 
 
@@ -345,8 +348,14 @@ def test_model_moved(submission, rng):
 @check("train moves x and y to the device and uses the moved tensors", points=2,
        zh="train 把 x 和 y 移到设备上，并使用移动后的 tensor")
 def test_data_moved(submission, rng):
-    # The model already sits on the target device: only the data's placement is tested here.
-    result, _ = run(submission, rng, "meta", "cpu", "meta")
+    # The model already sits on the target device: only the data's placement is tested here, with x and y on the
+    # CPU, then with one of them already on the device (each must be moved on its own).
+    for data_on in ("cpu", "meta,cpu", "cpu,meta"):
+        expect_data_moved(submission, rng, data_on)
+
+
+def expect_data_moved(submission, rng, data_on):
+    result, _ = run(submission, rng, "meta", data_on, "meta")
     sent_to_cuda(result, "meta", ("x", "y"))
     fail_on_error(result, "meta", unless=("model", "other", "item"))  # judged by the other checks
     if result["error"] is not None:  # stopped by another mistake: did x and y get used on the device first?
@@ -414,6 +423,14 @@ def test_training_values(submission, rng, device):
                  "prediction [N, 1]? Keep both at the shape of y.",
                  "PyTorch 警告预测和目标的形状不同，而且{what}不对：loss 把它们互相广播了。是不是 `.squeeze()` 去掉了"
                  "预测值 [N, 1] 中大小为 1 的维度？请让两者都保持 y 的形状。", what=what, key="broadcast-loss")
+        for momentum in (0.9, 0.5, 0.99):  # the usual values
+            if not torch.allclose(losses["values"], want_losses, rtol=1e-3, atol=1e-5) and torch.allclose(
+                    losses["values"], sgd_reference(weight, bias, x, y, STEPS, LR, momentum)[0], rtol=1e-3, atol=1e-5):
+                fail("{what} follows SGD with momentum {m}; the statement asks for plain SGD: "
+                     "`torch.optim.SGD(model.parameters(), lr=lr)`, without momentum.",
+                     "{what} 对应的是带 momentum {m} 的 SGD；题目要求普通 SGD："
+                     "`torch.optim.SGD(model.parameters(), lr=lr)`，不加 momentum。", what=what, m=momentum,
+                     key="momentum-added")
         expect_close(losses["values"], want_losses, what, rtol=1e-3, atol=1e-5, n=x.shape[0], hints={
             "factor": ("Each entry is the mean squared error of the whole batch before that step's update.",
                        "每一项都是该步更新前整个 batch 的均方误差。")})

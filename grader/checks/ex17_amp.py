@@ -22,6 +22,7 @@ from torch import nn
 
 from grader.checking import (Text, check, fail, learner_error, patched, pretend_cuda, probe, record_curve, verbatim,
                              where)
+from grader.devices import fail_if_gpu
 
 EXPECTED = {"cpu": "bfloat16", "cuda": "float16"}
 HIDDEN = 16
@@ -103,7 +104,10 @@ class _Watch:
                 return type(scaler).step(scaler, opt, *args, **kwargs)
             finally:
                 self.in_step -= 1
-        scaler.scale, scaler.step = scale, step
+        def update(*args, **kwargs):
+            self.log.append({"what": "scaler.update"})
+            return type(scaler).update(scaler, *args, **kwargs)
+        scaler.scale, scaler.step, scaler.update = scale, step, update
         optimizer.register_step_pre_hook(lambda *_: self.log.append(
             {"what": "optimizer.step", "direct": not self.in_step, "norm": _grad_norm(model)}))
         for layer in model.modules():
@@ -138,8 +142,7 @@ def run_steps(module, seed, inputs, y, device_type, max_norm, lr, pretend, repea
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     result = {"calls": [], "error": None, "own_dtype": None}
     with contextlib.ExitStack() as stack:
-        if pretend:
-            stack.enter_context(pretend_cuda(module))
+        seen = stack.enter_context(pretend_cuda(module)) if pretend else None
         scaler = torch.amp.GradScaler(device_type)
         watch = _Watch(model, optimizer, scaler, device_type)
         with contextlib.suppress(Exception):
@@ -170,6 +173,7 @@ def run_steps(module, seed, inputs, y, device_type, max_norm, lr, pretend, repea
                 raise
         result["warnings"] = [str(w.message)[:200] for w in caught]
     result["param_dtypes"] = sorted({_dtype_name(p.dtype) for p in model.parameters()})
+    result["cuda"] = [c for c in seen.calls if not c.startswith("torch.cuda.")] if seen else []
     return result
 
 
@@ -215,8 +219,9 @@ def runs(submission, rng, device, *, overflow=False):
         bad[0, 0] = float("inf")
         inputs.append(bad)
     found = []
-    for device_type, pretend in [(device, False)] + ([("cuda", True)] if device == "cpu" else []):
-        call = call_text(device_type, max_norm, pretend)
+    # on a CPU machine a GPU is pretended in both runs: the "cpu" run must still put nothing on it
+    for device_type, pretend in [(device, device == "cpu")] + ([("cuda", True)] if device == "cpu" else []):
+        call = call_text(device_type, max_norm, pretend and device_type == "cuda")
         result = submission.probe(run_steps, seed, inputs, y, device_type, max_norm, LOG_LR, pretend,
                                   what=call)
         result.update(call=call, device_type=device_type, pretend=pretend, max_norm=max_norm, norm=norm)
@@ -233,10 +238,15 @@ SCALER_ERRORS = {
         "`scaler.scale(loss)` was never called, so there is nothing to unscale: backward `scaler.scale(loss)`.",
         "从未调用 `scaler.scale(loss)`，所以没有可以 unscale 的东西：请对 `scaler.scale(loss)` 做 backward。",
         "unscaled-backward"),
-    "No inf checks were recorded": (
+    "No inf checks were recorded prior to update": (
         "`scaler.update()` needs `scaler.step(optimizer)` first: step through the scaler, then update.",
         "`scaler.update()` 之前需要先调用 `scaler.step(optimizer)`：请先通过 scaler 更新参数，再 update。",
         "update-before-step"),
+    "No inf checks were recorded for this optimizer": (  # step found no gradient to unscale: say so, no more
+        "When `scaler.step(optimizer)` ran, none of the optimizer's parameters had a gradient, so there was nothing "
+        "to unscale and check: the gradients were cleared between `backward()` and the step, or never computed.",
+        "`scaler.step(optimizer)` 运行时，优化器的参数都没有梯度，所以没有东西可以 unscale 和检查："
+        "梯度在 `backward()` 和 step 之间被清空了，或者根本没有算出来。", "no-grad-at-step"),
     "has already been called since the last update()": (
         "Call `scaler.unscale_(optimizer)` and `scaler.step(optimizer)` once per step, then `scaler.update()`: "
         "without `update()` the next step cannot unscale again.",
@@ -363,6 +373,8 @@ def check_forward(result):
        zh="前向传播在 autocast 下运行，使用该设备的低精度 dtype")
 def test_forward_autocast(submission, rng, device):
     for result in runs(submission, rng, device):
+        if result["device_type"] == "cpu":
+            fail_if_gpu(result["cuda"], result["call"])
         check_forward(result)
 
 
@@ -443,6 +455,15 @@ def test_clip_after_unscale(submission, rng, device):
         values = dict(call=result["call"], seen=seen, max_norm=max_norm, norm=norm)
         if math.isclose(seen, max_norm, rel_tol=0.02):
             continue
+        order = [e["what"] for e in call["log"] if e["what"] in ("scaler.update", "optimizer.step")]
+        if math.isclose(seen * scale, max_norm, rel_tol=0.02) and order[:1] == ["scaler.update"]:
+            fail("{call}: `scaler.update()` ran before `scaler.step(optimizer)`. The update ends the scaler's step, so "
+                 "the step unscaled the gradients once more: they reached the optimizer with norm {seen:.3g}, {scale:g} "
+                 "times smaller than max_norm={max_norm:g}. Call `scaler.update()` last, after the step.",
+                 "{call}：`scaler.update()` 在 `scaler.step(optimizer)` 之前运行了。update 会结束 scaler 的这一步，所以 "
+                 "step 又把梯度 unscale 了一次：梯度到达优化器时范数为 {seen:.3g}，比 max_norm={max_norm:g} 小了 "
+                 "{scale:g} 倍。请最后调用 `scaler.update()`，放在 step 之后。", scale=scale, **values,
+                 key="update-before-step")
         if math.isclose(seen * scale, max_norm, rel_tol=0.02):
             fail("{call}: the gradients reached the step with norm {seen:.3g}, {scale:g} times smaller than "
                  "max_norm={max_norm:g}: they were clipped while still scaled. Call `scaler.unscale_(optimizer)` "

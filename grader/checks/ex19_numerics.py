@@ -21,12 +21,23 @@ from grader.gradients import gradient_lines
 
 @probe
 def bce_gradient(module, logits, targets):
+    """The loss and d loss/d logits, and the torch functions the loss was computed with (for the diagnosis)."""
+    from torch.overrides import TorchFunctionMode
+
+    names = set()
+
+    class Recorder(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            names.add(getattr(func, "__name__", str(func)))
+            return func(*args, **(kwargs or {}))
+
     z = logits.clone().requires_grad_(True)
-    loss = module.bce_with_logits(z, targets)
+    with Recorder():
+        loss = module.bce_with_logits(z, targets)
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1 or not loss.requires_grad:
         return {"loss": loss.detach() if isinstance(loss, torch.Tensor) else loss}
     loss.reshape(()).backward()
-    return {"loss": loss.detach(), "grad": z.grad}
+    return {"loss": loss.detach(), "grad": z.grad, "calls": sorted(names)}
 
 
 @probe
@@ -140,12 +151,13 @@ def test_bce_values(submission, rng):
         return
     values = dict(got=float(loss), want=float(expected))
     if not torch.isfinite(loss):
-        fail("bce_with_logits returned {got} on logits up to |120|: for large |z|, sigmoid(z) rounds to exactly 0 or 1 "
-             "in float32, so log(sigmoid(z)) or log(1 - sigmoid(z)) is log(0) = -inf. Never form sigmoid explicitly: "
-             "{use}",
-             "在 |z| 最大到 120 的 logits 上，bce_with_logits 返回了 {got}：|z| 很大时，sigmoid(z) 在 float32 中会被舍入成"
-             "正好 0 或 1，于是 `log(sigmoid(z))` 或 `log(1 - sigmoid(z))` 就是 `log(0) = -inf`。不要显式计算 sigmoid：{use}",
-             got=float(loss), use=USE_LOGITS, key="log-of-sigmoid")
+        fail("bce_with_logits returned {got} on logits up to |120|: a term of the formula overflows or takes log(0) "
+             "there. In float32, exp(120) is inf, and sigmoid(z) rounds to exactly 0 or 1, so log(sigmoid(z)) or "
+             "log(1 - sigmoid(z)) is log(0) = -inf. Use only terms that stay finite: {use}",
+             "在 |z| 最大到 120 的 logits 上，bce_with_logits 返回了 {got}：公式中的某一项在那里溢出或取了 log(0)。"
+             "在 float32 中 `exp(120)` 是 inf，而 sigmoid(z) 会被舍入成正好 0 或 1，于是 `log(sigmoid(z))` 或 "
+             "`log(1 - sigmoid(z))` 就是 `log(0) = -inf`。请只用保持有限的项：{use}",
+             got=float(loss), use=USE_LOGITS, key="loss-not-finite")
     if close(loss, F.binary_cross_entropy(torch.sigmoid(z), t)):
         fail("bce_with_logits is {got:.4g}, expected {want:.4g}: sigmoid(z) rounds to exactly 1.0 or 0.0 in float32 once "
              "|z| is large, and BCELoss then clamps log(0) to -100, so every confident mistake costs 100 instead of |z|. "
@@ -209,10 +221,22 @@ def test_bce_gradient(submission, rng):
     what = "d loss/d logits"
     grad = expect_tensor(grad, what, shape=z.shape)
     if not torch.isfinite(grad).all():
-        fail("{what} contains NaN or inf on large logits: the derivative of log(sigmoid(z)) blows up once sigmoid rounds "
-             "to 0 or 1. BCEWithLogitsLoss has a stable backward as well.",
-             "在大 logits 上 {what} 含有 NaN 或 inf：一旦 sigmoid 舍入成 0 或 1，`log(sigmoid(z))` 的导数就会爆炸。"
-             "BCEWithLogitsLoss 的反向传播同样是稳定的。", what=what, key="log-of-sigmoid")
+        calls = set(result.get("calls", []))
+        if calls & {"sigmoid", "sigmoid_"}:  # the cause is named only when the probe saw sigmoid computed
+            fail("{what} contains NaN or inf on large logits: the derivative of log(sigmoid(z)) blows up once sigmoid "
+                 "rounds to 0 or 1. BCEWithLogitsLoss has a stable backward as well.",
+                 "在大 logits 上 {what} 含有 NaN 或 inf：一旦 sigmoid 舍入成 0 或 1，`log(sigmoid(z))` 的导数就会爆炸。"
+                 "BCEWithLogitsLoss 的反向传播同样是稳定的。", what=what, key="log-of-sigmoid")
+        if "where" in calls:
+            fail("{what} contains NaN or inf on large logits, and the loss uses torch.where: autograd differentiates "
+                 "both branches, so a branch that overflows where it is not picked (exp of a large z is inf) still "
+                 "makes the gradient NaN (0 * inf). Keep both branches finite, for instance with exp(-|z|).",
+                 "在大 logits 上 {what} 含有 NaN 或 inf，而损失用到了 `torch.where`：autograd 会对两个分支都求导，"
+                 "所以即使没被选中的分支溢出（大 z 的 exp 是 inf），梯度也会变成 NaN（0 * inf）。"
+                 "请让两个分支都保持有限，例如用 `exp(-|z|)`。", what=what, key="where-branch-overflow")
+        fail("{what} contains NaN or inf on large logits: a term of the loss overflows or takes log(0) there. {use}",
+             "在大 logits 上 {what} 含有 NaN 或 inf：损失中的某一项在那里溢出或取了 log(0)。{use}",
+             what=what, use=USE_LOGITS, key="gradient-not-finite")
     if close(grad, expected):
         return
     big = z.abs() > 20
@@ -395,6 +419,8 @@ def replay(weight, bias, batches, lr, max_norm, clip="norm", zero_grad=True):
                 torch.nn.utils.clip_grad_norm_([w, b], max_norm)
             elif clip == "value":
                 torch.nn.utils.clip_grad_value_([w, b], max_norm)
+            elif clip == "l1":
+                torch.nn.utils.clip_grad_norm_([w, b], max_norm, norm_type=1.0)
             elif clip == "each":
                 for p in (w, b):
                     torch.nn.utils.clip_grad_norm_([p], max_norm)
@@ -432,7 +458,8 @@ def test_step_clips(submission, rng):
     batches = [good_batch(rng), good_batch(rng)]
     records = run_steps(submission, weight, bias, batches, lr, max_norm)
     expected = replay(weight, bias, batches, lr, max_norm)
-    alternatives = {clip: replay(weight, bias, batches, lr, max_norm, clip=clip) for clip in ("none", "value", "each")}
+    alternatives = {clip: replay(weight, bias, batches, lr, max_norm, clip=clip)
+                    for clip in ("none", "value", "each", "l1")}
     accumulated = replay(weight, bias, batches, lr, max_norm, zero_grad=False)
     for i, (record, state, before) in enumerate(zip(records, expected, params_before(records, weight, bias))):
         if same_params(record, state):
@@ -464,6 +491,11 @@ def test_step_clips(submission, rng):
                  "gradients together so their total norm is at most max_norm (clip_grad_norm_).",
                  "梯度被逐元素截断了（clip_grad_value_）：这会改变梯度方向。请把所有梯度一起缩放，使总范数不超过 max_norm"
                  "（clip_grad_norm_）。", key="clip-value")
+        if same_params(record, alternatives["l1"][i]):
+            fail("The gradients were clipped by their L1 norm (the sum of absolute values, `norm_type=1`): the norm to "
+                 "limit is the usual L2 norm, clip_grad_norm_'s default (`norm_type=2`).",
+                 "梯度是按 L1 范数（绝对值之和，`norm_type=1`）裁剪的：要限制的是通常的 L2 范数，即 clip_grad_norm_ 的默认值"
+                 "（`norm_type=2`）。", key="clip-l1-norm")
         if same_params(record, alternatives["each"][i]):
             fail("Each parameter's gradient was clipped on its own: the norm to limit is the total over all parameters "
                  "at once (model.parameters()), so the total norm is at most max_norm.",

@@ -168,7 +168,8 @@ def training_runs(module, x, y, seeds, scrambles, epochs, device, pretend):
                 losses = module.train_run(x, y, seed, epochs, device)
                 if isinstance(losses, (list, tuple)):
                     losses = [v if type(v) is float else f"a {type(v).__name__}" for v in losses]
-                runs.append({"losses": losses, "init": inits[count] if len(inits) > count else None})
+                runs.append({"losses": losses, "init": inits[count] if len(inits) > count else None,
+                             "deterministic": torch.are_deterministic_algorithms_enabled()})
             if pretend:
                 placed = [call for call in seen.calls if not call.startswith("torch.cuda.")]
     finally:
@@ -376,9 +377,9 @@ def test_loader(submission, rng):
 # -- train_run --------------------------------------------------------------------------------
 
 def draw_data(rng):
-    n = int(torch.randint(24, 41, (), generator=rng))
-    if n % 8 == 0:
-        n += 1  # a short last batch
+    # a short last batch; batches of 7 would make more batches, batches of 9 fewer
+    sizes = [n for n in range(24, 56) if n % 8 and math.ceil(n / 9) < math.ceil(n / 8) < math.ceil(n / 7)]
+    n = sizes[int(torch.randint(len(sizes), (), generator=rng))]
     x = torch.randn(n, 4, generator=rng)
     y = x @ torch.randn(4, 1, generator=rng) + 0.1 * torch.randn(n, 1, generator=rng)
     return x, y
@@ -446,6 +447,11 @@ def test_train_run(submission, rng, device):
              key="hard-coded-cuda")
     runs = result["runs"]
     expect_same_runs(runs, len(x), epochs, device)
+    if not all(r["deterministic"] for r in runs):
+        fail("After train_run, deterministic algorithms are off: it never calls enable_determinism(). On a CPU the "
+             "runs agree anyway, but on a GPU some operations pick nondeterministic kernels.",
+             "train_run 之后确定性算法仍是关闭的：它没有调用 enable_determinism()。在 CPU 上两次运行结果仍会一致，"
+             "但在 GPU 上某些运算会选用不确定的实现。", key="determinism-not-enabled")
     if device == "cpu":
         expect_same_runs(runs_on("cuda", seeds[:2], True)["runs"], len(x), epochs, "cuda")
     if runs[2]["losses"] == runs[0]["losses"]:

@@ -1,5 +1,5 @@
 # Mistake: takes the mean of the error and the mean of x apart (mean(e) * mean(x) is not mean(e * x)).
-# Expect: d loss/d w is wrong
+# Expect: a product of two means
 # Variant: reduction=mean
 
 import torch

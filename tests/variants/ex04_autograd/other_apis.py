@@ -42,9 +42,11 @@ def per_batch_grads(w, batches):
 
 def two_losses_grads(x, w):
     h = features(x, w)
-    (grad_a,) = torch.autograd.grad(h.mean(), w, retain_graph=True)
-    (grad_b,) = torch.autograd.grad((h ** 2).mean(), w)
-    return grad_a, grad_b
+    torch.autograd.backward(h.mean(), retain_graph=True)  # backward, as the statement asks, by its other name
+    grad_a = w.grad.detach().clone()
+    w.grad = None
+    torch.autograd.backward((h ** 2).mean())
+    return grad_a, w.grad
 
 
 def weighted_grad(x, v):

@@ -35,5 +35,5 @@ class RoundSTE(torch.autograd.Function):
 
 
 def fake_quantize(x, step):
-    rounded = torch.round(x / step) * step
+    rounded = RoundSTE.apply(x / step).detach() * step  # RoundSTE for the values, a detach trick for the gradient
     return x + (rounded - x).detach()

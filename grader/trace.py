@@ -1,0 +1,74 @@
+"""The statement-to-check trace: every rule of "What the checks verify" names the checks that verify it.
+
+A rule is a bullet of that section of README.md (and of "检查内容" in README.zh.md), with its continuation
+lines and sub-bullets; it ends with a marker naming check ids (function names without `test_`), which
+Markdown does not render (and `grade show` leaves out):
+
+    - `accuracy` is a Python float, the argmax over dim 1 <!-- checks: accuracy -->
+
+`grade validate` fails a rule with no marker, a marker naming no such check, and a check no rule names
+(in a statement that has the section).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from grader.exercises import Exercise
+
+HEADINGS = {"README.md": "## What the checks verify", "README.zh.md": "## 检查内容"}
+MARKER = re.compile(r"<!--\s*checks:\s*([^>]*?)\s*-->")
+
+
+def rules(statement: str, heading: str) -> list[tuple[str, list[str]]] | None:
+    """(first line of the rule, check ids its marker names) for each top-level bullet of the section
+    under `heading`; None if the statement has no such section."""
+    lines = statement.splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if line.strip() == heading)
+    except StopIteration:
+        return None
+    found: list[tuple[str, list[str]]] = []
+    for line in lines[start + 1:]:
+        if line.startswith("## "):
+            break
+        if line.startswith("- "):
+            found.append((line[2:].strip(), []))
+        elif not (line.startswith(" ") and found):
+            continue  # prose around the rules
+        for match in MARKER.finditer(line):
+            found[-1][1].extend(i.strip() for i in match.group(1).split(",") if i.strip())
+    return found
+
+
+def check_ids(exercise: Exercise) -> set[str]:
+    """The checks of `exercise` as the trace names them: its `test_` functions without the prefix (a
+    parametrized check is one name)."""
+    tree = ast.parse(exercise.checks.read_text(encoding="utf-8"))
+    return {node.name.removeprefix("test_") for node in tree.body
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
+
+
+def trace_problems(exercise: Exercise) -> list[str]:
+    """What breaks the trace of `exercise`'s statements to its checks; empty when every rule names a check
+    and every check is named."""
+    ids = check_ids(exercise)
+    problems = []
+    for file, heading in HEADINGS.items():
+        path = exercise.folder / file
+        if not path.is_file():
+            continue
+        found = rules(path.read_text(encoding="utf-8"), heading)
+        if found is None:
+            continue  # a statement without the section promises no rules
+        named = set()
+        for rule, checks in found:
+            if not checks:
+                problems.append(f"{file}: the rule '{rule[:60]}' names no check (<!-- checks: id, ... -->)")
+            for unknown in sorted(set(checks) - ids):
+                problems.append(f"{file}: the rule '{rule[:60]}' names '{unknown}', which is no check")
+            named.update(checks)
+        for missing in sorted(ids - named):
+            problems.append(f"{file}: no rule names the check '{missing}'")
+    return problems

@@ -1,0 +1,29 @@
+# Mistake: moves the batch to the GPU whenever one is available, even when train_step runs for device_type='cpu'.
+# Expect: With a GPU present
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def autocast_dtype(device_type: str) -> torch.dtype:
+    return torch.float16 if device_type == "cuda" else torch.bfloat16
+
+
+def make_scaler(device_type: str) -> torch.amp.GradScaler:
+    return torch.amp.GradScaler(device_type)
+
+
+def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, scaler: torch.amp.GradScaler,
+               x: torch.Tensor, y: torch.Tensor, device_type: str, max_norm: float = 1.0):
+    optimizer.zero_grad()
+    if torch.cuda.is_available():
+        x, y = x.to("cuda"), y.to("cuda")
+    with torch.autocast(device_type=device_type, dtype=autocast_dtype(device_type)):
+        loss = F.mse_loss(model(x), y)  # autocast runs mse_loss in float32
+    scaler.scale(loss).backward()  # outside the autocast block
+    scaler.unscale_(optimizer)  # true gradients, so that max_norm means what it says
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    scaler.step(optimizer)  # skipped if the gradients hold inf/NaN
+    scaler.update()
+    return loss.detach()
