@@ -97,6 +97,18 @@ def check_rates(results: list[dict]) -> list[dict]:
     return sorted(rates.values(), key=lambda e: (e["rate"], e["exercise"], e["check"]))
 
 
+def isolation_groups(results: list[dict]) -> list[dict]:
+    """Which isolation layers graded which submissions (on a cluster, several machines may differ): one
+    entry per set of layers the sandbox applied, most submissions first. A submission that never reached a
+    sandbox (unreadable, the grader's failure) is in none."""
+    groups: dict[tuple, list[str]] = {}
+    for r in results:
+        if not r.get("grader_failure") and r.get("checks"):
+            groups.setdefault(tuple(r.get("isolation") or ()), []).append(f"{r['student']}/{r['exercise']}")
+    return [{"layers": list(layers), "count": len(names), "submissions": sorted(names, key=natural_key)}
+            for layers, names in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))]
+
+
 def build_gradebook(results: list[dict], exercises: list[Exercise], students: dict[str, dict], problems: list[dict],
                     roster: list[dict] | None = None, similar: list[dict] | None = None) -> dict:
     """The class's gradebook: one row per student, one cell per exercise of the assignment."""
@@ -122,7 +134,7 @@ def build_gradebook(results: list[dict], exercises: list[Exercise], students: di
                      "max_total": max_total, "problems": notes[key]})
     return {"exercises": [{"id": ex.id, "name": ex.name, "title": ex.title, "points": ex.points} for ex in exercises],
             "max_total": max_total, "rows": rows, "misconceptions": misconceptions(results),
-            "checks": check_rates(results), "problems": problems,
+            "checks": check_rates(results), "isolation": isolation_groups(results), "problems": problems,
             "stray": [p for p in problems if p["student"] not in identities], "similar": similar}
 
 

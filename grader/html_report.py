@@ -335,9 +335,18 @@ def _similar(book: dict) -> str:
             f"<th>students</th><th>shared</th></tr>{rows}</table>")
 
 
+def _isolation(book: dict) -> str:
+    groups = book.get("isolation") or []
+    items = "".join(f"<li>{html.escape(', '.join(g['layers']) or 'none reported')}: {g['count']} submissions"
+                    f"<details><summary>which</summary>{html.escape(' · '.join(g['submissions']))}</details></li>"
+                    for g in groups)
+    return f"<h2>Isolation</h2><p>The layers of the sandbox that graded each submission.</p><ul>{items}</ul>" \
+        if groups else ""
+
+
 def write_index(book: dict, path: Path) -> Path:
     """The teacher's page: what the class got wrong first, then the gradebook, the distribution of totals,
-    the pass rate of each check and the problems."""
+    the pass rate of each check, the problems and which isolation layers graded which submissions."""
     rows = book["rows"]
     submitted = [row for row in rows if any(c["state"] != "missing" for c in row["cells"].values())]
     states: dict[str, int] = {}
@@ -350,6 +359,6 @@ def write_index(book: dict, path: Path) -> Path:
             "<h2 id='totals'>Totals</h2>", histogram_svg([row["total"] for row in submitted], book["max_total"]),
             f"<p>{len(rows) - len(submitted)} students submitted nothing (not in the histogram).</p>"
             if len(rows) > len(submitted) else "",
-            _pass_rates(book), _problems(book), _similar(book)]
+            _pass_rates(book), _problems(book), _similar(book), _isolation(book)]
     path.write_text(page("Class report", "\n".join(body), SCRIPT), encoding="utf-8")
     return path
