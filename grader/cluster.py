@@ -100,10 +100,10 @@ def fingerprint(course: Course) -> dict[str, str]:
             "python": platform.python_version_tuple()[0] + "." + platform.python_version_tuple()[1]}
 
 
-def differences(mine: dict[str, str], theirs: dict[str, str]) -> list[str]:
-    """The parts of two fingerprints that differ ("torch 2.13.0 here, 2.12.0 there")."""
-    return [f"{part} {mine[part][:12]} here, {theirs.get(part, 'none')[:12]} there"
-            for part in mine if mine[part] != theirs.get(part)]
+def differences(batch: dict[str, str], worker: dict[str, str]) -> list[str]:
+    """The parts of two fingerprints that differ ("torch: the batch's 2.13.0, this worker's 2.12.0")."""
+    return [f"{part}: the batch's {batch[part][:12]}, this worker's {worker.get(part, 'none')[:12]}"
+            for part in batch if batch[part] != worker.get(part)]
 
 
 def course_zip(course: Course) -> bytes | None:
