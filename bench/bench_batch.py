@@ -5,7 +5,12 @@ grade (against importing torch), and the class outputs of 500 students x 3 exerc
 a feedback page each) against the time grading them takes at the rate just measured; with chromium
 installed, the class page's load time in a headless browser against a blank page.
 
-Usage: python bench/bench_batch.py [--sample 20]   (sample: how many single runs to time and scale)
+With --cluster (needs the cluster extra), only the Dask path instead: the same 100 submissions graded by
+`grade batch --cluster` on a LocalCluster of 2 worker processes (started beforehand, as a cluster is) against
+`grade batch --workers 2`, the cluster path's cost per submission, Dask's own round trip per task, and the
+submissions per second of 1 and 2 workers.
+
+Usage: python bench/bench_batch.py [--sample 20] [--cluster]   (sample: how many single runs to time and scale)
 """
 
 import argparse
@@ -108,13 +113,57 @@ def browser_load(page: Path) -> tuple[float, float] | None:
     return statistics.median(load(page) for _ in range(3)), statistics.median(load(blank) for _ in range(3))
 
 
+def cluster(grade: list[str], rounds: int) -> None:
+    """`grade batch --cluster` on 2 and 1 local worker processes against `grade batch --workers 2`, in
+    alternating rounds (the machine's speed drifts), the median ratio reported."""
+    from distributed import Client, LocalCluster, as_completed
+
+    with tempfile.TemporaryDirectory() as tmp:
+        subs = Path(tmp) / "subs"
+        n = len(generate(subs))
+        command = grade + ["batch", str(subs), "-e", "ex05", "-e", "ex06", "--force", "--out"]
+        local, remote, ratios = [], [], []
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as dask:
+            for i in range(rounds):
+                local.append(timed(command + [str(Path(tmp) / "local"), "--workers", "2"]))
+                remote.append(timed(command + [str(Path(tmp) / "cluster"), "--cluster", dask.scheduler_address]))
+                ratios.append(remote[-1] / local[-1])
+                lines = (Path(tmp) / "cluster" / "results.jsonl").read_text().splitlines()
+                assert len(lines) == n * (i + 1), f"the cluster graded {len(lines) - n * i} of {n}"
+            with Client(dask) as client:  # Dask's own round trip: 200 empty tasks, 2 at a time
+                start = time.perf_counter()
+                list(as_completed(client.map(int, range(200), pure=False)))
+                round_trip = (time.perf_counter() - start) / 200 * 2
+        with LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as dask:
+            one = timed(command + [str(Path(tmp) / "one"), "--cluster", dask.scheduler_address])
+        spawned = timed(command + [str(Path(tmp) / "spawned"), "--cluster", "local:2"])
+    two, here = statistics.median(remote), statistics.median(local)
+    print(f"{n} submissions (solutions, stubs and mistakes of ex05 and ex06), {rounds} alternating rounds")
+    print(f"grade batch --workers 2                {here:7.1f} s   ({n / here:.1f} submissions/s; rounds: "
+          f"{', '.join(f'{t:.1f}' for t in local)})")
+    print(f"grade batch --cluster, 2 workers       {two:7.1f} s   ({n / two:.1f} submissions/s; rounds: "
+          f"{', '.join(f'{t:.1f}' for t in remote)})")
+    print(f"  cluster / local, median of rounds    {statistics.median(ratios):7.2f}x  (target <= 1.3x; rounds: "
+          f"{', '.join(f'{r:.2f}' for r in ratios)})")
+    print(f"grade batch --cluster, 1 worker        {one:7.1f} s   ({n / one:.1f} submissions/s): 2 workers are "
+          f"{one / two:.2f}x faster")
+    print(f"the cluster path's cost per submission {(two - here) / n * 1000:7.0f} ms  (its median time less the "
+          "local batch's, over the submissions: warm start on each worker, Dask, the pipe)")
+    print(f"Dask's round trip per task             {round_trip * 1000:7.1f} ms  (empty tasks, 2 at a time)")
+    print(f"grade batch --cluster local:2          {spawned:7.1f} s   (the workers started by the batch too)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, default=20, help="single-process runs timed (scaled to 100)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--class-size", type=int, default=500, help="students of the class outputs measured")
+    parser.add_argument("--cluster", action="store_true", help="measure the Dask cluster path instead")
+    parser.add_argument("--rounds", type=int, default=3, help="with --cluster: alternating local and cluster runs")
     args = parser.parse_args()
     grade = [sys.executable, "-m", "grader.cli"]
+    if args.cluster:
+        return cluster(grade, args.rounds)
     with tempfile.TemporaryDirectory() as tmp:
         subs = Path(tmp) / "subs"
         made = generate(subs)

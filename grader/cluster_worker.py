@@ -67,8 +67,12 @@ class WarmGrader:
                 raise GraderGone("the grading process has ended")
             key = next(self.ids)
             self.pending[key] = future
-            self.process.stdin.write((json.dumps({**request, "id": key}) + "\n").encode())
-            self.process.stdin.flush()
+            try:
+                self.process.stdin.write((json.dumps({**request, "id": key}) + "\n").encode())
+                self.process.stdin.flush()
+            except OSError as exc:  # it ended before the reader saw it
+                self.pending.pop(key)
+                raise GraderGone(f"the grading process has ended ({exc})") from None
         reply = future.result()
         if "error" in reply:
             raise RuntimeError(reply["error"])
@@ -124,7 +128,7 @@ class GradingPlugin(WorkerPlugin):
 
     def grade(self, request: dict) -> dict:
         with self.restart:  # a grading process that ended (killed, out of memory) is started again
-            if self.grader.gone:
+            if self.grader.gone or self.grader.process.poll() is not None:
                 self.grader.close()
                 self.grader = WarmGrader({**self.config, "hidden": [get_worker().local_directory],
                                           **({"course": self.folder} if self.folder else {})})

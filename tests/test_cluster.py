@@ -43,7 +43,7 @@ def submissions(tmp_path):
     return subs
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def local_cluster():
     """A Dask LocalCluster with 2 worker processes of one thread each."""
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -118,6 +118,60 @@ def test_a_worker_with_other_checks_or_fewer_layers_refuses(local_cluster, tmp_p
     assert proc.returncode == 2, proc.stderr
     assert "no worker of the cluster can grade this batch" in proc.stderr and "REFUSED" in proc.stderr
     assert not (tmp_path / "out" / "results.jsonl").read_text()  # nothing graded without the layers
+
+
+def test_a_grading_process_that_ended_is_started_again(local_cluster):
+    from dataclasses import asdict
+
+    from grader.cluster import fingerprint
+    from grader.cluster_worker import GradingPlugin, grade_task
+    from grader.exercises import builtin_course
+    from grader.source import load_source
+
+    course = builtin_course()
+    ex = course.find("ex01")
+    source = {**asdict(load_source(ex.solution)), "path": "s1/ex01.py"}
+    request = {"exercise": ex.name, "points": ex.points, "overrides": {}, "source": source, "options": {"seed": 3}}
+    config = {"course": "torch-katas", "fingerprint": fingerprint(course), "require": [], "exercises": [ex.name]}
+    with distributed.Client(local_cluster) as client:
+        client.register_plugin(GradingPlugin("again", config, None), name="again")
+        try:
+            first = client.submit(grade_task, "again", request, resources={"again": 1}, pure=False).result()
+            pids = client.run(lambda dask_worker: dask_worker.plugins["again"].grader.process.pid)
+            for pid in pids.values():
+                os.kill(pid, signal.SIGKILL)
+            while not all(client.run(lambda dask_worker: dask_worker.plugins["again"].grader.gone).values()):
+                time.sleep(0.1)
+            again = client.submit(grade_task, "again", request, resources={"again": 1}, pure=False).result()
+            now = client.run(lambda dask_worker: dask_worker.plugins["again"].grader.process.pid)
+        finally:
+            client.unregister_worker_plugin("again")
+    assert first["score"] == again["score"] == ex.points and first["submission"] == "s1/ex01.py"
+    assert {k: v for k, v in first.items() if k != "duration_s"} == {k: v for k, v in again.items() if k != "duration_s"}
+    assert set(now.values()).isdisjoint(pids.values())  # graded by a new grading process
+
+
+def test_ctrl_c_keeps_what_is_done_and_the_same_command_goes_on(local_cluster, tmp_path):
+    subs, out = tmp_path / "subs", tmp_path / "out"
+    stage(subs, {f"s{i:02d}": {"ex01.py": SLOW + (ROOT / "solutions" / f"{EX01}.py").read_text()} for i in range(6)})
+    command = [sys.executable, "-m", "grader.cli", "batch", subs, "--out", out, "--cluster",
+               local_cluster.scheduler_address]
+    batch = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    results = out / "results.jsonl"
+    while batch.poll() is None and not (results.exists() and results.read_text().count("\n")):
+        time.sleep(0.1)
+    batch.send_signal(signal.SIGINT)
+    _, stderr = batch.communicate()
+    assert batch.returncode == 130, stderr
+    assert "Interrupted: what was graded is kept" in stderr
+    kept = [json.loads(line)["student"] for line in results.read_text().splitlines()]
+    assert 1 <= len(kept) < 6 and len(set(kept)) == len(kept)
+    proc = run_grade("batch", subs, "--out", out, "--cluster", local_cluster.scheduler_address, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["skipped"] == len(kept)
+    lines = [json.loads(line) for line in results.read_text().splitlines()]
+    assert sorted(r["student"] for r in lines) == [f"s{i:02d}" for i in range(6)]  # each once
+    assert all(r["score"] == r["max_score"] for r in lines)
 
 
 def test_extra_missing_says_what_to_install(tmp_path):
