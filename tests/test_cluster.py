@@ -142,13 +142,15 @@ def test_a_grading_process_that_ended_is_started_again(local_cluster):
                 os.kill(pid, signal.SIGKILL)
             while not all(client.run(lambda dask_worker: dask_worker.plugins["again"].grader.gone).values()):
                 time.sleep(0.1)
-            again = client.submit(grade_task, "again", request, resources={"again": 1}, pure=False).result()
-            now = client.run(lambda dask_worker: dask_worker.plugins["again"].grader.process.pid)
+            worker = next(iter(pids))
+            again = client.submit(grade_task, "again", request, resources={"again": 1}, workers=[worker],
+                                  pure=False).result()
+            now = client.run(lambda dask_worker: dask_worker.plugins["again"].grader.process.pid, workers=[worker])
         finally:
             client.unregister_worker_plugin("again")
     assert first["score"] == again["score"] == ex.points and first["submission"] == "s1/ex01.py"
     assert {k: v for k, v in first.items() if k != "duration_s"} == {k: v for k, v in again.items() if k != "duration_s"}
-    assert set(now.values()).isdisjoint(pids.values())  # graded by a new grading process
+    assert now[worker] != pids[worker]  # graded by a new grading process
 
 
 def test_ctrl_c_keeps_what_is_done_and_the_same_command_goes_on(local_cluster, tmp_path):
