@@ -524,7 +524,7 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
             raise problem(exc) from None
     target = cluster_target(cluster, require_isolation, lang)
     from grader.batch import run_batch
-    from grader.cluster import ClusterRefused
+    from grader.cluster import ClusterError
 
     try:
         summary = run_batch(submissions, exercises, out, workers=workers, force=force, roster=roster,
@@ -532,7 +532,7 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
                             memory=memory << 20 if memory else None)
     except zipfile.BadZipFile as exc:
         raise UsageProblem(say(lang, "{path} cannot be unpacked: {error}", path=submissions, error=exc)) from None
-    except ClusterRefused as exc:
+    except ClusterError as exc:
         raise problem(exc) from None
     if as_json:
         click.echo(json.dumps(summary))
@@ -560,6 +560,10 @@ def cluster_target(address: str | None, layers: str | None, lang: str):
                                known=", ".join(LAYERS)))
     if not address:
         return None
+    if address.startswith("local:") and not (address[6:].isdigit() and int(address[6:]) > 0):
+        raise UsageProblem(say(lang, "--cluster local:N needs a number of workers, not {value}", value=address))
+    if address.endswith(".json") and not Path(address).is_file():
+        raise UsageProblem(say(lang, "no such scheduler file: {path}", path=address))
     try:
         require()
     except MissingExtra as exc:

@@ -19,6 +19,7 @@ import platform
 import secrets
 import signal
 import sys
+import threading
 import zipfile
 from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, version
@@ -26,6 +27,7 @@ from pathlib import Path
 
 import click
 
+from grader.batch import error_result
 from grader.collect import Job
 from grader.exercises import PACKAGE_DIR, Course, current_course
 from grader.source import SubmissionError, load_source
@@ -46,6 +48,11 @@ def require() -> None:
         import distributed  # noqa: F401
     except ImportError:
         raise MissingExtra(INSTALL) from None
+
+
+class ClusterError(RuntimeError):
+    """The cluster cannot grade the batch: its scheduler is out of reach, or no worker accepts the batch
+    (another grader or course, missing isolation layers)."""
 
 
 @dataclass
@@ -126,15 +133,20 @@ def missing_layers(applied: list[str], required: tuple[str, ...]) -> list[str]:
 
 def connect(address: str):
     """A Dask client for `address`, and the LocalCluster made for `local:N` (None otherwise)."""
+    import dask
     from distributed import Client, LocalCluster
 
     if address.startswith("local:"):
+        dask.config.set({"distributed.worker.profile.enabled": False})  # sampling stacks: CPU grading could use
         cluster = LocalCluster(n_workers=int(address.removeprefix("local:")), threads_per_worker=1, processes=True,
                                dashboard_address=None)
         return Client(cluster), cluster
-    if address.endswith(".json"):
-        return Client(scheduler_file=address), None
-    return Client(address), None
+    try:
+        if address.endswith(".json"):
+            return Client(scheduler_file=address), None
+        return Client(address), None
+    except (OSError, ValueError) as exc:  # unreachable, refused, timed out, not an address
+        raise ClusterError(f"cannot reach a Dask scheduler at {address}: {exc}") from None
 
 
 def failure(job: Job, why: str, lang: str) -> dict:
@@ -155,7 +167,7 @@ def worker_line(status: dict) -> str:
 
 def grade_on_cluster(target: Target, jobs: list[Job], record, options: dict, out: Path) -> bool:
     """Grade `jobs` on the cluster, `record`ing each result as it arrives; write out/workers.json (what each
-    worker is and the isolation it applies); return True if interrupted by Ctrl-C. Raise ClusterRefused
+    worker is and the isolation it applies); return True if interrupted by Ctrl-C. Raise ClusterError
     (a usage problem) when no worker accepts the batch."""
     from grader.cluster_worker import GradingPlugin
 
@@ -167,13 +179,15 @@ def grade_on_cluster(target: Target, jobs: list[Job], record, options: dict, out
     client, local = connect(target.address)
     statuses: dict[str, dict] = {}
     registered = False
+    lock = threading.Lock()
 
-    def joined(event) -> None:  # a worker that set the plugin up, now or later
+    def joined(event) -> None:  # a worker that set the plugin up, now or later (from Dask's thread)
         status = event[1]
-        if status["worker"] not in statuses:
-            statuses[status["worker"]] = status
-            click.echo(worker_line(status), err=True)
-        (out / "workers.json").write_text(json.dumps(list(statuses.values()), indent=1), encoding="utf-8")
+        with lock:
+            if status["worker"] not in statuses:
+                statuses[status["worker"]] = status
+                click.echo(worker_line(status), err=True)
+                (out / "workers.json").write_text(json.dumps(list(statuses.values()), indent=1), encoding="utf-8")
 
     try:
         client.subscribe_topic(name, joined)
@@ -185,7 +199,7 @@ def grade_on_cluster(target: Target, jobs: list[Job], record, options: dict, out
         for status in client.run(_status_of, name).values():
             joined((None, status))
         if not any(s.get("ready") for s in statuses.values()):
-            raise ClusterRefused("no worker of the cluster can grade this batch: "
+            raise ClusterError("no worker of the cluster can grade this batch: "
                                  + "; ".join(worker_line(s) for s in statuses.values()))
         return _grade_all(client, name, jobs, record, options, lang)
     finally:
@@ -197,10 +211,6 @@ def grade_on_cluster(target: Target, jobs: list[Job], record, options: dict, out
         client.close()
         if local is not None:
             local.close()
-
-
-class ClusterRefused(RuntimeError):
-    """No worker of the cluster accepts the batch (another grader or course, missing isolation layers)."""
 
 
 def _status_of(name: str, dask_worker=None) -> dict:
@@ -237,8 +247,6 @@ def _grade_all(client, name: str, jobs: list[Job], record, options: dict, lang: 
                 try:
                     source = asdict(load_source(job.path))
                 except SubmissionError as exc:
-                    from grader.batch import error_result
-
                     record(error_result(job.student, job.exercise, str(exc), str(job.path), job.sha256))
                     bar.update(1)
                     continue

@@ -176,6 +176,18 @@ def test_ctrl_c_keeps_what_is_done_and_the_same_command_goes_on(local_cluster, t
     assert all(r["score"] == r["max_score"] for r in lines)
 
 
+@pytest.mark.parametrize("args, error", [
+    (["--cluster", "local:0"], "--cluster local:N needs a number of workers, not local:0"),
+    (["--cluster", "nowhere.json"], "no such scheduler file: nowhere.json"),
+    (["--require-isolation", "landlock"], "--require-isolation goes with --cluster"),
+    (["--cluster", "local:1", "--require-isolation", "landlock,moat"], "unknown isolation layer moat (known: "),
+])
+def test_bad_cluster_options_are_one_line_errors(tmp_path, args, error):
+    stage(tmp_path / "subs", {"s1": {"ex01.py": "x = 1"}})
+    proc = run_grade("batch", tmp_path / "subs", "--out", tmp_path / "out", *args)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"grade: error: {error}") and proc.stderr.count("\n") == 1
+
+
 def test_extra_missing_says_what_to_install(tmp_path):
     stage(tmp_path / "subs", {"s1": {"ex01.py": "x = 1"}})
     code = "import sys, runpy; sys.modules['distributed'] = None; sys.argv = ['grade', *sys.argv[1:]]; " \
