@@ -259,9 +259,9 @@ def _grade_all(client, name: str, jobs: list[Job], record, options: dict, lang: 
                 _, job, source, attempt = in_flight.pop(future.key)
                 if future.status == "finished":
                     result = future.result()
-                else:
-                    why = type(future.exception()).__name__
-                    result = failure(job, f"the worker's grading process failed: {why}", lang)
+                else:  # its worker's grading process failed, or Dask gave up or lost the task
+                    why = type(future.exception()).__name__ if future.status == "error" else future.status
+                    result = failure(job, f"the cluster's grading failed: {why}", lang)
                 future.release()
                 if result.get("grader_failure") and attempt == 0:
                     click.echo(f"{job.student}/{job.exercise.id}: {result['message']} Grading it again.", err=True)

@@ -200,7 +200,8 @@ def test_extra_missing_says_what_to_install(tmp_path):
 
 def test_a_worker_killed_mid_batch_loses_nothing_and_doubles_nothing(tmp_path):
     """A scheduler and two workers as the `dask` command starts them on a machine of a cluster; one worker is
-    killed while it grades: its submissions are graded by the other, each recorded once, none as a failure."""
+    killed while it grades, then the other's grading process: the submissions they held are graded again (by
+    the other worker, by a new grading process), each recorded once, none as a failure."""
     subs = tmp_path / "subs"
     solution = (ROOT / "solutions" / f"{EX05}.py").read_text()
     stage(subs, {f"s{i:02d}": {"ex05.py": SLOW + solution} for i in range(12)})
@@ -230,6 +231,10 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_doubles_nothing(tmp_path):
                 time.sleep(0.1)
             assert busy is not None, "the batch ended before a worker could be killed"
             os.kill(pids[busy], signal.SIGKILL)
+            survivor = next(w for w in pids if w != busy)
+            grading = client.run(lambda dask_worker: [p.grader.process.pid for n, p in dask_worker.plugins.items()
+                                                      if n.startswith("torch-katas-")], workers=[survivor])
+            os.kill(grading[survivor][0], signal.SIGKILL)  # and the other's grading process: started again there
             stdout, stderr = batch.communicate()
         assert batch.returncode == 0, stderr
         lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
