@@ -225,7 +225,7 @@ def _grade_all(client, name: str, jobs: list[Job], record, options: dict, lang: 
 
     wanted = {k: v for k, v in options.items() if k != "hidden"}  # a worker hides its own folders
     queue = list(reversed(jobs))
-    waiting = as_completed()
+    waiting = as_completed(with_results=True, raise_errors=False)  # results fetched as they complete
     in_flight: dict = {}  # key -> (future, job, source, attempt)
     count = iter(range(sys.maxsize))
 
@@ -255,12 +255,10 @@ def _grade_all(client, name: str, jobs: list[Job], record, options: dict, lang: 
 
         try:
             fill()
-            for future in waiting:
+            for future, result in waiting:
                 _, job, source, attempt = in_flight.pop(future.key)
-                if future.status == "finished":
-                    result = future.result()
-                else:  # its worker's grading process failed, or Dask gave up or lost the task
-                    why = type(future.exception()).__name__ if future.status == "error" else future.status
+                if future.status != "finished":  # its worker's grading process failed, or Dask gave up or lost it
+                    why = type(result).__name__ if isinstance(result, BaseException) else future.status
                     result = failure(job, f"the cluster's grading failed: {why}", lang)
                 future.release()
                 if result.get("grader_failure") and attempt == 0:
