@@ -238,3 +238,20 @@ def test_a_download_all_zip_is_graded_without_unpacking_by_hand(tmp_path):
     assert by["smithjohn_1234"]["name"] == "Smith, John" and by["smithjohn_1234"]["ex05"] == "10"
     assert by["leeanna_5678"]["ex05"] == "6"
     assert "no entry in the roster" in by["wuli_91011"]["problems"]
+
+
+def test_the_class_page_says_which_isolation_layers_graded_which_submissions(tmp_path):
+    from grader.gradebook import isolation_groups
+    from grader.html_report import write_index
+
+    full, some = ["namespaces", "landlock (ABI 7)", "seccomp"], ["seccomp"]
+    graded = [{"student": s, "exercise": "ex05", "checks": [{"outcome": "passed"}], "isolation": layers}
+              for s, layers in (("s10", full), ("s2", full), ("s3", some))]
+    unread = {"student": "s4", "exercise": "ex05", "checks": [], "status": "error"}  # never reached a sandbox
+    failed = {"student": "s5", "exercise": "ex05", "checks": [], "grader_failure": True}
+    groups = isolation_groups([*graded, unread, failed])
+    assert groups == [{"layers": full, "count": 2, "submissions": ["s2/ex05", "s10/ex05"]},
+                      {"layers": some, "count": 1, "submissions": ["s3/ex05"]}]
+    book = {**build_gradebook([], [find_exercise("ex05")], {}, []), "isolation": groups}
+    page = write_index(book, tmp_path / "index.html").read_text()
+    assert "namespaces, landlock (ABI 7), seccomp: 2 submissions" in page and "s2/ex05 · s10/ex05" in page
