@@ -158,8 +158,9 @@ def cluster(grade: list[str], rounds: int) -> None:
     print(f"  cluster of 2 / local, CPU time   {cpu['cluster 2'] / cpu['local']:6.2f}x  (what a busy machine "
           "pays for)")
     print(f"  2 workers / 1 worker             {wall['cluster 1'] / wall['cluster 2']:6.2f}x faster")
-    print(f"the cluster path's CPU per submission beyond a local batch's {(cpu['cluster 2'] - cpu['local']) / n * 1000:5.0f}"
-          " ms  (starting the workers and their grading processes, Dask, the pipe; over the submissions)")
+    extra = (cpu["cluster 2"] - cpu["local"]) / n
+    print(f"the cluster path's CPU per submission beyond a local batch's {extra * 1000:5.0f} ms  (starting the "
+          "workers and their grading processes, Dask, the pipe; over the submissions)")
     print(f"Dask's round trip per task {round_trip * 1000:5.1f} ms  (empty tasks, 2 at a time)")
 
 

@@ -3,7 +3,6 @@ workers that refuse a batch, and a worker killed mid-batch whose submissions are
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -51,10 +50,15 @@ def local_cluster():
         yield cluster
 
 
+def timeless(result: dict) -> dict:
+    """A result without its duration, which differs from run to run."""
+    return {k: v for k, v in result.items() if k != "duration_s"}
+
+
 def records(out) -> dict:
-    """results.jsonl by (student, exercise), without the durations (which differ from run to run)."""
+    """results.jsonl by (student, exercise), without the durations."""
     lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    return {(r["student"], r["exercise"]): {k: v for k, v in r.items() if k != "duration_s"} for r in lines}
+    return {(r["student"], r["exercise"]): timeless(r) for r in lines}
 
 
 def test_a_cluster_grades_as_a_local_batch_does(submissions, tmp_path, local_cluster):
@@ -86,6 +90,26 @@ def test_a_cluster_grades_as_a_local_batch_does(submissions, tmp_path, local_clu
     proc = run_grade("batch", submissions, "--out", remote, "--cluster", "tcp://127.0.0.1:9", "--json")
     assert proc.returncode == 0, proc.stderr  # nothing left to grade: the cluster is not even asked
     assert json.loads(proc.stdout) == {**json.loads(proc.stdout), "graded": 0, "skipped": 8}
+
+
+def test_a_teachers_course_travels_to_the_workers(local_cluster, tmp_path):
+    root = tmp_path / "dl101"
+    made = run_grade("new", "hw1_double", "--course", root, cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    with (root / "course.toml").open("a") as f:
+        f.write('\n[assignments.week1]\nexercises = ["hw1_double"]\n'
+                '[assignments.week1.points]\n"hw1_double.double" = 4\n')
+    subs = tmp_path / "subs"
+    stage(subs, {"ana": {"hw1_double.py": root / "solutions" / "hw1_double.py"},
+                 "ben": {"hw1_double.py": root / "exercises" / "hw1_double" / "hw1_double.py"}})
+    args = ["batch", subs, "--assignment", "week1", "--seed", "5"]
+    local = run_grade(*args, "--out", tmp_path / "local", "--workers", "2", cwd=root)
+    remote = run_grade(*args, "--out", tmp_path / "remote", "--cluster", local_cluster.scheduler_address, cwd=root)
+    assert local.returncode == 0 and remote.returncode == 0, remote.stderr
+    theirs = records(tmp_path / "remote")
+    assert theirs == records(tmp_path / "local")  # the course was shipped as a zip, the points as overridden
+    assert theirs[("ana", "hw1_double")]["score"] == theirs[("ana", "hw1_double")]["max_score"] > 0
+    assert theirs[("ben", "hw1_double")]["score"] < theirs[("ben", "hw1_double")]["max_score"]
 
 
 def test_a_worker_with_other_checks_or_fewer_layers_refuses(local_cluster, tmp_path):
@@ -149,7 +173,7 @@ def test_a_grading_process_that_ended_is_started_again(local_cluster):
         finally:
             client.unregister_worker_plugin("again")
     assert first["score"] == again["score"] == ex.points and first["submission"] == "s1/ex01.py"
-    assert {k: v for k, v in first.items() if k != "duration_s"} == {k: v for k, v in again.items() if k != "duration_s"}
+    assert timeless(first) == timeless(again)
     assert now[worker] != pids[worker]  # graded by a new grading process
 
 
