@@ -118,20 +118,20 @@ class GradingPlugin(WorkerPlugin):
                 worker.status = Status.running
 
     def _start(self, scratch: str) -> None:
-        config = {**self.config, "hidden": [scratch]}
+        """Unpack the course into the worker's scratch folder (hidden from learner code with it); start grading."""
+        self.config = {**self.config, "hidden": [scratch]}
         if self.course is not None:
             self.folder = tempfile.mkdtemp(prefix="torch-katas-course-", dir=scratch)
             with zipfile.ZipFile(io.BytesIO(self.course)) as zf:
                 zf.extractall(self.folder)
-            config["course"] = self.folder
-        self.grader = WarmGrader(config)
+            self.config["course"] = self.folder
+        self.grader = WarmGrader(self.config)
 
     def grade(self, request: dict) -> dict:
         with self.restart:  # a grading process that ended (killed, out of memory) is started again
             if self.grader.gone or self.grader.process.poll() is not None:
                 self.grader.close()
-                self.grader = WarmGrader({**self.config, "hidden": [get_worker().local_directory],
-                                          **({"course": self.folder} if self.folder else {})})
+                self.grader = WarmGrader(self.config)
                 if not self.grader.hello.get("ready"):
                     raise GraderGone(f"its grading process could not start again: {self.grader.hello}")
             grader = self.grader
