@@ -44,10 +44,11 @@ def assignment(found: Collection, recorded: dict) -> list[Exercise]:
 
 
 def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *, workers: int, force: bool = False,
-              roster: list[dict] | None = None, similarity: float | None = None, **options) -> dict:
+              roster: list[dict] | None = None, similarity: float | None = None, cluster=None, **options) -> dict:
     """Grade every student's files as `exercises` (None: the exercises they handed in); write out/;
     return a summary of counts. `roster` names the students; `similarity` is the threshold above which
-    pairs of submissions of one exercise are listed for a person to look at."""
+    pairs of submissions of one exercise are listed for a person to look at; `cluster` (a
+    grader.cluster.Target) grades on a Dask cluster's workers instead of `workers` here."""
     out.mkdir(parents=True, exist_ok=True)
     records = out / "results.jsonl"
     recorded = {(r.student, r.exercise): r for r in read_results(records)}
@@ -77,7 +78,11 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
                     said = (before.status, before.message.render(options.get("lang", "en"))) if before else None
                     if force or said != ("error", result.message.render(options.get("lang", "en"))):
                         record(result)  # a rerun does not append the same error again
-            if todo:
+            if todo and cluster is not None:
+                from grader.cluster import grade_on_cluster  # the workers import torch, not this process
+
+                interrupted = grade_on_cluster(cluster, todo, record, options, out)
+            elif todo:
                 from grader.judge import prewarm  # torch: only when something must be graded
 
                 prewarm(list({j.exercise.name: j.exercise for j in todo}.values()))  # checks, preloads: once
