@@ -394,8 +394,8 @@ def _similar(book: dict, lang: str) -> str:
 
 def _isolation(book: dict, lang: str) -> str:
     groups = book.get("isolation") or []
-    none = _t(lang, "none reported", "未报告")
-    items = "".join(f"<li>{html.escape(', '.join(g['layers']) or none)}: "
+    none, comma = _t(lang, "none reported", "未报告"), _t(lang, ", ", "、")  # 、: the layers' names stay apart
+    items = "".join(f"<li>{html.escape(comma.join(g['layers']) or none)}{_t(lang, ': ', '：')}"
                     + _t(lang, "{n} submissions", "{n} 份提交", n=g["count"])
                     + f"<details><summary>{_t(lang, 'which', '是哪些')}</summary>"
                       f"{html.escape(' · '.join(g['submissions']))}</details></li>"
