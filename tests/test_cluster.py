@@ -3,6 +3,7 @@ workers that refuse a batch, and a worker killed mid-batch whose submissions are
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -61,6 +62,13 @@ def records(out) -> dict:
     return {(r["student"], r["exercise"]): timeless(r) for r in lines}
 
 
+def lines_timeless(out) -> list[str]:
+    """results.jsonl's lines as written, their durations blanked, in order of student and exercise."""
+    lines = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    blanked = [re.sub(r'"duration_s": [0-9.e+-]+', '"duration_s": 0', line) for line in lines]
+    return sorted(blanked, key=lambda line: (json.loads(line)["student"], json.loads(line)["exercise"]))
+
+
 def test_a_cluster_grades_as_a_local_batch_does(submissions, tmp_path, local_cluster):
     local, remote = tmp_path / "local", tmp_path / "remote"
     proc = run_grade("batch", submissions, "--out", local, "--workers", "2", "--seed", "7")
@@ -73,6 +81,7 @@ def test_a_cluster_grades_as_a_local_batch_does(submissions, tmp_path, local_clu
     mine, theirs = records(local), records(remote)
     assert len((remote / "results.jsonl").read_text().splitlines()) == len(theirs) == 8  # each graded once
     assert theirs == mine
+    assert lines_timeless(remote) == lines_timeless(local)  # byte for byte: the same Result.to_json
     assert {k: r["score"] for k, r in theirs.items() if r["score"] == r["max_score"]} == \
         {("s1", "ex01"): 10.0, ("s1", "ex05"): 10.0}
     assert theirs[("s3", "ex05")]["status"] == "error" and not theirs[("s3", "ex05")].get("grader_failure")
