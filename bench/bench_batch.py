@@ -5,7 +5,12 @@ grade (against importing torch), and the class outputs of 500 students x 3 exerc
 a feedback page each) against the time grading them takes at the rate just measured; with chromium
 installed, the class page's load time in a headless browser against a blank page.
 
-Usage: python bench/bench_batch.py [--sample 20]   (sample: how many single runs to time and scale)
+With --cluster (needs the cluster extra), only the Dask path instead: the same 100 submissions graded by
+`grade batch --cluster local:2` (2 worker processes) against `grade batch --workers 2`, wall-clock and CPU time,
+the cluster path's CPU per submission, Dask's own round trip per task, and the submissions per second of 1
+and 2 workers.
+
+Usage: python bench/bench_batch.py [--sample 20] [--cluster]   (sample: how many single runs to time and scale)
 """
 
 import argparse
@@ -108,13 +113,68 @@ def browser_load(page: Path) -> tuple[float, float] | None:
     return statistics.median(load(page) for _ in range(3)), statistics.median(load(blank) for _ in range(3))
 
 
+def timed_cpu(cmd) -> tuple[float, float]:
+    """Wall-clock seconds and CPU seconds of `cmd` and every process it started (all reaped when it ends)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = timed(cmd)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def cluster(grade: list[str], rounds: int) -> None:
+    """`grade batch --cluster local:2` and `local:1` (a LocalCluster of worker processes, started and stopped by
+    the batch, so every process it used is counted) against `grade batch --workers 2`, in alternating rounds
+    (the machine's speed drifts); wall-clock and CPU time, medians of the rounds."""
+    import dask
+    from distributed import Client, LocalCluster, as_completed
+
+    with tempfile.TemporaryDirectory() as tmp:
+        subs = Path(tmp) / "subs"
+        n = len(generate(subs))
+        command = grade + ["batch", str(subs), "-e", "ex05", "-e", "ex06", "--force", "--out"]
+        runs: dict[str, list[tuple[float, float]]] = {"local": [], "cluster 2": [], "cluster 1": []}
+        for i in range(rounds):
+            runs["local"].append(timed_cpu(command + [str(Path(tmp) / "local"), "--workers", "2"]))
+            runs["cluster 2"].append(timed_cpu(command + [str(Path(tmp) / "two"), "--cluster", "local:2"]))
+            lines = (Path(tmp) / "two" / "results.jsonl").read_text().splitlines()
+            assert len(lines) == n * (i + 1), f"the cluster graded {len(lines) - n * i} of {n}"
+        runs["cluster 1"].append(timed_cpu(command + [str(Path(tmp) / "one"), "--cluster", "local:1"]))
+    dask.config.set({"distributed.worker.profile.enabled": False})
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as local_dask, \
+            Client(local_dask) as client:  # Dask's own round trip: 200 empty tasks, 2 at a time
+        start = time.perf_counter()
+        list(as_completed(client.map(int, range(200), pure=False)))
+        round_trip = (time.perf_counter() - start) / 200 * 2
+    wall = {k: statistics.median(w for w, _ in v) for k, v in runs.items()}
+    cpu = {k: statistics.median(c for _, c in v) for k, v in runs.items()}
+    ratios = [c[0] / loc[0] for loc, c in zip(runs["local"], runs["cluster 2"])]
+    print(f"{n} submissions (solutions, stubs and mistakes of ex05 and ex06), {rounds} alternating rounds")
+    for name, label in (("local", "grade batch --workers 2"), ("cluster 2", "grade batch --cluster local:2"),
+                        ("cluster 1", "grade batch --cluster local:1")):
+        print(f"{label:34s} {wall[name]:6.1f} s  ({n / wall[name]:.1f} submissions/s)  CPU {cpu[name]:6.1f} s; "
+              f"rounds: {', '.join(f'{w:.1f}' for w, _ in runs[name])}")
+    print(f"  cluster of 2 / local, wall-clock {statistics.median(ratios):6.2f}x  (target <= 1.3x; rounds: "
+          f"{', '.join(f'{r:.2f}' for r in ratios)})")
+    print(f"  cluster of 2 / local, CPU time   {cpu['cluster 2'] / cpu['local']:6.2f}x  (what a busy machine "
+          "pays for)")
+    print(f"  2 workers / 1 worker             {wall['cluster 1'] / wall['cluster 2']:6.2f}x faster")
+    extra = (cpu["cluster 2"] - cpu["local"]) / n
+    print(f"the cluster path's CPU per submission beyond a local batch's {extra * 1000:5.0f} ms  (starting the "
+          "workers and their grading processes, Dask, the pipe; over the submissions)")
+    print(f"Dask's round trip per task {round_trip * 1000:5.1f} ms  (empty tasks, 2 at a time)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sample", type=int, default=20, help="single-process runs timed (scaled to 100)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--class-size", type=int, default=500, help="students of the class outputs measured")
+    parser.add_argument("--cluster", action="store_true", help="measure the Dask cluster path instead")
+    parser.add_argument("--rounds", type=int, default=3, help="with --cluster: alternating local and cluster runs")
     args = parser.parse_args()
     grade = [sys.executable, "-m", "grader.cli"]
+    if args.cluster:
+        return cluster(grade, args.rounds)
     with tempfile.TemporaryDirectory() as tmp:
         subs = Path(tmp) / "subs"
         made = generate(subs)

@@ -46,11 +46,12 @@ def assignment(found: Collection, recorded: dict) -> list[Exercise]:
 
 def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *, workers: int, force: bool = False,
               roster: list[dict] | None = None, similarity: float | None = None, pick: str | None = None,
-              assignment_name: str | None = None, **options) -> dict:
+              assignment_name: str | None = None, cluster=None, **options) -> dict:
     """Grade every student's files as `exercises` (None: the exercises they handed in); write out/;
     return a summary of counts. `roster` names the students; `similarity` is the threshold above which
     pairs of submissions of one exercise are listed for a person to look at; `pick` ("latest") resolves two
-    files for one exercise (review.toml's `file` does it for one student)."""
+    files for one exercise (review.toml's `file` does it for one student); `cluster` (a grader.cluster.Target)
+    grades on a Dask cluster's workers instead of `workers` here."""
     from grader.fingerprint import changed, fingerprint, why
     from grader.review import kept_copy, make_picker, save_state
 
@@ -88,7 +89,11 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
                 log.flush()
                 counts[result.outcome] += 1
 
-            if todo:
+            if todo and cluster is not None:
+                from grader.cluster import grade_on_cluster  # the workers import torch, not this process
+
+                interrupted = grade_on_cluster(cluster, todo, record, options, out)
+            elif todo:
                 from grader.judge import prewarm  # torch: only when something must be graded
 
                 prewarm(list({j.exercise.name: j.exercise for j in todo}.values()))  # checks, preloads: once

@@ -736,11 +736,17 @@ def notebook_cmd(exercises, every, out, lang):
               "similarity.html.")
 @click.option("--pick", type=click.Choice(["latest"]), help="Where a student has two files for one exercise, grade "
               "the latest (default: neither, the cell needs a look; review.toml's file = ... chooses for one student).")
+@click.option("--cluster", metavar="ADDRESS",
+              help="Grade on a Dask cluster's workers: its scheduler's address (tcp://host:8786), a scheduler file "
+              "(.json), or local:N for N worker processes here (needs the cluster extra; see docs/cluster.md).")
+@click.option("--require-isolation", metavar="LAYERS",
+              help="With --cluster: refuse every worker whose sandbox lacks one of these layers (comma-separated: "
+              "namespaces, landlock, dedicated uid, seccomp, process limit).")
 @assignment_option
 @json_option
 @lang_option
-def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory, roster, similarity, pick, assignment,
-              as_json, lang):
+def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory, roster, similarity, pick, cluster,
+              require_isolation, assignment, as_json, lang):
     """Grade SUBMISSIONS: a folder (or a download-all .zip) of one folder or .zip per student, files named
     after the exercise (ex05*.py); Canvas and Moodle downloads as they come."""
     import zipfile
@@ -764,10 +770,12 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
             require()
         except MissingExtra as exc:
             raise problem(exc) from None
+    target = cluster_target(cluster, require_isolation, lang)
     from grader.batch import run_batch
     from grader.exercises import current_course
     from grader.late import LateError, late_policy
     from grader.review import ReviewError, read_reviews
+    from grader.cluster import ClusterError
 
     try:
         late_policy(current_course(), assignment), read_reviews(out)  # a broken one: said now, before any grading
@@ -775,10 +783,12 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
         raise problem(exc) from None
     try:
         summary = run_batch(submissions, exercises, out, workers=workers, force=force, roster=roster,
-                            similarity=similarity, pick=pick, assignment_name=assignment, seed=seed, lang=lang,
-                            time_limit=time_limit, memory=options.memory_bytes(memory))
+                            similarity=similarity, pick=pick, assignment_name=assignment, cluster=target, seed=seed,
+                            lang=lang, time_limit=time_limit, memory=options.memory_bytes(memory))
     except zipfile.BadZipFile as exc:
         raise UsageProblem(say(lang, "{path} cannot be unpacked: {error}", path=submissions, error=exc)) from None
+    except ClusterError as exc:
+        raise problem(exc) from None
     if as_json:
         click.echo(json.dumps(summary))
     else:
@@ -794,6 +804,30 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
     if summary["interrupted"]:
         click.echo(say(lang, "Interrupted: what was graded is kept; run the same command to go on."), err=True)
         sys.exit(130)
+
+
+def cluster_target(address: str | None, layers: str | None, lang: str):
+    """`--cluster` and `--require-isolation` as a grader.cluster.Target (None without --cluster)."""
+    from grader.cluster import LAYERS, MissingExtra, Target, require
+
+    if layers and not address:
+        raise UsageProblem(say(lang, "--require-isolation goes with --cluster"))
+    required = tuple(layer.strip() for layer in (layers or "").split(",") if layer.strip())
+    unknown = [layer for layer in required if layer not in LAYERS]
+    if unknown:
+        raise UsageProblem(say(lang, "unknown isolation layer {layer} (known: {known})", layer=unknown[0],
+                               known=", ".join(LAYERS)))
+    if not address:
+        return None
+    if address.startswith("local:") and not (address[6:].isdigit() and int(address[6:]) > 0):
+        raise UsageProblem(say(lang, "--cluster local:N needs a number of workers, not {value}", value=address))
+    if address.endswith(".json") and not Path(address).is_file():
+        raise UsageProblem(say(lang, "no such scheduler file: {path}", path=address))
+    try:
+        require()
+    except MissingExtra as exc:
+        raise problem(exc) from None
+    return Target(address, required)
 
 
 @main.command("export")

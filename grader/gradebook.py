@@ -152,6 +152,18 @@ def check_rates(results: list[Result], lang: str = "en") -> list[dict]:
     return sorted(rates.values(), key=lambda e: (e["rate"], e["exercise"], e["check"]))
 
 
+def isolation_groups(results: list[Result]) -> list[dict]:
+    """Which isolation layers graded which submissions (on a cluster, several machines may differ): one
+    entry per set of layers the sandbox applied, most submissions first. A submission that never reached a
+    sandbox (unreadable, the grader's failure) is in none."""
+    groups: dict[tuple, list[str]] = {}
+    for r in results:
+        if not r.grader_failure and r.checks:
+            groups.setdefault(tuple(r.isolation or ()), []).append(f"{r.student}/{r.exercise}")
+    return [{"layers": list(layers), "count": len(names), "submissions": sorted(names, key=natural_key)}
+            for layers, names in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))]
+
+
 def build_gradebook(results: list[Result], exercises: list[Exercise], students: dict[str, dict], problems: list[dict],
                     roster: list[dict] | None = None, similar: list[dict] | None = None, lang: str = "en") -> dict:
     """The class's gradebook: one row per student, one cell per exercise of the assignment; its words in `lang`."""
@@ -195,7 +207,8 @@ def build_gradebook(results: list[Result], exercises: list[Exercise], students: 
                           for ex in exercises],
             "max_total": max_total, "rows": rows, "misconceptions": explained(misconceptions(results, lang), exercises,
                                                                              lang),
-            "checks": check_rates(results, lang), "problems": problems, "lang": lang,
+            "checks": check_rates(results, lang), "isolation": isolation_groups(results),
+            "problems": problems, "lang": lang,
             "stray": [p for p in problems if p["student"] not in identities], "similar": similar}
 
 

@@ -425,9 +425,25 @@ def _similar(book: dict, lang: str) -> str:
             + f"</p><table><tr>{head}</tr>{rows}</table>")
 
 
+def _isolation(book: dict, lang: str) -> str:
+    groups = book.get("isolation") or []
+    none, comma = _t(lang, "none reported", "未报告"), _t(lang, ", ", "、")  # 、: the layers' names stay apart
+    items = "".join(f"<li>{html.escape(comma.join(g['layers']) or none)}{_t(lang, ': ', '：')}"
+                    + _t(lang, "{n} submissions", "{n} 份提交", n=g["count"])
+                    + f"<details><summary>{_t(lang, 'which', '是哪些')}</summary>"
+                      f"{html.escape(' · '.join(g['submissions']))}</details></li>"
+                    for g in groups)
+    if not groups:
+        return ""
+    return (f"<h2>{_t(lang, 'Isolation', '隔离')}</h2><p>"
+            + _t(lang, "The layers of the sandbox that graded each submission.", "为每份提交评分的沙箱所用的隔离层。")
+            + f"</p><ul>{items}</ul>")
+
+
 def write_index(book: dict, path: Path, lang: str = "en") -> Path:
     """The teacher's page, in `lang`: what the class got wrong first, then the gradebook, the distribution of
-    totals, the pass rate of each check and the problems."""
+    totals, the pass rate of each check, the problems and which isolation layers graded which
+    submissions."""
     rows = book["rows"]
     submitted = [row for row in rows if any(c["state"] != "missing" for c in row["cells"].values())]
     states: dict[str, int] = {}
@@ -448,6 +464,7 @@ def write_index(book: dict, path: Path, lang: str = "en") -> Path:
             _gradebook_table(book, lang), f"<h2 id='totals'>{_t(lang, 'Totals', '总分分布')}</h2>",
             histogram_svg([row["total"] for row in submitted], book["max_total"], lang),
             f"<p>{none}</p>" if nothing else "",
-            _pass_rates(book, lang), _problems(book, lang), _similar(book, lang)]
+            _pass_rates(book, lang), _problems(book, lang), _similar(book, lang),
+            _isolation(book, lang)]
     path.write_text(page(_t(lang, "Class report", "班级报告"), "\n".join(body), SCRIPT, lang), encoding="utf-8")
     return path

@@ -15,7 +15,8 @@ from conftest import ROOT, run_grade
 from grader.collect import collect, collect_from
 from grader.exercises import all_exercises, find_exercise
 from grader.gradebook import build_gradebook, misconceptions
-from grader.result import Result
+from grader.result import CheckResult, Result
+from grader.text import Text
 
 EX05 = ROOT / "tests" / "mistakes" / "ex05_manual_backward"
 SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
@@ -246,3 +247,24 @@ def test_a_download_all_zip_is_graded_without_unpacking_by_hand(tmp_path):
     assert by["smithjohn_1234"]["name"] == "Smith, John" and by["smithjohn_1234"]["ex05"] == "10"
     assert by["leeanna_5678"]["ex05"] == "6"
     assert "no entry in the roster" in by["wuli_91011"]["problems"]
+
+
+def test_the_class_page_says_which_isolation_layers_graded_which_submissions(tmp_path):
+    from grader.gradebook import isolation_groups
+    from grader.html_report import write_index
+
+    full, some = ["namespaces", "landlock (ABI 7)", "seccomp"], ["seccomp"]
+    check = CheckResult(id="dw", title=Text("dw"), outcome="passed", points=1.0, max_points=1.0)
+    graded = [Result(exercise="ex05", name="ex05", submission="", status="graded", score=1.0, max_score=1.0,
+                     checks=[check], isolation=layers, student=s)
+              for s, layers in (("s10", full), ("s2", full), ("s3", some))]
+    unread = Result(exercise="ex05", name="ex05", submission="", status="error", score=0.0, max_score=1.0,
+                    student="s4")  # never reached a sandbox
+    failed = Result(exercise="ex05", name="ex05", submission="", status="error", score=0.0, max_score=1.0,
+                    grader_failure=True, student="s5")
+    groups = isolation_groups([*graded, unread, failed])
+    assert groups == [{"layers": full, "count": 2, "submissions": ["s2/ex05", "s10/ex05"]},
+                      {"layers": some, "count": 1, "submissions": ["s3/ex05"]}]
+    book = {**build_gradebook([], [find_exercise("ex05")], {}, []), "isolation": groups}
+    page = write_index(book, tmp_path / "index.html").read_text()
+    assert "namespaces, landlock (ABI 7), seccomp: 2 submissions" in page and "s2/ex05 · s10/ex05" in page
