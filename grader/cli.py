@@ -442,7 +442,7 @@ def solution_cmd(exercise, force, lang):
 
 @main.command("watch")
 @click.argument("exercise", required=False)
-@click.option("--interval", type=click.FloatRange(0.05, 60), default=0.5, show_default=True,
+@click.option("--interval", type=click.FloatRange(0.05, 60), default=0.2, show_default=True,
               help="Seconds between checks for a saved file.")
 @click.option("--runs", type=click.IntRange(1), help="Stop after this many gradings (for scripts).")
 @no_server_option
