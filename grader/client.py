@@ -101,10 +101,24 @@ def fingerprint(course: Course | None = None, grader: bool = True) -> str:
         paths += [course.root / "course.toml", *_files(course.exercises_dir, "*/exercise.toml"),
                   *_files(course.checks_dir, "**/*.py")]
     for path in paths:
-        digest.update(str(path).encode() + b"\0")
-        with contextlib.suppress(OSError):
-            digest.update(path.read_bytes())
+        digest.update(str(path).encode() + b"\0" + _content_hash(path))
     return digest.hexdigest()
+
+
+_HASHED: dict[Path, tuple[tuple, bytes]] = {}  # path -> (its stat when hashed, the hash of its content)
+
+
+def _content_hash(path: Path) -> bytes:
+    """The hash of a file's content, read again only when its stat changed (the service asks at each request)."""
+    try:
+        info = path.stat()
+        key = (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
+        if path in _HASHED and _HASHED[path][0] == key:
+            return _HASHED[path][1]
+        _HASHED[path] = key, hashlib.blake2b(path.read_bytes(), digest_size=16).digest()
+        return _HASHED[path][1]
+    except OSError:
+        return b"missing"
 
 
 def course_ref(course: Course) -> dict:
