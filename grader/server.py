@@ -33,7 +33,7 @@ from grader.exercises import PACKAGE_DIR, Course, CourseError, UnknownExercise, 
 from grader.source import SubmissionError, load_source
 
 OPTIONS = ("seed", "lang", "device", "time_limit", "memory", "languages")  # those of judge.grade
-QUIET = 0.3  # seconds without a request before warming up the rest (so a first request never waits on it)
+QUIET = 0.3  # seconds without a grading before warming up the rest (so a first request never waits on it)
 MAX_REQUEST = 1 << 20
 
 
@@ -81,6 +81,8 @@ class Service:
     def cleanup(self) -> None:
         """Nothing left: no socket, no judge, no pid file."""
         self.close()
+        for conn in self.arriving:
+            conn.close()
         for grading, conn in self.running.items():
             grading.kill()
             grading.result()
@@ -95,12 +97,8 @@ class Service:
             now = time.monotonic()
             if self.running:
                 timeout = max(0.0, min(g.deadline for g in self.running) - now)
-            elif self.arriving:
-                timeout = None
-            elif not self.warmed:
-                timeout = QUIET
-            else:
-                timeout = max(0.0, self.last + self.idle - now)
+            else:  # the time of the next thing to do: warm up, or stop
+                timeout = max(0.0, self.last + (self.idle if self.warmed else QUIET) - now)
             events = self.selector.select(timeout)
             for key, _ in events:
                 if key.data == "accept":
@@ -117,10 +115,10 @@ class Service:
                     self.finish(grading)
             if self.stop_request is not None:
                 return
-            if not events and not self.running and not self.arriving:
-                if not self.warmed:
+            if not self.running:  # (a request arriving takes microseconds: it never holds the service up)
+                if not self.warmed and time.monotonic() >= self.last + QUIET:
                     self.warm_up()
-                elif time.monotonic() >= self.last + self.idle:
+                elif self.warmed and time.monotonic() >= self.last + self.idle:
                     return
 
     def accept(self) -> None:
@@ -153,7 +151,6 @@ class Service:
         if not isinstance(request, dict):
             conn.close()
             return
-        self.last = time.monotonic()
         self.handle(conn, request)
 
     def handle(self, conn: socket.socket, request: dict) -> None:
@@ -181,6 +178,7 @@ class Service:
         """Fork a judge for the request's file, as `grade batch` does; answer when it is done."""
         from grader.judge import Grading, prewarm
 
+        self.last = time.monotonic()  # only gradings keep the service up (not `grade server status`)
         try:
             ref = request["course"]
             course = builtin_course() if ref["built_in"] else load_course(Path(ref["root"]), ref["spec"])
