@@ -67,8 +67,8 @@ def service_dir(create: bool = True) -> Path:
 
 
 def install_key() -> str:
-    """This install (interpreter and grader): each has a service of its own."""
-    return hashlib.sha256(f"{sys.executable}\0{PACKAGE_DIR}".encode()).hexdigest()[:12]
+    """This install (Python environment and grader): each has a service of its own."""
+    return hashlib.sha256(f"{sys.prefix}\0{PACKAGE_DIR}".encode()).hexdigest()[:12]
 
 
 def socket_path(folder: Path) -> Path:
@@ -174,7 +174,7 @@ def exchange(sock: socket.socket, message: dict, timeout: float | None = None, u
 
 def signed(message: dict) -> dict:
     """A request with what the service must have been built from: this version and install."""
-    return {"version": __version__, "package": str(PACKAGE_DIR), "python": sys.executable, **message}
+    return {"version": __version__, "package": str(PACKAGE_DIR), "python": sys.prefix, **message}
 
 
 def ask(folder: Path, message: dict, timeout: float | None = None, until_closed=False) -> dict | None:

@@ -154,7 +154,7 @@ class Service:
         self.handle(conn, request)
 
     def handle(self, conn: socket.socket, request: dict) -> None:
-        mine = (__version__, str(PACKAGE_DIR), sys.executable)
+        mine = (__version__, str(PACKAGE_DIR), sys.prefix)  # the same version, checkout and environment
         if (request.get("version"), request.get("package"), request.get("python")) != mine:
             self.close()
             return reply(conn, {"restart": "a service of another version or install"})
