@@ -151,7 +151,10 @@ class Service:
         if not isinstance(request, dict):
             conn.close()
             return
-        self.handle(conn, request)
+        try:
+            self.handle(conn, request)
+        except Exception as exc:  # noqa: BLE001 - one request's failure never stops the service
+            reply(conn, {"error": f"{type(exc).__name__}: {exc}"})
 
     def handle(self, conn: socket.socket, request: dict) -> None:
         mine = (__version__, str(PACKAGE_DIR), sys.prefix)  # the same version, checkout and environment
@@ -191,12 +194,13 @@ class Service:
             os.chdir(request["cwd"])  # a relative path reads, and is reported, as the client gave it
             source = load_source(Path(request["path"]))
             options = {k: v for k, v in request.get("options", {}).items() if k in OPTIONS}
-            prewarm([exercise])  # its checks and preloads, in this process: once
         except (KeyError, TypeError, OSError, CourseError, UnknownExercise, SubmissionError) as exc:
             return reply(conn, {"error": str(exc)})  # the client grades it itself, and says why
         if all(c.root != course.root for c in self.cold):
             self.cold.append(course)
             self.warmed = False
+        with contextlib.suppress(Exception):  # a check that does not import: its judge reports it, as without us
+            prewarm([exercise])  # its checks and preloads, in this process: once
         grading = Grading(exercise, source, **options)
         self.running[grading] = conn
         self.selector.register(grading, selectors.EVENT_READ, "grading")
@@ -225,11 +229,9 @@ class Service:
 
 
 def reply(conn: socket.socket, answer: dict) -> None:
-    with conn:
-        conn.setblocking(True)
+    with conn, contextlib.suppress(OSError):  # a client gone (Ctrl-C) misses its answer, nothing more
         conn.settimeout(30)
-        with contextlib.suppress(OSError):
-            conn.sendall(json.dumps(answer).encode() + b"\n")
+        conn.sendall(json.dumps(answer).encode() + b"\n")
 
 
 def resident_mib() -> float:

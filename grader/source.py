@@ -6,7 +6,7 @@ cells count from 1, top to bottom), so an error points at the cell and the line 
 Cells become Python with IPython's own input transformer and run as Jupyter runs them, one after
 the other in one namespace, with `get_ipython()` and `display()` (see `NotebookShell`). The grader's own
 API (`check()`, `hint()` and their import, see own_api) never runs and goes without saying; other cells
-tagged `skip-grading` are left out, and the report says so, and names the magics that do not run.
+tagged `skip-grading` are left out, which the report says, with the magics that do not run.
 Either way the module is named `submission`, so an `if __name__ == "__main__":` demo does not run.
 """
 
