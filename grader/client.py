@@ -21,7 +21,6 @@ import signal
 import socket
 import stat
 import struct
-import subprocess
 import sys
 from pathlib import Path
 
@@ -198,6 +197,8 @@ def starting(folder: Path):
 
 def start(folder: Path) -> bool:
     """Start the service unless one answers; wait until it listens. True if one answers now."""
+    import subprocess
+
     with starting(folder):
         if ask(folder, {"op": "status"}) is not None:
             return True
