@@ -129,10 +129,11 @@ lang_option = click.option("--lang", type=click.Choice(LANGUAGES), default=cli_l
                            help="Language of statements, hints and messages (default: from the locale).")
 json_option = options.as_json
 assignment_option = options.assignment
+no_server_option = options.no_server
 
 SECTIONS = {
     "For learners": ["check", "list", "show", "next", "hint", "watch", "reset", "solution", "init", "lang",
-                     "notebook"],
+                     "notebook", "server"],
     "For teachers": ["batch", "export", "gradescope", "release", "doctor"],
     "For course authors": ["new", "validate"],
 }
@@ -253,9 +254,10 @@ def show_version(ctx) -> None:
 @options.time_limit()
 @options.memory()
 @click.option("--report", type=click.Path(path_type=Path), help="Also write an HTML report (checks and charts).")
+@no_server_option
 @json_option
 @lang_option
-def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json, lang):
+def check_cmd(exercise, file, seed, device, time_limit, memory, report, no_server, as_json, lang):
     """Grade EXERCISE (ex05, 5 or ex05_manual_backward)."""
     from grader.source import SubmissionError, load_source
     from grader.workspace import learner_file, own_work
@@ -266,10 +268,10 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, as_json,
         source = load_source(path)
     except SubmissionError as exc:
         raise problem(exc) from None
-    from grader.judge import grade
+    from grader.client import grade
     from grader.report import render, to_json
 
-    result = grade(ex, source, seed=seed, lang=lang, device=device, time_limit=time_limit,
+    result = grade(ex, source, server=not no_server, seed=seed, lang=lang, device=device, time_limit=time_limit,
                    memory=options.memory_bytes(memory))
     if result.grader_failure:
         click.echo(to_json(result) if as_json else say(lang, "grade: internal error: {message}",
@@ -500,15 +502,51 @@ def solution_cmd(exercise, force, lang):
 
 @main.command("watch")
 @click.argument("exercise", required=False)
-@click.option("--interval", type=click.FloatRange(0.05, 60), default=0.5, show_default=True,
+@click.option("--interval", type=click.FloatRange(0.05, 60), default=0.2, show_default=True,
               help="Seconds between checks for a saved file.")
 @click.option("--runs", type=click.IntRange(1), help="Stop after this many gradings (for scripts).")
+@no_server_option
 @lang_option
-def watch_cmd(exercise, interval, runs, lang):
+def watch_cmd(exercise, interval, runs, no_server, lang):
     """Regrade on every save. Without EXERCISE, follow the first unfinished one and move on when done."""
     from grader.watch import watch
 
-    watch(exercise_or_fail(exercise) if exercise else None, lang=lang, interval=interval, runs=runs)
+    watch(exercise_or_fail(exercise) if exercise else None, lang=lang, interval=interval, runs=runs,
+          server=not no_server)
+
+
+@main.command("server")
+@click.argument("action", type=click.Choice(["status", "start", "stop"]), default="status")
+@json_option
+@lang_option
+def server_cmd(action, as_json, lang):
+    """See, start or stop the warm grading service that makes `grade`, `watch` and `check()` answer at once."""
+    import time
+
+    from grader import client
+
+    try:
+        folder = client.service_dir()
+    except client.ServiceError as exc:
+        raise problem(exc) from None
+    if action == "stop":
+        stopped = client.stop(folder)
+        click.echo(json.dumps({"stopped": stopped}) if as_json else
+                   say(lang, "Stopped the grading service.") if stopped else say(lang, "No grading service was running."))
+        return
+    if action == "start" and not client.start(folder):
+        raise UsageProblem(say(lang, "the grading service did not start"))
+    info = client.status(folder)
+    if as_json:
+        click.echo(json.dumps(info))
+    elif info is None:
+        click.echo(say(lang, "No grading service is running; `grade` starts one when it grades."))
+    else:
+        click.echo(say(lang, "The grading service is running (pid {pid}, since {since}, {graded} gradings, {memory} MiB "
+                             "resident); it stops after {idle} minutes without a grading. Socket: {socket}",
+                       pid=info["pid"], since=time.strftime("%H:%M", time.localtime(info["since"])),
+                       graded=info["graded"], memory=f"{info['memory_mib']:g}", idle=f"{info['idle_stop_s'] / 60:g}",
+                       socket=info["socket"]))
 
 
 @main.command("notebook")
