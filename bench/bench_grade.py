@@ -102,7 +102,8 @@ def kernel(runs: int) -> None:
         kc.execute_interactive(code.replace("{n}", str(runs)), timeout=600,
                                output_hook=lambda msg: out.append(msg["content"].get("text", "")))
         median, passed = "".join(out).split()
-        print(f"warm  check('ex05') in a live kernel         {float(median):6.2f} s  (passed: {passed}; target < 0.3 s)")
+        print(f"warm  check('ex05') in a live kernel         {float(median):6.2f} s  "
+              f"(passed: {passed}; target < 0.3 s)")
     finally:
         kc.stop_channels()
         manager.shutdown_kernel(now=True)

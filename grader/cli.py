@@ -531,8 +531,8 @@ def server_cmd(action, as_json, lang):
         raise problem(exc) from None
     if action == "stop":
         stopped = client.stop(folder)
-        click.echo(json.dumps({"stopped": stopped}) if as_json else
-                   say(lang, "Stopped the grading service.") if stopped else say(lang, "No grading service was running."))
+        click.echo(json.dumps({"stopped": stopped}) if as_json else say(lang, "Stopped the grading service.")
+                   if stopped else say(lang, "No grading service was running."))
         return
     if action == "start" and not client.start(folder):
         raise UsageProblem(say(lang, "the grading service did not start"))
@@ -542,8 +542,9 @@ def server_cmd(action, as_json, lang):
     elif info is None:
         click.echo(say(lang, "No grading service is running; `grade` starts one when it grades."))
     else:
-        click.echo(say(lang, "The grading service is running (pid {pid}, since {since}, {graded} gradings, {memory} MiB "
-                             "resident); it stops after {idle} minutes without a grading. Socket: {socket}",
+        click.echo(say(lang, "The grading service is running (pid {pid}, since {since}, {graded} gradings, "
+                             "{memory} MiB resident); it stops after {idle} minutes without a grading. "
+                             "Socket: {socket}",
                        pid=info["pid"], since=time.strftime("%H:%M", time.localtime(info["since"])),
                        graded=info["graded"], memory=f"{info['memory_mib']:g}", idle=f"{info['idle_stop_s'] / 60:g}",
                        socket=info["socket"]))

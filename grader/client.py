@@ -216,7 +216,8 @@ def start(folder: Path) -> bool:
         try:
             idle = os.environ.get(IDLE_ENV) or str(IDLE_DEFAULT)
             proc = subprocess.Popen(
-                [sys.executable, "-m", "grader.server", "--dir", str(folder), "--idle", idle, "--ready-fd", str(write_fd)],
+                [sys.executable, "-m", "grader.server", "--dir", str(folder), "--idle", idle,
+                 "--ready-fd", str(write_fd)],
                 pass_fds=(write_fd,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True, cwd="/")
             os.close(write_fd)

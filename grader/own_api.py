@@ -10,6 +10,7 @@ out, line numbers kept: never run, never reported. Everything else in the cell r
 from __future__ import annotations
 
 import ast
+from typing import TypeGuard
 
 PACKAGE = "grader"
 
@@ -35,7 +36,7 @@ def _parse(code: str) -> ast.Module | None:
         return None  # its error is the learner's to see, when it runs
 
 
-def _imports_grader(node: ast.stmt) -> bool:
+def _imports_grader(node: ast.stmt) -> TypeGuard[ast.Import | ast.ImportFrom]:
     return (isinstance(node, ast.Import) and all(_is_grader(alias.name) for alias in node.names)
             or isinstance(node, ast.ImportFrom) and node.level == 0 and _is_grader(node.module))
 
@@ -43,7 +44,7 @@ def _imports_grader(node: ast.stmt) -> bool:
 def grader_names(codes: list[str]) -> set[str]:
     """The names the grader's imports bind anywhere in these cells (`check`, `hint`, `grader`, an alias): cells
     run in any order in Jupyter, so a `check(...)` above the cell that imports it is the grader's too."""
-    names = set()
+    names: set[str] = set()
     for tree in filter(None, map(_parse, codes)):
         for node in tree.body:
             if _imports_grader(node):
@@ -65,7 +66,7 @@ def without_own_api(code: str, names: set[str]) -> str:
         return code
     lines = [line.encode() for line in code.split("\n")]  # ast's columns count UTF-8 bytes
     for node in reversed(own_statements(tree, names)):
-        first, last = node.lineno - 1, node.end_lineno - 1
+        first, last = node.lineno - 1, (node.end_lineno or node.lineno) - 1
         before, after = lines[first][:node.col_offset], lines[last][node.end_col_offset:]
         if not before.strip() and after.strip() in (b"", b";"):
             lines[first:last + 1] = [b""] * (last - first + 1)

@@ -45,7 +45,7 @@ class Service:
         self.path, self.pid_file = client.socket_path(folder), client.pid_path(folder)
         self.selector = selectors.DefaultSelector()
         self.listener: socket.socket | None = None
-        self.inode = None
+        self.inode: int | None = None
         self.arriving: dict[socket.socket, bytes] = {}
         self.running: dict = {}  # judge.Grading -> the connection waiting for its result
         self.base = client.fingerprint()  # the grader's code and torch, as imported
@@ -104,7 +104,7 @@ class Service:
                 if key.data == "accept":
                     self.accept()
                 elif key.data == "request":
-                    self.receive(key.fileobj)
+                    self.receive(key.fileobj)  # type: ignore[arg-type]  # registered as a socket
             ready = {key.fileobj for key, _ in events if key.data == "grading"}
             for grading in list(self.running):
                 finished = grading in ready and grading.feed()
@@ -122,6 +122,8 @@ class Service:
                     return
 
     def accept(self) -> None:
+        if self.listener is None:
+            return
         try:
             conn, _ = self.listener.accept()
         except OSError:

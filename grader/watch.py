@@ -58,7 +58,8 @@ def passing(result: Result) -> set[str]:
 def change_line(before: Result, after: Result, lang: str) -> str:
     """What changed since the last save: "+2 checks pass", checks that no longer pass, the score before and after."""
     gained, lost = len(passing(after) - passing(before)), len(passing(before) - passing(after))
-    changes = [say(lang, "+1 check passes") if gained == 1 else say(lang, "+{n} checks pass", n=gained)] if gained else []
+    changes = [say(lang, "+1 check passes") if gained == 1 else say(lang, "+{n} checks pass", n=gained)
+               ] if gained else []
     if lost:
         changes.append(say(lang, "1 check no longer passes") if lost == 1 else
                        say(lang, "{n} checks no longer pass", n=lost))

@@ -66,4 +66,5 @@ def test_watch_says_what_changed_since_the_last_save():
         "Since the last save: +2 checks pass; score 2/10 -> 7/10."
     assert change_line(result("a", "b", score=5), result("a", "c", score=5), "en") == \
         "Since the last save: +1 check passes, 1 check no longer passes; score 5/10 -> 5/10."
-    assert change_line(result("a", score=2), result("a", score=2), "zh") == "与上次保存相比：通过的检查没有变化；得分 2/10 -> 2/10。"
+    assert change_line(result("a", score=2), result("a", score=2), "zh") == \
+        "与上次保存相比：通过的检查没有变化；得分 2/10 -> 2/10。"

@@ -90,7 +90,8 @@ def test_start_status_stop_leave_nothing_behind(service):
     info = service.status()
     assert info["pid"] and info["graded"] == 0 and info["idle_stop_s"] == client.IDLE_DEFAULT
     assert oct(service.folder.stat().st_mode & 0o777) == "0o700"
-    assert sorted(service.left()) == sorted([client.socket_path(service.folder).name, client.pid_path(service.folder).name])
+    assert sorted(service.left()) == sorted([client.socket_path(service.folder).name,
+                                             client.pid_path(service.folder).name])
     proc = service.grade("server", "stop")
     assert proc.returncode == 0 and "Stopped" in proc.stdout
     assert gone(info["pid"]) and service.left() == []
@@ -128,7 +129,8 @@ def test_a_changed_check_restarts_it_and_is_seen(service, tmp_path):
     before = service.status()["pid"]
     checks = course / "checks" / "hw1.py"
     checks.write_text(checks.read_text().replace("double(x) returns twice x", "double(x) is 2x"))
-    second = json.loads(service.grade("--course", course, "hw1", "--file", course / "solutions" / "hw1.py", "--json").stdout)
+    solution = course / "solutions" / "hw1.py"
+    second = json.loads(service.grade("--course", course, "hw1", "--file", solution, "--json").stdout)
     assert [c["title"] for c in second["checks"]] == ["double(x) is 2x"]
     after = service.status()["pid"]
     assert after != before
