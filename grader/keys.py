@@ -16,6 +16,7 @@ paste, each with a first draft of its description taken from the message it come
 from __future__ import annotations
 
 import ast
+import fnmatch
 import re
 import sys
 from pathlib import Path
@@ -85,7 +86,7 @@ def describe(key: str, keys: dict[str, Text]) -> Text | None:
     """The description of `key` (an exact key, else the longest pattern `prefix*` it matches); None: unknown."""
     if key in keys:
         return keys[key]
-    matches = [k for k in keys if k.endswith("*") and key.startswith(k[:-1])]
+    matches = [k for k in keys if "*" in k and fnmatch.fnmatchcase(key, k)]
     return keys[max(matches, key=len)] if matches else None
 
 
@@ -102,6 +103,9 @@ def named_keys(path: Path) -> dict[str, tuple[str, str]]:
             found.setdefault(key, ("", ""))
         if not isinstance(node, ast.Call):
             continue
+        if getattr(node.func, "id", "") == "CheckFailed" and len(node.args) > 1:  # CheckFailed(text, key)
+            for key in _literal_keys(node.args[1]):
+                found.setdefault(key, ("", ""))
         for keyword in node.keywords:
             for key in _literal_keys(keyword.value) if keyword.arg == "key" else []:
                 if key not in found:
@@ -140,9 +144,9 @@ def _literal_keys(node: ast.expr) -> list[str]:
     `a if c else b`."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return [node.value]
-    if isinstance(node, ast.JoinedStr) and node.values and isinstance(node.values[0], ast.Constant) \
-            and isinstance(node.values[0].value, str):
-        return [node.values[0].value + "*"]
+    if isinstance(node, ast.JoinedStr):  # f"init-{attr}" -> "init-*", f"{name}-not-seeded" -> "*-not-seeded"
+        return ["".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "*"
+                        for v in node.values)]
     if isinstance(node, ast.IfExp):
         return _literal_keys(node.body) + _literal_keys(node.orelse)
     return []
@@ -160,7 +164,7 @@ def unregistered(exercise: Exercise) -> dict[str, tuple[str, str]]:
     """The keys `exercise`'s checks module names that no registry describes, with their messages."""
     keys = registered(exercise)
     return {key: texts for key, texts in named_keys(exercise.checks).items()
-            if describe(key, keys) is None and not (key.endswith("*") and key in keys)}
+            if describe(key, keys) is None and not any(fnmatch.fnmatchcase(k, key) for k in keys)}
 
 
 def draft(message: str, stop: str) -> str:
