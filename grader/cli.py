@@ -129,10 +129,11 @@ lang_option = click.option("--lang", type=click.Choice(LANGUAGES), default=cli_l
                            help="Language of statements, hints and messages (default: from the locale).")
 json_option = options.as_json
 assignment_option = options.assignment
+no_server_option = options.no_server
 
 SECTIONS = {
     "For learners": ["check", "list", "show", "next", "hint", "watch", "reset", "solution", "init", "lang",
-                     "notebook"],
+                     "notebook", "server"],
     "Practice (katas)": ["kata", "today", "stats"],
     "For teachers": ["batch", "review", "export", "gradescope", "release", "doctor"],
     "For course authors": ["new", "validate"],
@@ -255,9 +256,10 @@ def show_version(ctx) -> None:
 @options.memory()
 @click.option("--report", type=click.Path(path_type=Path), help="Also write an HTML report (checks and charts).")
 @click.option("--kata", "in_kata", is_flag=True, help="Grade your latest kata attempt of EXERCISE (`grade kata`).")
+@no_server_option
 @json_option
 @lang_option
-def check_cmd(exercise, file, seed, device, time_limit, memory, report, in_kata, as_json, lang):
+def check_cmd(exercise, file, seed, device, time_limit, memory, report, in_kata, no_server, as_json, lang):
     """Grade EXERCISE (ex05, 5 or ex05_manual_backward)."""
     from grader.source import SubmissionError, load_source
     from grader.workspace import learner_file, own_work
@@ -277,10 +279,10 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, in_kata,
             json_error({"exercise": ex.id, "name": ex.name, "submission": str(path), "max_score": ex.points},
                        message_of(exc).render(lang))
         raise problem(exc) from None
-    from grader.judge import grade
+    from grader.client import grade
     from grader.report import render, to_json
 
-    result = grade(ex, source, seed=seed, lang=lang, device=device, time_limit=time_limit,
+    result = grade(ex, source, server=not no_server, seed=seed, lang=lang, device=device, time_limit=time_limit,
                    memory=options.memory_bytes(memory), variant=practice[1]["variant"] if practice else None)
     if result.grader_failure:
         click.echo(to_json(result) if as_json else say(lang, "grade: internal error: {message}",
@@ -590,19 +592,21 @@ def solution_cmd(exercise, force, lang):
 
 @main.command("watch")
 @click.argument("exercise", required=False)
-@click.option("--interval", type=click.FloatRange(0.05, 60), default=0.5, show_default=True,
+@click.option("--interval", type=click.FloatRange(0.05, 60), default=0.2, show_default=True,
               help="Seconds between checks for a saved file.")
 @click.option("--runs", type=click.IntRange(1), help="Stop after this many gradings (for scripts).")
 @click.option("--kata", "in_kata", is_flag=True, help="Watch your latest kata attempt of EXERCISE; stop at its pass.")
+@no_server_option
 @lang_option
-def watch_cmd(exercise, interval, runs, in_kata, lang):
+def watch_cmd(exercise, interval, runs, in_kata, no_server, lang):
     """Regrade on every save. Without EXERCISE, follow the first unfinished one and move on when done."""
     from grader.watch import watch
 
     if in_kata and not exercise:
         raise UsageProblem(say(lang, "name the kata to watch: grade watch ex05 --kata"))
     ex = exercise_or_fail(exercise) if exercise else None
-    watch(ex, lang=lang, interval=interval, runs=runs, practice=kata_attempt(ex, None, True) if in_kata else None)
+    watch(ex, lang=lang, interval=interval, runs=runs, practice=kata_attempt(ex, None, True) if in_kata else None,
+          server=not no_server)
 
 
 @main.command("kata")
@@ -693,6 +697,41 @@ def stats_cmd(html_path, export_path, as_json, lang):
         click.echo(say(lang, "wrote {path}", path=write_stats_html(rows, html_path, lang)), err=as_json)
     if export_path:
         click.echo(say(lang, "wrote {path}", path=export(rows, export_path, root)), err=as_json)
+
+
+@main.command("server")
+@click.argument("action", type=click.Choice(["status", "start", "stop"]), default="status")
+@json_option
+@lang_option
+def server_cmd(action, as_json, lang):
+    """See, start or stop the warm grading service that makes `grade`, `watch` and `check()` answer at once."""
+    import time
+
+    from grader import client
+
+    try:
+        folder = client.service_dir()
+    except client.ServiceError as exc:
+        raise problem(exc) from None
+    if action == "stop":
+        stopped = client.stop(folder)
+        click.echo(json.dumps({"stopped": stopped}) if as_json else say(lang, "Stopped the grading service.")
+                   if stopped else say(lang, "No grading service was running."))
+        return
+    if action == "start" and not client.start(folder):
+        raise UsageProblem(say(lang, "the grading service did not start"))
+    info = client.status(folder)
+    if as_json:
+        click.echo(json.dumps(info))
+    elif info is None:
+        click.echo(say(lang, "No grading service is running; `grade` starts one when it grades."))
+    else:
+        click.echo(say(lang, "The grading service is running (pid {pid}, since {since}, {graded} gradings, "
+                             "{memory} MiB resident); it stops after {idle} minutes without a grading. "
+                             "Socket: {socket}",
+                       pid=info["pid"], since=time.strftime("%H:%M", time.localtime(info["since"])),
+                       graded=info["graded"], memory=f"{info['memory_mib']:g}", idle=f"{info['idle_stop_s'] / 60:g}",
+                       socket=info["socket"]))
 
 
 @main.command("notebook")

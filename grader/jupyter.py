@@ -1,9 +1,11 @@
 """`check("ex05")` and `hint("ex05")` inside Jupyter: grade the code this notebook has run so far, and
 reveal the exercise's hints one by one, as `grade ex05` and `grade hint ex05` do in a terminal.
 
-The executed cells (in execution order) become the cells of a notebook, graded by the `grade`
-command in a fresh process, as a notebook file would be: the kernel may have used threads or CUDA, which makes
-forking it unsafe, and the learner's kernel must not share a process with the judge anyway. A grading
+The executed cells (in execution order) become the cells of a notebook, graded as a notebook file would be:
+by the warm grading service (grader/server.py, started if need be), else by the `grade` command in a fresh
+process. Never in the kernel, nor by forking it: the kernel may have used threads or CUDA, which makes
+forking it unsafe, and the learner's kernel must not share a process with the judge anyway. The earlier
+`check()` and `hint()` cells are among those run, and are neutral when graded (grader/own_api.py). A grading
 counts in the progress of the workspace the notebook runs in, as `grade ex05` does.
 """
 
@@ -108,6 +110,7 @@ def check(exercise: str, *, lang: str | None = None, seed: int | None = None, de
     from nbformat.v4 import new_code_cell, new_notebook
 
     from grader.cli import default_lang
+    from grader.client import served
     from grader.exercises import find_exercise
 
     lang = lang or default_lang()
@@ -116,17 +119,19 @@ def check(exercise: str, *, lang: str | None = None, seed: int | None = None, de
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, f"{ex.name}_notebook.ipynb")
         nbformat.write(new_notebook(cells=[new_code_cell(code) for code in run]), path)
-        args = [sys.executable, "-m", "grader.cli", ex.id, "--file", path, "--json", "--lang", lang]
-        args += ["--seed", str(seed)] if seed is not None else []
-        args += ["--device", device] if device else []
         practice = _kata_attempt(ex)
-        in_kata = practice is not None
-        args += ["--kata"] if in_kata else []
-        proc = subprocess.run(args, capture_output=True, text=True)
-    try:
-        result = Result.from_json(json.loads(proc.stdout))
-    except (json.JSONDecodeError, KeyError, TypeError):
-        raise RuntimeError(proc.stderr.strip() or "grading failed") from None
+        in_kata = practice is not None  # `grade --kata` records the attempt: graded by the command
+        result = None if in_kata else served(ex, Path(path), {"seed": seed, "lang": lang, "device": device or "cpu"})
+        if result is None:  # no service (or a kata attempt): the `grade` command, in a process of its own
+            args = [sys.executable, "-m", "grader.cli", ex.id, "--file", path, "--json", "--lang", lang]
+            args += ["--kata"] if in_kata else ["--no-server"]
+            args += ["--seed", str(seed)] if seed is not None else []
+            args += ["--device", device] if device else []
+            proc = subprocess.run(args, capture_output=True, text=True)
+            try:
+                result = Result.from_json(json.loads(proc.stdout))
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise RuntimeError(proc.stderr.strip() or "grading failed") from None
     progress = _progress()
     if progress is not None and not result.grader_failure and not in_kata:  # a kata counts in its own state
         progress.record(ex, result)

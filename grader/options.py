@@ -35,3 +35,5 @@ as_json = click.option("--json", "as_json", is_flag=True, help="Print JSON inste
 assignment = click.option("--assignment", "-a", help="An assignment of the course (its course.toml): its exercises "
                           "and points.")
 out_file = click.option("--out", type=click.Path(path_type=Path), help="File to write.")
+no_server = click.option("--no-server", is_flag=True, help="Grade in this process, without the warm grading service "
+                         "(also: TORCH_KATAS_NO_SERVER=1).")

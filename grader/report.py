@@ -57,7 +57,7 @@ def score_text(result: Result, lang: str) -> str:
 
 
 def render(result: Result, lang: str = "en", color: bool | None = None, *, notebook: bool = False,
-           mark_first: bool = False) -> str:
+           mark_first: bool = False, watch: bool = False) -> str:
     """The terminal report of one result, in `lang`; with `mark_first`, the first failing check is marked
     (watch mode); a `notebook` result ends with the next step in a notebook's words."""
     color = use_color() if color is None else color
@@ -94,13 +94,16 @@ def render(result: Result, lang: str = "en", color: bool | None = None, *, noteb
     total = score_text(result, lang)
     lines.append(style(total, fg="green" if result.score >= result.max_score else "yellow", bold=True)
                  + say(lang, "  ({duration:.1f} s, seed {seed})", duration=result.duration_s, seed=result.seed))
-    lines.append(next_step(result, lang, notebook=notebook))
+    lines.append(next_step(result, lang, notebook=notebook, watch=watch))
     return "\n".join(lines)
 
 
-def next_step(result: Result, lang: str, *, notebook: bool = False) -> str:
-    """One next step: the next exercise, the error to fix, the TODOs to fill in, or the hint to ask for."""
+def next_step(result: Result, lang: str, *, notebook: bool = False, watch: bool = False) -> str:
+    """One next step: the next exercise, the error to fix, the TODOs to fill in, or the hint to ask for; in
+    `grade watch`'s words with `watch` (save again; watch itself says where it goes next)."""
     ex = result.exercise
+    if watch:
+        return _watch_step(result, lang)
     if result.full:
         if notebook:
             return say(lang, "Next: all checks pass! `grade next` in a terminal shows the next exercise.")
@@ -118,6 +121,17 @@ def next_step(result: Result, lang: str, *, notebook: bool = False) -> str:
     if notebook:
         return say(lang, 'Next: fix the first failing check above; stuck? Run `hint("{ex}")`.', ex=ex)
     return say(lang, "Next: fix the first failing check above; stuck? `grade hint {ex}`.", ex=ex)
+
+
+def _watch_step(result: Result, lang: str) -> str:
+    if result.full:
+        return say(lang, "All checks pass!")
+    if result.status == "error":
+        return say(lang, "Next: fix the error above, then save again.")
+    if all(c.outcome in ("not_started", "skipped") for c in result.checks):
+        return say(lang, "Next: fill in the TODOs of {file}, then save; `grade show {ex}` for the statement.",
+                   file=result.submission, ex=result.exercise)
+    return say(lang, "Next: fix the first failing check above, then save again.")
 
 
 def to_json(result: Result, lang: str | None = None) -> str:

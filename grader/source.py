@@ -4,8 +4,9 @@ A .py file is one chunk, run as Python imports a module: all or nothing. A noteb
 per code cell, labelled as Jupyter names a cell in a traceback after Run All (`cell In[3]`: code
 cells count from 1, top to bottom), so an error points at the cell and the line the learner sees.
 Cells become Python with IPython's own input transformer and run as Jupyter runs them, one after
-the other in one namespace, with `get_ipython()` and `display()` (see `NotebookShell`). Cells
-tagged `skip-grading` are left out; the report says so, and names the magics that do not run.
+the other in one namespace, with `get_ipython()` and `display()` (see `NotebookShell`). The grader's own
+API (`check()`, `hint()` and their import, see own_api) never runs and goes without saying; other cells
+tagged `skip-grading` are left out, which the report says, with the magics that do not run.
 Either way the module is named `submission`, so an `if __name__ == "__main__":` demo does not run.
 """
 
@@ -18,6 +19,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.own_api import grader_names, without_own_api
 from grader.text import Text, verbatim
 
 
@@ -108,6 +110,7 @@ def _read_text(path: Path) -> str:
 # -- notebook cells as Python ---------------------------------------------------------------
 
 RUN_MAGICS = {"time", "timeit", "capture"}  # magics whose code runs when graded (once); all others do nothing
+QUIET_MAGICS = {"run"}  # `%run` of a helper script: does nothing when graded, and goes without saying
 _IPYTHON_CALL = re.compile(r"get_ipython\(\)\.(?:system|getoutput)\(|get_ipython\(\)\.run_(line|cell)_magic\('(\w+)'")
 
 
@@ -125,7 +128,7 @@ def cell_to_python(cell: str) -> str:
 def not_run(code: str) -> list[str]:
     """The magics (`%pip`, `%%bash`) and shell commands (`!`) of transformed cell code that do nothing when graded."""
     return [{"line": "%", "cell": "%%", "": "!"}[kind] + name
-            for kind, name in _IPYTHON_CALL.findall(code) if name not in RUN_MAGICS]
+            for kind, name in _IPYTHON_CALL.findall(code) if name not in RUN_MAGICS | QUIET_MAGICS]
 
 
 def notebook_source(path: Path) -> Source:
@@ -153,20 +156,27 @@ def notebook_source(path: Path) -> Source:
                                    why=verbatim(str(exc).splitlines()[0][:120]))) from None
     chunks, cells, notes, skipped = [], {}, [], []
     code_cells = [cell for cell in nb.cells if cell.get("cell_type") == "code"]
+    sources = []
     for number, cell in enumerate(code_cells, 1):
-        label = f"cell In[{number}]"
-        if "skip-grading" in cell.get("metadata", {}).get("tags", []):
-            notes.append(Text("cell {n} (tagged skip-grading) not run", n=f"In[{number}]"))
-            continue
         source = cell.get("source", "")
         if isinstance(source, list) and all(isinstance(line, str) for line in source):
             source = "".join(source)
         if not isinstance(source, str):
             raise SubmissionError(Text("{name} is not a valid notebook: the source of {label} is not text",
                                        "{name} 不是有效的 notebook：{label} 的 source 不是文本", name=path.name,
-                                       label=label))
+                                       label=f"cell In[{number}]"))
+        sources.append(source)
+    codes = [cell_to_python(source) for source in sources]
+    own = grader_names(codes)  # `check`, `hint`: the grader's own API is neutral, never run nor reported
+    for number, (cell, source, code) in enumerate(zip(code_cells, sources, codes), 1):
+        label = f"cell In[{number}]"
+        code = without_own_api(code, own)
+        if not code.strip():
+            continue  # only the grader's own API (the check cell): nothing to run, nothing to say
+        if "skip-grading" in cell.get("metadata", {}).get("tags", []):
+            notes.append(Text("cell {n} (tagged skip-grading) not run", n=f"In[{number}]"))
+            continue
         cells[label] = source
-        code = cell_to_python(cells[label])
         skipped += not_run(code)
         chunks.append((label, code))
     if not chunks:

@@ -1,9 +1,11 @@
 """`grade watch`: regrade on every save; the table with the first failure marked, a hint when asked.
 
-Each thing is said once: the table shows the first check to fix; a hint is shown the first time an
-exercise fails, then only when the learner asks for the next one (`h` and Enter here, or
-`grade hint` in another terminal). The process imports torch once; each regrade forks a fresh
-judge, so a save is graded in a fraction of a second.
+Each thing is said once: the table shows the first check to fix, and what changed since the last save
+("+2 checks pass", the score before and after); a hint is shown the first time an exercise fails, then only
+when the learner asks for the next one (`h` and Enter here, or `grade hint` in another terminal). On a
+terminal the table is redrawn in place of the last one. Gradings go to the warm grading service
+(grader/client.py); without one, this process imports torch once and forks a fresh judge per save.
+In kata mode (`practice`), it watches the attempt's file, counts it in the kata, and stops at its first pass.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ import click
 from grader import kata, variants
 from grader.exercises import Exercise, all_exercises
 from grader.practice import attempt_line
-from grader.report import render, use_color
-from grader.source import SubmissionError, load_source
+from grader.report import render
+from grader.result import Result
+from grader.source import Source, SubmissionError, load_source
 from grader.text import message_of, say
 from grader.workspace import Progress, learner_file, workspace_root
 
@@ -52,15 +55,53 @@ def asked_for_hint(keys, interval: float) -> bool:
     return "h" in (line.strip().lower() for line in typed.splitlines())
 
 
-def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | None, practice=None) -> None:
+def passing(result: Result) -> set[str]:
+    return {c.id for c in result.checks if c.passed}
+
+
+def change_line(before: Result, after: Result, lang: str) -> str:
+    """What changed since the last save: "+2 checks pass", checks that no longer pass, the score before and after."""
+    gained, lost = len(passing(after) - passing(before)), len(passing(before) - passing(after))
+    changes = [say(lang, "+1 check passes") if gained == 1 else say(lang, "+{n} checks pass", n=gained)
+               ] if gained else []
+    if lost:
+        changes.append(say(lang, "1 check no longer passes") if lost == 1 else
+                       say(lang, "{n} checks no longer pass", n=lost))
+    return say(lang, "Since the last save: {changes}; score {before} -> {after}.",
+               changes=", ".join(changes) or say(lang, "the same checks pass"),
+               before=f"{before.score:g}/{before.max_score:g}", after=f"{after.score:g}/{after.max_score:g}")
+
+
+class Grader:
+    """Grades by the service; without one, here (torch imported, and what judges import lazily, once)."""
+
+    def __init__(self, server: bool):
+        self.server, self.warm = server, False
+
+    def grade(self, ex: Exercise, source: Source, lang: str, draw: dict | None = None) -> Result:
+        from grader.client import served
+
+        result = served(ex, source.path, {"lang": lang, "variant": draw}) if self.server else None
+        if result is None:
+            from grader.judge import grade, prewarm
+
+            if not self.warm:
+                prewarm()
+                self.warm = True
+            result = grade(ex, source, lang=lang, variant=draw)
+        return result
+
+
+def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | None, server: bool = True,
+          practice=None) -> None:
     """Regrade `exercise` (None: follow the first unfinished one) on every save; with `practice`, a (workspace,
     attempt) of kata mode, watch that attempt's file until its first full score."""
-    from grader.judge import grade, prewarm  # torch, once
-
-    prewarm()
+    grader = Grader(server)
+    draw = practice[1]["variant"] if practice else None
+    redraw = sys.stdout.isatty()
+    last: dict[str, Result] = {}  # exercise id -> its last result
 
     follow = exercise is None
-    draw = practice[1]["variant"] if practice else None
     keys = sys.stdin if sys.stdin.isatty() else None
     seen: dict[str, float | None] = {}  # exercise id -> the file's mtime when last graded
     shown: dict[str, int] = {}  # exercise id -> the hint level shown last
@@ -87,19 +128,26 @@ def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | 
                     click.echo(hint_line(ex, shown[ex.id], lang, draw))
                 continue
             seen[ex.id] = stamp
-            if use_color():
-                click.clear()
             try:
-                result = grade(ex, load_source(path), lang=lang, variant=draw)
+                source = load_source(path)
             except SubmissionError as exc:
                 click.echo(f"{ex.id}: {message_of(exc).render(lang)}")
                 graded += 1
                 continue
+            result = grader.grade(ex, source, lang, draw)
             graded += 1
-            if not practice:
+            if redraw:
+                click.clear()  # the new table in place of the last one
+            if result.grader_failure:  # not a grade: not recorded, not compared
+                click.echo(say(lang, "grade: internal error: {message}", message=result.message))
+                continue
+            if not practice:  # a kata counts in its own state
                 progress.record(ex, result)
-            click.echo(render(result, lang, mark_first=True))
-            if practice and not result.grader_failure:
+            click.echo(render(result, lang, mark_first=True, watch=True))
+            if ex.id in last:
+                click.echo(change_line(last[ex.id], result, lang))
+            last[ex.id] = result
+            if practice:
                 summary = kata.record(practice[0], ex, practice[1]["n"], result)
                 click.echo(attempt_line(ex, summary, lang))
                 if summary["passed_now"]:
@@ -114,7 +162,7 @@ def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | 
                 click.echo(say(lang, "{ex} is done: moving on to the next exercise.", ex=ex.id))
                 exercise = None
             else:
-                click.echo(say(lang, "Watching {path} (Ctrl-C to stop)...", path=path)
+                click.echo(say(lang, "Watching {path}: save it to grade it again (Ctrl-C to stop)...", path=path)
                            + (say(lang, " Press h and Enter for a hint.") if keys and level else ""))
     except KeyboardInterrupt:
         click.echo(say(lang, "Stopped watching."))

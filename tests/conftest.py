@@ -11,6 +11,7 @@ import pytest
 from grader import isolation
 
 ROOT = Path(__file__).resolve().parent.parent
+os.environ["TORCH_KATAS_NO_SERVER"] = "1"  # the suite never starts the user's grading service (test_server.py: its own)
 
 
 def run_grade(*args, cwd=ROOT, timeout=300, env=None, input=None):

@@ -1,0 +1,308 @@
+"""Talk to the warm grading service (grader/server.py): find it, check it, start it, ask it to grade.
+
+This side imports no torch: `grade ex05` on a warm service is a small process that sends the file's path
+over a unix socket and prints the result the service sends back. The socket lies in a folder only its
+owner can enter ($XDG_RUNTIME_DIR/torch-katas, else ~/.cache/torch-katas/run, both 0700), and the peer's uid
+is checked on every connection: a service of another uid is never used. Anything wrong with the service
+(none, stale, crashed mid-grading, another version) means grading here, in this process, as without it.
+
+The service is started on first use and the client waits for it (the first answer is cold, as without a
+service); it is neither started nor used with --no-server, TORCH_KATAS_NO_SERVER=1, or in CI (CI set).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import signal
+import socket
+import stat
+import struct
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from grader import __version__
+from grader.exercises import PACKAGE_DIR, Course, Exercise
+from grader.result import Result
+from grader.text import Text, message_of, say, verbatim
+
+if TYPE_CHECKING:
+    from grader.source import Source
+
+NO_SERVER_ENV = "TORCH_KATAS_NO_SERVER"
+DIR_ENV = "TORCH_KATAS_SERVER_DIR"  # where the socket lies (tests use their own)
+IDLE_ENV = "TORCH_KATAS_SERVER_IDLE"  # seconds without a request before the service stops
+IDLE_DEFAULT = 15 * 60
+SOCKET, PID_FILE = "grade.sock", "grade.pid"
+
+
+class ServiceError(Exception):
+    """The service cannot be used (another uid, a folder others can enter, no answer): grade here instead."""
+
+
+def wanted() -> bool:
+    """Whether `grade` may start and use the service: not with TORCH_KATAS_NO_SERVER set, nor in CI."""
+    off = ("", "0", "false", "no")
+    return os.environ.get(NO_SERVER_ENV, "").lower() in off and os.environ.get("CI", "").lower() in off
+
+
+def service_dir(create: bool = True) -> Path:
+    """The per-user folder of the socket and pid file, made 0700; refused unless it is ours, 0700, not a link."""
+    if os.environ.get(DIR_ENV):
+        folder = Path(os.environ[DIR_ENV])
+    elif os.environ.get("XDG_RUNTIME_DIR") and Path(os.environ["XDG_RUNTIME_DIR"]).is_dir():
+        folder = Path(os.environ["XDG_RUNTIME_DIR"]) / "torch-katas"
+    else:
+        folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "torch-katas" / "run"
+    if create:
+        with contextlib.suppress(FileExistsError):
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            folder.mkdir(mode=0o700)
+    try:
+        info = os.lstat(folder)
+    except OSError as exc:
+        raise ServiceError(Text("no folder for the grading service: {why}", why=verbatim(str(exc)))) from None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
+        raise ServiceError(Text("{folder} is not a folder only you can enter: the grading service is not used",
+                                folder=str(folder)))
+    return folder
+
+
+def install_key() -> str:
+    """This install (Python environment and grader): each has a service of its own."""
+    return hashlib.sha256(f"{sys.prefix}\0{PACKAGE_DIR}".encode()).hexdigest()[:12]
+
+
+def socket_path(folder: Path) -> Path:
+    return folder / f"{install_key()}-{SOCKET}"
+
+
+def pid_path(folder: Path) -> Path:
+    return folder / f"{install_key()}-{PID_FILE}"
+
+
+# -- what the service was built from ------------------------------------------------------------------
+
+def _files(folder: Path, pattern: str) -> list[Path]:
+    return sorted(folder.glob(pattern)) if folder.is_dir() else []
+
+
+def fingerprint(course: Course | None = None, grader: bool = True) -> str:
+    """A hash of the content of what a grading depends on: the grader's code and catalogues and torch's version
+    (`grader`), and with `course`, its course.toml, exercises' metadata and checks. A change means a new service."""
+    import importlib.util
+
+    digest = hashlib.blake2b(digest_size=16)
+    paths = []
+    if grader:
+        paths = _files(PACKAGE_DIR, "**/*.py") + _files(PACKAGE_DIR, "**/*.toml") + _files(PACKAGE_DIR, "**/*.ini")
+        spec = importlib.util.find_spec("torch")
+        if spec and spec.origin:
+            paths.append(Path(spec.origin).parent / "version.py")
+    if course is not None:
+        paths += [course.root / "course.toml", *_files(course.exercises_dir, "*/exercise.toml"),
+                  *_files(course.checks_dir, "**/*.py")]
+    for path in paths:
+        digest.update(str(path).encode() + b"\0" + _content_hash(path))
+    return digest.hexdigest()
+
+
+_HASHED: dict[Path, tuple[tuple, bytes]] = {}  # path -> (its stat when hashed, the hash of its content)
+
+
+def _content_hash(path: Path) -> bytes:
+    """The hash of a file's content, read again only when its stat changed (the service asks at each request)."""
+    try:
+        info = path.stat()
+        key = (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
+        if path in _HASHED and _HASHED[path][0] == key:
+            return _HASHED[path][1]
+        _HASHED[path] = key, hashlib.blake2b(path.read_bytes(), digest_size=16).digest()
+        return _HASHED[path][1]
+    except OSError:
+        return b"missing"
+
+
+def course_ref(course: Course) -> dict:
+    """How the service finds the same course again."""
+    return {"root": str(course.root), "spec": course.spec, "built_in": course.built_in}
+
+
+# -- one connection -------------------------------------------------------------------------------------
+
+def peer_uid(sock: socket.socket) -> int:
+    """The uid of the process at the other end of a unix socket (SO_PEERCRED)."""
+    _, uid, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    return uid
+
+
+def connect(folder: Path) -> socket.socket | None:
+    """A connection to the service of this install, None if none answers; ServiceError for another uid's."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(str(socket_path(folder)))
+    except OSError:
+        sock.close()
+        return None
+    if peer_uid(sock) != os.getuid():
+        sock.close()
+        raise ServiceError(Text("the grading service at {socket} runs as another user: not used",
+                                socket=str(socket_path(folder))))
+    return sock
+
+
+def exchange(sock: socket.socket, message: dict, timeout: float | None = None, until_closed=False) -> dict | None:
+    """Send one request, read its one-line answer (and with `until_closed`, wait for the service to close the
+    connection: a stopped service closes it as it exits); None if the service closed without answering."""
+    with sock:
+        sock.settimeout(timeout)
+        try:
+            sock.sendall(json.dumps(message).encode() + b"\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = sock.recv(1 << 20)
+                if not chunk:
+                    return None
+                data += chunk
+            while until_closed and sock.recv(4096):
+                pass
+        except OSError:  # reset, timed out
+            return None
+    try:
+        answer = json.loads(data)
+    except ValueError:
+        return None
+    return answer if isinstance(answer, dict) else None
+
+
+def signed(message: dict) -> dict:
+    """A request with what the service must have been built from: this version and install."""
+    return {"version": __version__, "package": str(PACKAGE_DIR), "python": sys.prefix, **message}
+
+
+def ask(folder: Path, message: dict, timeout: float | None = None, until_closed=False) -> dict | None:
+    """One request to the service; None if none answers."""
+    sock = connect(folder)
+    return None if sock is None else exchange(sock, signed(message), timeout, until_closed)
+
+
+# -- lifecycle ------------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def starting(folder: Path):
+    """Only one client starts the service at a time (a lock on the folder itself: no lock file left)."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def start(folder: Path) -> bool:
+    """Start the service unless one answers; wait until it listens. True if one answers now."""
+    import subprocess
+
+    with starting(folder):
+        if ask(folder, {"op": "status"}) is not None:
+            return True
+        with contextlib.suppress(FileNotFoundError):
+            socket_path(folder).unlink()  # stale: nothing answers on it (a crashed service)
+        read_fd, write_fd = os.pipe()
+        try:
+            idle = os.environ.get(IDLE_ENV) or str(IDLE_DEFAULT)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "grader.server", "--dir", str(folder), "--idle", idle,
+                 "--ready-fd", str(write_fd)],
+                pass_fds=(write_fd,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True, cwd="/")
+            os.close(write_fd)
+            write_fd = -1
+            proc.wait()  # it forks the service and exits at once
+            ready = os.read(read_fd, 16)  # "ok" once listening; nothing if it died
+        finally:
+            os.close(read_fd)
+            if write_fd >= 0:
+                os.close(write_fd)
+        return ready.startswith(b"ok")
+
+
+def status(folder: Path) -> dict | None:
+    return ask(folder, {"op": "status"})
+
+
+def stop(folder: Path) -> bool:
+    """Stop the service (its gradings in flight too) and wait until it has exited; True if one was running.
+    One that does not answer but whose pid file names a live `grader.server` of ours is sent SIGTERM."""
+    answer = ask(folder, {"op": "stop"}, until_closed=True)  # answered after its cleanup, closed as it exits
+    if answer is not None:
+        return True
+    pid = _pid_of_server(pid_path(folder))
+    if pid:
+        os.kill(pid, signal.SIGTERM)
+    for leftover in (socket_path(folder), pid_path(folder)):
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
+    return bool(pid)
+
+
+def _pid_of_server(path: Path) -> int | None:
+    try:
+        pid = int(path.read_text())
+        proc = Path(f"/proc/{pid}")
+        if proc.stat().st_uid == os.getuid() and b"grader.server" in (proc / "cmdline").read_bytes():
+            return pid
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+# -- grading through it -----------------------------------------------------------------------------------
+
+def served(exercise: Exercise, path: Path, options: dict) -> Result | None:
+    """The result of grading `path` as `exercise` by the service (started if need be), as `judge.grade`
+    gives it (its texts in the language asked for); None if the service cannot give one (then grade here)."""
+    if not wanted():
+        return None
+    lang = options.get("lang") or "en"
+    try:
+        folder = service_dir()
+        request = {"op": "grade", "cwd": os.getcwd(), "course": course_ref(exercise.course), "exercise": exercise.name,
+                   "path": str(path), "options": options}
+        limit = max(60.0, (options.get("time_limit") or exercise.time_limit) * 20) + 120
+        for _ in range(2):  # once more after a restart (a change of the grader, torch or the course)
+            sock = connect(folder)
+            if sock is None:
+                if not start(folder) or (sock := connect(folder)) is None:
+                    return None
+            answer = exchange(sock, signed(request), limit)
+            if answer is None:  # it crashed mid-grading, or was stopped: never a grade
+                return None
+            if "result" in answer:
+                try:
+                    result = Result.from_json(answer["result"])
+                except (KeyError, TypeError, ValueError):
+                    return None
+                result.lang = lang
+                return result
+            if not answer.get("restart"):
+                return None
+            # it has closed its socket and stops once idle: the next turn starts a fresh one
+    except (ServiceError, OSError) as exc:
+        print(say(lang, "grade: {message}", message=message_of(exc)), file=sys.stderr)
+    return None
+
+
+def grade(exercise: Exercise, source: Source, *, server: bool = True, **options) -> Result:
+    """Grade `source` as `exercise`: by the service when there is one (or can be started), else here, with
+    `judge.grade` (which imports torch). Either way the same result."""
+    result = served(exercise, Path(source.path), options) if server else None
+    if result is None:
+        from grader.judge import grade as grade_here
+
+        result = grade_here(exercise, source, **options)
+    return result

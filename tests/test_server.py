@@ -1,0 +1,256 @@
+"""The warm grading service: its lifecycle, its safety, and results identical to grading without it.
+
+Each test has a socket folder of its own (TORCH_KATAS_SERVER_DIR), never the user's, and every service a
+test started is stopped by the `service` fixture's finalizer, which also proves nothing is left behind.
+"""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, run_grade
+from grader import client
+
+SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
+MISTAKE = ROOT / "tests" / "mistakes" / "ex05_manual_backward" / "sign_flipped.py"
+
+
+def gone(pid: int) -> bool:
+    """The process has exited (a zombie waiting for its parent, pid 1 here, counts as exited)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def wait_for(condition, what: str, limit: float = 300):
+    """Poll `condition` until true; the limit only stops a broken run from hanging the suite."""
+    end = time.monotonic() + limit
+    while not condition():
+        assert time.monotonic() < end, f"never happened: {what}"
+        time.sleep(0.05)
+
+
+class Service:
+    """A test's own service folder and the environment that points `grade` at it."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.env = {k: v for k, v in os.environ.items() if k not in (client.NO_SERVER_ENV, "CI")}
+        self.env[client.DIR_ENV] = str(folder)
+        self.pids: set[int] = set()
+
+    def grade(self, *args, **kwargs):
+        return run_grade(*args, env={**self.env, **kwargs.pop("env", {})}, **kwargs)
+
+    def status(self) -> dict | None:
+        info = client.status(self.folder)
+        if info:
+            self.pids.add(info["pid"])
+        return info
+
+    def left(self) -> list[str]:
+        return sorted(p.name for p in self.folder.iterdir())
+
+
+@pytest.fixture
+def service(monkeypatch):
+    folder = Path(tempfile.mkdtemp(prefix="tk-srv-"))  # short: a socket's path is at most 107 bytes
+    for var in (client.NO_SERVER_ENV, "CI", client.IDLE_ENV):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv(client.DIR_ENV, str(folder))
+    svc = Service(folder)
+    yield svc
+    svc.status()
+    client.stop(folder)
+    for pid in svc.pids:
+        if not gone(pid):
+            os.kill(pid, signal.SIGKILL)
+    left = svc.left()
+    shutil.rmtree(folder, ignore_errors=True)
+    assert all(gone(pid) for pid in svc.pids) and left == [], left
+
+
+def comparable(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k != "duration_s"}
+
+
+def test_start_status_stop_leave_nothing_behind(service):
+    assert json.loads(service.grade("server", "status", "--json").stdout) is None
+    assert service.grade("server", "start").returncode == 0
+    info = service.status()
+    assert info["pid"] and info["graded"] == 0 and info["idle_stop_s"] == client.IDLE_DEFAULT
+    assert oct(service.folder.stat().st_mode & 0o777) == "0o700"
+    assert sorted(service.left()) == sorted([client.socket_path(service.folder).name,
+                                             client.pid_path(service.folder).name])
+    proc = service.grade("server", "stop")
+    assert proc.returncode == 0 and "Stopped" in proc.stdout
+    assert gone(info["pid"]) and service.left() == []
+    assert "No grading service" in service.grade("server", "stop").stdout
+
+
+def test_results_are_the_same_with_and_without_the_service(service):
+    cases = [("ex05", SOLUTION), ("ex05", MISTAKE), ("ex09", ROOT / "solutions" / "ex09_optimizers.py"),
+             ("ex01", ROOT / "exercises" / "ex01_tensors" / "ex01_tensors.py")]
+    for n, (exercise, path) in enumerate(cases, 1):
+        assert path.is_file(), path
+        served = service.grade(exercise, "--file", path, "--json", "--seed", "7")
+        here = service.grade(exercise, "--file", path, "--json", "--seed", "7", "--no-server")
+        assert served.returncode == here.returncode
+        assert comparable(json.loads(served.stdout)) == comparable(json.loads(here.stdout))
+        assert service.status()["graded"] == n  # the first went through the service, the second did not
+    text = [service.grade("ex05", "--file", MISTAKE, "--seed", "7", *flag).stdout for flag in ((), ("--no-server",))]
+    assert text[0].split("Score:")[0] == text[1].split("Score:")[0] and "opposite sign" in text[0]
+
+
+def test_it_stops_when_idle(service):
+    service.env[client.IDLE_ENV] = "0.5"
+    assert service.grade("ex05", "--file", SOLUTION, env={client.IDLE_ENV: "0.5"}).returncode == 0
+    pid = int(client.pid_path(service.folder).read_text())
+    service.pids.add(pid)
+    wait_for(lambda: gone(pid), "the idle service stopped")
+    assert service.left() == []
+
+
+def test_a_changed_check_restarts_it_and_is_seen(service, tmp_path):
+    course = tmp_path / "course"
+    assert service.grade("new", "hw1", "--course", course).returncode == 0
+    first = service.grade("--course", course, "hw1", "--file", course / "solutions" / "hw1.py", "--json")
+    assert json.loads(first.stdout)["score"] == 2
+    before = service.status()["pid"]
+    checks = course / "checks" / "hw1.py"
+    checks.write_text(checks.read_text().replace("double(x) returns twice x", "double(x) is 2x"))
+    solution = course / "solutions" / "hw1.py"
+    second = json.loads(service.grade("--course", course, "hw1", "--file", solution, "--json").stdout)
+    assert [c["title"] for c in second["checks"]] == ["double(x) is 2x"]
+    after = service.status()["pid"]
+    assert after != before
+    wait_for(lambda: gone(before), "the service of the old check stopped")
+
+
+def test_a_stale_socket_and_pid_file_are_replaced(service):
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(client.socket_path(service.folder)))
+    stale.close()  # a socket file nobody listens on: what a killed service leaves
+    client.pid_path(service.folder).write_text("999999")
+    proc = service.grade("ex05", "--file", SOLUTION, "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["score"] == 10
+    assert service.status()["graded"] == 1
+
+
+def test_a_service_killed_mid_grading_is_never_a_grade(service, tmp_path):
+    slow = tmp_path / "slow.py"
+    slow.write_text("import time\ntime.sleep(3)\n" + SOLUTION.read_text())
+    assert service.grade("server", "start").returncode == 0
+    pid = service.status()["pid"]
+    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "ex05", "--file", str(slow), "--json"], cwd=ROOT,
+                            env=service.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: service.status()["running"] == 1, "the grading is in flight")
+    os.kill(pid, signal.SIGKILL)
+    out, err = proc.communicate(timeout=300)
+    result = json.loads(out)
+    assert proc.returncode == 0 and result["score"] == 10 and not result.get("grader_failure"), err
+    wait_for(lambda: gone(pid), "the killed service is reaped")
+    client.socket_path(service.folder).unlink()  # what the killed service could not remove
+    client.pid_path(service.folder).unlink()
+
+
+def test_two_clients_at_once_are_both_answered_by_one_service(service):
+    procs = [subprocess.Popen([sys.executable, "-m", "grader.cli", "ex05", "--file", str(path), "--json"], cwd=ROOT,
+                              env=service.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for path in (SOLUTION, MISTAKE)]
+    results = [json.loads(p.communicate(timeout=300)[0]) for p in procs]
+    assert [r["score"] for r in results] == [10, 6]
+    assert service.status()["graded"] == 2  # both started it at once: one service answered both
+
+
+def test_ci_and_the_variable_start_no_service(service):
+    for env in ({"CI": "true"}, {client.NO_SERVER_ENV: "1"}):
+        assert service.grade("ex05", "--file", SOLUTION, env=env).returncode == 0
+        assert service.left() == []
+
+
+def test_a_service_of_another_version_is_never_used(service):
+    assert service.grade("server", "start").returncode == 0
+    pid = service.status()["pid"]
+    old = {**client.signed({"op": "status"}), "version": "0.0.1"}
+    answer = client.exchange(client.connect(service.folder), old)
+    assert "restart" in answer and client.connect(service.folder) is None
+    wait_for(lambda: gone(pid), "the service of another version stopped")
+    client.pid_path(service.folder).exists() and client.pid_path(service.folder).unlink()
+
+
+def test_a_folder_others_can_enter_is_refused(tmp_path, monkeypatch):
+    open_folder = tmp_path / "open"
+    open_folder.mkdir(mode=0o755)
+    open_folder.chmod(0o755)
+    monkeypatch.setenv(client.DIR_ENV, str(open_folder))
+    with pytest.raises(client.ServiceError):
+        client.service_dir()
+
+
+def as_nobody(action) -> int:
+    """Run `action()` in a forked child as the uid `nobody`; its exit status (0: it returned True)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            os._exit(0 if action() else 1)
+        except BaseException:  # noqa: BLE001
+            os._exit(2)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+def test_another_uid_is_refused_both_ways(service):
+    if os.geteuid() != 0:
+        pytest.skip("running a client as another uid needs root")
+    assert service.grade("server", "start").returncode == 0
+    service.status()
+    service.folder.chmod(0o711)  # only so that another uid can reach the socket at all (the folder is 0700)
+    client.socket_path(service.folder).chmod(0o777)
+
+    def client_refuses_the_server():
+        try:
+            client.connect(service.folder)
+        except client.ServiceError:
+            return True
+        return False
+
+    def server_refuses_the_client():
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(str(client.socket_path(service.folder)))
+        return client.exchange(sock, client.signed({"op": "status"}), timeout=60) is None
+
+    try:
+        assert as_nobody(client_refuses_the_server) == 0
+        assert as_nobody(server_refuses_the_client) == 0
+    finally:
+        service.folder.chmod(0o700)
+    assert service.status()["graded"] == 0
+
+
+def test_check_in_a_kernel_goes_through_the_service_and_never_forks(service, monkeypatch, tmp_path):
+    from grader.jupyter import check
+
+    monkeypatch.chdir(tmp_path)  # no workspace: nothing recorded
+
+    def no_fork():
+        raise AssertionError("check() forked the kernel")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    cells = [SOLUTION.read_text(), 'from grader import check\ncheck("ex05")']
+    shown = check("ex05", cells=cells, lang="en")
+    assert shown.passed and shown.result.score == 10
+    monkeypatch.undo()
+    assert service.status()["graded"] == 1
