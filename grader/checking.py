@@ -18,6 +18,7 @@ import torch
 
 from grader.probing import learner_error, patched, pretend_cuda, where  # noqa: F401 - re-exported for check modules
 from grader.sandbox import LearnerError, does_not_define, probe  # noqa: F401 - re-exported for check modules
+from grader.routes import engine_ran  # noqa: F401 - re-exported: a probe's witness that autograd ran ("by hand")
 from grader.text import Text, localized, verbatim  # noqa: F401 - Text, verbatim: re-exported for check modules
 from grader.wire import Opaque, tensor_info  # noqa: F401 - re-exported for check modules
 
@@ -26,7 +27,7 @@ __all__ = [  # what a checks module may import: the stable surface (docs/authori
     "CheckFailed", "LearnerError", "Opaque", "Text", "check", "describe", "does_not_define", "expect_close",
     "expect_number", "expect_tensor", "explain", "fail", "learner_error", "names", "patched",
     "pretend_cuda", "probe", "record_curve", "relation", "relation_cause", "relation_key", "relation_text",
-    "tensor_info", "variant", "verbatim", "where",
+    "tensor_info", "variant", "verbatim", "where", "engine_ran",
 ]
 
 

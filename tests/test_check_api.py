@@ -1,15 +1,17 @@
-"""Check modules use the public check API only: what `__all__` of grader.checking and grader.gradients offers
-(docs/authoring.md), so the rest of the grader can change without breaking a course."""
+"""Check modules use the public check API only: what `__all__` of grader.checking, grader.gradients and
+grader.devices offers (docs/authoring.md), so the rest of the grader can change without breaking a course."""
 
 import ast
 
 import pytest
 
 import grader.checking
+import grader.devices
 import grader.gradients
 from grader.exercises import all_exercises
 
-API = {"grader.checking": set(grader.checking.__all__), "grader.gradients": set(grader.gradients.__all__)}
+API = {"grader.checking": set(grader.checking.__all__), "grader.gradients": set(grader.gradients.__all__),
+       "grader.devices": set(grader.devices.__all__)}
 
 
 def grader_imports(path):

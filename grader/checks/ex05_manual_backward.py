@@ -5,9 +5,9 @@ reduction='sum'), so the expected loss, gradients and factor-N diagnoses follow 
 
 import torch
 
-from grader.checking import Text, check, expect_close, expect_tensor, fail, patched, probe, variant, verbatim
+from grader.checking import Text, check, engine_ran, expect_close, expect_tensor, fail, patched, probe, variant, \
+    verbatim
 from grader.gradients import autograd_gradient, expect_gradient, numerical_gradient
-from grader.routes import engine_ran
 
 BATCHES = (8, 1, 50)  # one sample too: a sum and a mean agree there, a squeeze() does not keep [1, 1]
 
