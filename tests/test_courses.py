@@ -183,7 +183,8 @@ def test_a_gradescope_bundle_of_the_course_runs_like_on_gradescope(course, tmp_p
         names = zf.namelist()
         zf.extractall(tmp_path / "source")
     assert "course/checks/hw2_relu.py" in names and "course/course.toml" in names
-    assert not [n for n in names if "solutions" in n or "mistakes" in n or "variants" in n]
+    course_files = [n for n in names if not n.startswith("grader/")]  # the grader's own modules may say "variants"
+    assert not [n for n in course_files if "solutions" in n or "mistakes" in n or "variants" in n]
     (tmp_path / "source" / "run_autograder").chmod(0o755)
     (tmp_path / "submission").mkdir()
     shutil.copy(course / "solutions" / "hw2_relu.py", tmp_path / "submission" / "hw2_relu.py")
