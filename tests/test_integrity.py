@@ -360,8 +360,8 @@ def test_the_parent_accepts_only_what_a_judge_sends(events, why):
     from grader.source import Source
 
     result = assemble(find_exercise("ex05"), Source([], "x.py", Path("x.py")), events, False, 0, 0.1)
-    assert result["status"] == "error" and result["grader_failure"] and result["score"] == 0
-    assert why in result["message"] and "not a grade" in result["message"]
+    assert result.status == "error" and result.grader_failure and result.score == 0
+    assert why in str(result.message) and "not a grade" in str(result.message)
 
 
 def test_a_well_formed_stream_is_a_grade_and_a_dead_judge_is_not():
@@ -371,11 +371,11 @@ def test_a_well_formed_stream_is_a_grade_and_a_dead_judge_is_not():
 
     ex, src = find_exercise("ex05"), Source([], "x.py", Path("x.py"))
     good = assemble(ex, src, judge_events(("predict", 1.0), ("dw", 0.0)), False, 0, 0.1)
-    assert good["status"] == "graded" and good["score"] == 1 and "grader_failure" not in good
+    assert good.status == "graded" and good.score == 1 and not good.grader_failure
     dead = assemble(ex, src, judge_events(("predict", 1.0), end=False), False, 0, 0.1, judge_failed=True)
-    assert dead["status"] == "error" and dead["grader_failure"] and "ended before it finished" in dead["message"]
+    assert dead.status == "error" and dead.grader_failure and "ended before it finished" in str(dead.message)
     late = assemble(ex, src, judge_events(("predict", 1.0), end=False), True, 0, 0.1)
-    assert late["status"] == "timeout" and "grader_failure" not in late  # killed at its deadline: slow code
+    assert late.status == "timeout" and not late.grader_failure  # killed at its deadline: slow code
 
 
 def test_a_judge_killed_from_outside_is_graded_again(tmp_path):
@@ -455,7 +455,7 @@ def test_without_forgetting_the_sandbox_would_find_the_judges_variables(monkeypa
 
     monkeypatch.setattr(sandbox, "_forget", lambda limits: None)
     result = grade(find_exercise("ex05"), load_source(ATTACKS / "search_memory.py"))
-    assert "the locals of" in result["output"] and "found: []" not in result["output"]
+    assert "the locals of" in result.output and "found: []" not in result.output
 
 
 @pytest.mark.parametrize("route", ["engine", "default argument", "torch.func", "jacobian"])
