@@ -114,7 +114,8 @@ def draw_logits(rng):
 
     Two of the wrong ones are positive and below 90: sigmoid rounds them to exactly 1.0, so a formula
     that forms sigmoid(z) gets log(0) there (BCELoss: 100 instead of z, always too large; no other
-    error can cancel it), on every draw."""
+    error can cancel it), on every draw; and one of the right ones is beyond 100, where exp(|z|) overflows
+    float32, so a formula with an overflowing term (even in torch.where's unpicked branch) shows it, on every draw."""
     z = 2 * torch.randn(6, 4, generator=rng)
     t = (torch.rand(6, 4, generator=rng) < 0.5).float()
     idx = torch.randperm(24, generator=rng)[:8]
@@ -122,6 +123,7 @@ def draw_logits(rng):
     sign[:4] = torch.tensor([1.0, 1.0, -1.0, -1.0])
     size = torch.empty(8).uniform_(30, 120, generator=rng)
     size[:4] = torch.empty(4).uniform_(30, 90, generator=rng)
+    size[4] = torch.empty(()).uniform_(100, 120, generator=rng)  # past float32's exp overflow (88.7), every draw
     z.view(-1)[idx] = sign * size
     wrong = (sign < 0).float()  # the target opposite to the logit's sign
     t.view(-1)[idx[:4]] = wrong[:4]
