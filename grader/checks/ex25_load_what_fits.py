@@ -109,7 +109,7 @@ _RUNS = {}
 
 
 def run(submission, rng, prefixed: bool):
-    key = (id(submission), prefixed)
+    key = (id(submission), prefixed, prefix())  # the draw too: the names of the model follow it
     if key not in _RUNS:
         old, init = draw(rng)
         checkpoint = {(prefix() + k if prefixed else k): v for k, v in old.items()}
