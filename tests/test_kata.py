@@ -254,7 +254,7 @@ def test_every_template_renders_to_its_file_and_names_known_parameters():
     for ex in all_exercises():
         assert variants.template_problems(ex) == [], ex.id
     draws = [ex.id for ex in all_exercises() if len(variants.all_draws(ex)) > 1]
-    assert {"ex05", "ex07", "ex08", "ex12", "ex16", "ex18"} <= set(draws)
+    assert {"ex03", "ex05", "ex07", "ex08", "ex12", "ex16", "ex18", "ex19", "ex24", "ex25"} <= set(draws)
     with pytest.raises(variants.VariantError, match="names no parameter"):
         variants.render("x = {{nope}}", {"reduction": "mean"})
 

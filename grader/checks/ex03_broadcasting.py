@@ -2,14 +2,17 @@
 and vectorizing a per-row loop (observed by counting torch calls and executed lines in the sandbox).
 
 Inputs include size-1 axes (N = 1) where a squeeze() without a dim would drop one, and square
-inputs where a wrongly aligned broadcast raises no error."""
+inputs where a wrongly aligned broadcast raises no error.
+
+Kata variants: `variant("statistic")` is what center_rows subtracts from each row, its mean or its maximum
+(x.max(dim=1) returns values and indices: a trap of its own); the expected values and the diagnoses follow it."""
 
 import sys
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-from grader.checking import Text, check, expect_close, expect_tensor, explain, fail, probe
+from grader.checking import Text, check, expect_close, expect_tensor, explain, fail, probe, variant, verbatim
 
 # -- sandbox side ----------------------------------------------------------------------------
 
@@ -136,46 +139,71 @@ def test_mse_mixed_shapes(submission, rng):
 
 # -- center_rows: keepdim --------------------------------------------------------------------
 
+def statistic(x: torch.Tensor, **dims) -> torch.Tensor:
+    """This draw's statistic of x (the row mean or the row maximum) over `dims` (all of x without)."""
+    return x.amax(**dims) if variant("statistic")["name"] == "max" else x.mean(**dims)
+
+
+def words() -> dict:
+    """The statistic in the messages: its name, plural, and the reduction over all of x."""
+    drawn = variant("statistic")
+    plural = {"mean": ("means", "均值"), "max": ("maxima", "最大值")}[drawn["name"]]
+    return {"stat": Text(drawn["word"], drawn["zh"]), "stats": Text(*plural), "whole": verbatim(drawn["whole"])}
+
+
 def row_means_cause(x) -> dict:
     n, d = x.shape
     return {"must match the size": Text(
-        "The {n} row means form a tensor of shape [{n}], and broadcasting lines a [{n}] up with the LAST axis of x "
-        "(size {d}), not with its rows. Keep the reduced axis (keepdim=True) so the means form a column of shape "
+        "The {n} row {stats} form a tensor of shape [{n}], and broadcasting lines a [{n}] up with the LAST axis of x "
+        "(size {d}), not with its rows. Keep the reduced axis (keepdim=True) so the {stats} form a column of shape "
         "[{n}, 1].",
-        "{n} 个行均值组成形状为 [{n}] 的 tensor，而广播把 [{n}] 对齐到 x 的最后一维（大小 {d}），而不是对齐到行。"
-        "保留被归约的维度（keepdim=True），让均值成为形状 [{n}, 1] 的一列。", n=n, d=d)}
+        "{n} 个行{stats}组成形状为 [{n}] 的 tensor，而广播把 [{n}] 对齐到 x 的最后一维（大小 {d}），而不是对齐到行。"
+        "保留被归约的维度（keepdim=True），让{stats}成为形状 [{n}, 1] 的一列。", n=n, d=d, stats=words()["stats"])}
+
+
+MAX_PAIR = {"return_types.max": (
+    "x.max(dim=1) returns a pair (values, indices), not a tensor: take its .values, or reduce with "
+    "x.amax(dim=1, keepdim=True), which returns the values only.",
+    "x.max(dim=1) 返回的是一对 (values, indices)，不是 tensor：取它的 .values，或者用只返回数值的 "
+    "x.amax(dim=1, keepdim=True) 来归约。")}
+
+
+def call_center(submission, x):
+    with explain(MAX_PAIR, key="max-pair"):
+        return call(submission, "center_rows", {"x": x}, row_means_cause(x), key="keepdim-missing")
 
 
 def expect_centered(value, x, what):
-    expected = x.double() - x.double().mean(dim=1, keepdim=True)
+    expected = x.double() - statistic(x.double(), dim=1, keepdim=True)
     value = expect_tensor(value, what, shape=x.shape, floating=True)
     if close(value, expected):
         return
-    if close(value, x.double() - x.double().mean(dim=0)):
-        fail("{what} subtracted each column's mean (the mean over dim=0) from x; a row's mean averages over the "
+    if close(value, x.double() - statistic(x.double(), dim=0)):
+        fail("{what} subtracted each column's {stat} (over dim=0) from x; a row's {stat} is taken over the "
              "columns of that row (dim=1).",
-             "{what} 减去的是每一列的均值（对 dim=0 求平均）；一行的均值是对该行的各列求平均（dim=1）。",
-             what=what, key="column-means")
-    if close(value, x.double() - x.double().mean()):
-        fail("{what} subtracted the mean of all of x, one number, from every entry: x.mean() averages every entry. "
-             "Each row needs its own mean, over dim=1, kept as a column (keepdim=True).",
-             "{what} 从每个元素中减去的是整个 x 的均值（一个数）：x.mean() 会对所有元素求平均。"
-             "每一行需要自己的均值：在 dim=1 上求平均，并保留为一列（keepdim=True）。", what=what, key="global-mean")
-    if close(value, x.double() - x.double().mean(dim=1)):
-        fail("{what} has wrong values, and no error was raised: on a square x the row means of shape [{n}] "
-             "broadcast along the LAST axis, so column j lost row j's mean. Keep the reduced axis (keepdim=True) "
-             "so the means form a column [{n}, 1].",
-             "{what} 的数值不对，而且没有报错：x 是方阵时，形状为 [{n}] 的行均值沿着最后一维广播，"
-             "于是第 j 列减去的是第 j 行的均值。保留被归约的维度（keepdim=True），让均值成为 [{n}, 1] 的一列。",
-             what=what, n=x.shape[0], key="keepdim-missing")
+             "{what} 减去的是每一列的{stat}（在 dim=0 上归约）；一行的{stat}是在该行的各列上取的（dim=1）。",
+             what=what, key="column-means", **words())
+    if close(value, x.double() - statistic(x.double())):
+        fail("{what} subtracted the {stat} of all of x, one number, from every entry: {whole} reduces every entry. "
+             "Each row needs its own {stat}, over dim=1, kept as a column (keepdim=True).",
+             "{what} 从每个元素中减去的是整个 x 的{stat}（一个数）：{whole} 会对所有元素归约。"
+             "每一行需要自己的{stat}：在 dim=1 上归约，并保留为一列（keepdim=True）。", what=what, key="global-mean",
+             **words())
+    if close(value, x.double() - statistic(x.double(), dim=1)):
+        fail("{what} has wrong values, and no error was raised: on a square x the row {stats} of shape [{n}] "
+             "broadcast along the LAST axis, so column j lost row j's {stat}. Keep the reduced axis (keepdim=True) "
+             "so the {stats} form a column [{n}, 1].",
+             "{what} 的数值不对，而且没有报错：x 是方阵时，形状为 [{n}] 的行{stats}沿着最后一维广播，"
+             "于是第 j 列减去的是第 j 行的{stat}。保留被归约的维度（keepdim=True），让{stats}成为 [{n}, 1] 的一列。",
+             what=what, n=x.shape[0], key="keepdim-missing", **words())
     expect_close(value, expected, what, atol=1e-5)
 
 
-@check("center_rows subtracts each row's mean", points=1, zh="center_rows 每行减去该行的均值")
+@check("center_rows subtracts each row's own statistic", points=1, zh="center_rows 每行减去该行自己的统计量")
 def test_center_rows(submission, rng):
     for shape in ((3, 6), (7, 2)):
         x = torch.randn(*shape, generator=rng) + 3 * torch.randn(shape[0], 1, generator=rng)
-        what, value = call(submission, "center_rows", {"x": x}, row_means_cause(x), key="keepdim-missing")
+        what, value = call_center(submission, x)
         expect_centered(value, x, what)
 
 
@@ -183,7 +211,7 @@ def test_center_rows(submission, rng):
        depends="center_rows")
 def test_center_rows_square(submission, rng):
     x = torch.randn(5, 5, generator=rng) + 3 * torch.randn(5, 1, generator=rng)
-    what, value = call(submission, "center_rows", {"x": x}, row_means_cause(x), key="keepdim-missing")
+    what, value = call_center(submission, x)
     expect_centered(value, x, what)
 
 

@@ -5,6 +5,10 @@ The judge draws inputs with the extreme values that break the textbook formulas 
 values whose square overflows), computes the expectations with its own torch in float64 (or,
 for the training step, by replaying the step in float32), and names the textbook mistake when a
 wrong answer matches it. Clipping is judged by its effect on the update, whatever API made it.
+
+Kata variants: `variant("clip")` is how safe_train_step clips: the total gradient norm (clip_grad_norm_), or
+each gradient entry into [-max_value, max_value] (clip_grad_value_); the expected update, the clipping
+mistakes recognised and the messages follow it.
 """
 
 import math
@@ -13,7 +17,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader.checking import Text, check, describe, expect_close, expect_number, expect_tensor, explain, fail, probe
+from grader.checking import Text, check, describe, expect_close, expect_number, expect_tensor, explain, fail, probe, \
+    variant, verbatim
 from grader.gradients import gradient_lines
 
 # -- probes (run in the sandbox) --------------------------------------------------------------
@@ -63,33 +68,42 @@ def _grad_norm(params):
     return float(torch.sqrt(sum((g ** 2).sum() for g in grads))) if grads else None
 
 
+def _grad_max(params):
+    """The largest gradient entry in absolute value (None when there are no gradients)."""
+    grads = [p.grad.detach().double().abs().max() for p in params if p.grad is not None]
+    return float(max(grads)) if grads else None
+
+
 @probe
 def train_steps(module, weight, bias, batches, lr, max_norm):
     """Run safe_train_step on a Linear model with plain SGD over `batches`; after each call record the value
-    returned, the weights, the gradient norm each optimizer.step() saw and the gradient norm left in .grad."""
+    returned, the weights, the gradient norm (and largest entry) each optimizer.step() saw and those left in .grad."""
     model = nn.Linear(weight.shape[1], weight.shape[0])
     with torch.no_grad():
         model.weight.copy_(weight)
         model.bias.copy_(bias)
     optimizer = torch.optim.SGD(model.parameters(), lr=lr)
     params = list(model.parameters())
-    at_step = []
+    at_step, max_at_step = [], []
     step = optimizer.step
 
     def recording_step(*args, **kwargs):
         at_step.append(_grad_norm(params))
+        max_at_step.append(_grad_max(params))
         return step(*args, **kwargs)
 
     optimizer.step = recording_step
     records = []
     for x, y in batches:
         at_step.clear()
+        max_at_step.clear()
         returned = module.safe_train_step(model, optimizer, nn.MSELoss(), x, y, max_norm)
         if isinstance(returned, torch.Tensor):
             returned = returned.detach()
         records.append({"returned": returned, "weight": model.weight.detach().clone(),
                         "bias": model.bias.detach().clone(), "norm_at_step": list(at_step),
-                        "norm_after": _grad_norm(params)})
+                        "norm_after": _grad_norm(params), "max_at_step": list(max_at_step),
+                        "max_after": _grad_max(params)})
     return records
 
 
@@ -404,13 +418,18 @@ def overflow_batch(rng):
     return x, y
 
 
-def replay(weight, bias, batches, lr, max_norm, clip="norm", zero_grad=True):
+def clipping() -> str:
+    """How this draw clips: "norm" (the total L2 norm, the exercise as written) or "value" (entry by entry)."""
+    return variant("clip")["name"]
+
+
+def replay(weight, bias, batches, lr, max_norm, clip=None, zero_grad=True):
     """The judge's own training steps, in float32 like the learner's: [(weight, bias, loss)] per batch."""
     # Plain SGD written out (p -= lr * p.grad is exactly torch.optim.SGD without momentum): creating a
     # torch.optim optimizer would import torch._dynamo in the judge, seconds per grading.
     w = weight.clone().requires_grad_(True)
     b = bias.clone().requires_grad_(True)
-    states = []
+    states, clip = [], clip or clipping()
     for x, y in batches:
         if zero_grad:
             w.grad = b.grad = None
@@ -453,52 +472,68 @@ def params_before(records, weight, bias):
     return [(weight, bias)] + [(r["weight"], r["bias"]) for r in records[:-1]]
 
 
-@check("safe_train_step clips the total gradient norm before the step", points=2,
-       zh="safe_train_step 在 step 之前裁剪总梯度范数")
+CLIPPED_AFTER = {"norm": ("norm_at_step", "norm_after", Text("gradient norm", "梯度范数")),
+                 "value": ("max_at_step", "max_after", Text("largest gradient entry", "最大的梯度元素"))}
+
+
+@check("safe_train_step clips the gradients before the step", points=2, zh="safe_train_step 在 step 之前裁剪梯度")
 def test_step_clips(submission, rng):
     weight, bias, lr, max_norm = draw_model(rng)
     batches = [good_batch(rng), good_batch(rng)]
     records = run_steps(submission, weight, bias, batches, lr, max_norm)
     expected = replay(weight, bias, batches, lr, max_norm)
-    alternatives = {clip: replay(weight, bias, batches, lr, max_norm, clip=clip)
-                    for clip in ("none", "value", "each", "l1")}
+    others = ("none", "value", "each", "l1") if clipping() == "norm" else ("none", "norm")
+    alternatives = {clip: replay(weight, bias, batches, lr, max_norm, clip=clip) for clip in others}
+    arg = verbatim(variant("clip")["arg"])
     accumulated = replay(weight, bias, batches, lr, max_norm, zero_grad=False)
     for i, (record, state, before) in enumerate(zip(records, expected, params_before(records, weight, bias))):
         if same_params(record, state):
             continue
-        values = dict(i=i, loss=state[2], max_norm=max_norm)
+        values = dict(i=i, loss=state[2], max_norm=max_norm, arg=arg)
         if unchanged(record, before):
             fail("The parameters did not change on batch {i}, whose loss {loss:.4g} is finite: a finite loss needs "
                  "backward(), clipping and optimizer.step() (is the test for a bad loss the wrong way round?).",
                  "第 {i} 个 batch 的损失 {loss:.4g} 是有限的，参数却没有变化：有限的损失需要 backward()、裁剪和 "
                  "optimizer.step()（判断坏损失的条件是不是写反了？）。", **values, key="no-update")
         if same_params(record, alternatives["none"][i]):
-            seen = record["norm_at_step"]
-            after = record["norm_after"]
+            at_step, after_key, measure = CLIPPED_AFTER[clipping()]
+            seen, after = record[at_step], record[after_key]
             if seen and seen[-1] > max_norm * 1.001 and after is not None and after <= max_norm * 1.001:
-                fail("The update of batch {i} used the unclipped gradient (norm {norm:.4g} at optimizer.step(), above "
-                     "max_norm={max_norm:.3g}); the gradient was clipped only after the step, when the update was "
+                fail("The update of batch {i} used the unclipped gradient ({measure} {norm:.4g} at optimizer.step(), "
+                     "above {arg}={max_norm:.3g}); the gradient was clipped only after the step, when the update was "
                      "already made. Clip between backward() and optimizer.step().",
-                     "第 {i} 个 batch 的更新用的是未裁剪的梯度（optimizer.step() 时范数为 {norm:.4g}，大于 "
-                     "max_norm={max_norm:.3g}）；梯度在 step 之后才被裁剪，而那时更新已经做完了。请在 backward() 和 "
-                     "optimizer.step() 之间裁剪。", **values, norm=seen[-1], key="clip-after-step")
+                     "第 {i} 个 batch 的更新用的是未裁剪的梯度（optimizer.step() 时{measure}为 {norm:.4g}，大于 "
+                     "{arg}={max_norm:.3g}）；梯度在 step 之后才被裁剪，而那时更新已经做完了。请在 backward() 和 "
+                     "optimizer.step() 之间裁剪。", **values, norm=seen[-1], measure=measure, key="clip-after-step")
+            if clipping() == "value":
+                fail("The update of batch {i} was not clipped (its gradient entries are far above "
+                     "{arg}={max_norm:.3g}): after backward() and before optimizer.step(), clip each gradient entry "
+                     "into [-{arg}, {arg}] (torch.nn.utils.clip_grad_value_(model.parameters(), {arg}) does it).",
+                     "第 {i} 个 batch 的更新没有被裁剪（其梯度元素远大于 {arg}={max_norm:.3g}）：请在 backward() 之后、"
+                     "optimizer.step() 之前把每个梯度元素截断到 [-{arg}, {arg}]（`torch.nn.utils.clip_grad_value_("
+                     "model.parameters(), {arg})` 就是做这个的）。", **values, key="no-clipping")
             fail("The update of batch {i} was not clipped (its gradient norm is far above max_norm={max_norm:.3g}): "
                  "after backward() and before optimizer.step(), scale the gradients so that their total norm is at "
                  "most max_norm (torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm) does it).",
                  "第 {i} 个 batch 的更新没有被裁剪（其梯度范数远大于 max_norm={max_norm:.3g}）：请在 backward() 之后、"
                  "optimizer.step() 之前缩放梯度，使总范数不超过 max_norm（`torch.nn.utils.clip_grad_norm_("
                  "model.parameters(), max_norm)` 就是做这个的）。", **values, key="no-clipping")
-        if same_params(record, alternatives["value"][i]):
+        if "norm" in alternatives and same_params(record, alternatives["norm"][i]):
+            fail("The gradients were scaled together by their total norm (clip_grad_norm_): this step clips each "
+                 "gradient entry on its own into [-{arg}, {arg}] (clip_grad_value_), whatever the others are.",
+                 "梯度按总范数被一起缩放了（clip_grad_norm_）：这一步要求把每个梯度元素各自截断到 [-{arg}, {arg}]"
+                 "（clip_grad_value_），与其他元素无关。", **values, key="clip-norm")
+        if "value" in alternatives and same_params(record, alternatives["value"][i]):
             fail("The gradients were clipped entry by entry (clip_grad_value_): that changes their direction. Scale all "
                  "gradients together so their total norm is at most max_norm (clip_grad_norm_).",
                  "梯度被逐元素截断了（clip_grad_value_）：这会改变梯度方向。请把所有梯度一起缩放，使总范数不超过 max_norm"
                  "（clip_grad_norm_）。", key="clip-value")
-        if same_params(record, alternatives["l1"][i]):
+        if "l1" in alternatives and same_params(record, alternatives["l1"][i]):
             fail("The gradients were clipped by their L1 norm (the sum of absolute values, `norm_type=1`): the norm to "
                  "limit is the usual L2 norm, clip_grad_norm_'s default (`norm_type=2`).",
                  "梯度是按 L1 范数（绝对值之和，`norm_type=1`）裁剪的：要限制的是通常的 L2 范数，即 clip_grad_norm_ 的默认值"
                  "（`norm_type=2`）。", key="clip-l1-norm")
-        if same_params(record, alternatives["each"][i]):
+        if "each" in alternatives and same_params(record, alternatives["each"][i]):
             fail("Each parameter's gradient was clipped on its own: the norm to limit is the total over all parameters "
                  "at once (model.parameters()), so the total norm is at most max_norm.",
                  "每个参数的梯度被单独裁剪了：要限制的是所有参数合在一起的总范数（model.parameters()），"
@@ -552,7 +587,8 @@ def test_step_skips(submission, rng):
              "one needs backward(), clipping and optimizer.step().",
              "一个损失有限的正常 batch 没有改变权重：只有非有限的损失才跳过；有限的损失需要 backward()、裁剪和 "
              "optimizer.step()。", key="no-update")
-    replays = [replay(*before[3], batches[3:], lr, max_norm, clip=clip)[0] for clip in ("norm", "none", "value", "each")]
+    replays = [replay(*before[3], batches[3:], lr, max_norm, clip=clip)[0]
+               for clip in (clipping(), "none", "norm", "value", "each")]
     if any(same_params(last, state) for state in replays):
         return
     left = [records[i]["norm_after"] for i in BAD_BATCHES]

@@ -7,15 +7,19 @@ be the sample std (torch's default) or the population std: both are accepted. Th
 linear model by full-batch gradient descent at a fixed learning rate on the learner's standardised
 features and compares its validation loss with the same training on the judge's; on the raw features
 the same learning rate diverges.
+
+Kata variants: `variant("scaler")` is a z-score, (x - mean) / std, or a min-max scaler, (x - low) / span with
+span = max - min; the expected statistics, the names in the messages and the diagnoses follow the draw.
 """
 
 import math
 
 import torch
 
-from grader.checking import Text, check, expect_tensor, fail, record_curve, verbatim
+from grader.checking import Text, check, expect_tensor, fail, record_curve, variant, verbatim
 
-N, N_VAL, D, LR, STEPS = 200, 60, 4, 0.1, 150
+N, N_VAL, D, LR = 200, 60, 4, 0.1
+STEPS = {"zscore": 150, "minmax": 600}  # features in [0, 1] are not centred: descent needs longer
 
 
 def draw(rng, constant: bool = False):
@@ -29,9 +33,39 @@ def draw(rng, constant: bool = False):
     return train, val
 
 
-def stats(x, correction):
-    std = x.std(dim=0, correction=correction)
-    return x.mean(dim=0), torch.where(std > 0, std, torch.ones_like(std))
+STATISTICS = {  # what each scaler's two statistics are, in words
+    "zscore": (Text("mean", "均值"), Text("standard deviation", "标准差")),
+    "minmax": (Text("minimum", "最小值"), Text("range (max - min)", "取值范围（max - min）")),
+}
+
+
+def scaler() -> str:
+    return variant("scaler")["name"]
+
+
+def names() -> tuple[str, str]:
+    """This draw's names of the two statistics: (mean, std) or (low, span)."""
+    return variant("scaler")["a"], variant("scaler")["b"]
+
+
+def formula():
+    return verbatim(variant("scaler")["formula"])
+
+
+def guarded(scale):
+    return torch.where(scale > 0, scale, torch.ones_like(scale))
+
+
+def accepted_stats(x) -> list:
+    """Every correct (center, scale) of x: sample or population std for a z-score; min and max - min."""
+    if scaler() == "minmax":
+        low = x.amin(dim=0)
+        return [(low, guarded(x.amax(dim=0) - low))]
+    return [(x.mean(dim=0), guarded(x.std(dim=0, correction=c))) for c in (1, 0)]
+
+
+def stats(x):
+    return accepted_stats(x)[0]
 
 
 def vector(value, what):
@@ -59,68 +93,78 @@ def close(a, b) -> bool:
     return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), rtol=1e-4, atol=1e-4))
 
 
-@check("fit_standardizer returns each feature's mean and std over the training samples", points=2,
-       zh="fit_standardizer 返回训练样本上每个特征的均值和标准差")
+@check("fit_standardizer returns each feature's statistics over the training samples", points=2,
+       zh="fit_standardizer 返回训练样本上每个特征的统计量")
 def test_fit(submission, rng):
     train, _ = draw(rng)
     out = submission.fit_standardizer(train)
     if not isinstance(out, (tuple, list)) or len(out) != 2:
-        fail("fit_standardizer should return (mean, std).", "fit_standardizer 应返回 (mean, std)。", key="wrong-return")
-    mean, std = vector(out[0], "mean"), vector(out[1], "std")
-    want_mean = train.mean(dim=0)
-    if not close(mean, want_mean):
-        fail("mean is {got}, expected the mean of each column of train_x, {want}.",
-             "mean 为 {got}，应为 train_x 每一列的均值 {want}。", got=[round(v, 4) for v in mean.tolist()],
-             want=[round(v, 4) for v in want_mean.tolist()], key="wrong-mean")
-    if not any(close(std, stats(train, c)[1]) for c in (0, 1)):
+        fail("fit_standardizer should return ({a}, {b}).", "fit_standardizer 应返回 ({a}, {b})。",
+             a=verbatim(names()[0]), b=verbatim(names()[1]), key="wrong-return")
+    (a, b), (what_a, what_b) = names(), STATISTICS[scaler()]
+    center, scale = vector(out[0], a), vector(out[1], b)
+    want_center, want_scale = stats(train)
+    if not close(center, want_center):
+        fail("{a} is {got}, expected the {what} of each column of train_x, {want}.",
+             "{a} 为 {got}，应为 train_x 每一列的{what} {want}。", a=verbatim(a), what=what_a,
+             got=[round(v, 4) for v in center.tolist()], want=[round(v, 4) for v in want_center.tolist()],
+             key="wrong-mean")
+    if not any(close(scale, s) for _, s in accepted_stats(train)):
         hint = Text("", "")
-        if close(std, train.var(dim=0)) or close(std, train.var(dim=0, correction=0)):
+        if scaler() == "zscore" and (close(scale, train.var(dim=0)) or close(scale, train.var(dim=0, correction=0))):
             hint = Text(" That is the variance: take its square root.", "这是方差：请开平方。")
-        fail("std is {got}, expected the standard deviation of each column of train_x, {want}.{hint}",
-             "std 为 {got}，应为 train_x 每一列的标准差 {want}。{hint}", got=[round(v, 4) for v in std.tolist()],
-             want=[round(v, 4) for v in stats(train, 1)[1].tolist()], hint=hint, key="wrong-std")
+        if scaler() == "minmax" and close(scale, train.amax(dim=0)):
+            hint = Text(" That is the maximum: the range is max - min.", "这是最大值：取值范围是 max - min。")
+        fail("{b} is {got}, expected the {what} of each column of train_x, {want}.{hint}",
+             "{b} 为 {got}，应为 train_x 每一列的{what} {want}。{hint}", b=verbatim(b), what=what_b,
+             got=[round(v, 4) for v in scale.tolist()], want=[round(v, 4) for v in want_scale.tolist()], hint=hint,
+             key="wrong-std")
 
 
 @check("a feature that never varies gives no NaN or inf", points=1.5, zh="从不变化的特征不会产生 NaN 或 inf",
        depends="fit")
 def test_zero_std(submission, rng):
     train, val = draw(rng, constant=True)
-    mean, std = submission.fit_standardizer(train)
-    std = vector(std, "std")
-    if not (torch.isfinite(std).all() and (std > 0).all()):
-        fail("for a training feature whose values are all equal, fit_standardizer gives std {got}: (x - mean) / std "
-             "is then 0 / 0 = NaN (or inf for any other value). Guard it: replace a zero std by 1, or clamp it to a "
+    a, b = names()
+    center, scale = submission.fit_standardizer(train)
+    scale = vector(scale, b)
+    if not (torch.isfinite(scale).all() and (scale > 0).all()):
+        fail("for a training feature whose values are all equal, fit_standardizer gives {b} {got}: {formula} "
+             "is then 0 / 0 = NaN (or inf for any other value). Guard it: replace a zero {b} by 1, or clamp it to a "
              "small minimum.",
-             "对于训练集中取值全都相同的特征，fit_standardizer 给出的 std 为 {got}：此时 (x - mean) / std 就是 0 / 0 = NaN"
-             "（其他值则为 inf）。请加以防护：把为 0 的 std 换成 1，或把它截断到一个很小的下限。",
-             got=verbatim(f"{float(std[2]):g}"), key="zero-std")
-    z = expect_tensor(submission.standardize(train, mean, std), "standardize(train_x, mean, std)", shape=[N, D])
+             "对于训练集中取值全都相同的特征，fit_standardizer 给出的 {b} 为 {got}：此时 {formula} 就是 0 / 0 = NaN"
+             "（其他值则为 inf）。请加以防护：把为 0 的 {b} 换成 1，或把它截断到一个很小的下限。",
+             b=verbatim(b), formula=formula(), got=verbatim(f"{float(scale[2]):g}"), key="zero-std")
+    z = expect_tensor(submission.standardize(train, center, scale), f"standardize(train_x, {a}, {b})", shape=[N, D])
     if not torch.isfinite(z).all():
-        fail("standardize gives NaN or inf on a constant training feature, even with the std fit_standardizer "
-             "returned.", "即使使用 fit_standardizer 返回的 std，standardize 在常数特征上仍给出 NaN 或 inf。",
-             key="zero-std")
+        fail("standardize gives NaN or inf on a constant training feature, even with the {b} fit_standardizer "
+             "returned.", "即使使用 fit_standardizer 返回的 {b}，standardize 在常数特征上仍给出 NaN 或 inf。",
+             b=verbatim(b), key="zero-std")
 
 
-@check("standardize computes (x - mean) / std per feature and leaves x unchanged", points=1.5,
-       zh="standardize 逐特征计算 (x - mean) / std，且不改变 x")
+@check("standardize applies the statistics it is given, per feature, and leaves x unchanged", points=1.5,
+       zh="standardize 逐特征使用传入的统计量，且不改变 x")
 def test_standardize(submission, rng):
     x, _ = draw(rng)
-    mean, std = x.mean(dim=0) + torch.randn(D, generator=rng), x.std(dim=0) * 1.3
+    (a, b), (own_center, own_scale) = names(), stats(x)
+    center, scale = own_center + torch.randn(D, generator=rng), own_scale * 1.3
     before = x.clone()
-    z, (x_after, *_) = submission.call_with_args("standardize", x, mean, std)
-    z = expect_tensor(z, "standardize(x, mean, std)", shape=[N, D], floating=True)
+    z, (x_after, *_) = submission.call_with_args("standardize", x, center, scale)
+    call = verbatim(f"standardize(x, {a}, {b})")
+    z = expect_tensor(z, str(call), shape=[N, D], floating=True)
+    values = dict(a=verbatim(a), b=verbatim(b), formula=formula(), call=call)
     if not torch.equal(x_after, before):
-        fail("standardize changed x in place (x -= mean or x /= std): the caller's data are gone. Compute a new "
-             "tensor, (x - mean) / std.",
-             "standardize 原地修改了 x（x -= mean 或 x /= std）：调用者的数据被破坏了。请计算一个新 tensor：(x - mean) / std。",
-             key="in-place")
-    if not close(z, (x - mean) / std):
+        fail("standardize changed x in place (x -= {a} or x /= {b}): the caller's data are gone. Compute a new "
+             "tensor, {formula}.",
+             "standardize 原地修改了 x（x -= {a} 或 x /= {b}）：调用者的数据被破坏了。请计算一个新 tensor：{formula}。",
+             key="in-place", **values)
+    if not close(z, (x - center) / scale):
         hint = Text("", "")
-        if close(z, (x - mean) / std.mean()) or close(z, (x - x.mean(dim=0)) / x.std(dim=0)):
-            hint = Text(" Use the mean and std you are given, not statistics of x itself.",
-                        "请使用传入的 mean 和 std，而不是 x 自己的统计量。")
-        fail("standardize(x, mean, std) differs from (x - mean) / std, feature by feature.{hint}",
-             "standardize(x, mean, std) 与逐特征计算的 (x - mean) / std 不同。{hint}", hint=hint, key="wrong-standardize")
+        if close(z, (x - center) / scale.mean()) or close(z, (x - own_center) / own_scale):
+            hint = Text(" Use the {a} and {b} you are given, not statistics of x itself.",
+                        "请使用传入的 {a} 和 {b}，而不是 x 自己的统计量。", a=verbatim(a), b=verbatim(b))
+        fail("{call} differs from {formula}, feature by feature.{hint}",
+             "{call} 与逐特征计算的 {formula} 不同。{hint}", hint=hint, key="wrong-standardize", **values)
 
 
 def prepared(submission, rng):
@@ -134,7 +178,7 @@ def prepared(submission, rng):
 
 
 def standardised_by(x, source, z) -> bool:
-    return any(close(z, (x - m) / s) for m, s in (stats(source, 0), stats(source, 1)))
+    return any(close(z, (x - c) / s) for c, s in accepted_stats(source))
 
 
 @check("prepare standardises both splits with the training split's statistics only", points=2.5,
@@ -145,29 +189,29 @@ def test_prepare(submission, rng):
     for split, x, z in (("train_z", train, train_z), ("val_z", val, val_z)):
         if standardised_by(x, train, z):
             continue
-        values = dict(split=split)
+        values = dict(split=split, a=verbatim(names()[0]), b=verbatim(names()[1]), formula=formula())
         if standardised_by(x, both, z):
             fail("{split} was standardised with statistics of the training and validation splits together: the "
                  "validation data leak into the preprocessing, and the validation score is no longer that of unseen "
-                 "data. Learn mean and std on train_x only.",
+                 "data. Learn {a} and {b} on train_x only.",
                  "{split} 是用训练集和验证集合在一起的统计量标准化的：验证数据泄漏进了预处理，验证分数就不再是模型在未见过的数据上的表现。"
-                 "请只在 train_x 上学习 mean 和 std。", key="stats-leak", **values)
+                 "请只在 train_x 上学习 {a} 和 {b}。", key="stats-leak", **values)
         if split == "val_z" and standardised_by(x, val, z):
-            fail("val_z was standardised with the validation split's own mean and std: the model was trained on "
+            fail("val_z was standardised with the validation split's own {a} and {b}: the model was trained on "
                  "features measured with the training split's statistics, so the validation features must be measured "
                  "the same way (section 5.1: 'training and validation preprocessing differ'). Apply the training "
                  "statistics to val_x.",
-                 "val_z 是用验证集自己的均值和 std 标准化的：模型是在用训练集统计量度量的特征上训练的，验证特征也必须用同样的方式度量"
+                 "val_z 是用验证集自己的 {a} 和 {b} 标准化的：模型是在用训练集统计量度量的特征上训练的，验证特征也必须用同样的方式度量"
                  "（第 5.1 节：“训练和验证的数据预处理不一致”）。请把训练集的统计量用在 val_x 上。", key="val-own-stats", **values)
-        fail("{split} is not (x - mean) / std with the per-feature mean and std of train_x.",
-             "{split} 不等于用 train_x 逐特征的均值和 std 计算的 (x - mean) / std。", key="wrong-prepare", **values)
+        fail("{split} is not {formula} with the per-feature {a} and {b} of train_x.",
+             "{split} 不等于用 train_x 逐特征的 {a} 和 {b} 计算的 {formula}。", key="wrong-prepare", **values)
 
 
-def gd_val_loss(train_z, val_z, y, y_val, lr=LR, steps=STEPS):
+def gd_val_loss(train_z, val_z, y, y_val, lr=LR, steps=None):
     """Full-batch gradient descent of a linear model from zero; the validation MSE after each step."""
     w, b, curve = torch.zeros(D, dtype=torch.float64), torch.zeros((), dtype=torch.float64), []
     xt, xv = train_z.double(), val_z.double()
-    for _ in range(steps):
+    for _ in range(steps or STEPS[scaler()]):
         err = xt @ w + b - y
         w, b = w - lr * 2 * xt.T @ err / len(y), b - lr * 2 * err.mean()
         curve.append(float(((xv @ w + b - y_val) ** 2).mean()))
@@ -178,11 +222,11 @@ def gd_val_loss(train_z, val_z, y, y_val, lr=LR, steps=STEPS):
        points=2.5, zh="在你标准化后的特征上，lr=0.1 的梯度下降能收敛（在原始特征上会发散）", depends="prepare")
 def test_converges(submission, rng):
     train, val, train_z, val_z = prepared(submission, rng)
-    mean, std = stats(train, 1)
+    center, scale = stats(train)
     w_true = torch.randn(D, generator=rng, dtype=torch.float64)
-    y = ((train - mean) / std).double() @ w_true + 0.1 * torch.randn(N, generator=rng, dtype=torch.float64)
-    y_val = ((val - mean) / std).double() @ w_true + 0.1 * torch.randn(N_VAL, generator=rng, dtype=torch.float64)
-    ref = gd_val_loss((train - mean) / std, (val - mean) / std, y, y_val)
+    y = ((train - center) / scale).double() @ w_true + 0.1 * torch.randn(N, generator=rng, dtype=torch.float64)
+    y_val = ((val - center) / scale).double() @ w_true + 0.1 * torch.randn(N_VAL, generator=rng, dtype=torch.float64)
+    ref = gd_val_loss((train - center) / scale, (val - center) / scale, y, y_val)
     raw = gd_val_loss(train, val, y, y_val, steps=5)
     if not (ref[-1] < 0.1 and not all(math.isfinite(v) and v < 1e6 for v in raw)):  # pragma: no cover
         raise AssertionError("the check's data are wrong: standardised should converge, raw should diverge")
@@ -190,8 +234,8 @@ def test_converges(submission, rng):
     record_curve("validation loss per step", {"yours": got, "reference": ref}, log=True, xlabel="step")
     if not (math.isfinite(got[-1]) and got[-1] <= 1.5 * ref[-1] + 1e-3):
         fail("gradient descent at lr=0.1 for {steps} steps on your train_z reaches a validation loss of {got:.4g} on "
-             "your val_z; on features standardised with the training statistics it reaches {ref:.4g} (on the raw "
+             "your val_z; on features scaled with the training statistics it reaches {ref:.4g} (on the raw "
              "features it diverges: {raw}).",
              "在你的 train_z 上用 lr=0.1 做 {steps} 步梯度下降，在你的 val_z 上的验证损失为 {got:.4g}；用训练集统计量标准化的特征"
-             "可以达到 {ref:.4g}（在原始特征上会发散：{raw}）。", steps=STEPS, got=got[-1], ref=ref[-1],
+             "可以达到 {ref:.4g}（在原始特征上会发散：{raw}）。", steps=STEPS[scaler()], got=got[-1], ref=ref[-1],
              raw=verbatim(", ".join(f"{v:.3g}" for v in raw[:3]) + ", ..."), key="does-not-converge")

@@ -1,47 +1,65 @@
 """Hidden checks of ex25: load a pretrained backbone's state_dict into a model with a new head.
 
-The checkpoint comes from OldNet: an encoder (a Linear, a Linear named `res_module`, a BatchNorm with
-running statistics), a classifier for 10 classes and an auxiliary head. The learner's model is NewNet:
+The checkpoint comes from OldNet: an encoder (a Linear, a Linear whose name holds the prefix, a BatchNorm
+with running statistics), a classifier for 10 classes and an auxiliary head. The learner's model is NewNet:
 the same encoder, a classifier for 3 classes (same key, another shape) and an adapter the old model
-never had. The checkpoint is given with every key prefixed by "module." (saved from nn.DataParallel) and
-without. A probe builds NewNet in the sandbox from weights the judge drew, calls load_what_fits and
-returns the model's state_dict, the value returned and whether the checkpoint dict was changed.
+never had. The checkpoint is given with every key prefixed (saved from a wrapper) and without. A probe
+builds NewNet in the sandbox from weights the judge drew, calls load_what_fits and returns the model's
+state_dict, the value returned and whether the checkpoint dict was changed.
+
+Kata variants: `variant("wrapper")` is the wrapper that saved the checkpoint: nn.DataParallel ("module.") or
+torch.compile ("_orig_mod."). Its names (the encoder's, the inner layer's) are chosen so that str.replace
+cuts the prefix inside a key and str.lstrip eats the start of the encoder's name, whichever prefix.
 """
 
 import torch
 from torch import nn
 
-from grader.checking import LearnerError, Text, check, fail, learner_error, probe, verbatim, where
+from grader.checking import LearnerError, Text, check, fail, learner_error, probe, variant, verbatim, where
 
 
 class Encoder(nn.Module):
-    def __init__(self):
+    def __init__(self, inner: str):
         super().__init__()
         self.stem = nn.Linear(6, 12)
-        self.res_module = nn.Linear(12, 12)
+        setattr(self, inner, nn.Linear(12, 12))
         self.norm = nn.BatchNorm1d(12)
 
 
 class OldNet(nn.Module):
-    def __init__(self):
+    def __init__(self, encoder: str, inner: str):
         super().__init__()
-        self.encoder = Encoder()
+        setattr(self, encoder, Encoder(inner))
         self.classifier = nn.Linear(12, 10)
         self.aux = nn.Linear(12, 1)
 
 
 class NewNet(nn.Module):
-    def __init__(self):
+    def __init__(self, encoder: str, inner: str):
         super().__init__()
-        self.encoder = Encoder()
+        setattr(self, encoder, Encoder(inner))
         self.classifier = nn.Linear(12, 3)
         self.adapter = nn.Linear(12, 12)
 
 
-ENCODER = [k for k in NewNet().state_dict() if k.startswith("encoder.")]
 MISSING = ["classifier.weight", "classifier.bias", "adapter.weight", "adapter.bias"]
 UNEXPECTED = ["aux.weight", "aux.bias"]
 CALL = "`load_what_fits(model, checkpoint)`"
+
+
+def names() -> tuple[str, str]:
+    """This draw's (encoder, inner layer) attribute names."""
+    wrapper = variant("wrapper")
+    return wrapper["encoder"], wrapper["inner"]
+
+
+def prefix() -> str:
+    return variant("wrapper")["prefix"]
+
+
+def encoder_keys() -> list[str]:
+    encoder = names()[0]
+    return [k for k in NewNet(*names()).state_dict() if k.startswith(encoder + ".")]
 
 
 # -- sandbox side ---------------------------------------------------------------------------
@@ -53,8 +71,8 @@ def _names(value):
 
 
 @probe
-def load_probe(module, init, checkpoint):
-    model = NewNet()
+def load_probe(module, init, checkpoint, layer_names):
+    model = NewNet(*layer_names)
     model.load_state_dict(init)
     given = {k: v.clone() for k, v in checkpoint.items()}
     try:
@@ -76,13 +94,14 @@ def load_probe(module, init, checkpoint):
 
 def draw(rng):
     torch.manual_seed(int(torch.randint(0, 2**31, (1,), generator=rng)))
-    old, new = OldNet(), NewNet()
+    old, new = OldNet(*names()), NewNet(*names())
+    norm = getattr(old, names()[0]).norm
     with torch.no_grad():
-        old.encoder.norm.running_mean.copy_(torch.randn(12, generator=rng))
-        old.encoder.norm.running_var.copy_(torch.rand(12, generator=rng) + 0.5)
-        old.encoder.norm.num_batches_tracked.fill_(int(torch.randint(10, 1000, (1,), generator=rng)))
-        old.encoder.norm.weight.copy_(torch.rand(12, generator=rng) + 0.5)
-        old.encoder.norm.bias.copy_(torch.randn(12, generator=rng))
+        norm.running_mean.copy_(torch.randn(12, generator=rng))
+        norm.running_var.copy_(torch.rand(12, generator=rng) + 0.5)
+        norm.num_batches_tracked.fill_(int(torch.randint(10, 1000, (1,), generator=rng)))
+        norm.weight.copy_(torch.rand(12, generator=rng) + 0.5)
+        norm.bias.copy_(torch.randn(12, generator=rng))
     return old.state_dict(), new.state_dict()
 
 
@@ -90,11 +109,11 @@ _RUNS = {}
 
 
 def run(submission, rng, prefixed: bool):
-    key = (id(submission), prefixed)
+    key = (id(submission), prefixed, prefix())  # the draw too: the names of the model follow it
     if key not in _RUNS:
         old, init = draw(rng)
-        checkpoint = {("module." + k if prefixed else k): v for k, v in old.items()}
-        _RUNS[key] = (old, init, submission.probe(load_probe, init, checkpoint, what=CALL))
+        checkpoint = {(prefix() + k if prefixed else k): v for k, v in old.items()}
+        _RUNS[key] = (old, init, submission.probe(load_probe, init, checkpoint, names(), what=CALL))
     old, init, out = _RUNS[key]
     if out["error"]:
         raised(out["error"])
@@ -123,12 +142,12 @@ def raised(err):
 
 
 def expect_encoder_loaded(old, out, label):
-    state = out["state"]
-    wrong = [k for k in ENCODER if not torch.equal(state[k], old[k])]
+    state, encoder = out["state"], encoder_keys()
+    wrong = [k for k in encoder if not torch.equal(state[k], old[k])]
     if not wrong:
         return
     values = dict(label=label, keys=verbatim(", ".join(f"`{k}`" for k in wrong[:5])))
-    if len(wrong) == len(ENCODER):
+    if len(wrong) == len(encoder):
         fail("after loading the {label} checkpoint, no tensor of the encoder holds the checkpoint's values: nothing "
              "was loaded. Do the keys match the model's after the prefix is stripped?",
              "加载{label}检查点之后，编码器中没有任何 tensor 取得检查点里的值：什么都没有加载。去掉前缀之后，键和模型的键对得上吗？",
@@ -139,26 +158,32 @@ def expect_encoder_loaded(old, out, label):
              "model.state_dict().",
              "加载{label}检查点之后，BatchNorm 的统计量没有加载：{keys}。它们是 buffer：model.state_dict() 里有，"
              "model.named_parameters() 里没有。请与 model.state_dict() 比较。", key="buffers-not-loaded", **values)
+    encoder, inner = names()
     fail("after loading the {label} checkpoint, these tensors of the encoder do not hold the checkpoint's values: "
-         "{keys}. Strip only a leading 'module.' (str.replace also cuts it inside a key such as "
-         "`encoder.res_module.weight`; str.lstrip strips letters, not a prefix).",
-         "加载{label}检查点之后，编码器的这些 tensor 没有取得检查点里的值：{keys}。只去掉开头的 'module.'"
-         "（str.replace 也会剪掉键中间的部分，例如 `encoder.res_module.weight`；str.lstrip 去掉的是字母，而不是前缀）。",
+         "{keys}. Strip only a leading {prefix} (str.replace also cuts it inside a key such as {inside}; "
+         "str.lstrip strips letters, not a prefix).",
+         "加载{label}检查点之后，编码器的这些 tensor 没有取得检查点里的值：{keys}。只去掉开头的 {prefix}"
+         "（str.replace 也会剪掉键中间的部分，例如 {inside}；str.lstrip 去掉的是字母，而不是前缀）。",
+         prefix=verbatim(f"'{prefix()}'"), inside=verbatim(f"`{encoder}.{inner}.weight`"),
          key="encoder-not-loaded", **values)
 
 
-PREFIXED = ("prefixed ('module.')", "带前缀（'module.'）的")
+def prefixed_label() -> Text:
+    return Text("prefixed ({prefix})", "带前缀（{prefix}）的", prefix=verbatim(f"'{prefix()}'"))
+
+
 PLAIN = ("plain", "不带前缀的")
 
 
-@check("strip_prefix removes a leading 'module.' only, into a new dict", points=2,
-       zh="strip_prefix 只去掉开头的 'module.'，并返回一个新字典")
+@check("strip_prefix removes a leading prefix only, once, into a new dict", points=2,
+       zh="strip_prefix 只去掉开头的前缀，只去一次，并返回一个新字典")
 def test_strip(submission, rng):
     v = [torch.randn(2, generator=rng) for _ in range(4)]
-    given = {"module.encoder.stem.weight": v[0], "encoder.res_module.weight": v[1],
-             "module.encoder.res_module.bias": v[2], "module.module.head": v[3]}
-    want = {"encoder.stem.weight": v[0], "encoder.res_module.weight": v[1], "encoder.res_module.bias": v[2],
-            "module.head": v[3]}
+    (encoder, inner), pre = names(), prefix()
+    given = {f"{pre}{encoder}.stem.weight": v[0], f"{encoder}.{inner}.weight": v[1],
+             f"{pre}{encoder}.{inner}.bias": v[2], f"{pre}{pre}head": v[3]}
+    want = {f"{encoder}.stem.weight": v[0], f"{encoder}.{inner}.weight": v[1], f"{encoder}.{inner}.bias": v[2],
+            f"{pre}head": v[3]}
     got, (after, *_) = submission.call_with_args("strip_prefix", given)
     if not isinstance(got, dict):
         fail("strip_prefix should return a dict.", "strip_prefix 应返回一个字典。", key="not-a-dict")
@@ -168,23 +193,23 @@ def test_strip(submission, rng):
              keys=verbatim(", ".join(f"`{k}`" for k in sorted(after)[:4])), key="dict-changed")
     if sorted(got) != sorted(want):
         wrong = sorted(set(got) - set(want))
-        fail("strip_prefix({given}) gave the keys {got}, expected {want}: only a 'module.' at the start of a key "
+        fail("strip_prefix({given}) gave the keys {got}, expected {want}: only a {prefix} at the start of a key "
              "goes, once (str.replace also cuts it in the middle, str.lstrip strips letters).",
-             "strip_prefix({given}) 得到的键为 {got}，应为 {want}：只去掉键开头的 'module.'，且只去一次"
+             "strip_prefix({given}) 得到的键为 {got}，应为 {want}：只去掉键开头的 {prefix}，且只去一次"
              "（str.replace 也会剪掉中间的部分，str.lstrip 去掉的是字母）。",
              given=verbatim(", ".join(f"'{k}'" for k in given)), got=verbatim(", ".join(f"'{k}'" for k in wrong or got)),
-             want=verbatim(", ".join(f"'{k}'" for k in want)), key="wrong-strip")
+             want=verbatim(", ".join(f"'{k}'" for k in want)), prefix=verbatim(f"'{pre}'"), key="wrong-strip")
     for k, t in want.items():
         if not torch.equal(got[k], t):
             fail("strip_prefix changed the value under {k}: only the keys change.",
                  "strip_prefix 改变了 {k} 下的值：只应改变键。", k=verbatim(f"'{k}'"), key="value-changed")
 
 
-@check("load_what_fits loads the encoder (weights and BatchNorm statistics) from a 'module.' checkpoint", points=2.5,
-       zh="load_what_fits 从带 'module.' 前缀的检查点加载编码器（权重和 BatchNorm 统计量）")
+@check("load_what_fits loads the encoder (weights and BatchNorm statistics) from a prefixed checkpoint", points=2.5,
+       zh="load_what_fits 从带前缀的检查点加载编码器（权重和 BatchNorm 统计量）")
 def test_prefixed(submission, rng):
     old, _, out = run(submission, rng, prefixed=True)
-    expect_encoder_loaded(old, out, PREFIXED)
+    expect_encoder_loaded(old, out, prefixed_label())
 
 
 @check("load_what_fits loads a checkpoint without the prefix too", points=1, zh="load_what_fits 也能加载不带前缀的检查点")
@@ -220,10 +245,10 @@ def test_returned(submission, rng):
                   gotu=verbatim(", ".join(f"`{k}`" for k in unexpected) or "[]"),
                   want=verbatim(", ".join(f"`{k}`" for k in sorted(MISSING))),
                   wantu=verbatim(", ".join(f"`{k}`" for k in sorted(UNEXPECTED))))
-    if any(k.startswith("module.") for k in unexpected):
-        fail("unexpected is {gotu}: it names keys with the 'module.' prefix. Report the keys after stripping it.",
-             "unexpected 为 {gotu}：里面是带 'module.' 前缀的键。请报告去掉前缀之后的键。", key="unexpected-prefixed",
-             **values)
+    if any(k.startswith(prefix()) for k in unexpected):
+        fail("unexpected is {gotu}: it names keys with the {prefix} prefix. Report the keys after stripping it.",
+             "unexpected 为 {gotu}：里面是带 {prefix} 前缀的键。请报告去掉前缀之后的键。", key="unexpected-prefixed",
+             prefix=verbatim(f"'{prefix()}'"), **values)
     if sorted(missing) != sorted(MISSING):
         fail("missing is {got}, expected {want}: the model's keys that got no value (the new adapter, and the "
              "classifier whose shape changed).",

@@ -1,4 +1,4 @@
-# Mistake: averages over dim=0, so it centers the columns instead of the rows.
+# Mistake: reduces over dim=0, so it shifts the columns instead of the rows.
 # Expect: column's mean
 
 import torch

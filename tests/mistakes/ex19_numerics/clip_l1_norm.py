@@ -1,4 +1,5 @@
 # Mistake: clips the gradients by their L1 norm (norm_type=1) instead of the L2 norm.
+# Variant: clip=norm
 # Expect: clipped by their L1 norm
 
 import torch

@@ -1,4 +1,5 @@
 # Mistake: clip_grad_value_ instead of clip_grad_norm_: clips entry by entry and changes the direction.
+# Variant: clip=norm
 # Expect: clip_grad_value_
 
 import torch

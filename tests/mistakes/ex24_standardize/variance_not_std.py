@@ -1,4 +1,5 @@
 # Mistake: divides by the variance instead of the standard deviation.
+# Variant: scaler=zscore
 # Expect: That is the variance
 import torch
 

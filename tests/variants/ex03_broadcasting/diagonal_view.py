@@ -1,3 +1,4 @@
+# Variant: statistic=mean
 """A correct answer whose rowwise_dot returns a strided view (the diagonal of a @ b.T): for a single row it
 is a one-element tensor with a stride other than 1, which must travel back to the judge like any other."""
 

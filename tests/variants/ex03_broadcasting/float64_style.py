@@ -1,3 +1,4 @@
+# Variant: statistic=mean
 """A correct variant in another style: computes in float64, cdist squared, batched matmul."""
 
 import torch

@@ -1,3 +1,4 @@
+# Variant: statistic=mean
 """A correct variant: squeeze with a named dim, unsqueeze, torch.sub/torch.square, linalg.vecdot."""
 
 import torch

@@ -1,3 +1,4 @@
+# Variant: statistic=mean
 """A correct variant: other formulas (F.mse_loss, [:, None], the |a|^2 + |b|^2 - 2ab expansion, einsum)."""
 
 import torch

@@ -1,3 +1,4 @@
+# Variant: statistic=mean
 """A correct variant: squeeze, expand, torch.vmap over torch.dot (a vectorized map, not a Python loop)."""
 
 import torch

@@ -1,3 +1,4 @@
+# Variant: clip=norm
 """A correct variant: the nn.Module form of the loss, and clipping through a returned total norm."""
 
 import torch

@@ -1,3 +1,4 @@
+# Variant: clip=norm
 """A correct variant: the total gradient norm computed and applied by hand, as the clipping formula says."""
 
 import torch

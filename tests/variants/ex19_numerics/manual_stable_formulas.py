@@ -1,3 +1,4 @@
+# Variant: clip=norm
 """A correct variant: the stable formulas written out by hand, a Python-side finiteness test,
 and the parameters taken from the optimizer."""
 

@@ -1,3 +1,4 @@
+# Variant: clip=norm
 """A correct variant: the total norm measured with get_total_norm and applied with clip_grads_with_norm_,
 and a guard on the Python float."""
 

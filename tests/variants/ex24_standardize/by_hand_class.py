@@ -1,4 +1,5 @@
 # The sums written out, float64 inside, a masked_fill guard; a small class that remembers the statistics.
+# Variant: scaler=zscore
 import torch
 
 

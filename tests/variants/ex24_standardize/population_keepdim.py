@@ -1,4 +1,5 @@
 # Population std with keepdim (shape [1, D]), a clamp as the guard, torch.sub / torch.div.
+# Variant: scaler=zscore
 import torch
 
 
