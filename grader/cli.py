@@ -514,7 +514,7 @@ def init_cmd(ctx, directory, course, lang):
             raise problem(exc) from None
     try:
         chosen = ctx.get_parameter_source("lang") == click.core.ParameterSource.COMMANDLINE or _asked
-        stubs = init_workspace(directory, lang if chosen else None)
+        stubs = init_workspace(directory, lang if chosen else None, stub_lang=lang)
     except FileExistsError:
         raise UsageProblem(say(lang, "{path} already exists: pick an empty folder",
                                path=directory / "exercises")) from None
@@ -526,7 +526,7 @@ def init_cmd(ctx, directory, course, lang):
 @click.argument("language", type=click.Choice(LANGUAGES), required=False)
 def lang_cmd(language):
     """Show the language of this workspace, or set it to LANGUAGE (en or zh); --lang still overrides it."""
-    from grader.workspace import find_workspace, workspace_lang, write_settings
+    from grader.workspace import find_workspace, restub, workspace_lang, write_settings
 
     root = find_workspace()
     if language is None:
@@ -538,6 +538,10 @@ def lang_cmd(language):
     write_settings(root, lang=language)
     click.echo(say(language, "This workspace now speaks {lang} (in {path}).", lang=language,
                    path=root / "torch-katas.toml"))
+    rewritten = restub(root, language)
+    if rewritten:
+        click.echo(say(language, "{n} stub(s) you had not started were written again in {lang}.", n=len(rewritten),
+                       lang=language))
 
 
 @main.command("reset")
@@ -559,7 +563,7 @@ def reset_cmd(exercise, yes, lang):
         if not go_on:
             click.echo(say(lang, "Nothing changed."))
             sys.exit(1)
-    backup = reset_exercise(ex)
+    backup = reset_exercise(ex, lang=lang)
     click.echo(say(lang, "Restored the stub of {ex}.", ex=ex.id)
                + (say(lang, " Your file was saved as {backup}.", backup=backup) if backup else ""))
 
@@ -742,6 +746,7 @@ def server_cmd(action, as_json, lang):
 @lang_option
 def notebook_cmd(exercises, every, out, lang):
     """Write exercises as Jupyter notebooks (statement, stub cells, a checking cell)."""
+    from grader import stub_text
     from grader.notebook import write_notebook
 
     chosen = all_exercises() if every else [exercise_or_fail(e) for e in exercises]
@@ -753,7 +758,7 @@ def notebook_cmd(exercises, every, out, lang):
         folder = out or Path("notebooks")
         targets = [folder / f"{ex.name}.ipynb" for ex in chosen]
     for ex, target in zip(chosen, targets):
-        click.echo(say(lang, "wrote {path}", path=write_notebook(ex, ex.stub, target, lang)))
+        click.echo(say(lang, "wrote {path}", path=write_notebook(ex, stub_text.stub(ex, lang), target, lang)))
 
 
 @main.command("batch")

@@ -7,6 +7,9 @@ tests/mistakes/<exercise>/ less than full, with a failure message that contains 
 `# Expect:` line names. Each file is also graded as a notebook (written as `grade notebook` writes
 one) with the same seed, and must score the same there.
 
+The stub in each language of the course (grader/stub_text.py) must have every comment and docstring
+translated, on every draw, and the same code as the English stub.
+
 An exercise with variants (grader/variants.py) is proved on every draw: its templates rendered with the default
 draw must be its files, and on each other draw the rendered solution and variants score full and the rendered
 stub and mistakes less. A mistake or variant file with a `# Variant: reduction=mean` line counts on the draws
@@ -20,6 +23,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from grader import stub_text
 from grader import variants as draws
 from grader.exercises import Exercise
 from grader.judge import grade, prewarm
@@ -112,7 +116,7 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path, draw
         result = results[path.name] = grade(exercise, load_source(path), seed=run_seed, device=device,
                                             languages=("en", "zh"), variant=draw)
         tmp.mkdir(parents=True, exist_ok=True)
-        notebook = write_notebook(exercise, path, tmp / f"{path.stem}.ipynb")
+        notebook = write_notebook(exercise, path.read_text(encoding="utf-8"), tmp / f"{path.stem}.ipynb")
         as_notebook = grade(exercise, load_source(notebook), seed=run_seed, device=device, variant=draw)
         if [_score(as_notebook), as_notebook.message.render("en")] != [_score(result), result.message.render("en")]:
             said = as_notebook.message.render("en") or _messages(as_notebook)
@@ -186,6 +190,8 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path, draw
         problems.append(f"needs at least {course.min_mistakes} known mistake(s) in {folder}/")
     rows += [{"kind": "metadata", "file": "exercise.toml", "ok": False, "why": p} for p in problems]
     rows += [{"kind": "trace", "file": "README", "ok": False, "why": p} for p in trace_problems(exercise)]
+    rows += [{"kind": "language", "file": stub_text.catalogue_file(exercise, lang).name, "ok": False, "why": p}
+             for lang in languages for p in stub_text.problems(exercise, lang)]
     return {"exercise": exercise.id, "name": exercise.name, "seed": seed, "ok": all(r["ok"] for r in rows),
             "rows": rows}
 
