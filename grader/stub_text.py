@@ -15,14 +15,15 @@ as `inspect.cleandoc` gives it. A translation may have more or fewer lines; they
 An exercise with variants (grader/variants.py) is translated after its template is rendered for the draw, and its
 entries are rendered with the same draw first, so `{{reduction.returns}}` in `en` and `{{reduction.returns_zh}}`
 in `zh` cover every draw, and a comment a drawn value brings in has its own entry. `problems` is what `grade
-validate` refuses: a text with English prose left in the stub of a language, a translation that changes a code
-token, an entry no draw uses. Never imports torch.
+validate` refuses: a text left in English in the stub of a language (`words`: TODO, `code`, shapes and names may
+stay), a translation with English prose (`english_prose`), one that changes a code token, an entry no draw uses. Never imports torch.
 """
 
 from __future__ import annotations
 
 import inspect
 import io
+import re
 import sys
 import tokenize
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+MARKERS = frozenset({"TODO", "FIXME", "NOTE", "XXX"})
 TEXT_TOKENS = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
                tokenize.ENCODING, tokenize.ENDMARKER)
 
@@ -137,6 +139,14 @@ def _docstring(tok, start: int, end: int) -> Span:
     return Span(start, end, inspect.cleandoc(stripped), "docstring", indent, lead, tail)
 
 
+def words(text: str) -> list[str]:
+    """The English words of a comment or docstring as written: plain words of two letters or more (not `code`,
+    not names with a dot or an underscore, not TODO): what an English text left in another language's stub shows."""
+    plain = re.sub(r"`[^`]*`", " ", text)
+    found = [token.strip(",.;:!?()[]'\"") for token in plain.split()]
+    return [w for w in found if len(w) > 1 and w.isascii() and w.isalpha() and w not in MARKERS]
+
+
 def translate(source: str, table: dict[str, str]) -> str:
     """`source` with each comment block and docstring whose text `table` has replaced by its translation."""
     out = source
@@ -172,8 +182,8 @@ def code_tokens(source: str) -> list[tuple[int, str]]:
 
 
 def problems(exercise: Exercise, lang: str) -> list[str]:
-    """What `grade validate` refuses in the stub of `lang`, on every draw: English prose left in a comment or
-    docstring (no translation, or one that keeps English), a code token changed, a catalogue entry no draw uses."""
+    """What `grade validate` refuses in the stub of `lang`, on every draw: a comment or docstring left in English,
+    a translation with English prose, a code token changed, a catalogue entry no draw uses."""
     if lang == "en":
         return []
     found: list[str] = []
@@ -182,19 +192,20 @@ def problems(exercise: Exercise, lang: str) -> list[str]:
     for draw in variants.all_draws(exercise):
         on = f" (draw {variants.label(draw)})" if draw else ""
         try:
-            english, words = variants.stub_text(exercise, draw), table(exercise, lang, draw)
+            english, found_table = variants.stub_text(exercise, draw), table(exercise, lang, draw)
         except variants.VariantError as exc:
             return [str(exc)]
-        translated = translate(english, words)
-        used |= {e for e in words if e in {s.text for s in spans(english)}}
+        translated = translate(english, found_table)
+        used |= {e for e in found_table if e in {s.text for s in spans(english)}}
         if code_tokens(translated) != code_tokens(english):
             found.append(f"{where}{on}: a translation changes the code of the stub")
+        originals = {s.text for s in spans(english)}
         for span in spans(translated):
-            prose = english_prose(span.text)
-            if prose:
-                untranslated = span.text in {s.text for s in spans(english)}
-                what = "no translation for" if untranslated else "the translation keeps English"
-                found.append(f"{where}{on}: {what} the {span.kind} '{span.text[:80]}' ({'; '.join(prose)[:80]})")
+            if span.text in originals and words(span.text):
+                found.append(f"{where}{on}: no translation for the {span.kind} '{span.text[:80]}'")
+            elif span.text not in originals and english_prose(span.text):
+                found.append(f"{where}{on}: the translation keeps English in the {span.kind} '{span.text[:80]}' "
+                             f"({'; '.join(english_prose(span.text))[:80]})")
     for entry in entries(exercise, lang):
         drawn = {variants.render(entry["en"].strip("\n"), d, where) for d in variants.all_draws(exercise)}
         if not drawn & used:
