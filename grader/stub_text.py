@@ -38,7 +38,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-MARKERS = frozenset({"TODO", "FIXME", "NOTE", "XXX"})
+MARKERS = frozenset({"TODO", "FIXME", "NOTE", "XXX", "noqa"})
 TEXT_TOKENS = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
                tokenize.ENCODING, tokenize.ENDMARKER)
 
