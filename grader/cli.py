@@ -1063,7 +1063,7 @@ def doctor_cmd(as_json, lang):
     from grader.doctor import render, run_self_test
 
     report = run_self_test()
-    click.echo(json.dumps(report) if as_json else render(report))
+    click.echo(json.dumps(report) if as_json else render(report, lang))
     sys.exit(1 if any(report["managed"].values()) else 0)
 
 

@@ -16,7 +16,8 @@ An exercise with variants (grader/variants.py) is translated after its template 
 entries are rendered with the same draw first, so `{{reduction.returns}}` in `en` and `{{reduction.returns_zh}}`
 in `zh` cover every draw, and a comment a drawn value brings in has its own entry. `problems` is what `grade
 validate` refuses: a text left in English in the stub of a language (`words`: TODO, `code`, shapes and names may
-stay), a translation with English prose (`english_prose`), one that changes a code token, an entry no draw uses. Never imports torch.
+stay), a translation with English prose (`english_prose`), one that changes a code token, an entry no draw uses.
+Never imports torch.
 """
 
 from __future__ import annotations
@@ -192,14 +193,20 @@ def problems(exercise: Exercise, lang: str) -> list[str]:
     for draw in variants.all_draws(exercise):
         on = f" (draw {variants.label(draw)})" if draw else ""
         try:
-            english, found_table = variants.stub_text(exercise, draw), table(exercise, lang, draw)
-        except variants.VariantError as exc:
-            return [str(exc)]
-        translated = translate(english, found_table)
-        used |= {e for e in found_table if e in {s.text for s in spans(english)}}
-        if code_tokens(translated) != code_tokens(english):
-            found.append(f"{where}{on}: a translation changes the code of the stub")
+            english, words_of = variants.stub_text(exercise, draw), table(exercise, lang, draw)
+        except (variants.VariantError, tomllib.TOMLDecodeError) as exc:
+            return [f"{where}: {exc}"]
+        translated = translate(english, words_of)
         originals = {s.text for s in spans(english)}
+        used |= set(words_of) & originals
+        try:
+            same = code_tokens(translated) == code_tokens(english)
+        except (tokenize.TokenError, SyntaxError):
+            same = False
+        if not same:
+            found.append(f"{where}{on}: a translation changes the code of the stub (a quote or a line break where "
+                         "it ends a docstring or a comment?)")
+            continue
         for span in spans(translated):
             if span.text in originals and words(span.text):
                 found.append(f"{where}{on}: no translation for the {span.kind} '{span.text[:80]}'")
