@@ -20,7 +20,7 @@ ID = re.compile(r"[a-z][a-z0-9_]*")
 
 COURSE_TOML = '''# A torch-katas course. See docs/authoring.md.
 name = {name}
-languages = ["en"]           # add "zh" to give Chinese statements, hints and messages too
+languages = ["en"]           # add "zh" to give Chinese statements, hints, messages and stubs too
 exercises = []               # in teaching order; `grade new` adds to it
 
 # An assignment is a named list of exercises, with points overrides if wanted:

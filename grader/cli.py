@@ -982,13 +982,13 @@ def validate_cmd(exercises, seeds, device, mutants, workers, assignment, as_json
         from grader.mutants import MINIMUM, mutation_ok, render_mutants, run_mutants
 
         found = run_mutants(chosen, seeds=list(range(seeds)), workers=workers, device=device)
-        click.echo(json.dumps(found) if as_json else render_mutants(found, MINIMUM))
+        click.echo(json.dumps(found) if as_json else render_mutants(found, MINIMUM, lang))
         sys.exit(0 if all(mutation_ok(r, MINIMUM) for r in found) else 1)
     from grader.validate import render_validation, validate
 
     seed_list = list(range(seeds)) if seeds > 1 else [None]
     reports = [validate(ex, seed=seed, device=device) for ex in chosen for seed in seed_list]
-    click.echo(json.dumps(reports) if as_json else render_validation(reports))
+    click.echo(json.dumps(reports) if as_json else render_validation(reports, lang))
     sys.exit(0 if all(r["ok"] for r in reports) else 1)
 
 
@@ -1043,7 +1043,7 @@ def release_cmd(assignment, out, notebooks, check_first, lang):
         refused = check_release(exercises)
         if refused:
             for line in refused:
-                click.echo(f"  {line}", err=True)
+                click.echo(f"  {line.render(lang)}", err=True)
             raise UsageProblem(say(lang, "not released: {n} exercise(s) would not grade as they should (above)",
                                    n=len(refused)))
     try:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from grader import variants
 from grader.exercises import Exercise
-from grader.text import english_prose
+from grader.text import Text, english_prose, message_of, verbatim
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -148,12 +148,12 @@ def words(text: str) -> list[str]:
     return [w for w in found if len(w) > 1 and w.isascii() and w.isalpha() and w not in MARKERS]
 
 
-def translate(source: str, table: dict[str, str]) -> str:
-    """`source` with each comment block and docstring whose text `table` has replaced by its translation."""
+def translate(source: str, translations: dict[str, str]) -> str:
+    """`source` with each comment block and docstring that `translations` has replaced by its translation."""
     out = source
     for span in reversed(spans(source)):
-        if span.text in table:
-            out = out[:span.start] + span.written(table[span.text]) + out[span.end:]
+        if span.text in translations:
+            out = out[:span.start] + span.written(translations[span.text]) + out[span.end:]
     return out
 
 
@@ -182,20 +182,22 @@ def code_tokens(source: str) -> list[tuple[int, str]]:
             and (offsets[t.start[0] - 1] + t.start[1], offsets[t.end[0] - 1] + t.end[1]) not in docstrings]
 
 
-def problems(exercise: Exercise, lang: str) -> list[str]:
+def problems(exercise: Exercise, lang: str) -> list[Text]:
     """What `grade validate` refuses in the stub of `lang`, on every draw: a comment or docstring left in English,
     a translation with English prose, a code token changed, a catalogue entry no draw uses."""
     if lang == "en":
         return []
-    found: list[str] = []
+    found: list[Text] = []
     used: set[str] = set()
     where = catalogue_file(exercise, lang).name
     for draw in variants.all_draws(exercise):
-        on = f" (draw {variants.label(draw)})" if draw else ""
+        on = Text(" (draw {label})", "（抽取 {label}）", label=variants.label(draw)) if draw else ""
         try:
             english, words_of = variants.stub_text(exercise, draw), table(exercise, lang, draw)
-        except (variants.VariantError, tomllib.TOMLDecodeError) as exc:
-            return [f"{where}: {exc}"]
+        except variants.VariantError as exc:
+            return [message_of(exc)]
+        except tomllib.TOMLDecodeError as exc:
+            return [Text("{where}: {error}", "{where}：{error}", where=where, error=verbatim(exc))]
         translated = translate(english, words_of)
         originals = {s.text for s in spans(english)}
         used |= set(words_of) & originals
@@ -204,17 +206,25 @@ def problems(exercise: Exercise, lang: str) -> list[str]:
         except (tokenize.TokenError, SyntaxError):
             same = False
         if not same:
-            found.append(f"{where}{on}: a translation changes the code of the stub (a quote or a line break where "
-                         "it ends a docstring or a comment?)")
+            found.append(Text("{where}{on}: a translation changes the code of the stub (a quote or a line break where "
+                              "it ends a docstring or a comment?)",
+                              "{where}{on}：某条翻译改变了初始代码的代码（引号或换行提前结束了文档字符串或注释？）",
+                              where=where, on=on))
             continue
         for span in spans(translated):
+            kind = Text(span.kind, "注释" if span.kind == "comment" else "文档字符串")
+            text = verbatim(span.text[:80])
             if span.text in originals and words(span.text):
-                found.append(f"{where}{on}: no translation for the {span.kind} '{span.text[:80]}'")
+                found.append(Text("{where}{on}: no translation for the {kind} '{text}'", "{where}{on}：{kind} '{text}' "
+                                  "没有翻译", where=where, on=on, kind=kind, text=text))
             elif span.text not in originals and english_prose(span.text):
-                found.append(f"{where}{on}: the translation keeps English in the {span.kind} '{span.text[:80]}' "
-                             f"({'; '.join(english_prose(span.text))[:80]})")
+                found.append(Text("{where}{on}: the translation keeps English in the {kind} '{text}' ({prose})",
+                                  "{where}{on}：{kind} '{text}' 的翻译里还有英文（{prose}）", where=where, on=on,
+                                  kind=kind, text=text, prose=verbatim("; ".join(english_prose(span.text))[:80])))
     for entry in entries(exercise, lang):
         drawn = {variants.render(entry["en"].strip("\n"), d, where) for d in variants.all_draws(exercise)}
         if not drawn & used:
-            found.append(f"{where}: no comment or docstring of the stub is '{entry['en'].strip()[:80]}' (on any draw)")
-    return list(dict.fromkeys(found))
+            found.append(Text("{where}: no comment or docstring of the stub is '{text}' (on any draw)",
+                              "{where}：初始代码中没有哪条注释或文档字符串是 '{text}'（在任何抽取中都没有）",
+                              where=where, text=verbatim(entry["en"].strip()[:80])))
+    return list({str(p) + p.render("zh"): p for p in found}.values())
