@@ -30,7 +30,7 @@ from grader.judge import grade, prewarm
 from grader.keys import describe, registered, registry_file
 from grader.notebook import write_notebook
 from grader.report import pad
-from grader.result import Result
+from grader.result import CheckResult, Result
 from grader.source import load_source
 from grader.text import LANGUAGES, Text, english_prose, joined, quoted, verbatim
 from grader.trace import trace_problems
@@ -72,9 +72,15 @@ def variants(exercise: Exercise) -> list[Path]:
 NOTHING = {"empty.py": "", "defines_nothing.py": "import torch\n"}  # must score 0
 
 
+def _message(check: CheckResult) -> Text:
+    """A check's message in each language it was graded in (`languages=`), else as it came."""
+    messages = check.messages or {}
+    return Text(messages["en"], messages.get("zh", messages["en"])) if "en" in messages else check.message
+
+
 def _messages(result: Result) -> Text:
     """The failed checks' messages, in each language."""
-    return joined([c.message for c in result.checks if not c.passed], " | ")
+    return joined([_message(c) for c in result.checks if not c.passed], " | ")
 
 
 def _cut(text: Text, limit: int = 300) -> Text:
@@ -133,10 +139,11 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path, draw
                                             languages=("en", "zh"), variant=draw)
         tmp.mkdir(parents=True, exist_ok=True)
         notebook = write_notebook(exercise, path.read_text(encoding="utf-8"), tmp / f"{path.stem}.ipynb")
-        as_notebook = grade(exercise, load_source(notebook), seed=run_seed, device=device, variant=draw)
+        as_notebook = grade(exercise, load_source(notebook), seed=run_seed, device=device, variant=draw,
+                            languages=("en", "zh"))
         if [str(_score(as_notebook)), as_notebook.message.render("en")] != [str(_score(result)),
                                                                              result.message.render("en")]:
-            said = as_notebook.message if as_notebook.message.render("en") else _messages(as_notebook)
+            said = as_notebook.message if str(as_notebook.message) else _messages(as_notebook)
             rows.append({"kind": "notebook", "file": notebook.name, "ok": False,
                          "why": Text("{nb} where the .py scores {py}: {said}", "{nb}，而 .py 得 {py}：{said}",
                                      nb=_score(as_notebook), py=_score(result),
@@ -166,7 +173,8 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path, draw
         empty.write_text(text, encoding="utf-8")
         result = grade(exercise, load_source(empty), seed=random.randrange(2**31) if seed is None else seed,
                        device=device)
-        earned = joined([c.title for c in result.checks if c.points > 0], ", ", "、")
+        titles = {c["id"]: Text(c["title"], c["zh"] or c["title"]) for c in exercise.declared_checks()}
+        earned = joined([titles.get(c.id.split("[")[0], c.title) for c in result.checks if c.points > 0], ", ", "、")
         rows.append({"kind": "nothing", "file": name, "ok": result.score == 0,
                      "why": _score(result) if result.score == 0 else
                      Text("{score}: {name} earns points from {earned}; make those checks depend on one that needs the "
@@ -188,8 +196,8 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path, draw
                                   "{score}：没有消息包含 {want}；实际得到：{messages}", score=score, want=expected,
                                   messages=_cut(messages))
         else:  # in Chinese, the message that says it, as a Chinese reader gets it
-            said = next((c.message for c in result.checks if not c.passed and want.lower() in str(c.message).lower()),
-                        messages)
+            said = next((_message(c) for c in result.checks
+                         if not c.passed and want.lower() in str(_message(c)).lower()), messages)
             ok, why = True, Text("{score}: '{want}'", "{score}：{said}", score=score, want=expected,
                                  said=_cut(said, 100))
         rows.append({"kind": "mistake", "file": path.name, "ok": ok, "why": why})
