@@ -411,7 +411,7 @@ def render_mutants(reports: list[dict], minimum: float, lang: str = "en") -> str
     lines = []
     for r in reports:
         judged = r["total"] - len(r["equivalent"]) - len(r["failures"])
-        verdict = say("ok", "通过") if mutation_ok(r, minimum) else say("FAILED", "失败")
+        verdict = say("ok", "已通过") if mutation_ok(r, minimum) else say("FAILED", "失败")
         lines.append(say("{name}: {score} ({killed} of {judged} killed; {equivalent} equivalent; {total} mutants) "
                          "{verdict}", "{name}：{score}（{judged} 个中杀死 {killed} 个；{equivalent} 个等价；共 {total} "
                          "个变异体）{verdict}", name=r["name"], score=f"{r['score']:.0%}", killed=r["killed"],

@@ -278,13 +278,13 @@ def render_validation(reports: list[dict], lang: str = "en") -> str:
     lines = []
     for report in reports:
         seed = say(" (seed {seed})", "（种子 {seed}）", seed=report["seed"]) if report.get("seed") is not None else ""
-        lines.append(f"{report['name']}{seed}: " + (say("ok", "通过") if report["ok"] else say("FAILED", "失败")))
+        lines.append(f"{report['name']}{seed}: " + (say("ok", "已通过") if report["ok"] else say("FAILED", "失败")))
         for row in report["rows"]:
-            mark = say("ok  ", "通过") if row["ok"] else say("FAIL", "失败")
+            mark = pad(say("ok", "已通过") if row["ok"] else say("FAIL", "失败"), 4 if lang == "en" else 6)
             kind = KINDS_ZH.get(row["kind"], row["kind"]) if lang == "zh" else row["kind"]
             lines.append(f"  {mark} {pad(kind, 8)} {pad(row['file'], 40)} {row.get(f'why_{lang}', row['why'])}")
     good = sum(r["ok"] for r in reports)
-    lines.append(say("{good} of {n} validations ok", "{n} 次验证中 {good} 次通过", good=good, n=len(reports)))
+    lines.append(say("{good} of {n} validations ok", "{n} 次验证中 {good} 次已通过", good=good, n=len(reports)))
     return "\n".join(lines)
 
 

@@ -202,7 +202,7 @@ def test_teacher_and_author_commands_speak_chinese(tmp_path):
     }
     by_locale = run_grade("validate", "ex05", "--seeds", "x", cwd=tmp_path, env=chinese_locale)
     outputs["by the locale"] = by_locale.stdout + by_locale.stderr
-    assert "初始代码 ex01_tensors.py" in outputs["validate"] and "1 次验证中 1 次通过" in outputs["validate"]
+    assert "初始代码 ex01_tensors.py" in outputs["validate"] and "1 次验证中 1 次已通过" in outputs["validate"]
     assert "测试沙箱刚刚尝试" in outputs["doctor"]
     assert "不是有效的整数范围" in outputs["not a number"] and outputs["by the locale"] == outputs["not a number"]
     assert "--workers 整数范围" in outputs["help"] and "INTEGER" not in outputs["help"]
