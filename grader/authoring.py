@@ -13,13 +13,14 @@ import re
 import shutil
 from pathlib import Path
 
+from grader import stub_text
 from grader.exercises import COURSE_FILE, WORKSPACE_FILE, Course, CourseError, load_course
 
 ID = re.compile(r"[a-z][a-z0-9_]*")
 
 COURSE_TOML = '''# A torch-katas course. See docs/authoring.md.
 name = {name}
-languages = ["en"]           # add "zh" to give Chinese statements, hints and messages too
+languages = ["en"]           # add "zh" to give Chinese statements, hints, messages and stubs too
 exercises = []               # in teaching order; `grade new` adds to it
 
 # An assignment is a named list of exercises, with points overrides if wanted:
@@ -272,13 +273,17 @@ def release(course: Course, exercises, out: Path, notebooks: bool = False, lang:
     root = out / "course"
     for ex in exercises:
         folder = root / "exercises" / ex.name
-        for path in [ex.folder / name for name in (ex.stub.name, *STUDENT_FILES)] + data_files(ex):
+        for path in [ex.folder / name for name in (ex.stub.name, *STUDENT_FILES)] + data_files(ex) + \
+                [stub_text.catalogue_file(ex, other) for other in course.languages if other != "en"]:
             if path.is_file() and path.name != "exercise.toml":
                 for target in {folder / path.relative_to(ex.folder), out / "exercises" / ex.name / path.name}:
                     if target.parent.parent == out / "exercises" and path.name not in (ex.stub.name, *STUDENT_FILES):
                         continue  # the workspace gets the stub and the statement, as `grade init` gives them
                     target.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(path, target)
+                    if target.parent.parent == out / "exercises" and path == ex.stub:
+                        target.write_text(stub_text.stub(ex, lang), encoding="utf-8")  # the learner's language
+                    else:
+                        shutil.copy2(path, target)
                     written.append(target)
         public, overrides, hidden = release_points(ex)
         points.update({f"{ex.name}.{cid}": value for cid, value in overrides.items()})
@@ -294,7 +299,8 @@ def release(course: Course, exercises, out: Path, notebooks: bool = False, lang:
         if notebooks:
             from grader.notebook import write_notebook
 
-            written.append(write_notebook(ex, ex.stub, out / "notebooks" / f"{ex.name}.ipynb", lang))
+            notebook = out / "notebooks" / f"{ex.name}.ipynb"
+            written.append(write_notebook(ex, stub_text.stub(ex, lang), notebook, lang))
     toml = [f"# The student version of {course.name}, with its public checks (the hidden ones run when the teacher "
             "grades).", f"name = {json.dumps(course.name)}", f"languages = {json.dumps(course.languages)}",
             f"exercises = {json.dumps([ex.name for ex in exercises])}", "", "[points]",

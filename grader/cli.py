@@ -514,7 +514,7 @@ def init_cmd(ctx, directory, course, lang):
             raise problem(exc) from None
     try:
         chosen = ctx.get_parameter_source("lang") == click.core.ParameterSource.COMMANDLINE or _asked
-        stubs = init_workspace(directory, lang if chosen else None)
+        stubs = init_workspace(directory, lang if chosen else None, stub_lang=lang)
     except FileExistsError:
         raise UsageProblem(say(lang, "{path} already exists: pick an empty folder",
                                path=directory / "exercises")) from None
@@ -526,7 +526,7 @@ def init_cmd(ctx, directory, course, lang):
 @click.argument("language", type=click.Choice(LANGUAGES), required=False)
 def lang_cmd(language):
     """Show the language of this workspace, or set it to LANGUAGE (en or zh); --lang still overrides it."""
-    from grader.workspace import find_workspace, workspace_lang, write_settings
+    from grader.workspace import find_workspace, restub, workspace_lang, write_settings
 
     root = find_workspace()
     if language is None:
@@ -538,6 +538,10 @@ def lang_cmd(language):
     write_settings(root, lang=language)
     click.echo(say(language, "This workspace now speaks {lang} (in {path}).", lang=language,
                    path=root / "torch-katas.toml"))
+    rewritten = restub(root, language)
+    if rewritten:
+        click.echo(say(language, "{n} stub(s) you had not started were written again in {lang}.", n=len(rewritten),
+                       lang=language))
 
 
 @main.command("reset")
@@ -559,7 +563,7 @@ def reset_cmd(exercise, yes, lang):
         if not go_on:
             click.echo(say(lang, "Nothing changed."))
             sys.exit(1)
-    backup = reset_exercise(ex)
+    backup = reset_exercise(ex, lang=lang)
     click.echo(say(lang, "Restored the stub of {ex}.", ex=ex.id)
                + (say(lang, " Your file was saved as {backup}.", backup=backup) if backup else ""))
 
@@ -742,6 +746,7 @@ def server_cmd(action, as_json, lang):
 @lang_option
 def notebook_cmd(exercises, every, out, lang):
     """Write exercises as Jupyter notebooks (statement, stub cells, a checking cell)."""
+    from grader import stub_text
     from grader.notebook import write_notebook
 
     chosen = all_exercises() if every else [exercise_or_fail(e) for e in exercises]
@@ -753,7 +758,7 @@ def notebook_cmd(exercises, every, out, lang):
         folder = out or Path("notebooks")
         targets = [folder / f"{ex.name}.ipynb" for ex in chosen]
     for ex, target in zip(chosen, targets):
-        click.echo(say(lang, "wrote {path}", path=write_notebook(ex, ex.stub, target, lang)))
+        click.echo(say(lang, "wrote {path}", path=write_notebook(ex, stub_text.stub(ex, lang), target, lang)))
 
 
 @main.command("batch")
@@ -977,13 +982,13 @@ def validate_cmd(exercises, seeds, device, mutants, workers, assignment, as_json
         from grader.mutants import MINIMUM, mutation_ok, render_mutants, run_mutants
 
         found = run_mutants(chosen, seeds=list(range(seeds)), workers=workers, device=device)
-        click.echo(json.dumps(found) if as_json else render_mutants(found, MINIMUM))
+        click.echo(json.dumps(found) if as_json else render_mutants(found, MINIMUM, lang))
         sys.exit(0 if all(mutation_ok(r, MINIMUM) for r in found) else 1)
     from grader.validate import render_validation, validate
 
     seed_list = list(range(seeds)) if seeds > 1 else [None]
     reports = [validate(ex, seed=seed, device=device) for ex in chosen for seed in seed_list]
-    click.echo(json.dumps(reports) if as_json else render_validation(reports))
+    click.echo(json.dumps(reports) if as_json else render_validation(reports, lang))
     sys.exit(0 if all(r["ok"] for r in reports) else 1)
 
 
@@ -1038,7 +1043,7 @@ def release_cmd(assignment, out, notebooks, check_first, lang):
         refused = check_release(exercises)
         if refused:
             for line in refused:
-                click.echo(f"  {line}", err=True)
+                click.echo(f"  {line.render(lang)}", err=True)
             raise UsageProblem(say(lang, "not released: {n} exercise(s) would not grade as they should (above)",
                                    n=len(refused)))
     try:
@@ -1058,7 +1063,7 @@ def doctor_cmd(as_json, lang):
     from grader.doctor import render, run_self_test
 
     report = run_self_test()
-    click.echo(json.dumps(report) if as_json else render(report))
+    click.echo(json.dumps(report) if as_json else render(report, lang))
     sys.exit(1 if any(report["managed"].values()) else 0)
 
 

@@ -2,7 +2,9 @@
 the columns a terminal gives each character (a Chinese character takes two), not by their count.
 
 click marks its own words for gettext (`_("Missing argument")`); `install` gives click's modules a gettext that
-looks them up in the CLI's catalogue (grader/locale/<lang>.toml), under the language `lang_of()` says.
+looks them up in the CLI's catalogue (grader/locale/<lang>.toml), under the language `lang_of()` says, and makes
+the names of click's types ("integer range", shown as a metavar INTEGER RANGE and in "'x' is not a valid integer
+range") go through it too.
 """
 
 from __future__ import annotations
@@ -45,6 +47,16 @@ def install(lang_of: Callable[[], str]) -> None:
             module._ = gettext  # type: ignore[attr-defined]  # each module binds `from gettext import gettext as _`
         if hasattr(module, "ngettext"):
             module.ngettext = ngettext  # type: ignore[attr-defined]
+    for kind in vars(click.types).values():
+        if isinstance(kind, type) and issubclass(kind, click.ParamType) and isinstance(kind.__dict__.get("name"), str):
+            kind.name = _type_name(kind.__dict__["name"], gettext)  # type: ignore[assignment]
+    click.Path.name = _type_name("path", gettext)  # type: ignore[assignment]  # set by each instance: file, path
+
+
+def _type_name(default: str, gettext: Callable[[str], str]) -> property:
+    """A click type's `name` in the language of the moment (an instance may set its own, as click.Path does)."""
+    return property(lambda self: gettext(self.__dict__.get("_name", default)),
+                    lambda self, value: self.__dict__.__setitem__("_name", value))
 
 
 def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:

@@ -25,7 +25,7 @@ from grader import isolation
 from grader.exercises import CHECKS_DIR, current_course
 from grader.sandbox import LearnerProblem, Limits, Submission
 from grader.source import Source, SubmissionError, load_source
-from grader.text import Text
+from grader.text import Text, quoted, verbatim
 
 SELF_TEST = '''
 import ctypes, os, socket, subprocess, sys
@@ -71,14 +71,43 @@ def attempts(solution, grader_pid, port, secret, outside, linked):
 '''
 
 LAYERS = {
-    "namespaces": "other processes invisible, no network, private /tmp, /run and /dev/shm, solutions and checks masked",
-    "landlock": "files: read-only Python and libraries, writes only in the work dir, nothing run; TCP refused; "
-                "signals, ptrace and abstract sockets kept inside the sandbox",
-    "dedicated uid": "learner code runs as a uid that owns nothing",
-    "seccomp": "ptrace, process_vm_*, mount, bpf, kexec, io_uring and new namespaces refused",
-    "process limit": "fewer processes and threads at once than the limit: a fork bomb stops there",
-    "non-dumpable grader": "same-uid processes cannot open the grader's /proc/<pid>/fd or mem",
+    "namespaces": Text("other processes invisible, no network, private /tmp, /run and /dev/shm, solutions and checks "
+                       "masked", "看不到其他进程，没有网络，/tmp、/run 和 /dev/shm 是私有的，参考答案和检查被遮蔽"),
+    "landlock": Text("files: read-only Python and libraries, writes only in the work dir, nothing run; TCP refused; "
+                     "signals, ptrace and abstract sockets kept inside the sandbox",
+                     "文件：Python 和库只读，只能在工作目录中写入，不能运行程序；TCP 被拒绝；"
+                     "信号、ptrace 和抽象套接字都限制在沙箱内"),
+    "dedicated uid": Text("learner code runs as a uid that owns nothing", "学生代码以一个什么也不拥有的 uid 运行"),
+    "seccomp": Text("ptrace, process_vm_*, mount, bpf, kexec, io_uring and new namespaces refused",
+                    "ptrace、process_vm_*、mount、bpf、kexec、io_uring 和新的命名空间都被拒绝"),
+    "process limit": Text("fewer processes and threads at once than the limit: a fork bomb stops there",
+                          "同时存在的进程和线程少于上限：fork 炸弹到此为止"),
+    "non-dumpable grader": Text("same-uid processes cannot open the grader's /proc/<pid>/fd or mem",
+                                "同 uid 的进程打不开评分程序的 /proc/<pid>/fd 或 mem"),
 }
+
+# What the self-test tries (its names are the keys of the report's "managed"), in Chinese.
+ATTEMPTS_ZH = {
+    "read the reference solutions": "读取参考答案",
+    "see other processes": "看到其他进程",
+    "signal the grading process": "向评分进程发信号",
+    "open the grading process's descriptors": "打开评分进程的文件描述符",
+    "ptrace the grading process": "ptrace 评分进程",
+    "connect to a TCP port on 127.0.0.1": "连接 127.0.0.1 上的 TCP 端口",
+    "write outside its work dir": "在工作目录之外写入",
+    "read the grader's environment": "读取评分程序的环境变量",
+    "run a program": "运行一个程序",
+    "read the grader's environment block in memory": "读取内存中评分程序的环境变量块",
+    "reach the hidden checks in memory": "触及内存中的隐藏检查",
+    "read the grader's variables (the frames it was forked in)": "读取评分程序的变量（fork 出它的那些栈帧）",
+    "have the grader read a file through a link in its work dir": "让评分程序通过工作目录中的链接读取文件",
+    "crash the grader with a malformed notebook": "用格式错误的 notebook 让评分程序崩溃",
+}
+
+
+def attempt(name: str) -> Text:
+    """An attempt of the self-test by its name, in each language (one this grader does not know: quoted)."""
+    return Text(name, ATTEMPTS_ZH[name]) if name in ATTEMPTS_ZH else Text("{name}", name=quoted(name))
 
 
 def _hidden_checks(secret: str) -> str:
@@ -160,39 +189,70 @@ def summary_line(report: dict, lang: str = "en") -> str:
     managed = [name for name, ok in report["managed"].items() if ok]
     if managed:
         line += Text("; WARNING, student code could still: {names}", "；警告：学生代码仍然可以：{names}",
-                     names=", ".join(managed)).render(lang)
+                     names=", ".join(attempt(name).render(lang) for name in managed)).render(lang)
     elif not report["applied"]:
         line += Text(" (plain processes only)", "（只是普通进程）").render(lang)
     return line + Text(" (`grade doctor` for details)", "（详见 `grade doctor`）").render(lang)
 
 
-def render(report: dict) -> str:
+def why_missing(layer: str, reported: str | None) -> Text:
+    """Why a layer is missing: in the doctor's own words where it sees the cause itself (a folder other users
+    cannot read, a kernel without Landlock), else the sandbox's report quoted as it is."""
+    if layer == "dedicated uid" and os.geteuid() == 0:
+        blocked = isolation.readable_by_others(isolation.python_paths())
+        if blocked is not None:
+            return Text("{path} is not readable by other users, so root keeps its uid with every capability dropped",
+                        "其他用户读不了 {path}，所以 root 保留自己的 uid，但丢弃所有 capability",
+                        path=verbatim(blocked))
+    if layer == "landlock" and not isolation.landlock_abi():
+        return Text("the kernel offers no Landlock (Linux 5.13+ with it enabled)",
+                    "内核不提供 Landlock（需要 Linux 5.13+ 并已启用）")
+    if reported:
+        return Text("{why}", why=quoted(reported))
+    return Text("not applied", "未应用")
+
+
+def render(report: dict, lang: str = "en") -> str:
     import torch
 
-    cuda = "CUDA available" if torch.cuda.is_available() else "no CUDA device"
+    def say(en: str, zh: str, **values) -> str:
+        return Text(en, zh, **values).render(lang)
+
+    user = "root" if os.geteuid() == 0 else f"uid {os.geteuid()}"
+    cuda = say("CUDA available", "CUDA 可用") if torch.cuda.is_available() else say("no CUDA device", "没有 CUDA 设备")
     lines = [f"Python {platform.python_version()} ({sys.executable}) · torch {torch.__version__} · {cuda}",
-             f"Linux {platform.release()}, running as {'root' if os.geteuid() == 0 else f'uid {os.geteuid()}'}", "",
-             "Layers isolating learner code here:"]
+             say("Linux {release}, running as {user}", "Linux {release}，以 {user} 身份运行",
+                 release=platform.release(), user=user), "",
+             say("Layers isolating learner code here:", "这里隔离学生代码的各层：")]
     for layer, covers in LAYERS.items():
         applied = next((a for a in report["applied"] if a.startswith(layer)), None)
         if layer == "non-dumpable grader":
             applied = layer
-        why = report["missing"].get(layer)
-        if layer == "dedicated uid" and os.geteuid() != 0:
-            applied, covers = None, ""
-            why = "not needed: the grader runs as an ordinary user, whose uid the sandbox keeps without capabilities"
-        mark = "yes" if applied else "no "
-        lines.append(f"  {mark} {applied or layer}: {covers if applied else why or 'not applied'}")
+        if applied:
+            lines.append(f"  {say('yes', '是 ')} {applied}: {covers.render(lang)}")
+        elif layer == "dedicated uid" and os.geteuid() != 0:
+            lines.append(f"  {say('no ', '否 ')} {layer}: " + say(
+                "not needed: the grader runs as an ordinary user, whose uid the sandbox keeps without capabilities",
+                "不需要：评分程序以普通用户运行，沙箱保留它的 uid，但不带任何 capability"))
+        else:
+            why = why_missing(layer, report["missing"].get(layer))
+            lines.append(f"  {say('no ', '否 ')} {layer}: {why.render(lang)}")
     if "capabilities" in report["missing"]:
-        lines.append(f"  no  dropping capabilities: {report['missing']['capabilities']}")
-    lines += ["", "A test sandbox, set up as for grading, just tried to:"]
+        lines.append(f"  {say('no ', '否 ')} " + say("dropping capabilities: {why}", "丢弃 capability：{why}",
+                                                     why=quoted(report["missing"]["capabilities"])))
+    lines += ["", say("A test sandbox, set up as for grading, just tried to:",
+                      "一个按评分时的方式搭建的测试沙箱刚刚尝试：")]
     for name, managed in report["managed"].items():
-        lines.append(f"  {'COULD   ' if managed else 'refused '} {name}")
+        mark = say("COULD   ", "做到了  ") if managed else say("refused ", "被拒绝  ")
+        lines.append(f"  {mark} {attempt(name).render(lang)}")
     lines.append("")
     if any(report["managed"].values()):
-        lines.append("Learner code is NOT fully isolated here: grade untrusted code in a container or VM.")
+        lines.append(say("Learner code is NOT fully isolated here: grade untrusted code in a container or VM.",
+                         "这里的学生代码没有被完全隔离：请在容器或虚拟机中为不可信的代码评分。"))
     else:
-        lines.append("Every attempt was refused.")
-    lines.append(f"Starting the sandbox and running the self-test took {report['setup_s'] * 1000:.0f} ms. "
-                 "What still needs a container or VM: kernel exploits and side channels (see docs/security.md).")
+        lines.append(say("Every attempt was refused.", "每一次尝试都被拒绝了。"))
+    lines.append(say("Starting the sandbox and running the self-test took {ms} ms. What still needs a container or VM: "
+                     "kernel exploits and side channels (see docs/security.md).",
+                     "启动沙箱并运行自检用了 {ms} 毫秒。仍然需要容器或虚拟机来防范的：内核漏洞利用和侧信道"
+                     "（见 docs/security.md）。", ms=f"{report['setup_s'] * 1000:.0f}"))
     return "\n".join(lines)

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from grader import csvsafe
+from grader.text import Text, verbatim
 
 FORMATS = ("canvas", "moodle", "csv")
 CANVAS_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
@@ -40,7 +41,9 @@ class ExportError(ValueError):
 def read_gradebook(grades_dir: Path) -> dict:
     path = Path(grades_dir) / "gradebook.json"
     if not path.exists():
-        raise ExportError(f"no gradebook in {grades_dir}: run `grade batch SUBMISSIONS --out {grades_dir}` first")
+        raise ExportError(Text("no gradebook in {dir}: run `grade batch SUBMISSIONS --out {dir}` first",
+                               "{dir} 中没有成绩册：先运行 `grade batch SUBMISSIONS --out {dir}`",
+                               dir=verbatim(grades_dir)))
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -63,30 +66,38 @@ def feedback(row: dict) -> str:
     return " | ".join(f"{ex}: {review_text(cell)}" for ex, cell in row["cells"].items() if review_text(cell))
 
 
-def blanks(book: dict) -> list[str]:
+def blanks(book: dict) -> list[Text]:
     """What an export leaves blank, for the teacher: each cell that needs a look, and the missing work counted."""
     lines = []
     missing: dict[str, int] = {}
     for row in book["rows"]:
         for ex, cell in row["cells"].items():
             if cell["state"] == "needs a look":
-                lines.append(f"left blank: {row['student']} {ex} needs a look ({cell['message']})")
+                lines.append(Text("left blank: {student} {ex} needs a look ({message})",
+                                  "留空：{student} 的 {ex} 需要你看一看（{message}）", student=verbatim(row["student"]),
+                                  ex=ex, message=verbatim(cell["message"])))
             elif cell["state"] == "missing":
                 missing[ex] = missing.get(ex, 0) + 1
     for ex, n in missing.items():
-        lines.append(f"left blank: {ex}: {n} {'student' if n == 1 else 'students'} submitted nothing")
+        lines.append(Text("left blank: {ex}: 1 student submitted nothing" if n == 1 else
+                          "left blank: {ex}: {n} students submitted nothing",
+                          "留空：{ex}：{n} 名学生什么也没交", ex=ex, n=n))
     return lines
 
 
-def refusal(book: dict, fmt: str) -> str | None:
+def refusal(book: dict, fmt: str) -> Text | None:
     """Why the LMS would reject this export, with the fix; None when it would not."""
     rows = book["rows"]
     if fmt == "moodle" and rows and not any(row["email"] for row in rows):
-        return ("no student has an e-mail address, and Moodle's grade import matches students by e-mail: give "
-                "`grade batch` a --roster with an email column (Moodle's grading worksheet is one), then export again")
+        return Text("no student has an e-mail address, and Moodle's grade import matches students by e-mail: give "
+                    "`grade batch` a --roster with an email column (Moodle's grading worksheet is one), then export "
+                    "again", "没有一个学生有电子邮件地址，而 Moodle 的成绩导入按电子邮件匹配学生："
+                    "给 `grade batch` 一个带 email 列的 --roster（Moodle 的评分工作表就是一个），然后再导出")
     if fmt == "canvas" and rows and not any(row["id"] or row["sis_user_id"] or row["sis_login_id"] for row in rows):
-        return ("no student has a Canvas ID, SIS User ID or SIS Login ID, and Canvas's import matches students by "
-                "them: grade a Canvas download, or give `grade batch` a --roster (Canvas's gradebook export is one)")
+        return Text("no student has a Canvas ID, SIS User ID or SIS Login ID, and Canvas's import matches students by "
+                    "them: grade a Canvas download, or give `grade batch` a --roster (Canvas's gradebook export is "
+                    "one)", "没有一个学生有 Canvas ID、SIS User ID 或 SIS Login ID，而 Canvas 的导入按它们匹配学生："
+                    "评分一份从 Canvas 下载的作业，或给 `grade batch` 一个 --roster（Canvas 的成绩册导出就是一个）")
     return None
 
 
@@ -100,7 +111,7 @@ def grade_columns(book: dict, assignment: str | None) -> tuple[list[str], list[f
             lambda row: [_score(row["cells"][ex["id"]]) for ex in exercises])
 
 
-def export(book: dict, fmt: str, path: Path, assignment: str | None = None) -> list[str]:
+def export(book: dict, fmt: str, path: Path, assignment: str | None = None) -> list[Text]:
     """Write the gradebook in `fmt` to `path`; return warnings (students left out, grades pending, what was
     left blank). Raise ExportError for what the LMS would reject."""
     refused = refusal(book, fmt)
@@ -112,17 +123,22 @@ def export(book: dict, fmt: str, path: Path, assignment: str | None = None) -> l
     for row in book["rows"]:
         pending = [ex for ex, cell in row["cells"].items() if cell["state"] == "grader error"]
         if pending:
-            warnings.append(f"{row['student']}: {', '.join(pending)} not graded yet (grader error): left blank, "
-                            "run grade batch again")
+            warnings.append(Text("{student}: {pending} not graded yet (grader error): left blank, run grade batch "
+                                 "again", "{student}：{pending} 还没有评分（评分程序出错）：留空，请再运行一次 "
+                                 "`grade batch`", student=verbatim(row["student"]), pending=", ".join(pending)))
         if fmt == "canvas":
             if not (row["id"] or row["sis_user_id"] or row["sis_login_id"]):
-                warnings.append(f"{row['student']}: no Canvas ID, SIS User ID or SIS Login ID (add a roster): left out")
+                warnings.append(Text("{student}: no Canvas ID, SIS User ID or SIS Login ID (add a roster): left out",
+                                     "{student}：没有 Canvas ID、SIS User ID 或 SIS Login ID（请加一份名单）：未导出",
+                                     student=verbatim(row["student"])))
                 continue
             identity = [row["name"] or row["student"], row["id"], row["sis_user_id"], row["sis_login_id"],
                         row["section"]]
         elif fmt == "moodle":
             if not row["email"]:
-                warnings.append(f"{row['student']}: no e-mail address (add a roster): left out")
+                warnings.append(Text("{student}: no e-mail address (add a roster): left out",
+                                     "{student}：没有电子邮件地址（请加一份名单）：未导出",
+                                     student=verbatim(row["student"])))
                 continue
             identity = [row["email"]]
         else:

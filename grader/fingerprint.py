@@ -16,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from grader import __version__
+from grader.text import LANGUAGES
 from grader.exercises import Exercise
 from grader.result import Result
 
@@ -52,8 +53,8 @@ def checks_hash(path: Path) -> str:
 
 def data_files(exercise: Exercise) -> list[Path]:
     """The files of the exercise's folder that the checks may read: all but the statement, the metadata and
-    the stub (the learner's starting point, never graded against)."""
-    skip = {exercise.stub.name, "exercise.toml"}
+    the stub and its translations (the learner's starting point, never graded against: grader/stub_text.py)."""
+    skip = {exercise.stub.name, "exercise.toml", *(f"{exercise.name}.{lang}.toml" for lang in LANGUAGES)}
     return sorted(p for p in exercise.folder.rglob("*") if p.is_file() and p.name not in skip
                   and not (p.suffix == ".md" and p.parent == exercise.folder) and "__pycache__" not in p.parts)
 

@@ -22,7 +22,7 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from grader import variants
+from grader import stub_text, variants
 from grader.exercises import Exercise
 from grader.result import Result
 from grader.text import Text, verbatim
@@ -252,7 +252,7 @@ def start(root: Path, exercise: Exercise, *, lang: str = "en", notebook: bool = 
         folder = practice_folder(root, exercise, n)
         stub = folder / exercise.stub.name
         folder.mkdir(parents=True, exist_ok=True)
-        stub.write_text(variants.stub_text(exercise, draw), encoding="utf-8")
+        stub.write_text(stub_text.stub(exercise, lang, draw), encoding="utf-8")
         for language, name in (("en", "README.md"), ("zh", "README.zh.md")):
             if (exercise.folder / name).exists() or variants.template_of(exercise.folder / name).exists():
                 (folder / name).write_text(variants.statement(exercise, draw, language), encoding="utf-8")
@@ -260,7 +260,8 @@ def start(root: Path, exercise: Exercise, *, lang: str = "en", notebook: bool = 
         if notebook:
             from grader.notebook import write_notebook
 
-            file = write_notebook(exercise, stub, folder / f"{exercise.name}.ipynb", lang,
+            file = write_notebook(exercise, stub.read_text(encoding="utf-8"), folder / f"{exercise.name}.ipynb",
+                                  lang,
                                   statement=variants.statement(exercise, draw, lang))
             stub.unlink()
         attempt = {"n": n, "started": when.isoformat(), "folder": str(folder.relative_to(root)), "file": file.name,

@@ -33,6 +33,7 @@ else:  # pragma: no cover
 
 from grader.exercises import Exercise
 from grader.result import Result
+from grader.text import Text
 
 MINIMUM = 0.95  # the mutation score each exercise must reach
 
@@ -402,24 +403,33 @@ def run_mutants(exercises: list[Exercise], *, seeds: Sequence[int] = (0,), worke
     return reports
 
 
-def render_mutants(reports: list[dict], minimum: float) -> str:
+def render_mutants(reports: list[dict], minimum: float, lang: str = "en") -> str:
+    """The reports as text, in `lang` (a mutant's id and its change are code, shown as they are)."""
+    def say(en: str, zh: str, **values) -> str:
+        return Text(en, zh, **values).render(lang)
+
     lines = []
     for r in reports:
         judged = r["total"] - len(r["equivalent"]) - len(r["failures"])
-        verdict = "ok" if mutation_ok(r, minimum) else "FAILED"
-        lines.append(f"{r['name']}: {r['score']:.0%} ({r['killed']} of {judged} killed; {len(r['equivalent'])} "
-                     f"equivalent; {r['total']} mutants) {verdict}")
+        verdict = say("ok", "已通过") if mutation_ok(r, minimum) else say("FAILED", "失败")
+        lines.append(say("{name}: {score} ({killed} of {judged} killed; {equivalent} equivalent; {total} mutants) "
+                         "{verdict}", "{name}：{score}（{judged} 个中杀死 {killed} 个；{equivalent} 个等价；共 {total} "
+                         "个变异体）{verdict}", name=r["name"], score=f"{r['score']:.0%}", killed=r["killed"],
+                         judged=judged, equivalent=len(r["equivalent"]), total=r["total"], verdict=verdict))
         for s in r["survivors"]:
-            lines.append(f"  survived {s['id']:<44} {s['description']}")
+            lines.append(f"  {say('survived', '存活')} {s['id']:<44} {s['description']}")
         for s in r["failures"]:
-            lines.append(f"  grader failure {s['id']:<38} {s['description']}")
+            lines.append(f"  {say('grader failure', '评分程序出错')} {s['id']:<38} {s['description']}")
         for mark in r["stale_marks"]:
-            lines.append(f"  stale mark {mark}: no such mutant any more (remove it from {r['name']}.toml)")
+            lines.append("  " + say("stale mark {mark}: no such mutant any more (remove it from {file})",
+                                    "过时的标记 {mark}：已经没有这个变异体了（把它从 {file} 中删掉）", mark=mark,
+                                    file=f"{r['name']}.toml"))
     total = sum(r["killed"] for r in reports)
     judged = sum(r["total"] - len(r["equivalent"]) - len(r["failures"]) for r in reports)
-    lines.append(f"mutation score {total}/{judged} = {total / judged if judged else 1:.1%}; "
-                 f"{sum(mutation_ok(r, minimum) for r in reports)} of {len(reports)} exercises at {minimum:.0%} "
-                 "or more")
+    lines.append(say("mutation score {total}/{judged} = {share}; {good} of {n} exercises at {minimum} or more",
+                     "变异得分 {total}/{judged} = {share}；{n} 个练习中有 {good} 个达到 {minimum} 或以上", total=total,
+                     judged=judged, share=f"{total / judged if judged else 1:.1%}",
+                     good=sum(mutation_ok(r, minimum) for r in reports), n=len(reports), minimum=f"{minimum:.0%}"))
     return "\n".join(lines)
 
 

@@ -62,12 +62,12 @@ def notebook_statement(exercise: Exercise, lang: str = "en", statement: str | No
     return text
 
 
-def build_notebook(exercise: Exercise, stub: Path, lang: str = "en", statement: str | None = None):
+def build_notebook(exercise: Exercise, code: str, lang: str = "en", statement: str | None = None):
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
     cells = [new_markdown_cell(notebook_statement(exercise, lang, statement))]
-    cells += [new_code_cell(code) for code in split_cells(stub.read_text(encoding="utf-8"))]
+    cells += [new_code_cell(code) for code in split_cells(code)]
     cells.append(new_markdown_cell(say(lang, 'Run the cell below to check your work; stuck? `hint("{id}")` in any cell '
                                              "gives a hint, one more each time.", id=exercise.id)))
     check = new_code_cell(f'from grader import check, hint\n\ncheck("{exercise.id}")')
@@ -82,10 +82,11 @@ def build_notebook(exercise: Exercise, stub: Path, lang: str = "en", statement: 
     return nb
 
 
-def write_notebook(exercise: Exercise, stub: Path, out: Path, lang: str = "en", statement: str | None = None) -> Path:
-    """Write the notebook of `stub` as `exercise` to `out` (`statement`: a kata variant's, else the exercise's)."""
+def write_notebook(exercise: Exercise, code: str, out: Path, lang: str = "en", statement: str | None = None) -> Path:
+    """Write the notebook of `code` (a stub in `lang`: grader/stub_text.py, or any file's text) as `exercise` to
+    `out` (`statement`: a kata variant's, else the exercise's)."""
     import nbformat
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(build_notebook(exercise, stub, lang, statement), str(out))
+    nbformat.write(build_notebook(exercise, code, lang, statement), str(out))
     return out

@@ -16,6 +16,7 @@ import ast
 import re
 
 from grader.exercises import Exercise
+from grader.text import Text, verbatim
 
 HEADINGS = {"README.md": "## What the checks verify", "README.zh.md": "## 检查内容"}
 MARKER = re.compile(r"<!--\s*checks:\s*([^>]*?)\s*-->")
@@ -50,7 +51,7 @@ def check_ids(exercise: Exercise) -> set[str]:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
 
 
-def trace_problems(exercise: Exercise) -> list[str]:
+def trace_problems(exercise: Exercise) -> list[Text]:
     """What breaks the trace of `exercise`'s statements to its checks; empty when every rule names a check
     and every check is named."""
     ids = check_ids(exercise)
@@ -64,11 +65,17 @@ def trace_problems(exercise: Exercise) -> list[str]:
             continue  # a statement without the section promises no rules
         named = set()
         for rule, checks in found:
+            quoted_rule = verbatim(rule[:60])
             if not checks:
-                problems.append(f"{file}: the rule '{rule[:60]}' names no check (<!-- checks: id, ... -->)")
+                problems.append(Text("{file}: the rule '{rule}' names no check (<!-- checks: id, ... -->)",
+                                     "{file}：规则 '{rule}' 没有指出任何检查（<!-- checks: id, ... -->）",
+                                     file=file, rule=quoted_rule))
             for unknown in sorted(set(checks) - ids):
-                problems.append(f"{file}: the rule '{rule[:60]}' names '{unknown}', which is no check")
+                problems.append(Text("{file}: the rule '{rule}' names '{unknown}', which is no check",
+                                     "{file}：规则 '{rule}' 指出的 '{unknown}' 不是一个检查", file=file,
+                                     rule=quoted_rule, unknown=verbatim(unknown)))
             named.update(checks)
         for missing in sorted(ids - named):
-            problems.append(f"{file}: no rule names the check '{missing}'")
+            problems.append(Text("{file}: no rule names the check '{missing}'", "{file}：没有规则指出检查 '{missing}'",
+                                 file=file, missing=missing))
     return problems

@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 
 from grader.exercises import Exercise
-from grader.text import english_prose
+from grader.text import Text, english_prose, message_of, verbatim
 
 FIELD = re.compile(r"\{\{\s*([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)\s*\}\}")
 SUFFIX = ".tmpl"
@@ -66,12 +66,16 @@ def render(text: str, draw: dict, where: str = "template") -> str:
     """`text` with each `{{name}}` or `{{name.field}}` replaced by the drawn value."""
     def value(match: re.Match) -> str:
         name, _, field = match.group(1).partition(".")
+        quoted = verbatim(match.group(0))
         if name not in draw:
-            raise VariantError(f"{where}: {{{{{match.group(1)}}}}} names no parameter of [variants]")
+            raise VariantError(Text("{where}: {field} names no parameter of [variants]",
+                                    "{where}：{field} 不是 [variants] 的参数", where=where, field=quoted))
         found = draw[name]
         if field:
             if not isinstance(found, dict) or field not in found:
-                raise VariantError(f"{where}: {{{{{match.group(1)}}}}}: the value {found!r} has no field {field!r}")
+                raise VariantError(Text("{where}: {field}: the value {value} has no field {name}",
+                                        "{where}：{field}：取值 {value} 没有字段 {name}", where=where, field=quoted,
+                                        value=verbatim(repr(found)), name=verbatim(repr(field))))
             found = found[field]
         return str(found)
 
@@ -121,28 +125,33 @@ def templates(exercise: Exercise) -> list[Path]:
     return found
 
 
-def template_problems(exercise: Exercise) -> list[str]:
+def template_problems(exercise: Exercise) -> list[Text]:
     """What `grade validate` refuses: a template that renders otherwise than its file with the default draw,
     or that names an unknown parameter; a parameter without values."""
-    problems = [f"[variants] {name} has no values" for name, values in parameters(exercise).items() if not values]
+    problems = [Text("[variants] {name} has no values", "[variants] {name} 没有任何取值", name=name)
+                for name, values in parameters(exercise).items() if not values]
     for name, values in parameters(exercise).items():
         for value in values:
             if isinstance(value, dict) and ("hints" in value or "hints_zh" in value):
                 for key, want in (("hints", exercise.hints), ("hints_zh", exercise.zh.get("hints", []))):
                     if want and len(value.get(key, [])) != len(want):
-                        problems.append(f"[variants] {name} = {label({name: value})}: its {key} must have "
-                                        f"{len(want)} hints, as the exercise's")
-                problems += [f"[variants] {name} = {label({name: value})}: a Chinese hint has English prose: "
-                             f"{'; '.join(english_prose(hint))[:160]}" for hint in value.get("hints_zh", [])
-                             if english_prose(hint)]
+                        problems.append(Text("[variants] {name} = {label}: its {key} must have {n} hints, as the "
+                                             "exercise's", "[variants] {name} = {label}：它的 {key} 必须与练习一样有 "
+                                             "{n} 条提示", name=name, label=label({name: value}), key=key, n=len(want)))
+                problems += [Text("[variants] {name} = {label}: a Chinese hint has English prose: {prose}",
+                                  "[variants] {name} = {label}：一条中文提示含有英文：{prose}", name=name,
+                                  label=label({name: value}), prose=verbatim("; ".join(english_prose(hint))[:160]))
+                             for hint in value.get("hints_zh", []) if english_prose(hint)]
     default = default_draw(exercise)
     for template in templates(exercise):
         target = template.with_name(template.name.removesuffix(SUFFIX))
         try:
             text = render(template.read_text(encoding="utf-8"), default, template.name)
         except VariantError as exc:
-            problems.append(str(exc))
+            problems.append(message_of(exc))
             continue
         if not target.is_file() or target.read_text(encoding="utf-8") != text:
-            problems.append(f"{template.name} rendered with the default draw ({label(default)}) is not {target.name}")
+            problems.append(Text("{template} rendered with the default draw ({label}) is not {target}",
+                                 "{template} 用默认抽取（{label}）渲染后不是 {target}", template=template.name,
+                                 label=label(default), target=target.name))
     return problems

@@ -19,8 +19,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from grader import stub_text
 from grader.exercises import WORKSPACE_FILE, Exercise, all_exercises, current_course
 from grader.result import Result
+from grader.text import LANGUAGES
 
 PROGRESS_FILE = ".torch-katas-progress.json"
 BACKUP_DIR = ".torch-katas-backup"
@@ -63,9 +65,11 @@ def current_exercise(start: Path | None = None) -> Exercise | None:
 
 
 def edited(exercise: Exercise, start: Path | None = None) -> bool:
-    """Whether the workspace's file of the exercise differs from the stub (reset would replace work)."""
+    """Whether the workspace's file of the exercise differs from the stub in every language (reset would replace
+    work)."""
     path = learner_file(exercise, start)
-    return path.exists() and path.read_bytes() != exercise.stub.read_bytes()
+    return path.exists() and path.read_text(encoding="utf-8", errors="replace") not in {
+        stub_text.stub(exercise, lang) for lang in LANGUAGES}
 
 
 def settings(root: Path | None) -> dict:
@@ -93,10 +97,10 @@ def workspace_lang(start: Path | None = None) -> str | None:
     return lang if isinstance(lang, str) else None
 
 
-def init_workspace(target: Path, lang: str | None = None) -> list[Path]:
-    """Create a fresh workspace in `target` with every stub and statement of the current course (and, for
-    another course than the built-in one, or a language chosen, a torch-katas.toml saying so); return the
-    stubs written."""
+def init_workspace(target: Path, lang: str | None = None, stub_lang: str | None = None) -> list[Path]:
+    """Create a fresh workspace in `target` with every stub (in `stub_lang`, else `lang`, else English) and
+    statement of the current course (and, for another course than the built-in one, or a language chosen, a
+    torch-katas.toml saying so); return the stubs written."""
     if (target / "exercises").exists():
         raise FileExistsError(f"{target / 'exercises'} already exists")
     course = current_course()
@@ -104,9 +108,10 @@ def init_workspace(target: Path, lang: str | None = None) -> list[Path]:
     for ex in all_exercises():
         folder = target / "exercises" / ex.name
         folder.mkdir(parents=True)
-        for name in (ex.stub.name, "README.md", "README.zh.md"):
+        for name in ("README.md", "README.zh.md"):
             if (ex.folder / name).exists():
                 shutil.copy2(ex.folder / name, folder / name)
+        (folder / ex.stub.name).write_text(stub_text.stub(ex, stub_lang or lang or "en"), encoding="utf-8")
         written.append(folder / ex.stub.name)
     (target / ".gitignore").write_text(f"{BACKUP_DIR}/\n__pycache__/\n")
     if not course.built_in or lang:
@@ -114,8 +119,9 @@ def init_workspace(target: Path, lang: str | None = None) -> list[Path]:
     return written
 
 
-def reset_exercise(exercise: Exercise, start: Path | None = None) -> Path | None:
-    """Restore the stub in the workspace; return the backup of the learner's file (None if it was untouched)."""
+def reset_exercise(exercise: Exercise, start: Path | None = None, lang: str = "en") -> Path | None:
+    """Restore the stub (in `lang`) in the workspace; return the backup of the learner's file (None if it was
+    untouched)."""
     path = learner_file(exercise, start)
     backup = None
     if edited(exercise, start):
@@ -124,8 +130,21 @@ def reset_exercise(exercise: Exercise, start: Path | None = None) -> Path | None
         backup = folder / f"{exercise.name}.{time.strftime('%Y%m%d-%H%M%S')}.py"
         shutil.copy2(path, backup)
     path.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(exercise.stub, path)
+    path.write_text(stub_text.stub(exercise, lang), encoding="utf-8")
     return backup
+
+
+def restub(root: Path, lang: str) -> list[Path]:
+    """Write the untouched stubs of the workspace in `root` again in `lang` (after `grade lang`); return them."""
+    written = []
+    for ex in all_exercises():
+        path = learner_file(ex, root)
+        if path.is_file() and not edited(ex, root):
+            text = stub_text.stub(ex, lang)
+            if path.read_text(encoding="utf-8") != text:
+                path.write_text(text, encoding="utf-8")
+                written.append(path)
+    return written
 
 
 class Progress:

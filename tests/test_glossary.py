@@ -6,7 +6,8 @@ from conftest import ROOT
 
 GLOSSARY = ROOT / "docs" / "glossary.md"
 TEXTS = [ROOT / "grader" / "locale" / "zh.toml", *sorted((ROOT / "exercises").glob("*/README.zh.md*")),
-         *sorted((ROOT / "exercises").glob("*/exercise.toml")), *sorted((ROOT / "grader" / "checks").glob("*.toml"))]
+         *sorted((ROOT / "exercises").glob("*/exercise.toml")), *sorted((ROOT / "exercises").glob("*/*.zh.toml")),
+         *sorted((ROOT / "grader" / "checks").glob("*.toml"))]
 
 
 def ruled_out() -> dict[str, str]:

@@ -170,6 +170,9 @@ def test_a_chinese_batch_writes_every_output_in_chinese(tmp_path):
     assert quoted.startswith("SyntaxError")
     assert {name: english_prose(text.replace(quoted, "")) for name, text in outputs.items()
             if english_prose(text.replace(quoted, ""))} == {}
+    exported = run_grade("export", out, "--format", "csv", "--lang", "zh")  # its warnings: what it left blank
+    assert exported.returncode == 0 and "留空：ex05：1 名学生什么也没交" in exported.stderr, exported.stderr
+    assert not english_prose(exported.stdout + exported.stderr)
 
 
 def test_the_workspace_remembers_its_language(tmp_path):
@@ -182,3 +185,28 @@ def test_the_workspace_remembers_its_language(tmp_path):
     assert "now speaks en" in run_grade("lang", "en", cwd=ws, env=english).stdout
     assert "Stars" in run_grade("list", cwd=ws, env=english).stdout
     assert run_grade("lang", "zh", cwd=tmp_path, env=english).returncode == 2  # no workspace there
+
+
+def test_teacher_and_author_commands_speak_chinese(tmp_path):
+    """`grade validate` and `grade doctor` reports, click's usage errors (its type names too) and `grade export`'s
+    warnings under zh, by --lang or by the locale: no English prose outside code and quoted text."""
+    chinese_locale = {**os.environ, "LANG": "zh_CN.UTF-8", "LC_ALL": "", "LC_MESSAGES": ""}
+    outputs = {
+        "validate": zh("validate", "ex01", cwd=tmp_path),
+        "doctor": zh("doctor", cwd=tmp_path),
+        "out of range": zh("validate", "ex05", "--seeds", "0", cwd=tmp_path),
+        "not a number": zh("validate", "ex05", "--seeds", "x", cwd=tmp_path),
+        "no format": zh("export", tmp_path, cwd=tmp_path),
+        "no gradebook": zh("export", tmp_path, "--format", "csv", cwd=tmp_path),
+        "help": zh("batch", "--help", cwd=tmp_path),
+    }
+    by_locale = run_grade("validate", "ex05", "--seeds", "x", cwd=tmp_path, env=chinese_locale)
+    outputs["by the locale"] = by_locale.stdout + by_locale.stderr
+    assert "初始代码 ex01_tensors.py" in outputs["validate"] and "1 次验证中 1 次已通过" in outputs["validate"]
+    assert "测试沙箱刚刚尝试" in outputs["doctor"]
+    assert "不是有效的整数范围" in outputs["not a number"] and outputs["by the locale"] == outputs["not a number"]
+    assert "--workers 整数范围" in outputs["help"] and "INTEGER" not in outputs["help"]
+    assert "可选" in outputs["no format"] and "没有成绩册" in outputs["no gradebook"]
+    for choice in ("canvas", "moodle", "csv"):  # the values --format takes: typed as they are, code
+        outputs["no format"] = outputs["no format"].replace(f"\t{choice}", "")
+    assert {name: english_prose(text) for name, text in outputs.items() if english_prose(text)} == {}

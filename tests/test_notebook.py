@@ -9,6 +9,7 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from conftest import ROOT, grade_json, run_grade
+from grader import stub_text
 from grader.jupyter import CheckResult, check
 from grader.source import cell_to_python, not_run
 
@@ -132,14 +133,14 @@ def test_a_notebook_speaks_notebook():
 
     for ex in all_exercises():
         for lang in ("en", "zh"):
-            nb = build_notebook(ex, ex.stub, lang)
+            nb = build_notebook(ex, stub_text.stub(ex, lang), lang)
             statement = nb.cells[0].source
             assert ex.stub.name not in statement and "grade " not in statement and f'hint("{ex.id}")' in statement
             assert f'hint("{ex.id}")' in nb.cells[-2].source
             assert nb.cells[-1].source.startswith("from grader import check, hint")
     ex05 = next(ex for ex in all_exercises() if ex.id == "ex05")
-    assert "In the cells below:" in build_notebook(ex05, ex05.stub).cells[0].source
-    assert "在下面的单元格中：" in build_notebook(ex05, ex05.stub, "zh").cells[0].source
+    assert "In the cells below:" in build_notebook(ex05, stub_text.stub(ex05)).cells[0].source
+    assert "在下面的单元格中：" in build_notebook(ex05, stub_text.stub(ex05, "zh"), "zh").cells[0].source
 
 
 def test_hint_in_a_notebook_climbs_like_grade_hint(tmp_path, monkeypatch):

@@ -22,7 +22,7 @@ def test_a_rule_without_a_check_and_a_check_without_a_rule_are_named(tmp_path):
     folder = tmp_path / exercise.name
     folder.mkdir()
     (folder / "README.md").write_text(cut, encoding="utf-8")
-    problems = trace_problems(dataclasses.replace(exercise, folder=folder))
+    problems = [str(p) for p in trace_problems(dataclasses.replace(exercise, folder=folder))]
     assert any("'`share_from_numpy` keeps values" in p and "names no check" in p for p in problems), problems
     assert any("'weights_gradient', which is no check" in p for p in problems), problems
     assert any("no rule names the check 'weights_grad'" in p for p in problems), problems
