@@ -51,11 +51,12 @@ def fine_tune_probe(module, state, batches):
         stepped[id(optimizer)] = [id(p) for group in optimizer.param_groups for p in group["params"]]
 
     head_modes = []
-    hook = register_optimizer_step_pre_hook(step_hook)
+
     def mode_hook(head, args):
         if torch.is_grad_enabled():  # a training forward, not an evaluation under no_grad
-            head_modes.append(head[0].training)
+            head_modes.append(head[0].training)  # the mode of the head's BatchNorm
 
+    hook = register_optimizer_step_pre_hook(step_hook)
     mode_handle = model.head.register_forward_pre_hook(mode_hook)
     out = {"error": None, "head_modes": head_modes}
     try:
@@ -226,14 +227,15 @@ def test_learns(submission, rng):
              "fine_tune 返回了 {n} 个损失，应为每步一个：{epochs} 个 epoch x {b} 个批次 = {m}。", n=len(got),
              epochs=EPOCHS, b=BATCHES, m=len(want), key="wrong-steps")
     for k, (g, w) in enumerate(zip(got, want), start=1):
-        if not (math.isfinite(g) and abs(g - w) <= 1e-4 * abs(w) + 1e-5) and not all(out["head_modes"]):
+        off = not (math.isfinite(g) and abs(g - w) <= 1e-4 * abs(w) + 1e-5)
+        if off and not all(out["head_modes"]):
             fail("step {k}: loss {g:.5g}, expected {w:.5g}: the head ran in eval mode, so its BatchNorm normalised "
                  "with its running statistics instead of the batch's. The model may arrive in eval mode (as after "
                  "its evaluation): call model.train() before training, then model.backbone.eval().",
                  "第 {k} 步：损失为 {g:.5g}，应为 {w:.5g}：分类头在 eval 模式下运行，它的 BatchNorm 用 running 统计量而不是批次的"
                  "统计量做归一化。模型交给你时可能处于 eval 模式（比如刚评估完）：训练前调用 model.train()，再调用 "
                  "model.backbone.eval()。", k=k, g=g, w=w, key="head-eval-mode")
-        if not (math.isfinite(g) and abs(g - w) <= 1e-4 * abs(w) + 1e-5):
+        if off:
             fail("step {k}: loss {g:.5g}, while the head trained with SGD(lr={lr}, momentum=0.9) over the frozen "
                  "backbone in eval mode gives {w:.5g}. Keep the optimizer, lr, momentum and the order of the batches.",
                  "第 {k} 步：损失为 {g:.5g}，而在处于 eval 模式的冻结主干上用 SGD(lr={lr}, momentum=0.9) 训练分类头应为 {w:.5g}。"

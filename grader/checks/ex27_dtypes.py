@@ -167,7 +167,7 @@ def judge_step(submission, rng, task):
         stepped = {k: state[k] - LR * grads[k] for k in state}
         if previous is not None and not close(got["state"], stepped) \
                 and close(got["state"], {k: stepped[k] - LR * previous[k] for k in state}):
-            fail("after {call} the weights moved by the gradients of both batches: backward() adds to the .grad the "
+            fail("after {call}, the weights moved by the gradients of both batches: backward() adds to the .grad the "
                  "first call left. Clear the gradients in every step (optimizer.zero_grad() before loss.backward()).",
                  "{call} 之后权重按两个批次的梯度之和移动了：backward() 会累加到第一次调用留下的 .grad 上。请在每一步清空梯度"
                  "（在 loss.backward() 之前调用 optimizer.zero_grad()）。", call=call, key="grad-accumulated")
