@@ -3,9 +3,12 @@
 A probe builds the model in the sandbox from weights the judge drew (a backbone with a BatchNorm whose
 running statistics are those of a "pretrained" model, and a new head), runs the learner's fine_tune
 over batches the judge drew, and returns the model's state afterwards, which parameters require grad,
-the parameters the stepping optimizer holds and the losses. The judge fine-tunes the same model itself
-(the backbone frozen and in eval mode, SGD with momentum over the head) and compares the losses step by
-step: a backbone in training mode normalises with the batch's statistics and gives other losses.
+the parameters the stepping optimizer holds, the mode of the head at each forward and the losses. The
+model arrives in eval mode (as after its evaluation) and the head has a BatchNorm of its own, so a
+fine_tune that never calls model.train() trains the head in eval mode. The judge fine-tunes the same
+model itself (the backbone frozen and in eval mode, the head in training mode, SGD with momentum over
+the head) and compares the losses step by step: a backbone in training mode, or a head in eval mode,
+normalises with other statistics and gives other losses.
 """
 
 import math
@@ -24,16 +27,17 @@ class Net(nn.Module):
     def __init__(self):
         super().__init__()
         self.backbone = nn.Sequential(nn.Linear(5, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU())
-        self.head = nn.Linear(16, 3)
+        self.head = nn.Sequential(nn.BatchNorm1d(16), nn.Linear(16, 3))
 
     def forward(self, x):
         return self.head(self.backbone(x))
 
 
 def build(state):
+    """The model as fine_tune gets it: in eval mode, as a pretrained model is after its evaluation."""
     model = Net()
     model.load_state_dict(state)
-    return model
+    return model.eval()
 
 
 # -- sandbox side ---------------------------------------------------------------------------
@@ -46,8 +50,15 @@ def fine_tune_probe(module, state, batches):
     def step_hook(optimizer, args, kwargs):
         stepped[id(optimizer)] = [id(p) for group in optimizer.param_groups for p in group["params"]]
 
+    head_modes = []
+
+    def mode_hook(head, args):
+        if torch.is_grad_enabled():  # a training forward, not an evaluation under no_grad
+            head_modes.append(head[0].training)  # the mode of the head's BatchNorm
+
     hook = register_optimizer_step_pre_hook(step_hook)
-    out = {"error": None}
+    mode_handle = model.head.register_forward_pre_hook(mode_hook)
+    out = {"error": None, "head_modes": head_modes}
     try:
         returned = module.fine_tune(model, batches, LR, EPOCHS)
     except NotImplementedError:
@@ -57,6 +68,7 @@ def fine_tune_probe(module, state, batches):
         return out
     finally:
         hook.remove()
+        mode_handle.remove()
     names = {id(p): name for name, p in model.named_parameters()}
     out["optimizers"] = [sorted(names.get(i, "?") for i in ids) for ids in stepped.values()]
     out["requires_grad"] = {name: p.requires_grad for name, p in model.named_parameters()}
@@ -198,8 +210,8 @@ def test_optimizer(submission, rng):
              names=keys(frozen), key="frozen-in-optimizer")
 
 
-@check("the head learns as SGD with momentum over a frozen, eval-mode backbone does", points=3,
-       zh="分类头的学习过程与在冻结且处于 eval 模式的主干上用带动量的 SGD 训练一致",
+@check("the head learns in training mode as SGD with momentum over a frozen, eval-mode backbone does", points=3,
+       zh="分类头在训练模式下学习，过程与在冻结且处于 eval 模式的主干上用带动量的 SGD 训练一致",
        depends=("frozen", "batchnorm"))
 def test_learns(submission, rng):
     state, batches, out = run(submission, rng)
@@ -215,7 +227,15 @@ def test_learns(submission, rng):
              "fine_tune 返回了 {n} 个损失，应为每步一个：{epochs} 个 epoch x {b} 个批次 = {m}。", n=len(got),
              epochs=EPOCHS, b=BATCHES, m=len(want), key="wrong-steps")
     for k, (g, w) in enumerate(zip(got, want), start=1):
-        if not (math.isfinite(g) and abs(g - w) <= 1e-4 * abs(w) + 1e-5):
+        off = not (math.isfinite(g) and abs(g - w) <= 1e-4 * abs(w) + 1e-5)
+        if off and not all(out["head_modes"]):
+            fail("step {k}: loss {g:.5g}, expected {w:.5g}: the head ran in eval mode, so its BatchNorm normalised "
+                 "with its running statistics instead of the batch's. The model may arrive in eval mode (as after "
+                 "its evaluation): call model.train() before training, then model.backbone.eval().",
+                 "第 {k} 步：损失为 {g:.5g}，应为 {w:.5g}：分类头在 eval 模式下运行，它的 BatchNorm 用 running 统计量而不是批次的"
+                 "统计量做归一化。模型交给你时可能处于 eval 模式（比如刚评估完）：训练前调用 model.train()，再调用 "
+                 "model.backbone.eval()。", k=k, g=g, w=w, key="head-eval-mode")
+        if off:
             fail("step {k}: loss {g:.5g}, while the head trained with SGD(lr={lr}, momentum=0.9) over the frozen "
                  "backbone in eval mode gives {w:.5g}. Keep the optimizer, lr, momentum and the order of the batches.",
                  "第 {k} 步：损失为 {g:.5g}，而在处于 eval 模式的冻结主干上用 SGD(lr={lr}, momentum=0.9) 训练分类头应为 {w:.5g}。"

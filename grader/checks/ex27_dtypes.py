@@ -2,9 +2,10 @@
 
 The converters get what real data look like: float64 NumPy features (NumPy's default), integer arrays,
 lists, class labels read as whole floats (2.0), int32 labels, bool 0/1 labels. train_step is run by a
-probe on a float32 model and a torch SGD the probe makes, with NumPy float64 features; the judge takes
-the same step itself and compares the loss and the weights, and the probe reports the dtypes of the
-model's parameters afterwards.
+probe twice in a row on a float32 model and a torch SGD the probe makes, with NumPy float64 features;
+the judge takes the same steps itself and compares the losses and the weights (a second call that
+still holds the first call's gradients is named), and the probe reports the dtypes of the model's
+parameters after each call.
 """
 
 import math
@@ -81,32 +82,56 @@ def make_model(task):
 
 
 @probe
-def step_probe(module, task, state, features, labels):
+def step_probe(module, task, state, batches):
+    """train_step once per batch on one model and optimizer, as a training loop calls it."""
     model = make_model(task)
     model.load_state_dict(state)
     optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    try:
-        loss = module.train_step(model, optimizer, features, labels, task)
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - explained by the judge
-        return {"error": learner_error(exc, module)}
-    return {"error": None, "loss": loss if isinstance(loss, float) else type(loss).__name__,
-            "dtypes": sorted({str(p.dtype) for p in model.parameters()}),
-            "state": {k: v.detach().float().clone() for k, v in model.state_dict().items()}}
+    calls = []
+    for features, labels in batches:
+        try:
+            loss = module.train_step(model, optimizer, features, labels, task)
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - explained by the judge
+            return {"error": learner_error(exc, module), "calls": calls}
+        calls.append({"loss": loss if isinstance(loss, float) else type(loss).__name__,
+                      "dtypes": sorted({str(p.dtype) for p in model.parameters()}),
+                      "state": {k: v.detach().float().clone() for k, v in model.state_dict().items()}})
+    return {"error": None, "calls": calls}
+
+
+def loss_and_grads(task, state, features, labels):
+    """The loss of the model holding `state` on the float32 features, and its gradient per parameter."""
+    model = make_model(task)
+    model.load_state_dict(state)
+    x = torch.as_tensor(features, dtype=torch.float32)
+    if task == "multiclass":
+        loss = nn.functional.cross_entropy(model(x), labels)
+    else:
+        loss = nn.functional.binary_cross_entropy_with_logits(model(x), labels.float().reshape(N, 1))
+    names, params = zip(*model.named_parameters())
+    return loss.item(), dict(zip(names, torch.autograd.grad(loss, params)))
+
+
+def close(got, want):
+    return all(torch.allclose(got[k], v, rtol=1e-4, atol=1e-6) for k, v in want.items())
 
 
 def judge_step(submission, rng, task):
-    model = make_model(task)
-    with torch.no_grad():
-        for p in model.parameters():
-            p.copy_(torch.randn(p.shape, generator=rng))
-    state = {k: v.clone() for k, v in model.state_dict().items()}
-    features = 3 * np.asarray(torch.randn(N, D, generator=rng, dtype=torch.float64))
-    labels = torch.randint(0, C if task == "multiclass" else 2, (N,), generator=rng)
-    given = labels.double().numpy() if task == "multiclass" else labels.bool().numpy()
-    call = f"`train_step(model, optimizer, features, labels, task={task!r})`"
-    out = submission.probe(step_probe, task, state, features, given, what=call)
+    """train_step twice on one model and optimizer (two batches of float64 NumPy features): each call must be
+    one SGD step on the loss of its own batch."""
+    state = {k: torch.randn(v.shape, generator=rng) for k, v in make_model(task).state_dict().items()}
+    batches, targets = [], []
+    for _ in range(2):
+        features = 3 * np.asarray(torch.randn(N, D, generator=rng, dtype=torch.float64))
+        labels = torch.randint(0, C if task == "multiclass" else 2, (N,), generator=rng)
+        batches.append((features, labels.double().numpy() if task == "multiclass" else labels.bool().numpy()))
+        targets.append(labels)
+    first = f"`train_step(model, optimizer, features, labels, task={task!r})`"
+    names = (first, Text("the second " + first + " on the same model and optimizer",
+                         "在同一模型和优化器上第二次调用 " + first))
+    out = submission.probe(step_probe, task, state, batches, what=first)
     if out["error"]:
         err = out["error"]
         msg = err["message"] or ""
@@ -117,38 +142,41 @@ def judge_step(submission, rng, task):
             lesson = Text(" ", "") + WHY["classes"]
         elif task == "binary" and any(w in msg for w in ("size", "Long", "cast", "target")):
             lesson = Text(" ", "") + WHY["binary"]
-        fail("{call} raised {error}{where}.{lesson}", "{call} 抛出了 {error}{where}。{lesson}", call=call,
-             error=verbatim(f"{err['type']}: {msg.splitlines()[0][:200] if msg else ''}"), where=where(err),
-             lesson=lesson, key=f"raised-{err['type']}")
-    if out["dtypes"] != ["torch.float32"]:
-        fail("after {call} the model's parameters are {dtypes}: the model was converted to fit the data. Convert the "
-             "data to float32 instead: model.double() doubles the memory and slows every step, and the next float32 "
-             "input fails.",
-             "{call} 之后模型参数的 dtype 为 {dtypes}：为了迁就数据而转换了模型。请改为把数据转换为 float32：model.double() "
-             "会让内存翻倍、拖慢每一步，而且下一个 float32 输入就会出错。", call=call,
-             dtypes=verbatim(", ".join(out["dtypes"])), key="model-converted")
-    x = torch.as_tensor(features, dtype=torch.float32)
-    optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    if task == "multiclass":
-        loss = nn.functional.cross_entropy(model(x), labels)
-    else:
-        loss = nn.functional.binary_cross_entropy_with_logits(model(x), labels.float().reshape(N, 1))
-    loss.backward()
-    optimizer.step()
-    if not isinstance(out["loss"], float):
-        fail("{call} should return the loss as a Python float (loss.item()), got a {got}.",
-             "{call} 应以 Python float 返回损失（loss.item()），实际得到一个 {got}。", call=call,
-             got=verbatim(f"`{out['loss']}`"), key="not-a-float")
-    if not math.isclose(out["loss"], loss.item(), rel_tol=1e-4, abs_tol=1e-6):
-        fail("{call} returned the loss {got:.5g}, expected {want:.5g} ({loss} on the float32 features).",
-             "{call} 返回的损失为 {got:.5g}，应为 {want:.5g}（在 float32 特征上的 {loss}）。", call=call, got=out["loss"],
-             want=loss.item(), loss=verbatim("CrossEntropyLoss" if task == "multiclass" else "BCEWithLogitsLoss"),
-             key="wrong-loss")
-    for k, v in model.state_dict().items():
-        if not torch.allclose(out["state"][k], v, rtol=1e-4, atol=1e-6):
-            fail("after {call} the model's {k} differs from one SGD step (lr={lr}) on that loss.",
-                 "{call} 之后模型的 {k} 与在该损失上做一步 SGD（lr={lr}）的结果不同。", call=call, k=verbatim(k), lr=LR,
-                 key="wrong-step")
+        fail("{call} raised {error}{where}.{lesson}", "{call} 抛出了 {error}{where}。{lesson}",
+             call=names[len(out["calls"])], error=verbatim(f"{err['type']}: {msg.splitlines()[0][:200] if msg else ''}"),
+             where=where(err), lesson=lesson, key=f"raised-{err['type']}")
+    previous = None  # the gradients of the step before
+    for got, call, (features, _), labels in zip(out["calls"], names, batches, targets):
+        if got["dtypes"] != ["torch.float32"]:
+            fail("after {call} the model's parameters are {dtypes}: the model was converted to fit the data. Convert "
+                 "the data to float32 instead: model.double() doubles the memory and slows every step, and the next "
+                 "float32 input fails.",
+                 "{call} 之后模型参数的 dtype 为 {dtypes}：为了迁就数据而转换了模型。请改为把数据转换为 float32：model.double() "
+                 "会让内存翻倍、拖慢每一步，而且下一个 float32 输入就会出错。", call=call,
+                 dtypes=verbatim(", ".join(got["dtypes"])), key="model-converted")
+        loss, grads = loss_and_grads(task, state, features, labels)
+        if not isinstance(got["loss"], float):
+            fail("{call} should return the loss as a Python float (loss.item()), got a {got}.",
+                 "{call} 应以 Python float 返回损失（loss.item()），实际得到一个 {got}。", call=call,
+                 got=verbatim(f"`{got['loss']}`"), key="not-a-float")
+        if not math.isclose(got["loss"], loss, rel_tol=1e-4, abs_tol=1e-6):
+            fail("{call} returned the loss {got:.5g}, expected {want:.5g} ({loss} on the float32 features).",
+                 "{call} 返回的损失为 {got:.5g}，应为 {want:.5g}（在 float32 特征上的 {loss}）。", call=call,
+                 got=got["loss"], want=loss,
+                 loss=verbatim("CrossEntropyLoss" if task == "multiclass" else "BCEWithLogitsLoss"), key="wrong-loss")
+        stepped = {k: state[k] - LR * grads[k] for k in state}
+        if previous is not None and not close(got["state"], stepped) \
+                and close(got["state"], {k: stepped[k] - LR * previous[k] for k in state}):
+            fail("after {call}, the weights moved by the gradients of both batches: backward() adds to the .grad the "
+                 "first call left. Clear the gradients in every step (optimizer.zero_grad() before loss.backward()).",
+                 "{call} 之后权重按两个批次的梯度之和移动了：backward() 会累加到第一次调用留下的 .grad 上。请在每一步清空梯度"
+                 "（在 loss.backward() 之前调用 optimizer.zero_grad()）。", call=call, key="grad-accumulated")
+        for k, v in stepped.items():
+            if not torch.allclose(got["state"][k], v, rtol=1e-4, atol=1e-6):
+                fail("after {call} the model's {k} differs from one SGD step (lr={lr}) on that loss.",
+                     "{call} 之后模型的 {k} 与在该损失上做一步 SGD（lr={lr}）的结果不同。", call=call, k=verbatim(k), lr=LR,
+                     key="wrong-step")
+        state, previous = stepped, grads
 
 
 @check("train_step takes one step of a float32 classifier on NumPy data with CrossEntropyLoss", points=2,
