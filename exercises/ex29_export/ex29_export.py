@@ -17,8 +17,9 @@ def export_mlp(model: nn.Module, example: torch.Tensor, path: str) -> None:
 
 
 def export_gated(model: nn.Module, example: torch.Tensor, path: str) -> None:
-    """Save `model`, whose forward picks a branch from the values of its input (an `if` on a tensor), at
-    `path` as a program that keeps both branches."""
+    """Save `model`, whose forward picks a branch from the values of its input (an `if` on a tensor; a
+    Dropout before each head), at `path` as a program that keeps both branches and computes what the model
+    computes at inference."""
     # TODO: which of trace, script and export keeps an `if` on tensor values?
     raise NotImplementedError
 

@@ -2,9 +2,10 @@
 one CSV log row per epoch.
 
 The validation losses are scripted: each script is a list of moves from the best loss so far (a clear
-improvement, one smaller than min_delta, a loss equal to the best, a worse one) with magnitudes drawn
-from the rng, so that the classic slips (ignoring min_delta, not resetting the count, stopping one epoch
-late, counting an equal loss as better) each stop at another epoch. The probes set the model's weights
+improvement, one smaller than min_delta, a loss equal to the best, a worse one, a first epoch at inf that
+improves on nothing) with magnitudes drawn from the rng, so that the classic slips (ignoring min_delta, not
+resetting the count, stopping one epoch late, counting an equal loss as better, starting the count at 1)
+each stop at another epoch. The probes set the model's weights
 to the epoch's number before each step (in place, as training does), so the weights a stopper keeps or
 restores say which epoch they come from.
 """
@@ -20,7 +21,7 @@ from grader.checking import Text, check, fail, learner_error, probe, verbatim, w
 
 STOPPER_CASES = [  # (patience, min_delta, moves)
     (3, 0.05, ["big", "big", "small", "worse", "big", "small", "worse", "worse", "worse", "worse"]),
-    (2, 0.0, ["big", "equal", "big", "worse", "equal", "worse", "worse"]),
+    (2, 0.0, ["inf", "big", "equal", "big", "worse", "equal", "worse", "worse"]),
 ]
 FIT_CASES = [  # (patience, min_delta, max_epochs, moves)
     (2, 0.01, 8, ["big", "big", "worse", "small", "worse", "big", "big", "big"]),
@@ -39,6 +40,8 @@ def script(rng, min_delta, moves):
             value = best - min_delta * (0.2 + 0.6 * r)
         elif move == "equal":
             value = best
+        elif move == "inf":  # a diverged first epoch: not below the starting best_loss, inf
+            value = float("inf")
         else:
             value = best + 0.01 + 0.1 * r
         out.append(value)
@@ -47,7 +50,7 @@ def script(rng, min_delta, moves):
 
 def simulate(losses, patience, min_delta, slip=None):
     """The epoch index at which a stopper says stop (None: never), and the index of its best epoch."""
-    best, best_at, bad = float("inf"), None, 0
+    best, best_at, bad = float("inf"), None, 1 if slip == "count-from-one" else 0
     for k, v in enumerate(losses):
         if slip == "no-min-delta":
             better = v < best
@@ -75,6 +78,8 @@ SLIPS = {
                      "计数达到 patience 时（>=）就要停止，而不是超过它时"),
     "equal-counts": Text("a loss equal to the best is no improvement: compare with <, not <=",
                          "与最好值相等的损失不算改进：请用 < 比较，而不是 <="),
+    "count-from-one": Text("the count of epochs without improvement starts at 0",
+                           "未改进 epoch 的计数应从 0 开始"),
 }
 
 

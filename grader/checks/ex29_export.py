@@ -3,7 +3,8 @@
 A probe builds each model in the sandbox from weights the judge drew, hands it to the learner in training
 mode, and loads the file the learner wrote with torch.jit.load, or else torch.export.load, never with
 torch.load (an export runs without the model's Python class). It runs the loaded program on fresh inputs
-of the example's shape; the judge compares with the model in eval mode. The gated model's inputs take both
+of the example's shape, and once more on the first (a program saved in training mode keeps its Dropout, so
+two runs differ); the judge compares with the model in eval mode. The gated model's inputs take both
 branches: the example takes one, so a trace records only that one.
 
 The gated model's class is written as a file in the sandbox's folder and imported from there, because
@@ -27,17 +28,18 @@ from torch import nn
 
 
 class Gated(nn.Module):
-    """Two heads; the sign of the input's mean picks one."""
+    """Two heads, each after a Dropout; the sign of the input's mean picks one."""
 
     def __init__(self):
         super().__init__()
+        self.drop = nn.Dropout(0.3)
         self.pos = nn.Linear(6, 3)
         self.neg = nn.Linear(6, 3)
 
     def forward(self, x):
         if x.mean() > 0:
-            return self.pos(x)
-        return self.neg(x)
+            return self.pos(self.drop(x))
+        return self.neg(self.drop(x))
 '''
 SHAPE = (4, 6)
 
@@ -100,13 +102,13 @@ def export_probe(module, which, state, example, inputs, path):
         return out
     outputs = []
     with torch.no_grad():
-        for x in inputs:
+        for x in [*inputs, inputs[0]]:
             try:
                 y = program(x.clone())
                 outputs.append(y.detach().clone() if isinstance(y, torch.Tensor) else type(y).__name__)
             except Exception as exc:  # noqa: BLE001 - judged as the program's failure
                 outputs.append(f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}")
-    out["outputs"] = outputs
+    out["outputs"], out["repeat"] = outputs[:-1], outputs[-1]
     return out
 
 
@@ -177,6 +179,12 @@ def expect_program(out, call):
              call=call, why=verbatim(out["why"]), key="not-a-program")
 
 
+def random_outputs(out):
+    """Whether the program gave two different outputs for the same input: its Dropout is on."""
+    first, again = out["outputs"][0], out["repeat"]
+    return isinstance(first, torch.Tensor) and isinstance(again, torch.Tensor) and not torch.equal(first, again)
+
+
 def compare(out, want, inputs, call, label):
     for k, (got, w) in enumerate(zip(out["outputs"], want)):
         if isinstance(got, str):
@@ -225,6 +233,13 @@ def test_gated_branches(submission, rng):
     k = compare(out, want, inputs, call, "gated")
     if k is None:
         return
+    if random_outputs(out):
+        fail("the program {call} saved gives two different outputs for the same input: its Dropout is still on, "
+             "because it was saved in training mode (the mode the model arrives in), and a scripted program keeps "
+             "the mode. Call model.eval() before scripting or exporting.",
+             "{call} 保存的程序对同一个输入两次给出不同的输出：它的 Dropout 仍在工作，因为它是在训练模式（模型交给你时的模式）下保存的，"
+             "而 script 得到的程序会保留这个模式。请在 script 或导出之前调用 model.eval()。",
+             call=call, key="exported-in-train-mode")
     with torch.no_grad():
         frozen = model.pos(inputs[k]) if bool(inputs[0].mean() > 0) else model.neg(inputs[k])
     if k == 1 and torch.allclose(out["outputs"][k], frozen, rtol=1e-4, atol=1e-5):
