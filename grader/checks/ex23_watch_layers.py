@@ -103,23 +103,24 @@ def norms_probe(module, state, x, target):
     return {"error": None, "got": got, "changed": changed}
 
 
-def _outputs(model, x=None):
-    """Record each module's tensor output at its first call, by name, as it leaves the module (before the
-    module's own hooks run); with `x`, run the model on it under no_grad. Returns (outputs, handle)."""
+def _record(model):
+    """Record each module's tensor output at its first call, by name, as it leaves the module (global hooks run
+    before the module's own), and the input of each call of the whole model. Returns (outputs, inputs, the
+    handles that stop recording)."""
     names = {id(m): name for name, m in model.named_modules()}
-    outputs = {}
+    outputs, inputs = {}, []
+
+    def called(mod, args):
+        if mod is model:
+            inputs.append(args[0].detach().clone() if args and isinstance(args[0], torch.Tensor) else None)
 
     def record(mod, args, output):
         name = names.get(id(mod))
         if name is not None and name not in outputs and isinstance(output, torch.Tensor):
             outputs[name] = output.detach().clone()
 
-    handle = torch.nn.modules.module.register_module_forward_hook(record)
-    if x is not None:
-        with torch.no_grad():
-            model(x)
-        handle.remove()
-    return outputs, handle
+    return outputs, inputs, [torch.nn.modules.module.register_module_forward_pre_hook(called),
+                             torch.nn.modules.module.register_module_forward_hook(record)]
 
 
 def _same(a, b) -> bool:
@@ -129,9 +130,14 @@ def _same(a, b) -> bool:
 @probe
 def monitor_probe(module, state, order, x, limit, pair=False):
     model = build(Rigged, state, order, pair)
-    clean, _ = _outputs(model, x)
+    clean, _, handles = _record(model)  # what the model computes, without the learner's hooks
+    with torch.no_grad():
+        model(x)
+    for h in handles:
+        h.remove()
+    given = x.clone()
     out = {"error": None, "got": None}
-    watched, handle = _outputs(model)
+    watched, inputs, handles = _record(model)  # what it computes while the learner's hooks watch
     try:
         out["got"] = module.first_bad_layer(model, x, limit)
     except NotImplementedError:
@@ -139,8 +145,11 @@ def monitor_probe(module, state, order, x, limit, pair=False):
     except Exception as exc:  # noqa: BLE001 - explained by the judge
         out["error"] = learner_error(exc, module)
     finally:
-        handle.remove()
-    out["outputs_changed"] = [name for name, t in watched.items() if name in clean and not _same(t, clean[name])]
+        for h in handles:
+            h.remove()
+    same_input = bool(inputs) and inputs[0] is not None and _same(inputs[0], given)  # else nothing to compare
+    out["outputs_changed"] = [name for name, t in watched.items()
+                              if same_input and name in clean and not _same(t, clean[name])]
     if out["got"] is not None and not isinstance(out["got"], str):
         out["got"] = {"type": type(out["got"]).__name__}
     out["hooks_left"] = _hooks_left(model)
