@@ -21,7 +21,8 @@ def first_bad_layer(model: nn.Module, x: torch.Tensor, limit: float):
     """Run model(x) once, watching every submodule's output with forward hooks. Return the name (as
     model.named_modules() gives it) of the first module, in the order the modules run, whose output holds
     a NaN or an inf, or a value whose absolute value exceeds `limit`; None if every output is fine.
-    Remove every hook before returning."""
+    A module may return a tuple instead of a tensor (nn.LSTM does): skip it, or look at the tensors inside.
+    Remove every hook before returning; a monitor only looks, it changes no output."""
     # TODO: register_forward_hook on each submodule, run the model once, remove the hooks
     raise NotImplementedError
 

@@ -26,16 +26,38 @@ def _largest(grad):
     return None if grad is None else float(grad.detach().abs().max())
 
 
+def _architecture(layers, x):
+    """Where the layers that ran (those with parameters of their own, each at its first call, as (input,
+    output)) depart from Linear -> Tanh -> Linear -> Tanh -> head; None where they do not."""
+    if len(layers) != 3:
+        return {"layers": len(layers)}
+    first_input = layers[0][0]
+    if first_input.shape == x.shape and not torch.equal(first_input, x):
+        return {"layer": 0, "tanh_first": torch.allclose(first_input, torch.tanh(x))}
+    for k in (1, 2):
+        given, before = layers[k][0], layers[k - 1][1]
+        if given.shape != before.shape or not torch.allclose(given, torch.tanh(before), rtol=1e-5, atol=1e-6):
+            return {"layer": k, "tanh_missing": torch.equal(given, before)}
+    return None
+
+
 @probe
 def watch_fit(module, x, y, seed):
     """Run the learner's fit; record where the parameters start, the first backward and the optimizers."""
     torch.manual_seed(seed)
-    params, start, backwards, stepped = {}, {}, [], set()
+    params, start, backwards, stepped, layers, called = {}, {}, [], set(), [], set()
 
     def remember(mod, args):  # every module's parameters, as they are at its first forward
         for p in mod.parameters():
             params.setdefault(id(p), p)
             start.setdefault(id(p), p.detach().clone())
+
+    def flow(mod, args, output):  # what each layer with parameters gets and gives, at its first call
+        if id(mod) in called or next(mod.parameters(recurse=False), None) is None:
+            return
+        called.add(id(mod))
+        if args and isinstance(args[0], torch.Tensor) and isinstance(output, torch.Tensor):
+            layers.append((args[0].detach().clone(), output.detach().clone()))
 
     def step_hook(optimizer, args, kwargs):
         for group in optimizer.param_groups:
@@ -55,6 +77,7 @@ def watch_fit(module, x, y, seed):
         return result
 
     hooks = [torch.nn.modules.module.register_module_forward_pre_hook(remember),
+             torch.nn.modules.module.register_module_forward_hook(flow),
              register_optimizer_step_pre_hook(step_hook)]
     out = {"error": None, "returned": None}
     try:
@@ -77,6 +100,7 @@ def watch_fit(module, x, y, seed):
                       "first_grad": first["grads"].get(id(p), None) if first else None,
                       "moved": float((p.detach() - start[id(p)]).abs().max()) if id(p) in start else None}
                      for name, p in model.named_parameters()]
+    out["architecture"] = _architecture(layers, x)
     out["backwards"] = [{k: v for k, v in b.items() if k != "grads"} for b in backwards]
     out["losses"] = [v if isinstance(v, (int, float)) and not isinstance(v, bool) else type(v).__name__
                      for v in losses] if isinstance(losses, list) else type(losses).__name__
@@ -117,7 +141,7 @@ def names(params) -> str:
     return ", ".join(f"`{p['name']}`" for p in params[:6]) + (", ..." if len(params) > 6 else "")
 
 
-@check("the loss is computed from the model's output, so backward reaches every layer", points=3,
+@check("the loss is computed from the model's output, so backward reaches every layer", points=2.5,
        zh="损失由模型的输出计算得到，backward 能到达每一层")
 def test_graph(submission, rng):
     out = run(submission, rng)
@@ -171,7 +195,35 @@ def test_optimizer(submission, rng):
              names=verbatim(names(left)), key="optimizer-misses-params")
 
 
-@check("every parameter moves and the loss goes down", points=2, zh="每个参数都在更新，损失在下降",
+@check("the model keeps its architecture: Linear -> Tanh -> Linear -> Tanh -> head", points=1,
+       zh="模型保持原有结构：Linear -> Tanh -> Linear -> Tanh -> head")
+def test_architecture(submission, rng):
+    arch = run(submission, rng)["architecture"]
+    if arch is None:
+        return
+    keep = Text("Keep the architecture of the file: make_body is Linear -> Tanh -> Linear -> Tanh, then the head.",
+                "请保持文件中的结构：make_body 是 Linear -> Tanh -> Linear -> Tanh，之后是 head。")
+    if "layers" in arch:
+        fail("the model ran {n} layers with parameters, expected 3 (two Linear layers in the body, then the head). "
+             "{keep}", "模型运行了 {n} 个带参数的层，应为 3 个（body 中的两个 Linear，然后是 head）。{keep}",
+             n=arch["layers"], keep=keep, key="architecture-changed")
+    nth = [Text("first", "一"), Text("second", "二"), Text("third", "三")]
+    if arch.get("tanh_first"):
+        fail("the first Linear layer gets tanh(x), not x itself: a Tanh runs before it. {keep}",
+             "第一个 Linear 层得到的是 tanh(x)，而不是 x 本身：它之前运行了一个 Tanh。{keep}", keep=keep,
+             key="architecture-changed")
+    if arch.get("tanh_missing"):
+        fail("the {nth} layer with parameters gets the output of the layer before it as it is: the Tanh between "
+             "them is missing. {keep}", "第{nth}个带参数的层直接得到了前一层的原始输出：它们之间缺少 Tanh。{keep}", nth=nth[arch["layer"]],
+             keep=keep, key="architecture-changed")
+    fail("the {nth} layer with parameters does not get what this architecture gives it ({what}). {keep}",
+         "第{nth}个带参数的层得到的输入与这个结构给它的不同（{what}）。{keep}", nth=nth[arch["layer"]],
+         what=Text("x itself", "x 本身") if arch["layer"] == 0 else Text("the Tanh of the previous layer's output",
+                                                                         "前一层输出的 Tanh"),
+         keep=keep, key="architecture-changed")
+
+
+@check("every parameter moves and the loss goes down", points=1.5, zh="每个参数都在更新，损失在下降",
        depends=("graph", "trainable", "optimizer"))
 def test_learns(submission, rng):
     out = run(submission, rng)

@@ -33,16 +33,26 @@ class Net(nn.Module):
         return self.head(self.body(x))
 
 
-class Rigged(nn.Module):
-    """Blocks defined as blocks.0..3, run in `order`."""
+class Pair(nn.Module):
+    """Returns a tuple, as nn.LSTM or nn.MultiheadAttention do: (features, the norm of each row)."""
 
-    def __init__(self, order):
+    def forward(self, x):
+        return x.clone(), x.norm(dim=-1)
+
+
+class Rigged(nn.Module):
+    """Blocks defined as blocks.0..3, run in `order`; with `pair`, a module that returns a tuple runs first."""
+
+    def __init__(self, order, pair=False):
         super().__init__()
+        self.pair = Pair() if pair else None
         self.blocks = nn.ModuleList(nn.Sequential(nn.Linear(WIDTH, WIDTH), nn.ReLU()) for _ in range(BLOCKS))
         self.head = nn.Linear(WIDTH, 2)
         self.order = list(order)
 
     def forward(self, x):
+        if self.pair is not None:
+            x, _ = self.pair(x)
         for i in self.order:
             x = self.blocks[i](x)
         return self.head(x)
@@ -93,16 +103,53 @@ def norms_probe(module, state, x, target):
     return {"error": None, "got": got, "changed": changed}
 
 
+def _record(model):
+    """Record each module's tensor output at its first call, by name, as it leaves the module (global hooks run
+    before the module's own), and the input of each call of the whole model. Returns (outputs, inputs, the
+    handles that stop recording)."""
+    names = {id(m): name for name, m in model.named_modules()}
+    outputs, inputs = {}, []
+
+    def called(mod, args):
+        if mod is model:
+            inputs.append(args[0].detach().clone() if args and isinstance(args[0], torch.Tensor) else None)
+
+    def record(mod, args, output):
+        name = names.get(id(mod))
+        if name is not None and name not in outputs and isinstance(output, torch.Tensor):
+            outputs[name] = output.detach().clone()
+
+    return outputs, inputs, [torch.nn.modules.module.register_module_forward_pre_hook(called),
+                             torch.nn.modules.module.register_module_forward_hook(record)]
+
+
+def _same(a, b) -> bool:
+    return a.shape == b.shape and bool(((a == b) | (a.isnan() & b.isnan())).all())
+
+
 @probe
-def monitor_probe(module, state, order, x, limit):
-    model = build(Rigged, state, order)
+def monitor_probe(module, state, order, x, limit, pair=False):
+    model = build(Rigged, state, order, pair)
+    clean, _, handles = _record(model)  # what the model computes, without the learner's hooks
+    with torch.no_grad():
+        model(x)
+    for h in handles:
+        h.remove()
+    given = x.clone()
     out = {"error": None, "got": None}
+    watched, inputs, handles = _record(model)  # what it computes while the learner's hooks watch
     try:
         out["got"] = module.first_bad_layer(model, x, limit)
     except NotImplementedError:
         raise
     except Exception as exc:  # noqa: BLE001 - explained by the judge
         out["error"] = learner_error(exc, module)
+    finally:
+        for h in handles:
+            h.remove()
+    same_input = bool(inputs) and inputs[0] is not None and _same(inputs[0], given)  # else nothing to compare
+    out["outputs_changed"] = [name for name, t in watched.items()
+                              if same_input and name in clean and not _same(t, clean[name])]
     if out["got"] is not None and not isinstance(out["got"], str):
         out["got"] = {"type": type(out["got"]).__name__}
     out["hooks_left"] = _hooks_left(model)
@@ -205,32 +252,34 @@ def test_norm_values(submission, rng):
 MONITOR_CALL = "`first_bad_layer(model, x, limit=1000.0)`"
 
 
-def rig(rng, kind: str):
-    """A Rigged model whose block `bad` goes wrong (kind "inf", "large" or "healthy"), with a block that runs
-    after it and comes before it in named_modules()."""
+def rig(rng, kind: str, pair=False):
+    """A Rigged model whose block `bad` goes wrong (kind "inf" or "large") or reaches the limit exactly
+    (kind "healthy": at the limit is not beyond it), with a block that runs after it and comes before it in
+    named_modules()."""
     torch.manual_seed(int(torch.randint(0, 2**31, (1,), generator=rng)))
     order = torch.randperm(BLOCKS, generator=rng).tolist()
     pos = int(torch.randint(1, BLOCKS - 1, (1,), generator=rng))
     if order[pos] == min(order[pos:]):  # a smaller-numbered block must run after the bad one
         order[pos], order[pos + 1] = order[pos + 1], order[pos]
     bad = order[pos]
-    model = Rigged(order)
+    model = Rigged(order, pair)
     x = torch.randn(8, WIDTH, generator=rng)
     with torch.no_grad():
         linear = model.blocks[bad][0]
         if kind == "inf":
             linear.bias.fill_(float("inf"))
-        elif kind == "large":
+        else:
             unit = int(torch.randint(0, WIDTH, (1,), generator=rng))
             linear.weight[unit].fill_(0)
-            linear.bias[unit] = 3 * LIMIT
+            linear.bias[unit] = 3 * LIMIT if kind == "large" else LIMIT
     return model, order, x, f"blocks.{bad}.0"
 
 
 def truth(model, x):
-    """The judge's own monitor: every module's output, in the order they run."""
+    """The judge's own monitor: every module's output (None for one that is not a tensor), in the order they run."""
     seen = []
-    handles = [m.register_forward_hook(lambda mod, i, o, name=name: seen.append((name, o.detach())))
+    handles = [m.register_forward_hook(lambda mod, i, o, name=name: seen.append(
+                   (name, o.detach() if isinstance(o, torch.Tensor) else None)))
                for name, m in model.named_modules()]
     with torch.no_grad():
         model(x)
@@ -240,18 +289,27 @@ def truth(model, x):
 
 
 def is_bad(t) -> bool:
-    return bool(not torch.isfinite(t).all() or t.abs().max() > LIMIT)
+    """Whether a module's output is bad; one that is not a tensor (None here) is not judged."""
+    return t is not None and bool(not torch.isfinite(t).all() or t.abs().max() > LIMIT)
 
 
-def monitor_case(submission, rng, kind):
-    model, order, x, rigged = rig(rng, kind)
+def monitor_case(submission, rng, kind, pair=False):
+    model, order, x, rigged = rig(rng, kind, pair)
     seen = truth(model, x)
     bad = [name for name, o in seen if is_bad(o)]
     want = bad[0] if bad else None
     if want != (rigged if kind != "healthy" else None):  # pragma: no cover - guards the check's own data
         raise AssertionError(f"the rig went wrong: {bad}")
-    out = submission.probe(monitor_probe, model.state_dict(), order, x, LIMIT, what=MONITOR_CALL)
+    out = submission.probe(monitor_probe, model.state_dict(), order, x, LIMIT, pair, what=MONITOR_CALL)
     if out["error"]:
+        if pair and "tuple" in out["error"]["message"]:
+            fail("{call} raised {error}{where}: this model has a module, `pair`, that returns a tuple (as nn.LSTM and "
+                 "nn.MultiheadAttention do). Skip outputs that are not tensors (isinstance(output, torch.Tensor)), or "
+                 "look at the tensors inside.",
+                 "{call} 抛出了 {error}{where}：这个模型中有一个返回元组的模块 `pair`（nn.LSTM 和 nn.MultiheadAttention 也是如此）。"
+                 "请跳过不是张量的输出（isinstance(output, torch.Tensor)），或者检查其中的张量。", call=MONITOR_CALL,
+                 error=verbatim(f"{out['error']['type']}: {out['error']['message'].splitlines()[0][:200]}"),
+                 where=where(out["error"]), key="tuple-output")
         raised(out["error"], MONITOR_CALL)
     return seen, want, out
 
@@ -269,6 +327,11 @@ def judge_monitor(seen, want, out, kind, defined):
     bad = [name for name in order if is_bad(outputs[name])]
     values = dict(call=MONITOR_CALL, got=verbatim(repr(got)), want=verbatim(repr(want)))
     if want is None:
+        if outputs.get(got) is not None and float(outputs[got].abs().max()) == LIMIT:
+            fail("{call} returned {got}, whose output reaches limit=1000 exactly but not beyond it: a value is bad "
+                 "when its absolute value is above the limit (> limit, not >=).",
+                 "{call} 返回了 {got}，它的输出恰好等于 limit=1000，但没有超过它：绝对值大于上限的值才算异常（> limit，而不是 >=）。",
+                 key="limit-inclusive", **values)
         fail("every output of this model is finite and within the limit, but {call} returned {got}: return None "
              "when no output is bad.", "这个模型的所有输出都是有限值且没有超过上限，但 {call} 返回了 {got}：没有异常输出时应返回 None。",
              key="false-alarm", **values)
@@ -311,7 +374,8 @@ def judge_monitor(seen, want, out, kind, defined):
              "of {want}. Use register_forward_hook (which sees the output), not a pre-hook (which sees the input).",
              "{call} 返回了 {got}，它是 {want} 之后的模块：它的输入异常，但第一个异常输出来自 {want}。"
              "请用 register_forward_hook（看到输出），而不是 pre-hook（看到输入）。", key="input-not-output", **values)
-    if kind == "inf" and not bool(torch.isnan(outputs[want]).any()) and bool(torch.isnan(outputs[got]).any()):
+    if kind == "inf" and outputs[got] is not None and not bool(torch.isnan(outputs[want]).any()) \
+            and bool(torch.isnan(outputs[got]).any()):
         fail("{call} returned {got}, the first output with a NaN, but {want} ran earlier and its output holds inf: "
              "inf is as bad as NaN (torch.isfinite finds both).",
              "{call} 返回了 {got}，这是第一个含 NaN 的输出；但 {want} 更早运行，它的输出含有 inf：inf 和 NaN 一样是异常值"
@@ -323,24 +387,31 @@ def judge_monitor(seen, want, out, kind, defined):
 
 
 @check("first_bad_layer names the first layer whose output overflows to inf, in the order the layers run",
-       points=2.5, zh="first_bad_layer 按各层运行的顺序，找出第一个输出溢出为 inf 的层")
+       points=2, zh="first_bad_layer 按各层运行的顺序，找出第一个输出溢出为 inf 的层")
 def test_monitor_inf(submission, rng):
     judge_monitor(*monitor_case(submission, rng, "inf"), "inf", DEFINED)
 
 
-@check("first_bad_layer names the first layer whose output exceeds the limit, while still finite", points=2.5,
+@check("first_bad_layer names the first layer whose output exceeds the limit, while still finite", points=2,
        zh="first_bad_layer 找出第一个输出超过上限（但仍是有限值）的层")
 def test_monitor_large(submission, rng):
     judge_monitor(*monitor_case(submission, rng, "large"), "large", DEFINED)
 
 
-@check("first_bad_layer returns None on a healthy model", points=1, zh="模型正常时 first_bad_layer 返回 None")
+@check("first_bad_layer returns None on a healthy model, one of whose outputs reaches the limit exactly", points=1,
+       zh="模型正常（有一个输出恰好等于上限）时 first_bad_layer 返回 None")
 def test_monitor_healthy(submission, rng):
     judge_monitor(*monitor_case(submission, rng, "healthy"), "healthy", DEFINED)
 
 
-@check("first_bad_layer removes its hooks and leaves the model as it was", points=1,
-       zh="first_bad_layer 移除自己的钩子，并保持模型不变")
+@check("first_bad_layer copes with a module that returns a tuple, not a tensor", points=1,
+       zh="first_bad_layer 能处理返回元组（而不是张量）的模块")
+def test_monitor_tuple(submission, rng):
+    judge_monitor(*monitor_case(submission, rng, "large", pair=True), "large", DEFINED)
+
+
+@check("first_bad_layer removes its hooks and leaves the model and what it computes as they were", points=1,
+       zh="first_bad_layer 移除自己的钩子，并保持模型及其计算结果不变")
 def test_hooks_removed(submission, rng):
     _, _, out = monitor_case(submission, rng, "inf")
     if out["hooks_left"]:
@@ -353,6 +424,14 @@ def test_hooks_removed(submission, rng):
         fail("after {call} the model's weights differ from before: a monitor only looks, it changes no weight.",
              "调用 {call} 之后模型的权重与之前不同：监控工具只观察，不应修改任何权重。", call=MONITOR_CALL,
              key="model-changed")
+    if out["outputs_changed"]:
+        fail("while {call} watched, the output of {name} differed from what the model computes without your hooks: "
+             "a hook changed it (an in-place operation such as abs_() on the output, or a hook that returns a value, "
+             "which replaces the module's output). A monitor only looks: use out-of-place operations (output.abs()) "
+             "and return nothing from the hook.",
+             "在 {call} 监控期间，{name} 的输出与不挂钩子时模型算出的不同：是钩子改变了它（对输出做了 abs_() 这样的原地操作，"
+             "或者钩子返回了一个值，而返回值会替换模块的输出）。监控工具只观察：请用非原地操作（output.abs()），钩子也不要返回任何值。",
+             call=MONITOR_CALL, name=verbatim(f"`{out['outputs_changed'][0]}`"), key="output-changed")
 
 
 DEFINED = [name for name, _ in Rigged(range(BLOCKS)).named_modules()]

@@ -1,4 +1,4 @@
-# torch.linalg.vector_norm, a dict of outputs in the order hooks fire, hooks with kwargs.
+# torch.linalg.vector_norm, a dict of outputs in the order hooks fire, hooks with kwargs; looks inside tuple outputs.
 import torch
 from torch import nn
 
@@ -16,7 +16,9 @@ def first_bad_layer(model, x, limit):
     handles = []
     for name, module in model.named_modules():
         def hook(mod, args, kwargs, output, name=name):
-            order.setdefault(name, bool((~torch.isfinite(output)).any() or output.abs().amax() > limit))
+            parts = output if isinstance(output, tuple) else (output,)  # a tuple's tensors are looked at one by one
+            order.setdefault(name, any(bool((~torch.isfinite(t)).any() or t.abs().amax() > limit)
+                                       for t in parts if isinstance(t, torch.Tensor)))
         handles.append(module.register_forward_hook(hook, with_kwargs=True))
     with torch.inference_mode():
         model(x)

@@ -21,6 +21,8 @@ class _Found(Exception):
 def first_bad_layer(model, x, limit):
     def watch(name):
         def hook(module, args, output):
+            if not isinstance(output, torch.Tensor):  # a tuple (nn.LSTM, a pair): not judged
+                return
             if torch.isnan(output).any() or torch.isinf(output).any() or (output.abs() > limit).any():
                 raise _Found(name)
         return hook
