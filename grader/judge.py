@@ -57,11 +57,12 @@ def prewarm(exercises: Sequence[Exercise] = ()) -> None:
     lazily on first use, once here rather than once per forked judge and sandbox. The first
     `backward(gradient=...)` imports sympy through torch.fx (1-2 s); pytest's plugins, the exercises'
     `preload` modules and their checks are imported too."""
-    import torch.fx.experimental.symbolic_shapes  # noqa: F401
     from _pytest.config import default_plugins
 
     for name in ("_argcomplete", *(p for p in default_plugins if p not in UNUSED)):  # each judge's pytest.main's
         importlib.import_module(f"_pytest.{name}")
+    import torch.fx.experimental.symbolic_shapes  # noqa: F401
+
     for exercise in exercises:
         preload(exercise)
         import_checks(exercise)
