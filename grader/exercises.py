@@ -20,8 +20,10 @@ import ast
 import os
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NamedTuple, TypeVar
 
 from grader.text import Text, verbatim
 
@@ -45,6 +47,15 @@ def _bundle_dir(name: str) -> Path:
 
 EXERCISES_DIR = _bundle_dir("exercises")
 SOLUTIONS_DIR = PACKAGE_DIR.parent / "solutions"  # in a clone only: the wheel ships no solutions
+
+
+E = TypeVar("E", "Exercise", "Named")
+
+
+def exercise_id(name: str) -> str:
+    """`ex05` for the built-in `ex05_manual_backward`; a course's own names are their own ids."""
+    match = re.fullmatch(r"(ex\d\d)_\w+", name)
+    return match.group(1) if match else name
 
 
 class UnknownExercise(LookupError):
@@ -78,9 +89,7 @@ class Exercise:
 
     @property
     def id(self) -> str:
-        """`ex05` for the built-in `ex05_manual_backward`; a course's own names are their own ids."""
-        match = re.fullmatch(r"(ex\d\d)_\w+", self.name)
-        return match.group(1) if match else self.name
+        return exercise_id(self.name)
 
     @property
     def stub(self) -> Path:
@@ -158,10 +167,7 @@ class Course:
 
     def exercises(self, assignment: str | None = None) -> list[Exercise]:
         """The exercises in teaching order, or an assignment's, with their points overrides applied."""
-        names = self.order
-        if not names and self.exercises_dir.is_dir():
-            names = sorted(p.name for p in self.exercises_dir.iterdir() if (p / "exercise.toml").is_file())
-        every = [self._load(name, number) for number, name in enumerate(names, 1)]
+        every = [self._load(name, number) for number, name in enumerate(self._names(), 1)]
         if assignment is None:
             return [self._with_points(ex, self.points) for ex in every]
         if assignment not in self.assignments:
@@ -172,7 +178,17 @@ class Course:
         return [self._with_points(ex, {**self.points, **spec.get("points", {})}) for ex in chosen]
 
     def find(self, key: str, assignment: str | None = None) -> Exercise:
-        return find_in(self.exercises(assignment), key)
+        """The exercise `key` names (see `find_in`); outside an assignment, only its own exercise.toml is read."""
+        if assignment is not None:
+            return find_in(self.exercises(assignment), key)
+        found = find_in([Named(name, number) for number, name in enumerate(self._names(), 1)], key)
+        return self._with_points(self._load(found.name, found.number), self.points)
+
+    def _names(self) -> list[str]:
+        """The exercises' folder names in teaching order."""
+        if self.order or not self.exercises_dir.is_dir():
+            return self.order
+        return sorted(p.name for p in self.exercises_dir.iterdir() if (p / "exercise.toml").is_file())
 
     def _load(self, name: str, number: int) -> Exercise:
         folder = self.exercises_dir / name
@@ -220,7 +236,18 @@ class Course:
         return replace(ex, overrides=mine, points=total)
 
 
-def find_in(exercises: list[Exercise], key: str) -> Exercise:
+class Named(NamedTuple):
+    """An exercise known by its folder name and place only (what `find_in` reads), its metadata unread."""
+
+    name: str
+    number: int
+
+    @property
+    def id(self) -> str:
+        return exercise_id(self.name)
+
+
+def find_in(exercises: Sequence[E], key: str) -> E:
     """Resolve `5` (the 5th in teaching order), an id (`ex05`, `hw1_backprop`), a full name, or a unique
     prefix of one."""
     key = key.strip()

@@ -25,6 +25,7 @@ from pathlib import Path
 os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # is_available() stays fork-safe
 
 import pytest  # noqa: E402
+import pytest_timeout  # noqa: E402
 import torch  # noqa: E402
 
 from grader import isolation, routes, safefs  # noqa: E402
@@ -42,10 +43,10 @@ torch.set_num_threads(1)  # forked children must never inherit a multi-threaded 
 # pytest's own plugins a judge has no use for (or that would get in its way): each costs time in every forked
 # judge's session. Its logging plugin stays: without it, judges forked from a pytest process (the suite grades
 # in-process) saw the calls of ex07's training loops run until killed.
-DISABLED = [arg for name in ("cacheprovider", "unraisableexception", "threadexception", "faulthandler", "doctest",
-                             "pastebin", "legacypath", "recwarn", "stepwise", "setuponly", "setupplan", "debugging",
-                             "junitxml", "python_path", "tmpdir", "monkeypatch", "nose")
-            for arg in ("-p", f"no:{name}")]
+UNUSED = ("cacheprovider", "unraisableexception", "threadexception", "faulthandler", "doctest", "pastebin",
+          "legacypath", "recwarn", "stepwise", "setuponly", "setupplan", "debugging", "junitxml", "python_path",
+          "tmpdir", "monkeypatch", "nose")
+DISABLED = [arg for name in UNUSED for arg in ("-p", f"no:{name}")]
 
 
 JUDGE_MEMORY = 8 << 30  # a judge's address space (torch and pytest take about 0.7 GiB): past it, a grader failure
@@ -54,8 +55,12 @@ JUDGE_MEMORY = 8 << 30  # a judge's address space (torch and pytest take about 0
 def prewarm(exercises: Sequence[Exercise] = ()) -> None:
     """For processes that grade many submissions (batch, watch, validate): import what torch loads
     lazily on first use, once here rather than once per forked judge and sandbox. The first
-    `backward(gradient=...)` imports sympy through torch.fx (1-2 s); the exercises' `preload`
-    modules and their checks are imported too."""
+    `backward(gradient=...)` imports sympy through torch.fx (1-2 s); pytest's plugins, the exercises'
+    `preload` modules and their checks are imported too."""
+    from _pytest.config import default_plugins
+
+    for name in ("_argcomplete", *(p for p in default_plugins if p not in UNUSED)):  # each judge's pytest.main's
+        importlib.import_module(f"_pytest.{name}")
     import torch.fx.experimental.symbolic_shapes  # noqa: F401
 
     for exercise in exercises:
@@ -129,11 +134,11 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
     plugin = JudgePlugin(source, limits, seed, lang, device, emit, languages, exercise.overrides, variant)
     args = [
         str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(exercise.course.checks_dir),
-        "-p", "pytest_timeout", *DISABLED, "--noconftest", "--assert=plain", "-q", "--tb=line",
+        *DISABLED, "--noconftest", "--assert=plain", "-q", "--tb=line",
         "--timeout", str(int(limits.time * 3 + 10)), "--timeout-method", "signal",
     ]
     try:
-        pytest.main(args, plugins=[plugin])
+        pytest.main(args, plugins=[plugin, pytest_timeout])  # a module, not `-p`: no search of entry points
     finally:
         out.flush()
         os._exit(0)

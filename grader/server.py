@@ -188,9 +188,8 @@ class Service:
             ref = request["course"]
             course = builtin_course() if ref["built_in"] else load_course(Path(ref["root"]), ref["spec"])
             exercise = course.find(request["exercise"])
-            if (client.fingerprint() != self.base
-                    or self.courses.setdefault(ref["root"], client.fingerprint(course, grader=False))
-                    != client.fingerprint(course, grader=False)):
+            now = client.fingerprint(course, grader=False)
+            if client.fingerprint() != self.base or self.courses.setdefault(ref["root"], now) != now:
                 self.close()
                 return reply(conn, {"restart": "the grader, torch or the course changed"})
             os.chdir(request["cwd"])  # a relative path reads, and is reported, as the client gave it

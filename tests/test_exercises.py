@@ -1,9 +1,11 @@
 """Every exercise is proven: the solution and correct variants score full, the stub scores less,
 every known mistake scores less with a message that names it (grade validate, in-process)."""
 
+import re
+
 import pytest
 
-from grader.exercises import all_exercises
+from grader.exercises import CourseError, UnknownExercise, all_exercises, builtin_course, find_in, load_course
 from grader.validate import mistakes, validate
 
 EXERCISES = all_exercises()
@@ -37,3 +39,28 @@ def test_teaching_order():
     assert sorted(ids) == [f"ex{n:02d}" for n in range(1, len(ids) + 1)]
     first = [i for i in ids if int(i[2:]) <= 21]
     assert first == sorted(first)
+
+
+def test_find_resolves_every_key_as_the_full_list_does():
+    course = builtin_course()
+    every = course.exercises()
+    for key in ("5", "29", "ex05", "ex17", "ex05_manual_backward", "ex05_man", "EX05"):
+        assert course.find(key) == find_in(every, key)
+    for key in ("ex", "ex2", "30", "nope"):  # ambiguous, out of range, unknown: the same one-line error
+        with pytest.raises(UnknownExercise) as full:
+            find_in(every, key)
+        with pytest.raises(UnknownExercise, match=re.escape(str(full.value))):
+            course.find(key)
+
+
+def test_find_reads_only_the_exercise_it_finds(tmp_path):
+    (tmp_path / "course.toml").write_text('name = "two"\nexercises = ["hw1_ok", "hw2_broken"]\n')
+    for name, meta in (("hw1_ok", 'title = "Fine"\npoints = 2\n'), ("hw2_broken", "title = [unclosed\n")):
+        (tmp_path / "exercises" / name).mkdir(parents=True)
+        (tmp_path / "exercises" / name / "exercise.toml").write_text(meta)
+    course = load_course(tmp_path)
+    assert course.find("hw1").title == "Fine" and course.find("1").points == 2
+    with pytest.raises(CourseError, match="hw2_broken"):
+        course.find("hw2")
+    with pytest.raises(CourseError, match="hw2_broken"):  # the list still says what is broken
+        course.exercises()
