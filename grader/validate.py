@@ -32,7 +32,7 @@ from grader.notebook import write_notebook
 from grader.report import pad
 from grader.result import CheckResult, Result
 from grader.source import load_source
-from grader.text import LANGUAGES, Text, english_prose, joined, quoted, verbatim
+from grader.text import LANGUAGES, QUOTE, Text, english_prose, joined, quoted, verbatim
 from grader.trace import trace_problems
 
 
@@ -73,9 +73,11 @@ NOTHING = {"empty.py": "", "defines_nothing.py": "import torch\n"}  # must score
 
 
 def _message(check: CheckResult) -> Text:
-    """A check's message in each language it was graded in (`languages=`), else as it came."""
-    messages = check.messages or {}
-    return Text(messages["en"], messages.get("zh", messages["en"])) if "en" in messages else check.message
+    """A check's message: in English as it came, in Chinese as graded with `languages=` (where the judge leaves out
+    the values it quotes, the learner's words: shown as …)."""
+    chinese = (check.messages or {}).get("zh")
+    english = check.message.render("en")
+    return Text(english, chinese.replace(QUOTE, "…") if chinese is not None else english)
 
 
 def _messages(result: Result) -> Text:
