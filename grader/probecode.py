@@ -60,7 +60,7 @@ def _reference(name: str, value, module: str, secret: set[str]):
         return ["literal", repr(value)]
     owner, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
     if isinstance(owner, str) and isinstance(qualname, str) and "<" not in qualname and owner in sys.modules:
-        found = sys.modules[owner]
+        found: object = sys.modules[owner]
         for part in qualname.split("."):
             found = getattr(found, part, None)
         if found is value:
