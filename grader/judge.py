@@ -188,6 +188,8 @@ class Grading:
         gc.freeze()  # the warm parent's objects: never collected in children, pages stay shared
         isolation.protect_self()  # no process of our uid opens our /proc/<pid>/fd; judges inherit it
         spawner = zygote.connect()  # the judge's own connection to the zygote that starts its sandboxes
+        if spawner is not None and exercise.checks_module in sys.modules:
+            probe_bundle(exercise)  # made here once, inherited by this exercise's next judges
         read_fd, write_fd = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:  # pragma: no cover - runs in the child

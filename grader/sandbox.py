@@ -495,7 +495,7 @@ class Sandbox:
         setup = {"source": {"chunks": [list(chunk) for chunk in source.chunks], "filename": source.filename,
                             "path": str(source.path), "notebook": source.notebook, "cells": source.cells},
                  "plan": {"workdir": plan.workdir, "hidden": plan.hidden, "cuda": plan.cuda, "private": plan.private,
-                          "disk": plan.disk},
+                          "disk": plan.disk, "allowed": plan.readable()},  # computed once in the parent
                  "limits": dataclasses.asdict(self.limits), "seed": self.seed, "probes": self.spawner.probes()}
         try:
             wire.send(parent, setup)

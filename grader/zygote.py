@@ -17,6 +17,7 @@ judge as before.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import selectors
@@ -190,6 +191,7 @@ def serve(control_fd: int) -> None:
 
     isolation.protect_self()  # no process of our uid opens our descriptors (the judges' connections)
     torch.set_num_threads(1)
+    gc.freeze()  # what we imported: never collected in a sandbox, so its pages stay shared
     control = socket.socket(fileno=control_fd)
     selector = selectors.DefaultSelector()
     selector.register(control, selectors.EVENT_READ, "control")
@@ -289,7 +291,8 @@ def _sandbox(conn: socket.socket, out: int) -> None:  # pragma: no cover - runs 
                     filename=setup["source"]["filename"], path=Path(setup["source"]["path"]),
                     notebook=setup["source"]["notebook"], cells=setup["source"]["cells"])
     limits = sandbox.Limits(**{**setup["limits"], "hidden": tuple(setup["limits"]["hidden"])})
-    plan = isolation.Plan(**{**setup["plan"], "private": tuple(setup["plan"]["private"])})
+    plan = isolation.Plan(**{**setup["plan"], "private": tuple(setup["plan"]["private"]),
+                             "allowed": tuple(setup["plan"]["allowed"])})
     seed = int(setup["seed"])
     sys.modules.update(probecode.install(setup["probes"], sandbox.PROBES))  # a probe's objects pickle by name
     del setup
