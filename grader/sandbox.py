@@ -27,7 +27,7 @@ from typing import NoReturn
 
 import torch
 
-from grader import isolation, safefs, scrub, wire, zygote
+from grader import isolation, probecode, safefs, scrub, wire, zygote
 from grader.options import MEMORY_MIB
 from grader.probing import cell_name, frame, where
 from grader.source import NotebookShell, Source
@@ -472,8 +472,14 @@ class Sandbox:
         parent, child = socket.socketpair()
         plan = isolation.Plan(self.workdir, list(self.limits.hidden), self.limits.cuda, disk=self.limits.disk)
         self.spawner = zygote.channel()
+        probes = None
         if self.spawner is not None:
-            self.pid = self._spawn(parent, child, plan)
+            try:
+                probes = self.spawner.probes()
+            except probecode.NotShippable:  # a course's probe that cannot travel: forked here, as before the zygote
+                self.spawner = None
+        if self.spawner is not None:
+            self.pid = self._spawn(parent, child, plan, probes)
         else:
             self.pid = os.fork()
             if self.pid == 0:  # pragma: no cover - runs in the child
@@ -484,7 +490,7 @@ class Sandbox:
         self.load_reply = self._receive(self.limits.time, TOP_LEVEL)[0]
         return self.load_reply
 
-    def _spawn(self, parent: socket.socket, child: socket.socket, plan: isolation.Plan) -> int:
+    def _spawn(self, parent: socket.socket, child: socket.socket, plan: isolation.Plan, probes) -> int:
         """A sandbox from the zygote: it forks a clean child, which reads this setup from its connection."""
         assert self.spawner is not None
         try:
@@ -496,7 +502,7 @@ class Sandbox:
                             "path": str(source.path), "notebook": source.notebook, "cells": source.cells},
                  "plan": {"workdir": plan.workdir, "hidden": plan.hidden, "cuda": plan.cuda, "private": plan.private,
                           "disk": plan.disk, "allowed": plan.readable()},  # computed once in the parent
-                 "limits": dataclasses.asdict(self.limits), "seed": self.seed, "probes": self.spawner.probes()}
+                 "limits": dataclasses.asdict(self.limits), "seed": self.seed, "probes": probes}
         try:
             wire.send(parent, setup)
         except OSError:

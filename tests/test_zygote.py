@@ -114,3 +114,28 @@ def test_a_probe_that_uses_a_reference_computation_cannot_travel(monkeypatch):
             probecode.bundle(PROBES, {"fake_checks"}, scrub.check_modules(PROBES, ()))
     finally:
         PROBES.pop(fn.probe_name)
+
+
+def test_a_zygote_that_dies_mid_grading_is_the_graders_failure_never_a_grade():
+    import select
+
+    from conftest import ROOT
+    from grader.exercises import find_exercise
+    from grader.judge import Grading
+    from grader.source import load_source
+
+    started = zygote.shared()
+    assert started is not None
+    grading = Grading(find_exercise("ex05"), load_source(ROOT / "tests" / "attacks" / "sleep_at_import.py"),
+                      time_limit=30)
+    children = f"/proc/{started.process.pid}/task/{started.process.pid}/children"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not open(children).read().strip():
+        time.sleep(0.05)
+    started.process.kill()  # a sandbox is running (it sleeps at import)
+    started.process.wait()
+    while not (select.select([grading], [], [], max(0.0, grading.deadline - time.monotonic()))[0] and grading.feed()):
+        pass
+    result = grading.result()
+    assert result.grader_failure and result.status == "error" and result.score == 0
+    assert zygote.shared() is not started  # the next grading gets a fresh one
