@@ -94,7 +94,7 @@ def class_outputs(students: int) -> tuple[float, Path]:
     with (out / "results.jsonl").open("w", encoding="utf-8") as f:
         for i, student in enumerate(names):
             for results in graded.values():
-                f.write(json.dumps({**results[i % len(results)], "student": student}) + "\n")
+                f.write(json.dumps({**results[i % len(results)].to_json(), "student": student}) + "\n")
     start = time.perf_counter()
     write_gradebook(out, [find_exercise(n) for n in CLASS_EXERCISES], [], {s: {} for s in names})
     return time.perf_counter() - start, out
