@@ -200,33 +200,15 @@ def serve(control_fd: int) -> None:
         for key, _ in selector.select():
             if key.data == "control":
                 message, fds, _, _ = socket.recv_fds(control, 1, 1)
-                if not message:
-                    for pids in children.values():
-                        for pid in pids:
-                            _kill(pid)
+                if not message:  # the session is over
+                    for judge in list(children):
+                        _drop(judge, selector, children)
                     os._exit(0)
                 judge = socket.socket(fileno=fds[0])
                 children[judge] = set()
                 selector.register(judge, selectors.EVENT_READ, "judge")
             elif key.data == "judge":
-                judge = key.fileobj  # type: ignore[assignment]
-                try:
-                    message, fds, _, _ = socket.recv_fds(judge, 4096, 2)
-                except OSError:
-                    message, fds = b"", []
-                if not message or len(fds) != 2:
-                    for fd in fds:
-                        os.close(fd)
-                    for pid in children.pop(judge):
-                        _kill(pid)
-                    selector.unregister(judge)
-                    judge.close()
-                    continue
-                pid = _spawn(json.loads(message), fds, selector)
-                pidfd = os.pidfd_open(pid)
-                children[judge].add(pid)
-                selector.register(pidfd, selectors.EVENT_READ, (pid, judge))
-                _tell(judge, {"pid": pid})
+                _request(key.fileobj, selector, children)  # type: ignore[arg-type]
             else:
                 pid, judge = key.data
                 selector.unregister(key.fd)
@@ -235,6 +217,35 @@ def serve(control_fd: int) -> None:
                 if judge in children:
                     children[judge].discard(pid)
                     _tell(judge, {"exit": pid, "status": status})
+
+
+def _request(judge: socket.socket, selector: selectors.BaseSelector, children: dict) -> None:
+    """A judge's request: fork its sandbox and answer with the pid. A judge whose connection closed (or whose fork
+    failed: that judge alone fails, a grader failure) has its sandboxes killed."""
+    fds: list[int] = []
+    pid = None
+    try:
+        message, fds, _, _ = socket.recv_fds(judge, 4096, 2)
+        if message and len(fds) == 2:
+            pid = _spawn(json.loads(message), fds, selector)
+    except (OSError, ValueError):
+        pass
+    if pid is None:
+        for fd in fds:
+            os.close(fd)
+        _drop(judge, selector, children)
+        return
+    children[judge].add(pid)
+    selector.register(os.pidfd_open(pid), selectors.EVENT_READ, (pid, judge))
+    _tell(judge, {"pid": pid})
+
+
+def _drop(judge: socket.socket, selector: selectors.BaseSelector, children: dict) -> None:
+    """Forget a judge: kill its live sandboxes (each is still reaped when its pidfd says it ended)."""
+    for pid in children.pop(judge):
+        _kill(pid)
+    selector.unregister(judge)
+    judge.close()
 
 
 def _tell(judge: socket.socket, message: dict) -> None:
@@ -260,8 +271,8 @@ def _spawn(request: dict, fds: list[int], selector: selectors.BaseSelector) -> i
     for name in request.get("preload", []):  # public modules an exercise needs (torch._dynamo): once, here
         try:
             importlib.import_module(name)
-        except ImportError:
-            pass  # the sandbox reports what fails to import
+        except Exception:  # noqa: BLE001 - the sandbox, importing it again, reports what fails
+            pass
     pid = os.fork()
     if pid:
         for fd in fds:
