@@ -134,7 +134,7 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
         import socket
 
         zygote.use(zygote.Channel(socket.socket(fileno=spawner), tuple(exercise.preload),
-                                  lambda: probe_bundle(exercise)))
+                                  lambda: probe_bundle(exercise), judge=True))
     if not os.environ.get("GRADER_DEBUG"):  # a caller's own sys.stdout (pytest's capture, a notebook) too
         sys.stdout = sys.stderr = open(os.devnull, "w")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugins: faster, and nothing else

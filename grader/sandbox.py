@@ -446,9 +446,19 @@ def _describe_exit(status: int) -> tuple[type[LearnerProblem], Text]:
                                 "以退出状态 {code} 结束了进程（os._exit() 或类似调用）", code=code)
 
 
-def _grader_lost() -> NoReturn:
-    """The zygote is gone: the judge ends without its `end`, which the parent records as the grader's failure."""
-    os._exit(70)
+class ZygoteLost(LearnerProblem):
+    """The zygote that starts sandboxes is gone (outside a judge: `grade doctor`'s test sandbox)."""
+
+    status = "error"
+    key = "grader-failure"
+
+
+def _grader_lost(channel: zygote.Channel) -> NoReturn:
+    """The zygote is gone. A judge ends without its `end`, which the parent records as the grader's failure (never
+    a grade); elsewhere the caller is told."""
+    if channel.judge:
+        os._exit(70)
+    raise ZygoteLost(Text("the process that starts sandboxes (the zygote) ended", "启动沙箱的进程（zygote）已结束"))
 
 
 class Sandbox:
@@ -496,7 +506,7 @@ class Sandbox:
         try:
             pid = self.spawner.spawn(child, self.output_fd)
         except zygote.Lost:
-            _grader_lost()
+            _grader_lost(self.spawner)
         source = self.source
         setup = {"source": {"chunks": [list(chunk) for chunk in source.chunks], "filename": source.filename,
                             "path": str(source.path), "notebook": source.notebook, "cells": source.cells},
@@ -573,9 +583,11 @@ class Sandbox:
             if status is None:
                 status = self.spawner.wait(self.pid, zygote.READY_TIMEOUT)
         except zygote.Lost:
-            _grader_lost()
-        if status is None:
-            _grader_lost()
+            status = None
+        if status is None:  # the zygote is gone, and its sandboxes with it (PR_SET_PDEATHSIG)
+            if self.spawner.judge:
+                _grader_lost(self.spawner)
+            status = signal.SIGKILL  # the wait status of a process killed by SIGKILL
         self.pid = None
         return status
 

@@ -116,8 +116,10 @@ class Lost(Exception):
 class Channel:
     """A judge's connection to the zygote, and what its sandboxes need of the grading (preloads, probe modules)."""
 
-    def __init__(self, sock: socket.socket, preload: tuple[str, ...] = (), probes: Callable[[], dict] = dict):
+    def __init__(self, sock: socket.socket, preload: tuple[str, ...] = (), probes: Callable[[], dict] = dict,
+                 judge: bool = False):
         self.sock = sock
+        self.judge = judge  # a judge's: a lost zygote ends it (a grader failure), never a check's verdict
         self.preload = preload
         self.probes = probes  # the code of the probes its sandboxes may run (probecode.bundle)
         self._buf = b""
