@@ -65,9 +65,10 @@ def layer_costs(runs: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in steps.items()}
 
 
-def grading_time(runs: int, isolated: bool, forget: bool = True) -> float:
+def grading_time(runs: int, isolated: bool, forget: bool = True, zygote: bool = False) -> float:
     """Median seconds to grade ex05's untouched stub in this process (fork judge, sandbox, pytest, messages);
-    `forget=False`: the sandbox keeps what it inherited (the env block, the frames, the check modules), as before."""
+    `forget=False`: the sandbox keeps what it inherited (the env block, the frames, the check modules), as before;
+    `zygote`: the sandbox is forked by the zygote (all layers on), not by the judge."""
     from grader import sandbox
     from grader.exercises import find_exercise
     from grader.judge import grade
@@ -79,6 +80,7 @@ def grading_time(runs: int, isolated: bool, forget: bool = True) -> float:
     if not isolated:
         sandbox.isolation.enter_before_fork = lambda plan, report: False
         sandbox.isolation.enter_after_fork = lambda plan, report, namespaces: None
+    os.environ["TORCH_KATAS_ZYGOTE"] = "1" if zygote else "0"
     try:
         ex = find_exercise("ex05")
         source = load_source(ex.stub)
@@ -91,6 +93,20 @@ def grading_time(runs: int, isolated: bool, forget: bool = True) -> float:
     finally:
         sandbox.isolation.enter_before_fork, sandbox.isolation.enter_after_fork, sandbox._forget = saved
     return statistics.median(times)
+
+
+def zygote_start() -> float:
+    """Seconds a fresh Python takes to import what the zygote imports before it serves (grader/zygote.py)."""
+    import subprocess
+
+    from grader import zygote
+
+    started = time.perf_counter()
+    imports = "import torch, grader.sandbox, torch.fx.experimental.symbolic_shapes"
+    subprocess.run([sys.executable, "-I", "-c", f"import json, sys; sys.path[:] = json.loads(sys.argv[1]); {imports}",
+                    json.dumps(sys.path)],
+                   env=zygote.clean_environment(), check=True, capture_output=True)
+    return time.perf_counter() - started
 
 
 def main() -> None:
@@ -107,11 +123,16 @@ def main() -> None:
     plain = grading_time(args.runs, isolated=False)
     remembering = grading_time(args.runs, isolated=True, forget=False)
     isolated = grading_time(args.runs, isolated=True)
+    spawned = grading_time(args.runs, isolated=True, zygote=True)  # its warm-up grading waits for the zygote
+    ready = zygote_start()
     print(f"grading ex05's stub, layers off (baseline)  {plain * 1000:7.1f} ms")
     print(f"grading ex05's stub, layers on              {isolated * 1000:7.1f} ms   "
           f"({(isolated - plain) * 1000:+.1f} ms, x{isolated / plain:.2f}; target: overhead <= 200 ms in all)")
     print(f"  of which the sandbox forgetting what it inherited (env block, frames, checks): "
           f"{(isolated - remembering) * 1000:+.1f} ms (layers on, forgetting off: {remembering * 1000:.1f} ms)")
+    print(f"grading ex05's stub, sandbox from the zygote {spawned * 1000:7.1f} ms   "
+          f"({(spawned - isolated) * 1000:+.1f} ms, x{spawned / isolated:.2f} against the judge's fork, layers on)")
+    print(f"  the zygote's start, once per session (what it imports, in a fresh Python): {ready:.2f} s")
 
 
 if __name__ == "__main__":

@@ -94,6 +94,9 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
 
                 interrupted = grade_on_cluster(cluster, todo, record, options, out)
             elif todo:
+                from grader import zygote
+
+                zygote.shared()  # its torch import runs beside ours
                 from grader.judge import prewarm  # torch: only when something must be graded
 
                 prewarm(list({j.exercise.name: j.exercise for j in todo}.values()))  # checks, preloads: once

@@ -302,6 +302,9 @@ def grade(exercise: Exercise, source: Source, *, server: bool = True, **options)
     `judge.grade` (which imports torch). Either way the same result."""
     result = served(exercise, Path(source.path), options) if server else None
     if result is None:
+        from grader import zygote
+
+        zygote.shared()  # its torch import runs beside ours
         from grader.judge import grade as grade_here
 
         result = grade_here(exercise, source, **options)

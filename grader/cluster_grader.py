@@ -40,6 +40,9 @@ def main() -> None:
         reply({"refused": "it grades with another grader, course, torch or Python than the batch's ("
                           + "; ".join(differences(config["fingerprint"], mine)) + ")"})
         return
+    from grader import zygote
+
+    zygote.shared()  # its torch import runs beside ours
     from grader.doctor import run_self_test, summary_line
     from grader.judge import prewarm
 

@@ -21,7 +21,7 @@ import time
 import types
 from pathlib import Path
 
-from grader import isolation
+from grader import isolation, zygote
 from grader.exercises import CHECKS_DIR, current_course
 from grader.sandbox import LearnerProblem, Limits, Submission
 from grader.source import Source, SubmissionError, load_source
@@ -152,6 +152,8 @@ def run_self_test() -> dict:
     limits = Limits(time=20, hidden=tuple(str(p) for p in [solutions, CHECKS_DIR] if p.is_dir()))
     submission = Submission(Source(chunks=[("self_test.py", SELF_TEST)], filename="self_test.py",
                                    path=Path("self_test.py")), limits)
+    spawner = zygote.connect()  # the test sandbox starts as a grading's does: from the zygote, where there is one
+    zygote.use(zygote.Channel(spawner) if spawner else None)
     try:
         started = time.perf_counter()
         try:
@@ -169,6 +171,9 @@ def run_self_test() -> dict:
         done["crash the grader with a malformed notebook"] = _malformed_notebook_raises(outside_dir)
     finally:
         submission.close()
+        zygote.use(None)
+        if spawner is not None:
+            spawner.close()
         server.close()
         shutil.rmtree(outside_dir, ignore_errors=True)
         del os.environ[secret]

@@ -327,10 +327,13 @@ class Plan:
     cuda: bool = False
     private: tuple[str, ...] = ("grader",)  # packages never readable from site-packages: ours holds the answers
     disk: int | None = None  # the work dir's tmpfs size (bytes); None: the work dir as it is
+    allowed: tuple[str, ...] | None = None  # `readable()` as the judge computed it (a sandbox of the zygote's)
 
     def readable(self) -> list[str]:
         """Python's import path and the system's libraries, minus the hidden folders and any installed copy
         of the private packages (the grader's own carries its checks and solutions)."""
+        if self.allowed is not None:
+            return list(self.allowed)
         return allowed_reading(tuple(self.hidden), self.cuda, self.private, tuple(sys.path))
 
     def writable(self) -> list[str]:

@@ -28,7 +28,7 @@ import pytest  # noqa: E402
 import pytest_timeout  # noqa: E402
 import torch  # noqa: E402
 
-from grader import isolation, routes, safefs  # noqa: E402
+from grader import isolation, probecode, routes, safefs, scrub, zygote  # noqa: E402
 from grader.exercises import CHECKS_DIR, PACKAGE_DIR, SOLUTIONS_DIR, Exercise  # noqa: E402
 from grader.plugin import JudgePlugin  # noqa: E402
 from grader.result import CheckResult, Result, text  # noqa: E402
@@ -63,9 +63,12 @@ def prewarm(exercises: Sequence[Exercise] = ()) -> None:
         importlib.import_module(f"_pytest.{name}")
     import torch.fx.experimental.symbolic_shapes  # noqa: F401
 
+    zygote.shared()  # started now, importing torch while we import the checks
     for exercise in exercises:
         preload(exercise)
         import_checks(exercise)
+        if zygote.enabled():
+            probe_bundle(exercise)  # made once here, inherited by every judge
 
 
 def import_checks(exercise: Exercise):
@@ -82,6 +85,17 @@ def preload(exercise: Exercise) -> None:
     the learner's timed calls, and what the import rebinds is part of the sandbox's baseline."""
     for name in exercise.preload:
         importlib.import_module(name)
+
+
+def probe_bundle(exercise: Exercise) -> dict:
+    """The code of the probes a sandbox of this exercise may run (its checks' and those of the modules they use),
+    as it travels to a sandbox started by the zygote (probecode.py)."""
+    from grader.sandbox import PROBES
+
+    checks = sys.modules[exercise.checks_module]
+    used = {getattr(value, "__module__", None) for value in vars(checks).values()}
+    modules = {fn.__module__ for fn in PROBES.values()} & (used | {exercise.checks_module})
+    return probecode.bundle(PROBES, modules, scrub.check_modules(PROBES, hidden_paths(exercise)))
 
 
 def hidden_paths(exercise: Exercise, extra=()) -> tuple[str, ...]:
@@ -106,18 +120,26 @@ def limits_for(exercise: Exercise, memory: int | None = None, time_limit: float 
 
 
 def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: str, device: str,
-                limits: Limits, languages: tuple[str, ...], variant: dict) -> None:
+                limits: Limits, languages: tuple[str, ...], variant: dict, spawner: int | None) -> None:
     """The judge process: run the checks under pytest, emit results on `fd`. Never returns.
 
-    It holds nothing of the parent's but its own pipe: in a batch, the other judges' pipes are closed.
+    It holds nothing of the parent's but its own pipe and its connection to the zygote (`spawner`): in a batch,
+    the other judges' pipes are closed.
     """
     os.setsid()
     isolation.die_with_parent()
     null = os.open(os.devnull, os.O_RDWR)
     for std in (0, 1, 2) if not os.environ.get("GRADER_DEBUG") else (0,):
         os.dup2(null, std)
-    os.closerange(3, fd)
-    os.closerange(fd + 1, 65536)
+    keep = sorted({fd, spawner if spawner is not None else fd})
+    os.closerange(3, keep[0])
+    os.closerange(keep[0] + 1, keep[-1])
+    os.closerange(keep[-1] + 1, 65536)
+    if spawner is not None:
+        import socket
+
+        zygote.use(zygote.Channel(socket.socket(fileno=spawner), tuple(exercise.preload),
+                                  lambda: probe_bundle(exercise), judge=True))
     if not os.environ.get("GRADER_DEBUG"):  # a caller's own sys.stdout (pytest's capture, a notebook) too
         sys.stdout = sys.stderr = open(os.devnull, "w")
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugins: faster, and nothing else
@@ -170,12 +192,18 @@ class Grading:
         sys.stderr.flush()
         gc.freeze()  # the warm parent's objects: never collected in children, pages stay shared
         isolation.protect_self()  # no process of our uid opens our /proc/<pid>/fd; judges inherit it
+        spawner = zygote.connect()  # the judge's own connection to the zygote that starts its sandboxes
+        if spawner is not None and exercise.checks_module in sys.modules:
+            probe_bundle(exercise)  # made here once, inherited by this exercise's next judges
         read_fd, write_fd = os.pipe()
         self.pid = os.fork()
         if self.pid == 0:  # pragma: no cover - runs in the child
             os.close(read_fd)
-            _judge_main(write_fd, exercise, source, self.seed, lang, device, limits, languages, self.variant)
+            _judge_main(write_fd, exercise, source, self.seed, lang, device, limits, languages, self.variant,
+                        spawner.fileno() if spawner else None)
         os.close(write_fd)
+        if spawner is not None:
+            spawner.close()
         self.fd = read_fd
 
     def fileno(self) -> int:

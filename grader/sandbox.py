@@ -8,6 +8,7 @@ judge closes the connection. The judge never imports learner code.
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import io
 import os
@@ -22,10 +23,11 @@ import time
 import traceback
 import types
 from dataclasses import dataclass
+from typing import NoReturn
 
 import torch
 
-from grader import isolation, safefs, scrub, wire
+from grader import isolation, probecode, safefs, scrub, wire, zygote
 from grader.options import MEMORY_MIB
 from grader.probing import cell_name, frame, where
 from grader.source import NotebookShell, Source
@@ -170,6 +172,8 @@ def _watched_objects() -> dict[str, object]:
         owner: object
         if owner_name == "torch.Tensor":
             owner = torch.Tensor
+        elif owner_name.startswith("_pytest") and owner_name not in sys.modules:
+            continue  # a sandbox from the zygote has no pytest to patch
         else:
             owner = builtins if owner_name == "builtins" else importlib.import_module(owner_name)
         for name in names:
@@ -442,8 +446,24 @@ def _describe_exit(status: int) -> tuple[type[LearnerProblem], Text]:
                                 "以退出状态 {code} 结束了进程（os._exit() 或类似调用）", code=code)
 
 
+class ZygoteLost(LearnerProblem):
+    """The zygote that starts sandboxes is gone (outside a judge: `grade doctor`'s test sandbox)."""
+
+    status = "error"
+    key = "grader-failure"
+
+
+def _grader_lost(channel: zygote.Channel) -> NoReturn:
+    """The zygote is gone. A judge ends without its `end`, which the parent records as the grader's failure (never
+    a grade); elsewhere the caller is told."""
+    if channel.judge:
+        os._exit(70)
+    raise ZygoteLost(Text("the process that starts sandboxes (the zygote) ended", "启动沙箱的进程（zygote）已结束"))
+
+
 class Sandbox:
-    """One sandbox process for one submission, driven by the judge."""
+    """One sandbox process for one submission, driven by the judge (forked by the zygote, or by the judge itself
+    when there is none: see zygote.py)."""
 
     def __init__(self, source: Source, limits: Limits, seed: int = 0):
         self.source = source
@@ -451,6 +471,7 @@ class Sandbox:
         self.seed = seed
         self.pid: int | None = None
         self.sock: socket.socket | None = None
+        self.spawner: zygote.Channel | None = None
         self.workdir = tempfile.mkdtemp(prefix="torch-katas-", dir=limits.workroot)
         self.output_fd = os.open(os.path.join(self.workdir, ".output"),
                                  os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -460,14 +481,43 @@ class Sandbox:
     def start(self) -> dict:
         parent, child = socket.socketpair()
         plan = isolation.Plan(self.workdir, list(self.limits.hidden), self.limits.cuda, disk=self.limits.disk)
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - runs in the child
-            parent.close()
-            _sandbox_main(child, self.source, plan, self.limits, self.seed, self.output_fd)
+        self.spawner = zygote.channel()
+        probes = None
+        if self.spawner is not None:
+            try:
+                probes = self.spawner.probes()
+            except probecode.NotShippable:  # a course's probe that cannot travel: forked here, as before the zygote
+                self.spawner = None
+        if self.spawner is not None:
+            self.pid = self._spawn(parent, child, plan, probes)
+        else:
+            self.pid = os.fork()
+            if self.pid == 0:  # pragma: no cover - runs in the child
+                parent.close()
+                _sandbox_main(child, self.source, plan, self.limits, self.seed, self.output_fd)
         child.close()
-        self.pid, self.sock = pid, parent
+        self.sock = parent
         self.load_reply = self._receive(self.limits.time, TOP_LEVEL)[0]
         return self.load_reply
+
+    def _spawn(self, parent: socket.socket, child: socket.socket, plan: isolation.Plan, probes) -> int:
+        """A sandbox from the zygote: it forks a clean child, which reads this setup from its connection."""
+        assert self.spawner is not None
+        try:
+            pid = self.spawner.spawn(child, self.output_fd)
+        except zygote.Lost:
+            _grader_lost(self.spawner)
+        source = self.source
+        setup = {"source": {"chunks": [list(chunk) for chunk in source.chunks], "filename": source.filename,
+                            "path": str(source.path), "notebook": source.notebook, "cells": source.cells},
+                 "plan": {"workdir": plan.workdir, "hidden": plan.hidden, "cuda": plan.cuda, "private": plan.private,
+                          "disk": plan.disk, "allowed": plan.readable()},  # computed once in the parent
+                 "limits": dataclasses.asdict(self.limits), "seed": self.seed, "probes": probes}
+        try:
+            wire.send(parent, setup)
+        except OSError:
+            pass  # it died at once: _receive reports how
+        return pid
 
     @property
     def alive(self) -> bool:
@@ -506,6 +556,8 @@ class Sandbox:
         """
         if self.pid is None:
             return 0
+        if self.spawner is not None:
+            return self._end_spawned(grace)
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline:
             pid, status = os.waitpid(self.pid, os.WNOHANG)
@@ -519,6 +571,23 @@ class Sandbox:
             _, status = os.waitpid(self.pid, 0)
         except ChildProcessError:
             status = 0
+        self.pid = None
+        return status
+
+    def _end_spawned(self, grace: float) -> int:
+        """`kill` for a sandbox of the zygote's: its wait status comes from the zygote, which reaped it."""
+        assert self.spawner is not None and self.pid is not None
+        try:
+            status = self.spawner.wait(self.pid, grace) if grace else None
+            self._kill_group()
+            if status is None:
+                status = self.spawner.wait(self.pid, zygote.READY_TIMEOUT)
+        except zygote.Lost:
+            status = None
+        if status is None:  # the zygote is gone, and its sandboxes with it (PR_SET_PDEATHSIG)
+            if self.spawner.judge:
+                _grader_lost(self.spawner)
+            status = signal.SIGKILL  # the wait status of a process killed by SIGKILL
         self.pid = None
         return status
 

@@ -12,7 +12,8 @@ batch's job list), the hidden check modules. `scrub` removes what Python code ca
   reference computation.
 What remains is memory no Python object refers to any more (freed, not overwritten): code that reads its
 own memory raw (ctypes, /proc/self/mem) can still find pieces of it. Only a sandbox started from a clean
-process (a zygote that never held them) removes that; see docs/security.md.
+process removes that: the zygote (zygote.py), which never held them, forks sandboxes by default; this forgetting
+stays as defence in depth there, and is all there is with TORCH_KATAS_ZYGOTE=0 (see docs/security.md).
 """
 
 from __future__ import annotations

@@ -254,6 +254,9 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    from grader import zygote
+
+    zygote.shared()  # the sandboxes' clean parent: its torch import runs beside ours
     import grader.judge  # noqa: F401 - torch, pytest, the grader: the one slow import
 
     service = Service(args.dir, args.idle)

@@ -397,10 +397,19 @@ def test_a_judge_killed_from_outside_is_graded_again(tmp_path):
         except OSError:
             return []
 
+    def zygote(pid) -> bool:
+        try:
+            return b"grader.zygote" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False
+
     judge = None
     deadline = time.monotonic() + 60
-    while judge is None and time.monotonic() < deadline:  # batch -> judge -> sandbox -> learner code (PID 1)
-        judge = next((k for k in children(batch.pid) if any(children(s) for s in children(k))), None)
+    while judge is None and time.monotonic() < deadline:  # batch -> zygote -> sandbox -> learner code (PID 1),
+        kids = children(batch.pid)                         # batch -> judge
+        started = [k for k in kids if zygote(k)]
+        if any(children(s) for z in started for s in children(z)):
+            judge = next((k for k in kids if k not in started), None)
         time.sleep(0.05)
     assert judge is not None, "no judge was seen"
     os.kill(judge, signal.SIGKILL)
@@ -447,15 +456,63 @@ def test_the_sandbox_holds_no_secret_memory(user, world_readable_tmp):
 
 
 def test_without_forgetting_the_sandbox_would_find_the_judges_variables(monkeypatch):
-    """The same attack graded in this process, with the sandbox's forgetting turned off: it finds them."""
+    """The same attack graded in this process, its sandbox forked from the judge (no zygote) with the sandbox's
+    forgetting turned off: it finds them."""
     from grader import sandbox
     from grader.exercises import find_exercise
     from grader.judge import grade
     from grader.source import load_source
 
+    monkeypatch.setenv("TORCH_KATAS_ZYGOTE", "0")
     monkeypatch.setattr(sandbox, "_forget", lambda limits: None)
     result = grade(find_exercise("ex05"), load_source(ATTACKS / "search_memory.py"))
     assert "the locals of" in result.output and "found: []" not in result.output
+
+
+def test_a_sandbox_from_the_zygote_holds_nothing_of_the_graders_even_unreferenced(user, world_readable_tmp):
+    """What the garbage collector still lists and raw memory still holds (tests/attacks/search_raw_memory.py):
+    a sandbox started by the zygote never held the checks, the gradings or the teacher's token."""
+    env = {**os.environ, "HF_TOKEN": "hf_secret_token_1234"}
+    result = os_attack(user, world_readable_tmp, "search_raw_memory", env=env)
+    assert "deep found: []" in result["output"], result["output"]
+    assert result["score"] == 1  # its predict: the attack ran to its end
+
+
+def test_a_sandbox_forked_from_the_judge_still_reaches_the_checks(monkeypatch):
+    """The same attack with the zygote switched off: after gc.unfreeze() the forked sandbox lists the hidden check
+    module, its reference computations and the parent's grading (what scrub.py cannot reach)."""
+    from grader.exercises import find_exercise
+    from grader.judge import grade
+    from grader.source import load_source
+
+    monkeypatch.setenv("TORCH_KATAS_ZYGOTE", "0")
+    result = grade(find_exercise("ex05"), load_source(ATTACKS / "search_raw_memory.py"))
+    for leak in ("the module grader.checks.ex05_manual_backward", "a function of grader.gradients", "a Grading"):
+        assert leak in result.output, result.output
+
+
+@pytest.mark.parametrize("zygote", ["1", "0"])
+def test_a_batch_sandbox_holds_no_job_and_no_classmates_folder(tmp_path, zygote):
+    """A batch: the attacker's sandbox searches the gc's lists for the batch's jobs and the batch's code, and its
+    raw memory for a classmate's folder. Forked from the judge (the old path) it finds jobs and the batch's
+    functions; started by the zygote, nothing."""
+    import shutil
+
+    subs = tmp_path / "subs"
+    for student, source in (("classmate_zz_folder", ROOT / "solutions" / "ex05_manual_backward.py"),
+                            ("attacker", ATTACKS / "search_raw_memory.py")):
+        (subs / student).mkdir(parents=True)
+        shutil.copy(source, subs / student / "ex05.py")
+    out = tmp_path / "grades"
+    proc = run_grade("batch", subs, "-e", "ex05", "--out", out, "--workers", "1", "--json",
+                     env={**os.environ, "TORCH_KATAS_ZYGOTE": zygote})
+    assert proc.returncode == 0, proc.stderr
+    results = {r["student"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    output = results["attacker"]["output"]
+    if zygote == "1":
+        assert "deep found: []" in output, output
+    else:
+        assert "a Job" in output and "a function of grader.batch" in output, output
 
 
 @pytest.mark.parametrize("route", ["engine", "default argument", "torch.func", "jacobian"])

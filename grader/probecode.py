@@ -1,0 +1,146 @@
+"""Probes that travel as code: what a sandbox started from the zygote needs of the check modules, and no more.
+
+Judge side, `bundle` takes the probes of the modules a grading uses and collects, transitively, what each one
+names at module level: the functions and classes of its own module go as their source text (decorators and all),
+modules and the objects of other modules as references to import, plain constants as literals. Sandbox side,
+`install` executes that source, in the file's order, over a stand-in module holding only those names, so the
+sandbox never imports a check module, and no reference computation of it (nothing a probe does not use) is there.
+"""
+
+from __future__ import annotations
+
+import __future__
+import ast
+import functools
+import importlib
+import inspect
+import sys
+import textwrap
+import types
+
+import torch
+
+
+REFERENCES = {"grader.gradients"}  # never in a sandbox, not even rebuilt: the reference computations
+
+
+class NotShippable(Exception):
+    """A probe names a module-level value that cannot travel as code (the check module's author must change it)."""
+
+
+def _literal(value) -> bool:
+    try:
+        return ast.literal_eval(repr(value)) == value and type(ast.literal_eval(repr(value))) is type(value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+
+
+def _names(source: str) -> set[str]:
+    """Every name the source reads (its decorators, defaults, bases and bodies)."""
+    return {node.id for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Name)}
+
+
+def _defined_here(value, module: str) -> bool:
+    return (isinstance(value, (types.FunctionType, type)) and getattr(value, "__module__", None) == module
+            and getattr(inspect.unwrap(value), "__module__", None) == module)
+
+
+def _reference(name: str, value, module: str, secret: set[str]):
+    """How `value` (module `module`'s global `name`) travels: ["module", name], ["attr", module, qualname],
+    ["literal", repr] or ["def"] (its source goes along)."""
+    if isinstance(value, types.ModuleType):
+        if value.__name__ in secret:
+            raise NotShippable(f"{module}.{name} is the module {value.__name__}, which a sandbox must not import")
+        return ["module", value.__name__]
+    if _defined_here(value, module):
+        return ["def"]
+    if isinstance(value, torch.dtype):
+        return ["attr", "torch", str(value).removeprefix("torch.")]
+    if _literal(value):
+        return ["literal", repr(value)]
+    owner, qualname = getattr(value, "__module__", None), getattr(value, "__qualname__", None)
+    if isinstance(owner, str) and isinstance(qualname, str) and "<" not in qualname and owner in sys.modules:
+        found: object = sys.modules[owner]
+        for part in qualname.split("."):
+            found = getattr(found, part, None)
+        if found is value:
+            if owner in REFERENCES:
+                raise NotShippable(f"{module}.{name} is {owner}.{qualname}: reference computations stay in the judge")
+            return ["attr", owner, qualname]
+    raise NotShippable(f"{module}.{name} (a {type(value).__name__}) cannot travel to the sandbox as code")
+
+
+def bundle(probes: dict, modules: set[str], secret: set[str]) -> dict:
+    """What `install` needs to rebuild the probes of `modules` (keys of `probes`, `module.name`): per module its
+    future flags, the references it needs and the source of its own definitions used; `secret` are the modules a
+    sandbox must not import (a reference into one of the `modules` is rebuilt instead)."""
+    chosen = {key: fn for key, fn in probes.items() if fn.__module__ in modules}
+    return _bundle(tuple(sorted(chosen)), tuple(sorted(modules | secret)), tuple(id(fn) for fn in chosen.values()))
+
+
+@functools.lru_cache(maxsize=64)
+def _bundle(keys: tuple[str, ...], secret_names: tuple[str, ...], _ids: tuple[int, ...]) -> dict:
+    from grader.sandbox import PROBES
+
+    secret = set(secret_names)
+    shipped: dict[str, dict] = {}
+    todo = [(PROBES[key].__module__, PROBES[key].__name__) for key in keys]
+    while todo:
+        module, name = todo.pop()
+        entry = shipped.setdefault(module, {"future": 0, "refs": {}, "defs": {}})
+        if name in entry["refs"]:
+            continue
+        namespace = vars(sys.modules[module])
+        if name not in namespace:
+            continue  # a builtin, or a name bound later: the stand-in has what the module had
+        value = namespace[name]
+        ref = _reference(name, value, module, secret)
+        if ref[0] == "attr" and ref[1] in secret:  # a helper of another module the sandbox must not import: rebuilt
+            todo.append((ref[1], ref[2].split(".")[0]))
+        entry["refs"][name] = ref
+        if ref == ["def"]:
+            source = textwrap.dedent(inspect.getsource(value))
+            line = inspect.getsourcelines(value)[1]
+            entry["defs"][name] = [line, source]
+            entry["future"] = getattr(namespace.get("annotations"), "compiler_flag", 0) \
+                if isinstance(namespace.get("annotations"), __future__._Feature) else 0
+            todo.extend((module, used) for used in _names(source))
+    return {"modules": shipped, "probes": list(keys)}
+
+
+def install(shipped: dict, registry: dict) -> dict[str, types.ModuleType]:
+    """Sandbox side: rebuild the shipped modules as stand-ins (their definitions run in the file's order); the probes
+    register themselves in `registry` as they are defined. Returns the stand-ins by module name."""
+    modules = shipped.get("modules", {})
+    stand_ins = {name: types.ModuleType(name) for name in modules}
+    done: set[str] = set()
+
+    def build(name: str) -> None:
+        if name in done:
+            return
+        done.add(name)
+        entry, namespace = modules[name], vars(stand_ins[name])
+        for key, ref in entry["refs"].items():
+            if ref[0] == "module":
+                namespace[key] = importlib.import_module(ref[1])
+            elif ref[0] == "literal":
+                namespace[key] = ast.literal_eval(ref[1])
+            elif ref[0] == "attr":
+                if ref[1] in stand_ins:
+                    build(ref[1])
+                    value = stand_ins[ref[1]]
+                else:
+                    value = importlib.import_module(ref[1])
+                for part in ref[2].split("."):
+                    value = getattr(value, part)
+                namespace[key] = value
+        for _, source in sorted(entry["defs"].values()):
+            exec(compile(source, f"<probe code of {name}>", "exec", flags=entry["future"], dont_inherit=True),
+                 namespace)
+
+    for name in modules:
+        build(name)
+    missing = [key for key in shipped.get("probes", []) if key not in registry]
+    if missing:
+        raise NotShippable(f"probes not rebuilt: {', '.join(missing)}")
+    return stand_ins
