@@ -751,7 +751,7 @@ def test_fit_one_device(submission, rng):
     # `if torch.cuda.is_available():` otherwise); a helper that sends batches there is its own check's mistake.
     sample = draw_task(rng)
     out = submission.probe(run_fit_on_gpu, new_model(rng).state_dict(), list(sample(64)), list(sample(32)), 2,
-                           0.01, what="`fit(model, train_loader, val_loader, epochs=2)` with a GPU pretended")
+                           0.01, what="`fit(model, train_loader, val_loader, epochs=2)`")
     mixed = out["mixed"]
     if mixed is None or (mixed["by_helper"] and not mixed["model"]):
         return
