@@ -134,6 +134,16 @@ def _load_on_cpu(load, record: list[str]):
     return load_on_cpu
 
 
+class _IdleStream:
+    """The stream of the pretended GPU: never capturing a CUDA graph."""
+
+    def is_capturing(self) -> bool:
+        return False
+
+
+_IDLE_STREAM = _IdleStream()
+
+
 class PretendCuda:
     """What learner code did with the CUDA device that `pretend_cuda` made up."""
 
@@ -166,6 +176,7 @@ def pretend_cuda(module, available: bool = True):
         (torch.accelerator, "current_accelerator",
          lambda check_available=False: torch.device("cuda") if available else None),
         (torch.backends.mps, "is_available", lambda: False),
+        (torch.accelerator, "current_stream", lambda device=None: _IDLE_STREAM),  # optimizers ask (Adam.step)
     ]
 
     def recorder(name):

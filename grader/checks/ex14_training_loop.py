@@ -12,16 +12,19 @@ only their points), in two runs:
   at one epoch, the accuracy highest at a later one, the last epoch is neither, and the training loss keeps
   falling. So the best epoch by validation loss differs from the best by accuracy, the last and the
   first, on every seed, by construction; a tag buffer in the model tells which epoch best_state copied.
+A third, short run takes the learner's own fit and helpers with a GPU pretended, and follows which tensors would
+be on it: the model and the batches must meet on one device.
 """
 
 import contextlib
 
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode
 from torch.utils.data import DataLoader, TensorDataset
 
-from grader.checking import Text, check, describe, expect_number, explain, fail, patched, probe, record_curve, \
-    pretend_cuda, tensor_info, verbatim
+from grader.checking import Text, check, describe, expect_number, explain, fail, learner_error, patched, probe, \
+    record_curve, pretend_cuda, tensor_info, verbatim
 from grader.devices import expect_cpu_only, fail_if_gpu
 
 FEATURES, HIDDEN, CLASSES = 4, 32, 3
@@ -264,6 +267,86 @@ def run_fit(module, state, train, val, epochs, lr):
     with trusted_helpers(module) as seen:  # no GPU pretended: Adam's step asks for the real one
         module.fit(model, train_loader, val_loader, epochs, lr)
     return {"val": val_loader.records, **seen}
+
+
+class _VirtualGpu(TorchFunctionMode):
+    """With CUDA pretended (everything really on the CPU): which tensors would be on the GPU (what a call naming
+    CUDA returned, a model parameter sent there, what is computed from them, the gradients of such parameters),
+    and the first call that would get tensors on both devices. A GPU parameter reports `device` cuda, so code that
+    follows the model's device follows it here too. Entered inside `pretend_cuda`, whose record is `calls`."""
+
+    def __init__(self, model, calls):
+        super().__init__()
+        self.params = list(model.parameters())
+        self.calls = calls
+        self.gpu = {}  # id -> tensor on the pretended GPU (kept alive, so that ids stay theirs)
+        self.helper = []  # the learner's helper running now, if any
+        self.by_helper = set()  # ids of the tensors a helper sent to the GPU
+        self.mixed = None
+
+    def on_gpu(self, t):
+        return id(t) in self.gpu or any(id(p) in self.gpu and t is p.grad for p in self.params)
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name = getattr(func, "__name__", "")
+        if name == "__get__":
+            if getattr(func, "__self__", None) is torch.Tensor.device and args and self.on_gpu(args[0]):
+                return torch.device("cuda", 0)
+            return func(*args, **kwargs)
+        tensors = [t for a in list(args) + list(kwargs.values())
+                   for t in (a if isinstance(a, (list, tuple)) else [a]) if isinstance(t, torch.Tensor)]
+        before = len(self.calls)
+        out = func(*args, **kwargs)
+        moving = name in ("to", "cuda", "cpu") and args and isinstance(args[0], torch.Tensor)
+        if moving and len(self.calls) > before:  # sent to the GPU
+            gpu = True
+            if any(args[0] is p for p in self.params):
+                self.gpu[id(args[0])] = args[0]
+            if self.helper:
+                self.by_helper.add(id(out))
+        elif moving and (name == "cpu" or any(str(a).startswith("cpu") for a in list(args[1:]) + [kwargs.get("device")]
+                                              if isinstance(a, (str, torch.device)))):
+            gpu = False
+        else:
+            sized = [self.on_gpu(t) for t in tensors if t.dim() > 0]
+            if self.mixed is None and True in sized and False in sized and name not in ("copy_", "__setitem__"):
+                by_helper = all(id(t) in self.by_helper for t in tensors if t.dim() > 0 and id(t) in self.gpu)
+                self.mixed = {"func": name, "model": any(id(p) in self.gpu for p in self.params),
+                              "by_helper": by_helper, "calls": list(dict.fromkeys(self.calls))}
+            gpu = any(self.on_gpu(t) for t in tensors)
+        if gpu:
+            for t in (out if isinstance(out, (list, tuple)) else [out]):
+                if isinstance(t, torch.Tensor):
+                    self.gpu[id(t)] = t
+        return out
+
+
+@probe
+def run_fit_on_gpu(module, state, train, val, epochs, lr):
+    """The learner's own fit and helpers with a GPU pretended: would the model and the batches meet on one device?"""
+    model = _model_with(state)
+    train_loader = DataLoader(TensorDataset(*train), batch_size=16, shuffle=False)
+    val_loader = DataLoader(TensorDataset(*val), batch_size=16, shuffle=False)
+    with contextlib.ExitStack() as stack:
+        seen = stack.enter_context(pretend_cuda(module))
+        tracker = stack.enter_context(_VirtualGpu(model, seen.calls))
+        for name in ("train_one_epoch", "evaluate"):
+            original = getattr(module, name, None)
+            if callable(original):
+                def helper(*args, _original=original, _name=name, **kwargs):
+                    tracker.helper.append(_name)
+                    try:
+                        return _original(*args, **kwargs)
+                    finally:
+                        tracker.helper.pop()
+                stack.enter_context(patched(module, module, name, helper))
+        try:
+            module.fit(model, train_loader, val_loader, epochs, lr)
+        except Exception as exc:  # noqa: BLE001 - the other checks judge errors: here only where tensors went
+            if learner_error(exc, module)["not_started"]:
+                raise
+    return {"mixed": tracker.mixed}
 
 
 class ScriptedModel(nn.Module):
@@ -661,6 +744,31 @@ def test_fit_trains(submission, rng):
              acc=acc, n=TEST_SIZE, loss=loss, key="not-trained")
 
 
+@check("fit keeps the model and the batches on one device, with a GPU there too", points=1,
+       zh="有 GPU 时，fit 也让模型和 batch 在同一个设备上", depends="fit_trains")
+def test_fit_one_device(submission, rng):
+    # The learner's own fit and helpers run with a GPU pretended (a CPU grader never runs code behind
+    # `if torch.cuda.is_available():` otherwise); a helper that sends batches there is its own check's mistake.
+    sample = draw_task(rng)
+    out = submission.probe(run_fit_on_gpu, new_model(rng).state_dict(), list(sample(64)), list(sample(32)), 2,
+                           0.01, what="`fit(model, train_loader, val_loader, epochs=2)`")
+    mixed = out["mixed"]
+    if mixed is None or (mixed["by_helper"] and not mixed["model"]):
+        return
+    values = dict(func=verbatim(mixed["func"]), calls=verbatim(", ".join(mixed["calls"])))
+    if mixed["model"]:
+        fail("With a GPU present, fit put the model on it (`{calls}`) while the batches stayed on the CPU: `{func}` "
+             "got tensors on both devices, which fails on a real GPU. Move each batch to the model's device too "
+             "(`x, y = x.to(device), y.to(device)`), or leave the model where the caller put it.",
+             "有 GPU 时，fit 把模型放到了 GPU 上（`{calls}`），而 batch 还留在 CPU 上：`{func}` 同时收到了两个设备上的 "
+             "tensor，在真正的 GPU 上会报错。请把每个 batch 也移到模型所在的设备上（`x, y = x.to(device), "
+             "y.to(device)`），或者让模型留在调用者放的地方。", key="model-without-batches", **values)
+    fail("With a GPU present, fit sent tensors to it (`{calls}`) while the model stayed on the CPU: `{func}` got "
+         "tensors on both devices, which fails on a real GPU. Keep every batch on the model's device.",
+         "有 GPU 时，fit 把 tensor 放到了 GPU 上（`{calls}`），而模型还留在 CPU 上：`{func}` 同时收到了两个设备上的 "
+         "tensor，在真正的 GPU 上会报错。请让每个 batch 都留在模型所在的设备上。", key="batches-without-model", **values)
+
+
 VAL_N, TRAIN_N = 40, 64
 
 
@@ -824,7 +932,7 @@ def test_fit_history(submission, rng):
                      got=describe(entry[name]) if got[name] is None else f"{got[name]:.4g}", key="history-values")
 
 
-@check("fit: best_state is a copy of the weights of the epoch with the lowest validation loss", points=2,
+@check("fit: best_state is a copy of the weights of the epoch with the lowest validation loss", points=1,
        zh="fit：best_state 是验证损失最低那个 epoch 的权重的副本")
 def test_fit_best_state(submission, rng):
     out, truth = scripted_run(submission, rng)

@@ -216,7 +216,8 @@ def sent_to_cuda(result, device, roles):
 
 def diagnose(err, device):
     """(kind, key, Text) for an error train raised while running on `device`: kind names the likely mistake
-    ("cuda", "cpu", "item", "x", "y", "model", "other" or "error") so that each check judges only its own."""
+    ("cuda", "item", "error") or what it put in the wrong place ("x", "y", "model", "other", a hard-coded cpu
+    included) so that each check judges only its own."""
     msg, target, call, at = err["message"], err.get("target"), call_text(device), where(err)
     wrong = dict((role, dev) for role, dev in err.get("tensors", []) if dev != device)
     if device != "cuda" and (re.search(r"cuda|nvidia", msg, re.IGNORECASE) or target == "cuda"):
@@ -227,8 +228,9 @@ def diagnose(err, device):
             "{call} 试图使用 CUDA，但要求的设备是 {device}{at}（{error}）。`.cuda()` 或写死的 \"cuda\" 忽略了 "
             "`device` 参数，在没有 CUDA 的机器上都会出错：请处处使用 `.to(device)` 和 `device=device`。",
             call=call, device=device, at=at, error=verbatim(msg[:80]))
-    if target == "cpu" and device != "cpu":
-        return "cpu", "cpu-hard-coded", Text(
+    if target == "cpu" and device != "cpu":  # judged by the check of what was moved: the model, x, y or the rest
+        moved = err["tensors"][0][0] if err.get("tensors") else "other"
+        return moved, "cpu-hard-coded", Text(
             "{call} moved a tensor to cpu although the device asked for was {device}{at}: a hard-coded cpu device "
             "(\"cpu\" or `.cpu()`) ignores the `device` argument; use `.to(device)`.",
             "{call} 把 tensor 移到了 cpu，但要求的设备是 {device}{at}：写死的 cpu 设备（\"cpu\" 或 `.cpu()`）"
@@ -323,6 +325,11 @@ def test_pick_device(submission):
                  "`torch.cuda.is_available()`.",
                  "在没有 CUDA 的机器上 `pick_device()` 返回了 cuda：它判断的是 `torch.cuda.is_available` 本身而没有"
                  "调用它，而函数对象永远为真。请加上括号：`torch.cuda.is_available()`。", key="is-available-not-called")
+        if "called" in got["asked"]:
+            fail("`pick_device()` returned {got} although `torch.cuda.is_available()` returned False: choose "
+                 "\"cuda\" only when it returns True, else \"cpu\".",
+                 "`torch.cuda.is_available()` 返回 False，`pick_device()` 却返回了 {got}：只有它返回 True 时才选 "
+                 "\"cuda\"，否则选 \"cpu\"。", got=got["device"], key="availability-inverted")
         fail("`pick_device()` returned {got} on a machine without CUDA: a hard-coded \"cuda\" breaks there; choose "
              "\"cuda\" only if `torch.cuda.is_available()`, else \"cpu\".",
              "在没有 CUDA 的机器上 `pick_device()` 返回了 {got}：写死 \"cuda\" 在这里会出错；只有 "
@@ -335,6 +342,11 @@ def test_model_moved(submission, rng):
     result, _ = run(submission, rng, "cpu", "meta", "meta")
     sent_to_cuda(result, "meta", ("model",))
     fail_on_error(result, "meta", unless=("x", "y", "other", "item"))  # judged by the checks below
+    if result["model_devices"] != ["meta"] and result["error"] is not None:  # stopped by another mistake first
+        _, key, why = diagnose(result["error"], "meta")
+        fail("{call} stopped before the model was on the device, so its move could not be checked: {why}",
+             "{call} 在模型移到设备上之前就停止了，无法检查模型是否被移动：{why}", call=call_text("meta"), why=why,
+             key=key)
     if result["model_devices"] != ["meta"]:
         devices = ", ".join(result["model_devices"])
         hint = Text(" A hard-coded cpu device, or the `device` argument ignored?", "是写死了 cpu 设备，还是忽略了 "

@@ -34,10 +34,25 @@ def run_accumulated(module, weight, bias, batches, k, lr, momentum, pretend=Fals
     def clean():
         return all(p.grad is None or not p.grad.any() for p in params)
 
+    forwards = []  # (rows, output node) of each forward call of the model
+    model.register_forward_hook(lambda _, inputs, output: forwards.append((inputs[0].shape[0], output.grad_fn)))
+
+    def reached(roots):
+        """How many of the model's forward calls the graph of this backward runs through."""
+        seen, todo = set(), [t.grad_fn for t in roots if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+        while todo:
+            node = todo.pop()
+            if node is not None and node not in seen:
+                seen.add(node)
+                todo += [n for n, _ in node.next_functions]
+        return sum(node in seen for _, node in forwards if node is not None)
+
     backward = torch.autograd.backward
 
     def backward_wrapper(*args, **kwargs):
-        log.append({"what": "backward", "clean": clean()})
+        roots = args[0] if args else kwargs.get("tensors")
+        log.append({"what": "backward", "clean": clean(),
+                    "forwards": reached(roots if isinstance(roots, (list, tuple)) else [roots])})
         return backward(*args, **kwargs)
 
     step = optimizer.step
@@ -64,7 +79,8 @@ def run_accumulated(module, weight, bias, batches, k, lr, momentum, pretend=Fals
                     {"type": type(v).__name__, "graph": bool(getattr(v, "requires_grad", False))} for v in returned]
     else:
         returned = {"type": type(returned).__name__}
-    return {"log": log, "returned": returned, "placed": placed,
+    return {"log": log, "returned": returned, "placed": placed, "forwards": len(forwards),
+            "rows": max((r for r, _ in forwards), default=0), "micro": batches[0][0].shape[0] if batches else 0,
             "weight": model.weight.detach().clone(), "bias": model.bias.detach().clone()}
 
 
@@ -145,12 +161,7 @@ def step_problem(result, k, n) -> Text | None:
         return Text("train_accumulated(..., batches[{n}], k={k}) never called backward.",
                     "train_accumulated(..., batches[{n}], k={k}) 没有调用 backward。", **values)
     if total < n:
-        return Text("backward ran {total} times for {n} micro-batches: call it once per micro-batch, on that "
-                    "micro-batch's loss. One backward per micro-batch is what frees each micro-batch's graph; summing "
-                    "the losses first keeps all k graphs in memory, which is what accumulation avoids.",
-                    "{n} 个 micro-batch 只调用了 {total} 次 backward：请对每个 micro-batch 的 loss 各调用一次。"
-                    "每个 micro-batch 一次 backward，才能及时释放它的计算图；先把 loss 加起来会让 k 个计算图同时占用内存，"
-                    "而这正是梯度累积要避免的。", **values)
+        return fewer_backwards(result, total, n)
     if counts == sizes[:-1] and tail == sizes[-1] and sizes[-1] < k:
         return Text("The last {tail} micro-batch(es), a group shorter than k={k}, were never stepped: their gradients "
                     "stayed in .grad and no update used them. A shorter last group still makes its own "
@@ -171,6 +182,33 @@ def step_problem(result, k, n) -> Text | None:
                     "{counts}，最后一次 step 之后还有 {tail} 次）：应在一组的第 k 个 micro-batch 完成后 step，"
                     "例如当 (i + 1) % k == 0 时（或者到了最后一个 micro-batch）。", first=first, k=k, counts=counts, tail=tail)
     return None
+
+
+def fewer_backwards(result, total, n) -> Text:
+    """Fewer backward calls than micro-batches: what the probe saw of why (losses joined, micro-batches
+    concatenated), or only that."""
+    joined = max((e["forwards"] for e in result["log"] if e["what"] == "backward"), default=0)
+    values = dict(n=n, total=total, joined=joined, rows=result["rows"], micro=result["micro"],
+                  forwards=result["forwards"])
+    if joined > 1:
+        return Text("backward ran {total} times for {n} micro-batches, and one backward went through the graphs of "
+                    "{joined} micro-batches: their losses were combined before backward, so all {joined} graphs stayed "
+                    "in memory together, which is what accumulation avoids. Call backward once per micro-batch, on that "
+                    "micro-batch's loss.",
+                    "{n} 个 micro-batch 只调用了 {total} 次 backward，其中一次 backward 经过了 {joined} 个 micro-batch "
+                    "的计算图：它们的 loss 在 backward 之前被合在了一起，于是这 {joined} 个计算图同时占用内存，而这正是"
+                    "梯度累积要避免的。请对每个 micro-batch 的 loss 各调用一次 backward。", **values)
+    if result["rows"] > result["micro"]:
+        return Text("backward ran {total} times for {n} micro-batches, and the model ran on {rows} rows at once where "
+                    "a micro-batch has {micro}: concatenating micro-batches builds the big batch's graph, the memory "
+                    "accumulation avoids. Call forward and backward once per micro-batch, on that micro-batch.",
+                    "{n} 个 micro-batch 只调用了 {total} 次 backward，而且模型一次处理了 {rows} 行，而一个 micro-batch "
+                    "只有 {micro} 行：把 micro-batch 拼接起来会建出整个大 batch 的计算图，占用的正是梯度累积要省下的"
+                    "内存。请对每个 micro-batch 各做一次前向和 backward。", **values)
+    return Text("backward ran {total} times for {n} micro-batches (the model ran {forwards} times): call it once per "
+                "micro-batch, on that micro-batch's loss, so that every micro-batch adds its gradient to .grad.",
+                "{n} 个 micro-batch 只调用了 {total} 次 backward（模型运行了 {forwards} 次）：请对每个 micro-batch 的 "
+                "loss 各调用一次，这样每个 micro-batch 的梯度都会加到 .grad 上。", **values)
 
 
 STEP_KEYS = {"never called backward": "no-backward", "backward ran": "single-backward",
@@ -333,7 +371,10 @@ def test_accumulated_gradient(submission, rng):
     grads, _, _ = big_batch_reference(weight, bias, batches, k, LR, MOMENTUM)
     if all(close(yours, want) for yours, want in zip(steps[0]["grads"], grads[0])):
         return
-    counts, _ = backwards_per_step(result["log"])
+    counts, tail = backwards_per_step(result["log"])
+    if sum(counts) + tail < len(batches):
+        fail(Text("The first step's gradient is not the big batch's. {problem}", "第一次 step 用的梯度不是大 batch 的梯度。"
+                  "{problem}", problem=fewer_backwards(result, sum(counts) + tail, len(batches))), key="single-backward")
     if counts[0] != k:
         fail("The first optimizer.step() came after {c} backward call(s) instead of k={k}, and its gradient is not the "
              "big batch's: step once all k micro-batches of the group are done.",
@@ -362,14 +403,20 @@ def test_weights(submission, rng):
     if torch.allclose(result["weight"], weight):
         fail("The weights did not change: is optimizer.step() called?", "权重没有变化：调用 optimizer.step() 了吗？",
              key="no-update")
+    n = len(batches)
+    for g, step in enumerate(e for e in result["log"] if e["what"] == "step"):  # at the learner's own weights
+        group = batches[g * k:(g + 1) * k]
+        want = big_batch_reference(*step["params"], group, k, LR, MOMENTUM)[0][0]
+        if not all(close(yours, expected) for yours, expected in zip(step["grads"], want)):
+            expect_step_gradient(step, want, k, len(group), n)
     try:
         expect_close(result["weight"], want_w, "model.weight", rtol=1e-4, atol=1e-5)
         expect_close(result["bias"], want_b, "model.bias", rtol=1e-4, atol=1e-5)
     except CheckFailed as wrong:
-        fail(wrong.text + Text(" Steps and resets happen at the right times, so look at the size of each update: is "
-                               "each micro-batch's loss divided by k before backward, and nothing else changed?",
-                               "step 和清零的时机都对，所以请检查每次更新的大小：backward 之前是否把每个 micro-batch 的 "
-                               "loss 除以了 k，而没有改动别的？"), key="wrong-update")
+        fail(wrong.text + Text(" Steps and resets happen at the right times and every step used its big batch's "
+                               "gradient, so something besides optimizer.step() changed the weights or the optimizer.",
+                               "step 和清零的时机都对，每次 step 用的也都是大 batch 的梯度，所以是 optimizer.step() "
+                               "之外的什么改动了权重或优化器。"), key="wrong-update")
 
 
 @check("returns one loss per optimizer step: the big batch's loss", points=1,
@@ -427,8 +474,8 @@ def test_stays_on_model_device(submission, rng):
     result, _ = run(submission, rng, pretend=True)
     if result["placed"]:
         fail("With a GPU available, train_accumulated moved data to it ({calls}) while the model is on the CPU: the "
-             "forward then mixes devices. Use the model's device (next(model.parameters()).device), not "
-             "torch.cuda.is_available().",
+             "forward then mixes devices. Use the model's device (next(model.parameters()).device), "
+             "whatever torch.cuda.is_available() says.",
              "在有 GPU 的情况下，train_accumulated 把数据搬到了 GPU 上（{calls}），而模型在 CPU 上：前向计算就会混用设备。"
-             "请使用模型所在的设备（`next(model.parameters()).device`），而不是 `torch.cuda.is_available()`。",
+             "请使用模型所在的设备（`next(model.parameters()).device`），不管 `torch.cuda.is_available()` 返回什么。",
              calls=", ".join(dict.fromkeys(result["placed"])), key="hard-coded-cuda")
