@@ -238,16 +238,33 @@ def status(folder: Path) -> dict | None:
 def stop(folder: Path) -> bool:
     """Stop the service (its gradings in flight too) and wait until it has exited; True if one was running.
     One that does not answer but whose pid file names a live `grader.server` of ours is sent SIGTERM."""
-    answer = ask(folder, {"op": "stop"}, until_closed=True)  # answered after its cleanup, closed as it exits
-    if answer is not None:
-        return True
     pid = _pid_of_server(pid_path(folder))
-    if pid:
+    answer = ask(folder, {"op": "stop"}, until_closed=True)  # answered after its cleanup, closed as it exits
+    if answer is None and pid:
         os.kill(pid, signal.SIGTERM)
+    if pid:
+        _wait_until_gone(pid)
     for leftover in (socket_path(folder), pid_path(folder)):
         with contextlib.suppress(FileNotFoundError):
             leftover.unlink()
-    return bool(pid)
+    return answer is not None or bool(pid)
+
+
+def _wait_until_gone(pid: int, limit: float = 30.0) -> None:
+    """Until `pid` has exited (its connection closes before its memory is unmapped); SIGKILL after `limit` s."""
+    import time
+
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return
+        if state in ("Z", "X"):  # exited; init reaps it
+            return
+        time.sleep(0.02)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
 
 
 def _pid_of_server(path: Path) -> int | None:

@@ -487,8 +487,9 @@ def test_a_sandbox_forked_from_the_judge_still_reaches_the_checks(monkeypatch):
 
     monkeypatch.setenv("TORCH_KATAS_ZYGOTE", "0")
     result = grade(find_exercise("ex05"), load_source(ATTACKS / "search_raw_memory.py"))
-    for leak in ("the module grader.checks.ex05_manual_backward", "a function of grader.gradients", "a Grading"):
-        assert leak in result.output, result.output
+    found = result.output.rsplit("deep found:", 1)[-1]
+    for leak in ("a check module", "a function of grader.gradients", "a Grading"):
+        assert leak in found, result.output
 
 
 @pytest.mark.parametrize("zygote", ["1", "0"])

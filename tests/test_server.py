@@ -75,6 +75,7 @@ def service(monkeypatch):
     for pid in svc.pids:
         if not gone(pid):
             os.kill(pid, signal.SIGKILL)
+            wait_for(lambda: gone(pid), f"the killed service {pid} has exited")  # noqa: B023 - called at once
     left = svc.left()
     shutil.rmtree(folder, ignore_errors=True)
     assert all(gone(pid) for pid in svc.pids) and left == [], left

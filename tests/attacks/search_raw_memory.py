@@ -39,8 +39,9 @@ def in_memory(halves) -> bool:
 found = []
 gc.unfreeze()
 for obj in gc.get_objects():
-    if isinstance(obj, types.ModuleType) and ("checks" in (getattr(obj, "__file__", "") or "")
-                                               or obj.__name__ in GRADER_ONLY):
+    if isinstance(obj, types.ModuleType) and "checks" in (getattr(obj, "__file__", "") or ""):
+        found.append("a check module")  # one entry for all: a process may hold every exercise's (500 characters shown)
+    elif isinstance(obj, types.ModuleType) and obj.__name__ in GRADER_ONLY:
         found.append(f"the module {obj.__name__}")
     elif isinstance(obj, types.FunctionType) and (obj.__module__ or "").startswith(GRADER_ONLY):
         found.append(f"a function of {obj.__module__}")
@@ -52,7 +53,7 @@ del obj
 for what, halves in (("the teacher's token", TOKEN), ("a classmate's folder", CLASSMATE)):
     if in_memory(halves):
         found.append(f"{what} in raw memory")
-print("deep found:", sorted(set(found)))
+print("deep found:", sorted(set(found)))  # last: the output kept is its tail
 
 
 def predict(x, w, b):
