@@ -250,21 +250,25 @@ def stop(folder: Path) -> bool:
     return answer is not None or bool(pid)
 
 
+def exited(pid: int) -> bool:
+    """The process has exited: gone, or a zombie its parent (init, for the service) has yet to reap."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
 def _wait_until_gone(pid: int, limit: float = 30.0) -> None:
     """Until `pid` has exited (its connection closes before its memory is unmapped); SIGKILL after `limit` s."""
     import time
 
     end = time.monotonic() + limit
-    while time.monotonic() < end:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            return
-        if state in ("Z", "X"):  # exited; init reaps it
+    while not exited(pid):
+        if time.monotonic() >= end:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
             return
         time.sleep(0.02)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
 
 
 def _pid_of_server(path: Path) -> int | None:
