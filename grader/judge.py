@@ -93,9 +93,17 @@ def probe_bundle(exercise: Exercise) -> dict:
     from grader.sandbox import PROBES
 
     checks = sys.modules[exercise.checks_module]
-    used = {getattr(value, "__module__", None) for value in vars(checks).values()}
-    modules = {fn.__module__ for fn in PROBES.values()} & (used | {exercise.checks_module})
-    return probecode.bundle(PROBES, modules, scrub.check_modules(PROBES, hidden_paths(exercise)))
+    made = _bundles.get(exercise.checks_module)
+    if made is None or made[0] is not checks or made[1] != len(PROBES):
+        used = {getattr(value, "__module__", None) for value in vars(checks).values()}
+        modules = {fn.__module__ for fn in PROBES.values()} & (used | {exercise.checks_module})
+        secret = scrub.check_modules(PROBES, hidden_paths(exercise))
+        made = checks, len(PROBES), probecode.bundle(PROBES, modules, secret)
+        _bundles[exercise.checks_module] = made
+    return made[2]
+
+
+_bundles: dict[str, tuple] = {}  # checks module name -> (the module, how many probes there were, its bundle)
 
 
 def hidden_paths(exercise: Exercise, extra=()) -> tuple[str, ...]:
@@ -154,6 +162,12 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
         out.write(json.dumps(event) + "\n")
 
     plugin = JudgePlugin(source, limits, seed, lang, device, emit, languages, exercise.overrides, variant)
+    try:
+        import_checks(exercise)  # as pytest will, so that the probes are known before the sandbox starts
+    except Exception:  # noqa: BLE001 - a check module that cannot be imported: pytest reports it
+        pass
+    else:
+        plugin.proxy.launch()  # it loads the learner's code while pytest collects the checks
     args = [
         str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(exercise.course.checks_dir),
         *DISABLED, "--noconftest", "--assert=plain", "-q", "--tb=line",

@@ -14,6 +14,8 @@ import ast
 import functools
 import importlib
 import inspect
+import linecache
+import os
 import sys
 import textwrap
 import types
@@ -35,9 +37,38 @@ def _literal(value) -> bool:
         return False
 
 
-def _names(source: str) -> set[str]:
-    """Every name the source reads (its decorators, defaults, bases and bodies)."""
-    return {node.id for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Name)}
+def _names(tree: ast.AST) -> set[str]:
+    """Every name the code reads (its decorators, defaults, bases and bodies)."""
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+
+
+@functools.lru_cache(maxsize=64)
+def _top_level(filename: str, _version: tuple[int, int]) -> dict[str, tuple[int, str, frozenset[str]]]:
+    """The functions and classes defined at the top of a file: name -> (first line, source with its decorators,
+    the names it reads). One parse per file, where `inspect.getsource` would parse it again for every definition."""
+    lines = linecache.getlines(filename)
+    found = {}
+    for node in ast.parse("".join(lines)).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.end_lineno:
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            found[node.name] = (first, "".join(lines[first - 1:node.end_lineno]), frozenset(_names(node)))
+    return found
+
+
+def _definition(value, name: str, module: str) -> tuple[int, str, set[str]]:
+    """Where `value` (module `module`'s function or class `name`) is defined: its first line, its source, the names
+    it reads."""
+    filename = getattr(sys.modules[module], "__file__", None) or ""
+    try:
+        stat = os.stat(filename)
+        top = _top_level(filename, (stat.st_mtime_ns, stat.st_size))
+    except (OSError, SyntaxError, ValueError):
+        top = {}
+    if getattr(value, "__qualname__", None) == name and name in top:
+        line, source, used = top[name]
+        return line, source, set(used)
+    source = textwrap.dedent(inspect.getsource(value))
+    return inspect.getsourcelines(value)[1], source, _names(ast.parse(source))
 
 
 def _defined_here(value, module: str) -> bool:
@@ -99,12 +130,11 @@ def _bundle(keys: tuple[str, ...], secret_names: tuple[str, ...], _ids: tuple[in
             todo.append((ref[1], ref[2].split(".")[0]))
         entry["refs"][name] = ref
         if ref == ["def"]:
-            source = textwrap.dedent(inspect.getsource(value))
-            line = inspect.getsourcelines(value)[1]
+            line, source, used = _definition(value, name, module)
             entry["defs"][name] = [line, source]
             entry["future"] = getattr(namespace.get("annotations"), "compiler_flag", 0) \
                 if isinstance(namespace.get("annotations"), __future__._Feature) else 0
-            todo.extend((module, used) for used in _names(source))
+            todo.extend((module, other) for other in used)
     return {"modules": shipped, "probes": list(keys)}
 
 

@@ -472,13 +472,15 @@ class Sandbox:
         self.pid: int | None = None
         self.sock: socket.socket | None = None
         self.spawner: zygote.Channel | None = None
+        self.asked = False  # a sandbox asked of the zygote, whose pid is not read yet (`_spawned`)
         self.workdir = tempfile.mkdtemp(prefix="torch-katas-", dir=limits.workroot)
         self.output_fd = os.open(os.path.join(self.workdir, ".output"),
                                  os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         self.load_reply: dict = {}
         self.problem: LearnerProblem | None = None  # set once the process died or hung
 
-    def start(self) -> dict:
+    def launch(self) -> None:
+        """Start the process, which loads the learner's code while the caller goes on (`start` waits for it)."""
         parent, child = socket.socketpair()
         plan = isolation.Plan(self.workdir, list(self.limits.hidden), self.limits.cuda, disk=self.limits.disk)
         self.spawner = zygote.channel()
@@ -489,7 +491,7 @@ class Sandbox:
             except probecode.NotShippable:  # a course's probe that cannot travel: forked here, as before the zygote
                 self.spawner = None
         if self.spawner is not None:
-            self.pid = self._spawn(parent, child, plan, probes)
+            self._spawn(parent, child, plan, probes)
         else:
             self.pid = os.fork()
             if self.pid == 0:  # pragma: no cover - runs in the child
@@ -497,16 +499,24 @@ class Sandbox:
                 _sandbox_main(child, self.source, plan, self.limits, self.seed, self.output_fd)
         child.close()
         self.sock = parent
+
+    def start(self) -> dict:
+        """The load reply: launched first if it was not (the learner's code is loaded, or why it was not)."""
+        if self.sock is None:
+            self.launch()
+        self._spawned()
         self.load_reply = self._receive(self.limits.time, TOP_LEVEL)[0]
         return self.load_reply
 
-    def _spawn(self, parent: socket.socket, child: socket.socket, plan: isolation.Plan, probes) -> int:
-        """A sandbox from the zygote: it forks a clean child, which reads this setup from its connection."""
+    def _spawn(self, parent: socket.socket, child: socket.socket, plan: isolation.Plan, probes) -> None:
+        """A sandbox from the zygote: it forks a clean child, which reads this setup from its connection. Its pid
+        is read when it is needed (`_spawned`): the judge goes on meanwhile."""
         assert self.spawner is not None
         try:
-            pid = self.spawner.spawn(child, self.output_fd)
+            self.spawner.request(child, self.output_fd)
         except zygote.Lost:
             _grader_lost(self.spawner)
+        self.asked = True
         source = self.source
         setup = {"source": {"chunks": [list(chunk) for chunk in source.chunks], "filename": source.filename,
                             "path": str(source.path), "notebook": source.notebook, "cells": source.cells},
@@ -517,11 +527,20 @@ class Sandbox:
             wire.send(parent, setup)
         except OSError:
             pass  # it died at once: _receive reports how
-        return pid
+
+    def _spawned(self) -> None:
+        """The pid of the sandbox asked of the zygote, once the zygote answered."""
+        if self.asked:
+            assert self.spawner is not None
+            self.asked = False
+            try:
+                self.pid = self.spawner.spawned()
+            except zygote.Lost:
+                _grader_lost(self.spawner)
 
     @property
     def alive(self) -> bool:
-        return self.pid is not None and self.problem is None
+        return (self.pid is not None or self.asked) and self.problem is None
 
     def request(self, header: dict, blobs: list[bytes], what: str | Text) -> tuple[dict, list[bytes]]:
         assert self.sock is not None, "start() first"
@@ -554,6 +573,7 @@ class Sandbox:
         With `grace`, a process that is already ending gets that long to exit by itself first, so
         its own exit status (not our SIGKILL) is what gets reported.
         """
+        self._spawned()
         if self.pid is None:
             return 0
         if self.spawner is not None:
@@ -657,13 +677,21 @@ class Submission:
         self.isolation: dict = {}  # the last sandbox's isolation: {"applied": [layers], "missing": {layer: why}}
 
     # -- lifecycle --
+    def launch(self) -> None:
+        """Start the first sandbox now, so that it loads the learner's code while the judge's pytest collects the
+        checks; the first request waits for it."""
+        if self._sandbox is None:
+            self._sandbox = Sandbox(self._source, self._limits, self._seed)
+            self._sandbox.launch()
+
     def _ready(self) -> Sandbox:
         if self.load_problem is not None:
             raise self.load_problem
-        if self._sandbox is not None and self._sandbox.alive:
+        if self._sandbox is not None and self._sandbox.alive and self._sandbox.load_reply:
             return self._sandbox
-        self._retire()
-        self._sandbox = Sandbox(self._source, self._limits, self._seed)
+        if self._sandbox is None or not self._sandbox.alive:
+            self._retire()
+            self._sandbox = Sandbox(self._source, self._limits, self._seed)
         try:
             reply = self._sandbox.start()
         except LearnerProblem as problem:

@@ -143,11 +143,19 @@ class Channel:
 
     def spawn(self, sock: socket.socket, output: int) -> int:
         """Ask for a sandbox that serves `sock` and writes to `output`; its pid (the zygote's child)."""
+        self.request(sock, output)
+        return self.spawned()
+
+    def request(self, sock: socket.socket, output: int) -> None:
+        """Ask for a sandbox, without waiting for its pid (`spawned` reads it)."""
         request = json.dumps({"preload": list(self.preload)}).encode() + b"\n"
         try:
             socket.send_fds(self.sock, [request], [sock.fileno(), output])
         except OSError as exc:
             raise Lost(str(exc)) from None
+
+    def spawned(self) -> int:
+        """The pid of the sandbox asked for last (the zygote answers each request in turn)."""
         while True:
             message = self._message(READY_TIMEOUT)
             if message is None:
