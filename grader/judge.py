@@ -67,6 +67,7 @@ def prewarm(exercises: Sequence[Exercise] = ()) -> None:
     for exercise in exercises:
         preload(exercise)
         import_checks(exercise)
+        limits_for(exercise)  # what a sandbox may read: computed once here
         if zygote.enabled():
             probe_bundle(exercise)  # made once here, inherited by every judge
 
@@ -94,16 +95,18 @@ def probe_bundle(exercise: Exercise) -> dict:
 
     checks = sys.modules[exercise.checks_module]
     made = _bundles.get(exercise.checks_module)
-    if made is None or made[0] is not checks or made[1] != len(PROBES):
+    if made is None or made[0] is not checks:
         used = {getattr(value, "__module__", None) for value in vars(checks).values()}
         modules = {fn.__module__ for fn in PROBES.values()} & (used | {exercise.checks_module})
         secret = scrub.check_modules(PROBES, hidden_paths(exercise))
-        made = checks, len(PROBES), probecode.bundle(PROBES, modules, secret)
+        made = checks, probecode.bundle(PROBES, modules, secret)
         _bundles[exercise.checks_module] = made
-    return made[2]
+    return made[1]
 
 
-_bundles: dict[str, tuple] = {}  # checks module name -> (the module, how many probes there were, its bundle)
+# checks module name -> (the module, its bundle). What a bundle names was imported with the module, so the check
+# modules imported later (more probes, more modules kept out of sandboxes) never change it.
+_bundles: dict[str, tuple] = {}
 
 
 def hidden_paths(exercise: Exercise, extra=()) -> tuple[str, ...]:

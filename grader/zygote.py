@@ -278,11 +278,14 @@ def _spawn(request: dict, fds: list[int], selector: selectors.BaseSelector) -> i
     """Fork a sandbox for the descriptors a judge handed over (its connection, its output file)."""
     import importlib
 
+    imported = len(sys.modules)
     for name in request.get("preload", []):  # public modules an exercise needs (torch._dynamo): once, here
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - the sandbox, importing it again, reports what fails
             pass
+    if len(sys.modules) != imported:
+        gc.freeze()  # as at the start: a sandbox's collection never walks (and copies) what was just imported
     pid = os.fork()
     if pid:
         for fd in fds:
