@@ -219,6 +219,19 @@ class GradeGroup(LocalCommand, click.Group):
                 formatter.write_dl(rows)
 
 
+def relayable(args: list[str]) -> bool:
+    """Whether `grade ARGS` is one grading (`grade [--course C] [--lang L] [check] EXERCISE ...`): the command the
+    warm service's front runs for a client, on its terminal (relay.py)."""
+    rest = list(args)
+    while rest and rest[0].split("=")[0] in ("--course", "--lang"):
+        rest = rest[1 if "=" in rest[0] else 2:]
+    if rest and rest[0] == "check":
+        rest = rest[1:]
+    elif rest and rest[0] in main.commands:
+        return False
+    return bool(rest) and not rest[0].startswith("-") and "--no-server" not in rest
+
+
 @click.group(cls=GradeGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--course", envvar="TORCH_KATAS_COURSE", metavar="PATH|NAME",
               help="The course: a folder with a course.toml, or an installed course's name (default: the one "

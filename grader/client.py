@@ -26,18 +26,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader import __version__
-from grader.exercises import PACKAGE_DIR, Course, Exercise
-from grader.result import Result
-from grader.text import Text, message_of, say, verbatim
 
 if TYPE_CHECKING:
+    from grader.exercises import Course, Exercise
+    from grader.result import Result
     from grader.source import Source
+
+PACKAGE_DIR = Path(__file__).resolve().parent  # grader.exercises.PACKAGE_DIR, without importing it (relay.py)
 
 NO_SERVER_ENV = "TORCH_KATAS_NO_SERVER"
 DIR_ENV = "TORCH_KATAS_SERVER_DIR"  # where the socket lies (tests use their own)
 IDLE_ENV = "TORCH_KATAS_SERVER_IDLE"  # seconds without a request before the service stops
 IDLE_DEFAULT = 15 * 60
-SOCKET, PID_FILE = "grade.sock", "grade.pid"
+SOCKET, PID_FILE, FRONT = "grade.sock", "grade.pid", "front.sock"
 
 
 class ServiceError(Exception):
@@ -65,8 +66,12 @@ def service_dir(create: bool = True) -> Path:
     try:
         info = os.lstat(folder)
     except OSError as exc:
+        from grader.text import Text, verbatim
+
         raise ServiceError(Text("no folder for the grading service: {why}", why=verbatim(str(exc)))) from None
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
+        from grader.text import Text
+
         raise ServiceError(Text("{folder} is not a folder only you can enter: the grading service is not used",
                                 folder=str(folder)))
     return folder
@@ -83,6 +88,11 @@ def socket_path(folder: Path) -> Path:
 
 def pid_path(folder: Path) -> Path:
     return folder / f"{install_key()}-{PID_FILE}"
+
+
+def front_path(folder: Path) -> Path:
+    """The socket of the service's front, which runs a client's `grade EXERCISE` on its terminal (relay.py)."""
+    return folder / f"{install_key()}-{FRONT}"
 
 
 # -- what the service was built from ------------------------------------------------------------------
@@ -140,18 +150,21 @@ def peer_uid(sock: socket.socket) -> int:
     return uid
 
 
-def connect(folder: Path) -> socket.socket | None:
-    """A connection to the service of this install, None if none answers; ServiceError for another uid's."""
+def connect(folder: Path, path: Path | None = None) -> socket.socket | None:
+    """A connection to the service of this install (or to the socket `path` of its folder), None if none answers;
+    ServiceError for another uid's."""
+    path = path or socket_path(folder)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.connect(str(socket_path(folder)))
+        sock.connect(str(path))
     except OSError:
         sock.close()
         return None
     if peer_uid(sock) != os.getuid():
         sock.close()
-        raise ServiceError(Text("the grading service at {socket} runs as another user: not used",
-                                socket=str(socket_path(folder))))
+        from grader.text import Text
+
+        raise ServiceError(Text("the grading service at {socket} runs as another user: not used", socket=str(path)))
     return sock
 
 
@@ -244,7 +257,7 @@ def stop(folder: Path) -> bool:
         os.kill(pid, signal.SIGTERM)
     if pid:
         _wait_until_gone(pid)
-    for leftover in (socket_path(folder), pid_path(folder)):
+    for leftover in (socket_path(folder), pid_path(folder), front_path(folder)):
         with contextlib.suppress(FileNotFoundError):
             leftover.unlink()
     return answer is not None or bool(pid)
@@ -289,6 +302,9 @@ def served(exercise: Exercise, path: Path, options: dict) -> Result | None:
     gives it (its texts in the language asked for); None if the service cannot give one (then grade here)."""
     if not wanted():
         return None
+    from grader.result import Result
+    from grader.text import message_of, say
+
     lang = options.get("lang") or "en"
     try:
         folder = service_dir()

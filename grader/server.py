@@ -24,6 +24,7 @@ import os
 import selectors
 import signal
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -46,6 +47,8 @@ class Service:
         self.selector = selectors.DefaultSelector()
         self.listener: socket.socket | None = None
         self.inode: int | None = None
+        self.front: subprocess.Popen | None = None  # relay.py
+        self.front_inode: int | None = None
         self.arriving: dict[socket.socket, bytes] = {}
         self.running: dict = {}  # judge.Grading -> the connection waiting for its result
         self.base = client.fingerprint()  # the grader's code and torch, as imported
@@ -66,6 +69,26 @@ class Service:
         self.pid_file.write_text(str(os.getpid()))
         self.listener.setblocking(False)
         self.selector.register(self.listener, selectors.EVENT_READ, "accept")
+        self.start_front()
+
+    def start_front(self) -> None:
+        """The front (relay.py): a small process with the CLI imported, on a socket of its own beside ours, that runs
+        a client's `grade EXERCISE` on its terminal. Without it, clients run the command themselves."""
+        temporary = self.folder / f".{os.getpid()}.front.sock"
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.bind(str(temporary))
+            sock.listen(64)
+            self.front = subprocess.Popen([sys.executable, "-m", "grader.relay", str(sock.fileno())],
+                                          pass_fds=[sock.fileno()], stdin=subprocess.DEVNULL,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
+            os.replace(temporary, client.front_path(self.folder))
+            self.front_inode = os.stat(client.front_path(self.folder)).st_ino
+        except OSError:
+            with contextlib.suppress(OSError):
+                temporary.unlink()
+        finally:
+            sock.close()
 
     def close(self) -> None:
         """Take no more requests: the socket goes (if it is still ours); gradings in flight finish."""
@@ -74,9 +97,14 @@ class Service:
         self.selector.unregister(self.listener)
         self.listener.close()
         self.listener = None
-        with contextlib.suppress(OSError):
-            if os.stat(self.path).st_ino == self.inode:
-                self.path.unlink()
+        for path, inode in ((self.path, self.inode), (client.front_path(self.folder), self.front_inode)):
+            with contextlib.suppress(OSError):
+                if os.stat(path).st_ino == inode:
+                    path.unlink()
+        if self.front is not None:  # a command it runs asks us (or, once we are gone, a new service) to grade
+            self.front.kill()
+            self.front.wait()
+            self.front = None
 
     def cleanup(self) -> None:
         """Nothing left: no socket, no judge, no pid file."""
@@ -177,7 +205,7 @@ class Service:
     def status(self) -> dict:
         return {"pid": os.getpid(), "version": __version__, "since": self.started, "graded": self.graded,
                 "running": len(self.running), "idle_stop_s": self.idle, "memory_mib": resident_mib(),
-                "socket": str(self.path), "warm": self.warmed}
+                "socket": str(self.path), "warm": self.warmed, "front": self.front.pid if self.front else None}
 
     def grade(self, conn: socket.socket, request: dict) -> None:
         """Fork a judge for the request's file, as `grade batch` does; answer when it is done."""

@@ -16,7 +16,7 @@ os.environ["TORCH_KATAS_NO_SERVER"] = "1"  # the suite never starts the user's g
 
 def run_grade(*args, cwd=ROOT, timeout=300, env=None, input=None):
     """Run `grade ARGS` as a learner would (a fresh process, typing `input`); return the CompletedProcess."""
-    return subprocess.run([sys.executable, "-m", "grader.cli", *map(str, args)], cwd=cwd, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "grader", *map(str, args)], cwd=cwd, capture_output=True,
                           text=True, timeout=timeout, env=env, input=input,
                           stdin=subprocess.DEVNULL if input is None else None)
 

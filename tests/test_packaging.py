@@ -26,7 +26,7 @@ def installed(tmp_path_factory):
 
 def run_installed(target, *args, cwd):
     env = {**os.environ, "PYTHONPATH": str(target)}
-    return subprocess.run([sys.executable, "-m", "grader.cli", *map(str, args)], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "grader", *map(str, args)], cwd=cwd, env=env,
                           capture_output=True, text=True)
 
 
@@ -40,6 +40,8 @@ def test_wheel_carries_exercises_checks_and_metadata(installed):
     assert sum(n.endswith("exercise.toml") for n in names) == len(list((ROOT / "exercises").glob("ex*/exercise.toml")))
     folders = [set(n.split("/")[:-1]) for n in names]  # a student install: no such folder (grader/variants.py is code)
     assert not [n for n, parts in zip(names, folders) if parts & {"solutions", "mistakes", "variants"}]
+    entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    assert "grade = grader.relay:main" in zipfile.ZipFile(wheel).read(entry_points).decode()  # what `grade` runs
 
 
 def test_installed_grader_grades_from_anywhere(installed, tmp_path):

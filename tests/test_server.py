@@ -50,7 +50,7 @@ class Service:
     def status(self) -> dict | None:
         info = client.status(self.folder)
         if info:
-            self.pids.add(info["pid"])
+            self.pids.update(pid for pid in (info["pid"], info["front"]) if pid)
         return info
 
     def left(self) -> list[str]:
@@ -86,11 +86,11 @@ def test_start_status_stop_leave_nothing_behind(service):
     info = service.status()
     assert info["pid"] and info["graded"] == 0 and info["idle_stop_s"] == client.IDLE_DEFAULT
     assert oct(service.folder.stat().st_mode & 0o777) == "0o700"
-    assert sorted(service.left()) == sorted([client.socket_path(service.folder).name,
-                                             client.pid_path(service.folder).name])
+    assert sorted(service.left()) == sorted(path(service.folder).name for path in (client.socket_path, client.pid_path,
+                                                                               client.front_path))
     proc = service.grade("server", "stop")
     assert proc.returncode == 0 and "Stopped" in proc.stdout
-    assert gone(info["pid"]) and service.left() == []
+    assert gone(info["pid"]) and gone(info["front"]) and service.left() == []
     assert "No grading service" in service.grade("server", "stop").stdout
 
 
@@ -148,7 +148,7 @@ def test_a_service_killed_mid_grading_is_never_a_grade(service, tmp_path):
     slow.write_text("import time\ntime.sleep(3)\n" + SOLUTION.read_text())
     assert service.grade("server", "start").returncode == 0
     pid = service.status()["pid"]
-    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "ex05", "--file", str(slow), "--json"], cwd=ROOT,
+    proc = subprocess.Popen([sys.executable, "-m", "grader", "ex05", "--file", str(slow), "--json"], cwd=ROOT,
                             env=service.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     wait_for(lambda: service.status()["running"] == 1, "the grading is in flight")
     os.kill(pid, signal.SIGKILL)
@@ -156,12 +156,12 @@ def test_a_service_killed_mid_grading_is_never_a_grade(service, tmp_path):
     result = json.loads(out)
     assert proc.returncode == 0 and result["score"] == 10 and not result.get("grader_failure"), err
     wait_for(lambda: gone(pid), "the killed service is reaped")
-    client.socket_path(service.folder).unlink()  # what the killed service could not remove
-    client.pid_path(service.folder).unlink()
+    for leftover in (client.socket_path, client.pid_path, client.front_path):  # what the killed service left
+        leftover(service.folder).unlink()
 
 
 def test_two_clients_at_once_are_both_answered_by_one_service(service):
-    procs = [subprocess.Popen([sys.executable, "-m", "grader.cli", "ex05", "--file", str(path), "--json"], cwd=ROOT,
+    procs = [subprocess.Popen([sys.executable, "-m", "grader", "ex05", "--file", str(path), "--json"], cwd=ROOT,
                               env=service.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for path in (SOLUTION, MISTAKE)]
     results = [json.loads(p.communicate(timeout=300)[0]) for p in procs]
@@ -250,3 +250,73 @@ def test_check_in_a_kernel_goes_through_the_service_and_never_forks(service, mon
     assert shown.passed and shown.result.score == 10
     monkeypatch.undo()
     assert service.status()["graded"] == 1
+
+
+# -- the front: `grade EXERCISE` run on the learner's terminal by the service's front (relay.py) ---------------
+
+NO_CLICK = "import sys; sys.modules['click'] = None; from grader.relay import main; main()"  # the CLI cannot run here
+
+
+def relayed(service, *args, **kwargs) -> subprocess.CompletedProcess:
+    """`grade ARGS` from a client that cannot run the command itself (no click): it works only if relayed."""
+    return subprocess.run([sys.executable, "-c", NO_CLICK, *map(str, args)], cwd=kwargs.pop("cwd", ROOT),
+                          env=service.env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+
+
+def test_a_grading_is_relayed_with_the_same_output_files_and_exit_status(service, tmp_path):
+    assert service.grade("server", "start").returncode == 0
+    for path, code in ((SOLUTION, 0), (MISTAKE, 1)):
+        here = service.grade("ex05", "--file", path, "--seed", "3", "--no-server")
+        there = relayed(service, "ex05", "--file", path, "--seed", "3")
+        assert (there.returncode, there.stderr) == (code, "") and there.returncode == here.returncode
+        assert there.stdout.split("Score:")[0] == here.stdout.split("Score:")[0]
+    as_json = json.loads(relayed(service, "ex05", "--file", MISTAKE, "--seed", "3", "--json").stdout)
+    assert comparable(as_json) == comparable(json.loads(service.grade("ex05", "--file", MISTAKE, "--seed", "3",
+                                                                      "--json", "--no-server").stdout))
+    report = tmp_path / "report.html"  # a relative path, from the client's folder, written with its umask
+    proc = relayed(service, "ex05", "--file", SOLUTION, "--report", "report.html", cwd=tmp_path)
+    assert proc.returncode == 0 and report.is_file(), proc.stderr
+    missing = relayed(service, "ex05", "--file", tmp_path / "nope.py")
+    assert missing.returncode == 2 and len(missing.stderr.strip().splitlines()) == 1
+    assert service.status()["graded"] == 4  # each relayed grading asked the service, as a client does
+
+
+def test_other_commands_and_no_server_are_not_relayed(service):
+    assert service.grade("server", "start").returncode == 0
+    from grader import relay
+
+    assert relay.run(["grade", "list"]) is None and relay.run(["grade", "ex05", "--no-server"]) is None
+    assert relayed(service, "list").returncode != 0  # declined: this client could not run it itself
+    assert relayed(service, "--lang", "zh", "check", "ex05", "--file", SOLUTION).returncode == 0
+
+
+def test_the_front_answers_only_its_own_uid(service):
+    if os.geteuid() != 0:
+        pytest.skip("running a client as another uid needs root")
+    assert service.grade("server", "start").returncode == 0
+    service.status()
+    front = client.front_path(service.folder)
+    service.folder.chmod(0o711)
+    front.chmod(0o777)
+
+    def front_refuses_the_client():  # it closes the connection unanswered (sending may fail already)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(str(front))
+        try:
+            sock.sendall(json.dumps(client.signed({"op": "relay", "argv": ["grade", "ex05"]})).encode() + b"\n")
+            return sock.recv(4096) == b""
+        except (BrokenPipeError, ConnectionResetError):
+            return True
+
+    def client_refuses_the_front():
+        try:
+            client.connect(service.folder, front)
+        except client.ServiceError:
+            return True
+        return False
+
+    try:
+        assert as_nobody(front_refuses_the_client) == 0
+        assert as_nobody(client_refuses_the_front) == 0
+    finally:
+        service.folder.chmod(0o700)
