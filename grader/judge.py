@@ -179,8 +179,10 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
     try:
         pytest.main(args, plugins=[plugin, pytest_timeout])  # a module, not `-p`: no search of entry points
     finally:
-        out.flush()
-        os._exit(0)
+        try:
+            out.close()  # the parent has every result now, not once this process's memory is unmapped
+        finally:
+            os._exit(0)
 
 
 class Grading:
@@ -247,9 +249,15 @@ class Grading:
             pass
 
     def result(self) -> Result:
-        """Reap the judge and assemble its result."""
+        """Reap the judge (or leave a judge that sent its end, and is exiting, to be reaped later) and assemble its
+        result."""
         os.close(self.fd)
-        _, status = os.waitpid(self.pid, 0)
+        _reap_ended()
+        pid, status = os.waitpid(self.pid, os.WNOHANG)
+        if not pid and not any(e.get("event") == "end" for e in self.events):
+            _, status = os.waitpid(self.pid, 0)
+        elif not pid:
+            _ending.append(self.pid)
         safefs.remove_tree(self.workroot)  # what a killed judge left, whatever modes learner code set
         judge_failed = not self.timed_out and status != 0
         result = assemble(self.exercise, self.source, self.events, self.timed_out, self.seed,
@@ -257,6 +265,18 @@ class Grading:
         result.title = Text(self.exercise.title, self.exercise.zh.get("title"))
         result.lang = self.lang
         return result
+
+
+_ending: list[int] = []  # judges that sent their end and were exiting when their result was assembled
+
+
+def _reap_ended() -> None:
+    for pid in list(_ending):
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                _ending.remove(pid)
+        except ChildProcessError:
+            _ending.remove(pid)
 
 
 def grade(exercise: Exercise, source: Source, **options) -> Result:

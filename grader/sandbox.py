@@ -631,6 +631,14 @@ class Sandbox:
         return data.decode("utf-8", "replace")
 
     def close(self) -> None:
+        if self.spawner is not None:  # the zygote reaps it: its exit status is of no use any more, nor worth a wait
+            self._spawned()
+            try:
+                if self.pid is not None and self.spawner.wait(self.pid, 0.001) is None:  # not reaped yet: still ours
+                    self._kill_group()
+            except zygote.Lost:
+                pass  # the zygote is gone, and its sandboxes with it
+            self.pid = None
         self.kill()
         if self.sock is not None:
             self.sock.close()
