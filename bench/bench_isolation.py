@@ -71,7 +71,7 @@ def grading_time(runs: int, isolated: bool, forget: bool = True, zygote: bool = 
     `zygote`: the sandbox is forked by the zygote (all layers on), not by the judge."""
     from grader import sandbox
     from grader.exercises import find_exercise
-    from grader.judge import grade
+    from grader.judge import grade, prewarm
     from grader.source import load_source
 
     saved = isolation.enter_before_fork, isolation.enter_after_fork, sandbox._forget
@@ -84,6 +84,7 @@ def grading_time(runs: int, isolated: bool, forget: bool = True, zygote: bool = 
     try:
         ex = find_exercise("ex05")
         source = load_source(ex.stub)
+        prewarm([ex])  # as `grade batch` and the service do: the checks imported, the probes' code made, once
         grade(ex, source)
         times = []
         for _ in range(runs):

@@ -7,8 +7,10 @@ forks from the same clean state. Several gradings may be in flight: two clients 
 Once nobody waits, it imports the rest of what exercises use (torch._dynamo, every exercise's checks).
 
 It listens on a unix socket in a folder only its owner can enter (grader/client.py) and answers only peers
-of its own uid. A request from another version or install, or a change of the grader, torch or a course
-(a content fingerprint, checked per request), closes its socket: the client starts a fresh service.
+of its own uid. Beside it, its front (relay.py) runs a client's `grade EXERCISE` on the client's terminal, and
+asks this service to grade as any client does. A request from another version or install, or a change of the
+grader, torch or a course (a content fingerprint, checked per request), closes its socket: the client starts a
+fresh service.
 It stops after `--idle` seconds without a request, or on `grade server stop`, leaving no socket, pid file
 or process behind.
 
