@@ -53,19 +53,20 @@ def run(argv: list[str]) -> int | None:
         return None
     umask = os.umask(0)
     os.umask(umask)
-    request = client.signed({
-        "op": "relay", "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask,
-        "stdout": [getattr(sys.stdout, "encoding", None) or "utf-8", getattr(sys.stdout, "errors", None) or "strict"],
-    })
     with sock:
         try:
+            request = client.signed({
+                "op": "relay", "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask,
+                "stdout": [getattr(sys.stdout, "encoding", None) or "utf-8",
+                           getattr(sys.stdout, "errors", None) or "strict"],
+            })
             socket.send_fds(sock, [json.dumps(request).encode() + b"\n"], [0, 1, 2])
             lines = sock.makefile("rb")
             first = _answer(lines)
             if first is None or "pid" not in first:
                 return None  # declined: nothing was printed
             return _exit_status(lines, int(first["pid"]))
-        except OSError:  # a closed stdin, a front gone before it forked
+        except OSError:  # a folder deleted under us, a closed stdin, a front gone before it forked
             return None
 
 
