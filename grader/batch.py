@@ -118,7 +118,7 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
 def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
     """Keep up to `workers` judges in flight; return True if interrupted by Ctrl-C."""
     from grader.doctor import run_self_test, summary_line
-    from grader.judge import Grading
+    from grader.judge import Grading, finished
 
     click.echo(summary_line(run_self_test(), options.get("lang", "en")), err=True)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C stops cleanly, even if started ignoring it
@@ -150,22 +150,17 @@ def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
                     continue
                 wait = max(0.0, min(g.deadline for g in running) - time.monotonic())
                 ready = select.select(list(running), [], [], wait)[0]
-                for grading in list(running):
-                    finished = grading in ready and grading.feed()
-                    if not finished and time.monotonic() >= grading.deadline:
-                        grading.kill()
-                        finished = True
-                    if finished:
-                        job = running.pop(grading)
-                        result = grading.result()
-                        if result.grader_failure and id(job) not in retried:
-                            click.echo(f"{job.student}/{job.exercise.id}: {result.message.render(result.lang)} "
-                                       + say(result.lang, "Grading it again."), err=True)
-                            retried.add(id(job))
-                            queue.append(job)  # the grader's failure, not the student's: once more
-                            continue
-                        record(result, job)
-                        bar.update(1)
+                for grading in finished(running, ready):
+                    job = running.pop(grading)
+                    result = grading.result()
+                    if result.grader_failure and id(job) not in retried:
+                        click.echo(f"{job.student}/{job.exercise.id}: {result.message.render(result.lang)} "
+                                   + say(result.lang, "Grading it again."), err=True)
+                        retried.add(id(job))
+                        queue.append(job)  # the grader's failure, not the student's: once more
+                        continue
+                    record(result, job)
+                    bar.update(1)
         except KeyboardInterrupt:
             for grading in running:
                 grading.kill()

@@ -60,7 +60,7 @@ def main() -> None:
 
 def serve(exercises: dict, hidden: tuple[str, ...], reply) -> None:
     """Grade each request read from the input, several at once; answer each when its judge has finished."""
-    from grader.judge import Grading
+    from grader.judge import Grading, finished
 
     running: dict[Grading, int] = {}
     pending = b""
@@ -82,13 +82,8 @@ def serve(exercises: dict, hidden: tuple[str, ...], reply) -> None:
                     running[start(request, exercises, hidden)] = request["id"]
                 except Exception as exc:  # noqa: BLE001 - the grader's failure, for the batch to grade again
                     reply({"id": request["id"], "error": f"{type(exc).__name__}: {exc}"})
-        for grading in list(running):
-            finished = grading in ready and grading.feed()
-            if not finished and time.monotonic() >= grading.deadline:
-                grading.kill()
-                finished = True
-            if finished:
-                reply({"id": running.pop(grading), "result": grading.result().to_json()})  # in the grading's lang
+        for grading in finished(running, ready):
+            reply({"id": running.pop(grading), "result": grading.result().to_json()})  # in the grading's lang
 
 
 def start(request: dict, exercises: dict, hidden: tuple[str, ...]):

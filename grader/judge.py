@@ -267,6 +267,20 @@ class Grading:
         return result
 
 
+def finished(gradings, ready) -> list[Grading]:
+    """Of the `gradings` in flight, those that are done: their judge's pipe ended (read if `select` found it in
+    `ready`) or their deadline passed (then the judge is killed)."""
+    done = []
+    for grading in list(gradings):
+        ended = grading in ready and grading.feed()
+        if not ended and time.monotonic() >= grading.deadline:
+            grading.kill()
+            ended = True
+        if ended:
+            done.append(grading)
+    return done
+
+
 _ending: list[int] = []  # judges that sent their end and were exiting when their result was assembled
 
 

@@ -123,6 +123,8 @@ class Service:
                 self.pid_file.unlink()
 
     def serve(self) -> None:
+        from grader.judge import finished
+
         while self.listener is not None or self.running:
             now = time.monotonic()
             if self.running:
@@ -136,13 +138,8 @@ class Service:
                 elif key.data == "request":
                     self.receive(key.fileobj)  # type: ignore[arg-type]  # registered as a socket
             ready = {key.fileobj for key, _ in events if key.data == "grading"}
-            for grading in list(self.running):
-                finished = grading in ready and grading.feed()
-                if not finished and time.monotonic() >= grading.deadline:
-                    grading.kill()
-                    finished = True
-                if finished:
-                    self.finish(grading)
+            for grading in finished(self.running, ready):
+                self.finish(grading)
             if self.stop_request is not None:
                 return
             if not self.running:  # (a request arriving takes microseconds: it never holds the service up)
