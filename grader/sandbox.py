@@ -112,6 +112,7 @@ class CellsFailed(LearnerProblem):
 # -- the sandbox process -------------------------------------------------------------------
 
 PROBES: dict[str, types.FunctionType] = {}
+SCAN_MODULES = True  # look through every module for one of a hidden folder (scrub.py); not where none can be
 
 
 def probe(fn):
@@ -204,7 +205,7 @@ def _forget(limits: Limits) -> None:
     weakref.finalize._registry.clear()  # type: ignore[attr-defined]
     hook, sys.unraisablehook = sys.unraisablehook, lambda _: None
     try:
-        scrub.scrub(PROBES, limits.hidden, sys._getframe(1))
+        scrub.scrub(PROBES, limits.hidden if SCAN_MODULES else (), sys._getframe(1))
     finally:
         sys.unraisablehook = hook
 
@@ -513,7 +514,7 @@ class Sandbox:
         is read when it is needed (`_spawned`): the judge goes on meanwhile."""
         assert self.spawner is not None
         try:
-            self.spawner.request(child, self.output_fd)
+            self.spawner.request(child, self.output_fd, self.limits.hidden)
         except zygote.Lost:
             _grader_lost(self.spawner)
         self.asked = True

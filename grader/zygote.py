@@ -141,14 +141,15 @@ class Channel:
         line, self._buf = self._buf.split(b"\n", 1)
         return json.loads(line)
 
-    def spawn(self, sock: socket.socket, output: int) -> int:
+    def spawn(self, sock: socket.socket, output: int, hidden: tuple[str, ...] = ()) -> int:
         """Ask for a sandbox that serves `sock` and writes to `output`; its pid (the zygote's child)."""
-        self.request(sock, output)
+        self.request(sock, output, hidden)
         return self.spawned()
 
-    def request(self, sock: socket.socket, output: int) -> None:
-        """Ask for a sandbox, without waiting for its pid (`spawned` reads it)."""
-        request = json.dumps({"preload": list(self.preload)}).encode() + b"\n"
+    def request(self, sock: socket.socket, output: int, hidden: tuple[str, ...] = ()) -> None:
+        """Ask for a sandbox, without waiting for its pid (`spawned` reads it); `hidden`: the folders it must not see
+        (the zygote imports no preload from them)."""
+        request = json.dumps({"preload": list(self.preload), "hidden": list(hidden)}).encode() + b"\n"
         try:
             socket.send_fds(self.sock, [request], [sock.fileno(), output])
         except OSError as exc:
@@ -276,16 +277,7 @@ def _kill(pid: int) -> None:
 
 def _spawn(request: dict, fds: list[int], selector: selectors.BaseSelector) -> int:
     """Fork a sandbox for the descriptors a judge handed over (its connection, its output file)."""
-    import importlib
-
-    imported = len(sys.modules)
-    for name in request.get("preload", []):  # public modules an exercise needs (torch._dynamo): once, here
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - the sandbox, importing it again, reports what fails
-            pass
-    if len(sys.modules) != imported:
-        gc.freeze()  # as at the start: a sandbox's collection never walks (and copies) what was just imported
+    _preload(request.get("preload", []), tuple(request.get("hidden", [])))
     pid = os.fork()
     if pid:
         for fd in fds:
@@ -301,6 +293,29 @@ def _spawn(request: dict, fds: list[int], selector: selectors.BaseSelector) -> i
         _sandbox(socket.socket(fileno=conn), out)
     finally:
         os._exit(4)
+
+
+def _preload(names: list[str], hidden: tuple[str, ...]) -> None:
+    """Import the public modules an exercise needs (torch._dynamo) once, here; never one from a folder sandboxes
+    must not see (a checks folder, the solutions): the sandbox imports such a name itself, and fails there. So the
+    zygote holds no module of a hidden folder, and its sandboxes have none to look for (`sandbox.SCAN_MODULES`)."""
+    import importlib
+    import importlib.util
+
+    imported = len(sys.modules)
+    for name in names:
+        try:
+            parts = name.split(".")
+            for prefix in (".".join(parts[:n]) for n in range(1, len(parts) + 1)):  # finding a.b imports a
+                spec = importlib.util.find_spec(prefix)
+                places = [spec.origin or "", *(spec.submodule_search_locations or [])] if spec else []
+                if any(place.startswith(folder.rstrip("/") + "/") for place in places for folder in hidden):
+                    raise ImportError(f"{prefix} lies in a folder sandboxes must not see")
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001, S112 - the sandbox, importing it again, reports what fails
+            continue
+    if len(sys.modules) != imported:
+        gc.freeze()  # as at the start: a sandbox's collection never walks (and copies) what was just imported
 
 
 def _sandbox(conn: socket.socket, out: int) -> None:  # pragma: no cover - runs in the zygote's child
@@ -319,5 +334,6 @@ def _sandbox(conn: socket.socket, out: int) -> None:  # pragma: no cover - runs 
                              "allowed": tuple(setup["plan"]["allowed"])})
     seed = int(setup["seed"])
     sys.modules.update(probecode.install(setup["probes"], sandbox.PROBES))  # a probe's objects pickle by name
+    sandbox.SCAN_MODULES = False  # we never imported a module of a hidden folder (`_preload`)
     del setup
     sandbox._sandbox_main(conn, source, plan, limits, seed, out)

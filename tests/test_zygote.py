@@ -139,3 +139,19 @@ def test_a_zygote_that_dies_mid_grading_is_the_graders_failure_never_a_grade():
     result = grading.result()
     assert result.grader_failure and result.status == "error" and result.score == 0
     assert zygote.shared() is not started  # the next grading gets a fresh one
+
+
+def test_the_zygote_imports_no_preload_from_a_folder_sandboxes_must_not_see(tmp_path, monkeypatch):
+    """So a sandbox of the zygote's has no module of a hidden folder to look for (sandbox.SCAN_MODULES)."""
+    package = tmp_path / "course_helpers"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "secrets.py").write_text("ANSWER = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("course_helpers.secrets", "course_helpers"):
+        zygote._preload([name], hidden=(str(tmp_path),))
+        assert "course_helpers" not in sys.modules and "course_helpers.secrets" not in sys.modules
+    zygote._preload(["course_helpers.secrets"], hidden=("/elsewhere",))  # not hidden: imported once, here
+    assert sys.modules["course_helpers.secrets"].ANSWER == 42
+    for name in ("course_helpers.secrets", "course_helpers"):
+        monkeypatch.delitem(sys.modules, name)
