@@ -134,9 +134,10 @@ def test_a_changed_check_restarts_it_and_is_seen(service, tmp_path):
 
 
 def test_a_stale_socket_and_pid_file_are_replaced(service):
-    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    stale.bind(str(client.socket_path(service.folder)))
-    stale.close()  # a socket file nobody listens on: what a killed service leaves
+    for path in (client.socket_path(service.folder), client.front_path(service.folder)):
+        stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        stale.bind(str(path))
+        stale.close()  # a socket file nobody listens on: what a killed service (and its front) leaves
     client.pid_path(service.folder).write_text("999999")
     proc = service.grade("ex05", "--file", SOLUTION, "--json")
     assert proc.returncode == 0 and json.loads(proc.stdout)["score"] == 10
