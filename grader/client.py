@@ -197,6 +197,11 @@ def signed(message: dict) -> dict:
     return {"version": __version__, "package": str(PACKAGE_DIR), "python": sys.prefix, **message}
 
 
+def signed_here(request: dict) -> bool:
+    """Whether `request` was `signed` by this version, checkout and environment."""
+    return all(request.get(key) == value for key, value in signed({}).items())
+
+
 def ask(folder: Path, message: dict, timeout: float | None = None, until_closed=False) -> dict | None:
     """One request to the service; None if none answers."""
     sock = connect(folder)

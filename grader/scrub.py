@@ -149,13 +149,18 @@ TRUSTED_ONLY = {"grader.gradients", "grader.checking", "grader.judge", "grader.p
                 "grader.collect", "grader.validate", "grader.authoring", "grader.gradebook"}
 
 
+def inside(path: str, folders) -> bool:
+    """Whether `path` lies in one of `folders`."""
+    return any(path.startswith(folder.rstrip("/") + "/") for folder in folders)
+
+
 def check_modules(probes: dict, folders: tuple[str, ...]) -> set[str]:
     """The names of the hidden check modules loaded (those that define probes, or that lie in `folders`) and the
     grader's modules learner code has no use for."""
     names = {fn.__module__ for fn in probes.values()} | (TRUSTED_ONLY & set(sys.modules))
     for name, module in list(sys.modules.items()) if folders else ():  # (each module's page is copied on touch)
         path = getattr(module, "__file__", None) or ""
-        if path and any(path.startswith(folder.rstrip("/") + "/") for folder in folders):
+        if path and inside(path, folders):
             names.add(name)
     return names
 

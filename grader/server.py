@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 
 from grader import __version__, client
-from grader.exercises import PACKAGE_DIR, Course, CourseError, UnknownExercise, builtin_course, load_course
+from grader.exercises import Course, CourseError, UnknownExercise, builtin_course, load_course
 from grader.source import SubmissionError, load_source
 
 OPTIONS = ("seed", "lang", "device", "time_limit", "memory", "languages", "variant")  # those of judge.grade
@@ -61,13 +61,8 @@ class Service:
         self.started, self.last, self.graded = time.time(), time.monotonic(), 0
 
     def listen(self) -> None:
-        """Bind a fresh socket and move it into place (atomically over a stale one), then the pid file."""
-        temporary = self.folder / f".{os.getpid()}.sock"
-        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.listener.bind(str(temporary))
-        self.listener.listen(64)
-        os.replace(temporary, self.path)
-        self.inode = os.stat(self.path).st_ino
+        """Our socket in place, then the pid file, then the front's socket and process."""
+        self.listener, self.inode = self.bound(self.path)
         self.pid_file.write_text(str(os.getpid()))
         self.listener.setblocking(False)
         self.selector.register(self.listener, selectors.EVENT_READ, "accept")
@@ -76,21 +71,33 @@ class Service:
     def start_front(self) -> None:
         """The front (relay.py): a small process with the CLI imported, on a socket of its own beside ours, that runs
         a client's `grade EXERCISE` on its terminal. Without it, clients run the command themselves."""
-        temporary = self.folder / f".{os.getpid()}.front.sock"
+        path = client.front_path(self.folder)
+        try:
+            sock, self.front_inode = self.bound(path)
+        except OSError:
+            return
+        with sock:
+            try:
+                self.front = subprocess.Popen([sys.executable, "-m", "grader.relay", str(sock.fileno())],
+                                              pass_fds=[sock.fileno()], stdin=subprocess.DEVNULL,
+                                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
+            except OSError:  # no front: nobody listens on its socket, so it goes
+                path.unlink()
+
+    def bound(self, path: Path) -> tuple[socket.socket, int]:
+        """A fresh socket listening at `path`, moved into place atomically (over a stale one); its inode."""
+        temporary = self.folder / f".{os.getpid()}.{path.name}"
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.bind(str(temporary))
             sock.listen(64)
-            self.front = subprocess.Popen([sys.executable, "-m", "grader.relay", str(sock.fileno())],
-                                          pass_fds=[sock.fileno()], stdin=subprocess.DEVNULL,
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
-            os.replace(temporary, client.front_path(self.folder))
-            self.front_inode = os.stat(client.front_path(self.folder)).st_ino
+            os.replace(temporary, path)
+            return sock, os.stat(path).st_ino
         except OSError:
+            sock.close()
             with contextlib.suppress(OSError):
                 temporary.unlink()
-        finally:
-            sock.close()
+            raise
 
     def close(self) -> None:
         """Take no more requests: the socket goes (if it is still ours); gradings in flight finish."""
@@ -186,8 +193,7 @@ class Service:
             reply(conn, {"error": f"{type(exc).__name__}: {exc}"})
 
     def handle(self, conn: socket.socket, request: dict) -> None:
-        mine = (__version__, str(PACKAGE_DIR), sys.prefix)  # the same version, checkout and environment
-        if (request.get("version"), request.get("package"), request.get("python")) != mine:
+        if not client.signed_here(request):
             self.close()
             return reply(conn, {"restart": "a service of another version or install"})
         op = request.get("op")

@@ -141,14 +141,9 @@ class Channel:
         line, self._buf = self._buf.split(b"\n", 1)
         return json.loads(line)
 
-    def spawn(self, sock: socket.socket, output: int, hidden: tuple[str, ...] = ()) -> int:
-        """Ask for a sandbox that serves `sock` and writes to `output`; its pid (the zygote's child)."""
-        self.request(sock, output, hidden)
-        return self.spawned()
-
     def request(self, sock: socket.socket, output: int, hidden: tuple[str, ...] = ()) -> None:
-        """Ask for a sandbox, without waiting for its pid (`spawned` reads it); `hidden`: the folders it must not see
-        (the zygote imports no preload from them)."""
+        """Ask for a sandbox that serves `sock` and writes to `output`, without waiting for its pid (`spawned` reads
+        it); `hidden`: the folders it must not see (the zygote imports no preload from them)."""
         request = json.dumps({"preload": list(self.preload), "hidden": list(hidden)}).encode() + b"\n"
         try:
             socket.send_fds(self.sock, [request], [sock.fileno(), output])
@@ -302,6 +297,8 @@ def _preload(names: list[str], hidden: tuple[str, ...]) -> None:
     import importlib
     import importlib.util
 
+    from grader import scrub
+
     imported = len(sys.modules)
     for name in names:
         try:
@@ -309,7 +306,7 @@ def _preload(names: list[str], hidden: tuple[str, ...]) -> None:
             for prefix in (".".join(parts[:n]) for n in range(1, len(parts) + 1)):  # finding a.b imports a
                 spec = importlib.util.find_spec(prefix)
                 places = [spec.origin or "", *(spec.submodule_search_locations or [])] if spec else []
-                if any(place.startswith(folder.rstrip("/") + "/") for place in places for folder in hidden):
+                if any(scrub.inside(place, hidden) for place in places):
                     raise ImportError(f"{prefix} lies in a folder sandboxes must not see")
             importlib.import_module(name)
         except Exception:  # noqa: BLE001, S112 - the sandbox, importing it again, reports what fails

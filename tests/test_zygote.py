@@ -35,7 +35,8 @@ def test_a_judges_sandboxes_end_when_its_connection_closes():
         channel = zygote.Channel(started.connect())
         ours, theirs = socket.socketpair()
         output = os.open(os.devnull, os.O_WRONLY)
-        pid = channel.spawn(theirs, output)  # the child waits for its setup, which never comes
+        channel.request(theirs, output)
+        pid = channel.spawned()  # the child waits for its setup, which never comes
         os.close(output)
         theirs.close()
         os.kill(pid, 0)  # alive
@@ -63,7 +64,8 @@ def test_the_zygote_reports_how_each_sandbox_ended():
         channel = zygote.Channel(started.connect())
         ours, theirs = socket.socketpair()
         output = os.open(os.devnull, os.O_WRONLY)
-        pid = channel.spawn(theirs, output)
+        channel.request(theirs, output)
+        pid = channel.spawned()
         os.close(output)
         theirs.close()
         assert channel.wait(pid, 0.2) is None  # still running
