@@ -90,8 +90,11 @@ def _exit_status(lines, pid: int) -> int:
                 pass
             continue
         if answer is None or not isinstance(answer.get("exit"), int):  # the fork died: never silently a success
-            print("grade: the grading service ended before the command did; run it again with --no-server",
-                  file=sys.stderr)
+            from grader.cli import default_lang, lang_in
+            from grader.text import say
+
+            print(say(lang_in(sys.argv) or default_lang(), "grade: the grading service ended before the command "
+                      "did; run it again with `--no-server`."), file=sys.stderr)
             return 3
         return answer["exit"]
 

@@ -321,3 +321,17 @@ def test_the_front_answers_only_its_own_uid(service):
         assert as_nobody(client_refuses_the_front) == 0
     finally:
         service.folder.chmod(0o700)
+
+
+def test_a_relayed_command_whose_fork_dies_is_an_error_never_a_success(service, tmp_path):
+    slow = tmp_path / "slow.py"
+    slow.write_text("import time\ntime.sleep(5)\n" + SOLUTION.read_text())
+    assert service.grade("server", "start").returncode == 0
+    front = service.status()["front"]
+    proc = subprocess.Popen([sys.executable, "-m", "grader", "ex05", "--file", str(slow)], cwd=ROOT, env=service.env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    children = Path(f"/proc/{front}/task/{front}/children")
+    wait_for(lambda: children.read_text().split(), "the front forked the command")
+    os.kill(int(children.read_text().split()[0]), signal.SIGKILL)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 3 and "--no-server" in err and "Score" not in out, (out, err)
