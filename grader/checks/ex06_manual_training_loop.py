@@ -555,9 +555,17 @@ def test_no_data(submission, rng):
 
 # -- train -------------------------------------------------------------------------------------
 
+_TRAINED: dict[int, tuple] = {}
+
+
 def train_of(submission, rng):
-    x, y = draw_data(rng)
-    seen = submission.probe(observe_train, x, y, EPOCHS, what=f"`train(x[{len(x)}, 1], y, epochs={EPOCHS})`")
+    """The learner's train(x, y, EPOCHS), observed once per grading (the first check that asks draws the data),
+    failing unless it ran and returned (w, b, losses) with w and b float tensors of shape [1]."""
+    if id(submission) not in _TRAINED:
+        x, y = draw_data(rng)
+        _TRAINED[id(submission)] = x, y, submission.probe(observe_train, x, y, EPOCHS,
+                                                          what=f"`train(x[{len(x)}, 1], y, epochs={EPOCHS})`")
+    x, y, seen = _TRAINED[id(submission)]
     if seen["error"]:
         explain_error(seen["error"], "train")
     result = seen["result"]
@@ -576,15 +584,19 @@ def train_of(submission, rng):
 
 
 def reference_training(x, y, epochs: int, lr: float = 0.01) -> dict:
-    """Plain gradient descent from w = b = 0 on the same data, in the judge (float64)."""
-    w, b = torch.zeros(1, dtype=torch.float64), torch.zeros(1, dtype=torch.float64)
-    trace = {"losses": [], "w": [], "b": []}
+    """Plain gradient descent from w = b = 0 on the same data, in the judge (float64). The MSE of w * x + b and its
+    gradient depend on the data only through the means of x, y, x², xy and y², so each step costs a few
+    multiplications, whatever N."""
+    xd, yd = x.double().reshape(-1), y.double().reshape(-1)
+    mx, my, mxx, mxy, myy = (float(v.mean()) for v in (xd, yd, xd * xd, xd * yd, yd * yd))
+    w = b = 0.0
+    trace: dict[str, list[float]] = {"losses": [], "w": [], "b": []}
     for _ in range(epochs):
-        trace["losses"].append(float(mse64(x, y)(w, b)))
-        dw, db = gd_grads(x, y, w, b)
+        trace["losses"].append(w * w * mxx + 2 * w * b * mx + b * b - 2 * w * mxy - 2 * b * my + myy)
+        dw, db = 2 * (w * mxx + b * mx - mxy), 2 * (w * mx + b - my)
         w, b = w - lr * dw, b - lr * db
-        trace["w"].append(float(w))
-        trace["b"].append(float(b))
+        trace["w"].append(w)
+        trace["b"].append(b)
     return trace
 
 
