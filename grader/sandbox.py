@@ -684,6 +684,7 @@ class Submission:
         self.problems: list[LearnerProblem] = []
         self.outputs: list[str] = []
         self.isolation: dict = {}  # the last sandbox's isolation: {"applied": [layers], "missing": {layer: why}}
+        self._shared: dict = {}  # what `once` made
 
     # -- lifecycle --
     def launch(self) -> None:
@@ -738,6 +739,13 @@ class Submission:
         """The learner's printed output (the last OUTPUT_SHOWN characters)."""
         text = "".join(self.outputs)
         return text if len(text) <= OUTPUT_SHOWN else "..." + text[-OUTPUT_SHOWN:]
+
+    def once(self, key, make):
+        """What `make()` returns, made once per grading for `key`: the checks that judge the same run share it (the
+        first check that asks draws its inputs). A `make` that raised is tried again by the next check that asks."""
+        if key not in self._shared:
+            self._shared[key] = make()
+        return self._shared[key]
 
     # -- requests --
     def _request(self, header: dict, args, kwargs, what: str):

@@ -40,3 +40,22 @@ def test_an_import_past_the_api_is_found(tmp_path):
     path = tmp_path / "checks.py"
     path.write_text("from grader.checking import check\nfrom grader.text import Text\nimport grader.wire\n")
     assert list(grader_imports(path)) == [("grader.checking", "check"), ("grader.text", "Text"), ("grader.wire", "")]
+
+
+def test_once_makes_a_shared_run_once_per_grading_and_retries_one_that_raised():
+    from grader.sandbox import Submission
+
+    submission, made = Submission(None, None), []
+
+    def make():
+        made.append(len(made))
+        if len(made) == 1:
+            raise RuntimeError("the sandbox died")
+        return {"run": len(made)}
+
+    with pytest.raises(RuntimeError):
+        submission.once("fit", make)
+    first = submission.once("fit", make)
+    assert first == {"run": 2} and submission.once("fit", make) is first and len(made) == 2
+    assert submission.once("other", lambda: "its own") == "its own"
+    assert Submission(None, None).once("fit", lambda: "a new grading draws anew") == "a new grading draws anew"

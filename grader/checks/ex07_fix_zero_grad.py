@@ -153,16 +153,21 @@ def watch_loop(module, kind, weights, x, target):
 # -- reading the record (judge side) -------------------------------------------------------------
 
 def run(submission, rng, kind: str):
+    """The learner's loop for `kind` watched, once per grading (the first check that asks draws the inputs), failing
+    with its error if it raised."""
     spec = LOOPS[kind]
-    x, target, weights = draw(kind, rng)
     what = f"`{spec['fn']}(model, x[{spec['n']}, {spec['in']}], ..., lr={spec['lr']}, epochs={spec['epochs']})`"
-    seen = submission.probe(watch_loop, kind, weights, x, target, what=what)
+
+    def watched():
+        x, target, weights = draw(kind, rng)
+        return (x, target, weights), submission.probe(watch_loop, kind, weights, x, target, what=what)
+    inputs, seen = submission.once(kind, watched)
     if seen["error"]:
         err = seen["error"]
         fail("{fn} raised {type}: {msg}{where}.", "{fn} 抛出了 {type}：{msg}{where}。", fn=spec["fn"],
              type=err["type"], msg=verbatim(err["message"].splitlines()[0][:200].rstrip(".") if err["message"] else ""),
              where=where(err), key=f"raised-{err['type']}")
-    return (x, target, weights), seen
+    return inputs, seen
 
 
 def iterations(events: list) -> list[list]:

@@ -261,12 +261,9 @@ def load_effects(module, state, path):
 
 # -- judge side ---------------------------------------------------------------------------
 
-_RUNS = {}
-
-
 def run_case(submission, rng):
     """One resume experiment per grading: every check judges the same run (drawn by the first check's rng)."""
-    if id(submission) not in _RUNS:
+    def resumed():
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(torch.randint(0, 2**31, (1,), generator=rng)))
             state_a, state_b = new_model().state_dict(), new_model().state_dict()
@@ -279,8 +276,8 @@ def run_case(submission, rng):
         run = int(torch.randint(0, 10**6, (1,), generator=rng))
         path = f"run_{run}/ckpt_{run}.pt"  # relative to the current directory, in a folder of its own
         out = submission.probe(resume_run, state_a, state_b, batches, stop, path, what=ROUND_TRIP)
-        _RUNS[id(submission)] = (out, stop, state_b)
-    return _RUNS[id(submission)]
+        return out, stop, state_b
+    return submission.once("resume", resumed)
 
 
 def learner_raised(error: dict, what, then=None):
@@ -518,18 +515,15 @@ def test_resume(submission, rng):
          key="resume-differs")
 
 
-_EFFECTS = {}
-
-
 def effects_case(submission, rng):
     """The loading-effects probe, once per grading (two checks judge it)."""
-    if id(submission) not in _EFFECTS:
+    def effects():
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(torch.randint(0, 2**31, (1,), generator=rng)))
             state = new_model().state_dict()
         path = f"ckpt_load_{int(torch.randint(0, 10**6, (1,), generator=rng))}.pt"
-        _EFFECTS[id(submission)] = submission.probe(load_effects, state, path, what=ROUND_TRIP)
-    return _EFFECTS[id(submission)]
+        return submission.probe(load_effects, state, path, what=ROUND_TRIP)
+    return submission.once("effects", effects)
 
 
 @check("map_location decides where load_checkpoint puts the loaded tensors", points=1,

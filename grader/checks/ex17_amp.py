@@ -207,18 +207,13 @@ def call_text(device_type, max_norm, pretend=False):
     return call + (Text(" (CUDA simulated on the CPU)", "（在 CPU 上模拟 CUDA）") if pretend else "")
 
 
-_RUNS: dict[int, list] = {}
-
-
 def runs(submission, rng, device, *, overflow=False):
     """Logged train_step calls per device type: the `device` fixture's for real and, on a CPU, the GPU branch
     with CUDA pretended. A few calls, since a float16 scaler may skip the first steps (their scaled gradients
     overflow until the scale has come down), then a call whose x holds an inf (its step must be skipped): made
     once per grading, drawn by the first check that asks; without `overflow`, the runs as they stood before
     that last call."""
-    if id(submission) not in _RUNS:
-        _RUNS[id(submission)] = logged_runs(submission, rng, device)
-    found = _RUNS[id(submission)]
+    found = submission.once("runs", lambda: logged_runs(submission, rng, device))
     return found if overflow else [before_overflow(result) for result in found]
 
 

@@ -111,18 +111,15 @@ def watch_fit(module, x, y, seed):
 
 # -- judge side -----------------------------------------------------------------------------
 
-_RUNS = {}
-
-
 def run(submission, rng):
     """One training run per grading, watched; every check reads the same record."""
-    if id(submission) not in _RUNS:
+    def watched():
         x = torch.randn(N, IN, generator=rng)
         w = torch.randn(IN, 1, generator=rng)
         y = torch.sin(x @ w / w.norm() * 2)
         seed = int(torch.randint(0, 2**31, (1,), generator=rng))
-        _RUNS[id(submission)] = submission.probe(watch_fit, x, y, seed, what=CALL)
-    out = _RUNS[id(submission)]
+        return submission.probe(watch_fit, x, y, seed, what=CALL)
+    out = submission.once("fit", watched)
     if out["error"]:
         err = out["error"]
         fail("{call} raised {error}{where}.", "{call} 抛出了 {error}{where}。", call=CALL,

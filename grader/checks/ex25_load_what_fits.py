@@ -105,16 +105,12 @@ def draw(rng):
     return old.state_dict(), new.state_dict()
 
 
-_RUNS = {}
-
-
 def run(submission, rng, prefixed: bool):
-    key = (id(submission), prefixed, prefix())  # the draw too: the names of the model follow it
-    if key not in _RUNS:
+    def loaded():
         old, init = draw(rng)
         checkpoint = {(prefix() + k if prefixed else k): v for k, v in old.items()}
-        _RUNS[key] = (old, init, submission.probe(load_probe, init, checkpoint, names(), what=CALL))
-    old, init, out = _RUNS[key]
+        return old, init, submission.probe(load_probe, init, checkpoint, names(), what=CALL)
+    old, init, out = submission.once((prefixed, prefix()), loaded)  # the draw too: the model's names follow it
     if out["error"]:
         raised(out["error"])
     return old, init, out

@@ -131,12 +131,8 @@ def shifted(rng, sign):
     return x - x.mean() + sign * (0.5 + float(torch.rand(1, generator=rng)))
 
 
-_RUNS = {}
-
-
 def run(submission, rng, which):
-    key = (id(submission), which)
-    if key not in _RUNS:
+    def exported():
         model = build(which, rng)
         sign = 1 if bool(torch.rand(1, generator=rng) < 0.5) else -1
         example = shifted(rng, sign)
@@ -148,8 +144,8 @@ def run(submission, rng, which):
         model.eval()
         with torch.no_grad():
             want = [model(x) for x in inputs]
-        _RUNS[key] = (model, inputs, want, call, out)
-    model, inputs, want, call, out = _RUNS[key]
+        return model, inputs, want, call, out
+    model, inputs, want, call, out = submission.once(which, exported)
     if out["error"]:
         err = out["error"]
         message = err["message"] or ""
