@@ -257,12 +257,25 @@ class ValLoader(DataLoader):
         return super().__iter__()
 
 
+class Batched(TensorDataset):
+    """A TensorDataset a DataLoader reads a batch at a time (one indexing per tensor), not sample by sample: with
+    `collate_fn=Batched.collate`, the same batches, `[x, y]`, in a third less time for the whole training."""
+
+    def __getitems__(self, indices):
+        index = torch.tensor(indices)
+        return [t[index] for t in self.tensors]
+
+    @staticmethod
+    def collate(batch):
+        return batch
+
+
 @probe
 def run_fit(module, state, train, val, epochs, lr):
     """A real training with the learner's fit (and trusted helpers): the true validation loss per pass."""
     model = _model_with(state)
-    train_loader = DataLoader(TensorDataset(*train), batch_size=32, shuffle=True)
-    val_loader = ValLoader(TensorDataset(*val), batch_size=50, shuffle=False)
+    train_loader = DataLoader(Batched(*train), batch_size=32, shuffle=True, collate_fn=Batched.collate)
+    val_loader = ValLoader(Batched(*val), batch_size=50, shuffle=False, collate_fn=Batched.collate)
     val_loader.model_ref, val_loader.records = model, []
     with trusted_helpers(module) as seen:  # no GPU pretended: Adam's step asks for the real one
         module.fit(model, train_loader, val_loader, epochs, lr)
@@ -689,19 +702,18 @@ def test_train_one_epoch(submission, rng):
 # -- checks: fit -----------------------------------------------------------------------------
 
 VAL_SIZE, TRAIN_SIZE, TEST_SIZE = 200, 320, 400
-_FIT_RUNS, _SCRIPTED = {}, {}
 
 
 def fit_run(submission, rng):
     """The real training, once per grading."""
-    if id(submission) not in _FIT_RUNS:
+    def trained():
         sample = draw_task(rng)
         train, val, test = sample(TRAIN_SIZE), sample(VAL_SIZE), sample(TEST_SIZE)
         model = new_model(rng)
         out = submission.probe(run_fit, model.state_dict(), list(train), list(val), EPOCHS, 0.01,
                                what=f"`fit(model, train_loader, val_loader, epochs={EPOCHS}, lr=0.01)`")
-        _FIT_RUNS[id(submission)] = (out, model, test)
-    return _FIT_RUNS[id(submission)]
+        return out, model, test
+    return submission.once("fit", trained)
 
 
 @check("fit trains the model: its best epoch classifies 85% of fresh samples", points=1,
@@ -820,7 +832,7 @@ def scripted_logits(plan, rng):
 
 def scripted_run(submission, rng):
     """The scripted run, once per grading; with the judge's own losses and accuracies per pass."""
-    if id(submission) not in _SCRIPTED:
+    def scripted():
         plan = design(rng)
         val, val_y, train, train_y = scripted_logits(plan, rng)
         truth = {"val_loss": [float(nn.functional.cross_entropy(v, val_y)) for v in val],
@@ -828,8 +840,8 @@ def scripted_run(submission, rng):
                  "train_loss": [float(nn.functional.cross_entropy(t, train_y)) for t in train]}
         out = submission.probe(run_scripted_fit, val, val_y, train, train_y, EPOCHS, 0.01,
                                what=f"`fit(model, train_loader, val_loader, epochs={EPOCHS}, lr=0.01)`")
-        _SCRIPTED[id(submission)] = (out, truth)
-    return _SCRIPTED[id(submission)]
+        return out, truth
+    return submission.once("scripted", scripted)
 
 
 def as_number(value):
