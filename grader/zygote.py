@@ -295,24 +295,31 @@ def _preload(names: list[str], hidden: tuple[str, ...]) -> None:
     must not see (a checks folder, the solutions): the sandbox imports such a name itself, and fails there. So the
     zygote holds no module of a hidden folder, and its sandboxes have none to look for (`sandbox.SCAN_MODULES`)."""
     import importlib
-    import importlib.util
-
-    from grader import scrub
 
     imported = len(sys.modules)
     for name in names:
         try:
-            parts = name.split(".")
-            for prefix in (".".join(parts[:n]) for n in range(1, len(parts) + 1)):  # finding a.b imports a
-                spec = importlib.util.find_spec(prefix)
-                places = [spec.origin or "", *(spec.submodule_search_locations or [])] if spec else []
-                if any(scrub.inside(place, hidden) for place in places):
-                    raise ImportError(f"{prefix} lies in a folder sandboxes must not see")
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001, S112 - the sandbox, importing it again, reports what fails
-            continue
+            if not _lies_in(name, hidden):
+                importlib.import_module(name)
+        except Exception:  # noqa: BLE001, S110 - the sandbox, importing it again, reports what fails
+            pass
     if len(sys.modules) != imported:
         gc.freeze()  # as at the start: a sandbox's collection never walks (and copies) what was just imported
+
+
+def _lies_in(name: str, hidden: tuple[str, ...]) -> bool:
+    """Whether module `name`, or a package on its way (finding a.b imports a), lies in one of the `hidden` folders."""
+    import importlib.util
+
+    from grader import scrub
+
+    parts = name.split(".")
+    for prefix in (".".join(parts[:n]) for n in range(1, len(parts) + 1)):
+        spec = importlib.util.find_spec(prefix)
+        places = [spec.origin or "", *(spec.submodule_search_locations or [])] if spec else []
+        if any(scrub.inside(place, hidden) for place in places):
+            return True
+    return False
 
 
 def _sandbox(conn: socket.socket, out: int) -> None:  # pragma: no cover - runs in the zygote's child
