@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 import grader.judge as judge  # noqa: E402
 import grader.plugin as plugin  # noqa: E402
 import grader.sandbox as sandbox  # noqa: E402
-from grader import client, server  # noqa: E402
+from grader import client, endpoint, server  # noqa: E402
 
 LOG = Path(tempfile.mkdtemp(prefix="tk-profile-")) / "marks"
 PHASES = {  # phase: (the mark it starts at, the mark it ends at)
@@ -93,8 +93,8 @@ def main() -> None:
                                (sandbox.Sandbox, "start", "Sandbox.start")]:
         wrap(owner, name, label)
     folder = Path(tempfile.mkdtemp(prefix="tk-profile-"))
-    env = {**{k: v for k, v in os.environ.items() if k not in (client.NO_SERVER_ENV, "CI", "PYTHONDONTWRITEBYTECODE")},
-           client.DIR_ENV: str(folder)}
+    unset = (endpoint.NO_SERVER_ENV, "CI", "PYTHONDONTWRITEBYTECODE")
+    env = {**{k: v for k, v in os.environ.items() if k not in unset}, endpoint.DIR_ENV: str(folder)}
     service = server.Service(folder, 600)
     service.listen()
     pid = os.fork()

@@ -724,11 +724,11 @@ def server_cmd(action, as_json, lang):
     """See, start or stop the warm grading service that makes `grade`, `watch` and `check()` answer at once."""
     import time
 
-    from grader import client
+    from grader import client, endpoint
 
     try:
         folder = client.service_dir()
-    except client.ServiceError as exc:
+    except endpoint.ServiceError as exc:
         raise problem(exc) from None
     if action == "stop":
         stopped = client.stop(folder)

@@ -19,80 +19,45 @@ import json
 import os
 import signal
 import socket
-import stat
-import struct
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader import __version__
+from grader import endpoint
+from grader.endpoint import ServiceError, signed, wanted
 
 if TYPE_CHECKING:
     from grader.exercises import Course, Exercise
     from grader.result import Result
     from grader.source import Source
 
-PACKAGE_DIR = Path(__file__).resolve().parent  # grader.exercises.PACKAGE_DIR, without importing it (relay.py)
+PACKAGE_DIR = Path(endpoint.PACKAGE_DIR)
 
-NO_SERVER_ENV = "TORCH_KATAS_NO_SERVER"
-DIR_ENV = "TORCH_KATAS_SERVER_DIR"  # where the socket lies (tests use their own)
 IDLE_ENV = "TORCH_KATAS_SERVER_IDLE"  # seconds without a request before the service stops
 IDLE_DEFAULT = 15 * 60
-SOCKET, PID_FILE, FRONT = "grade.sock", "grade.pid", "front.sock"
-
-
-class ServiceError(Exception):
-    """The service cannot be used (another uid, a folder others can enter, no answer): grade here instead."""
-
-
-def wanted() -> bool:
-    """Whether `grade` may start and use the service: not with TORCH_KATAS_NO_SERVER set, nor in CI."""
-    off = ("", "0", "false", "no")
-    return os.environ.get(NO_SERVER_ENV, "").lower() in off and os.environ.get("CI", "").lower() in off
 
 
 def service_dir(create: bool = True) -> Path:
     """The per-user folder of the socket and pid file, made 0700; refused unless it is ours, 0700, not a link."""
-    if os.environ.get(DIR_ENV):
-        folder = Path(os.environ[DIR_ENV])
-    elif os.environ.get("XDG_RUNTIME_DIR") and Path(os.environ["XDG_RUNTIME_DIR"]).is_dir():
-        folder = Path(os.environ["XDG_RUNTIME_DIR"]) / "torch-katas"
-    else:
-        folder = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "torch-katas" / "run"
+    folder = Path(endpoint.folder_path())
     if create:
         with contextlib.suppress(FileExistsError):
             folder.parent.mkdir(parents=True, exist_ok=True)
             folder.mkdir(mode=0o700)
-    try:
-        info = os.lstat(folder)
-    except OSError as exc:
-        from grader.text import Text, verbatim
-
-        raise ServiceError(Text("no folder for the grading service: {why}", why=verbatim(str(exc)))) from None
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or stat.S_IMODE(info.st_mode) & 0o077:
-        from grader.text import Text
-
-        raise ServiceError(Text("{folder} is not a folder only you can enter: the grading service is not used",
-                                folder=str(folder)))
-    return folder
-
-
-def install_key() -> str:
-    """This install (Python environment and grader): each has a service of its own."""
-    return hashlib.sha256(f"{sys.prefix}\0{PACKAGE_DIR}".encode()).hexdigest()[:12]
+    return Path(endpoint.checked_folder(str(folder)))
 
 
 def socket_path(folder: Path) -> Path:
-    return folder / f"{install_key()}-{SOCKET}"
+    return folder / endpoint.file_name(endpoint.SOCKET)
 
 
 def pid_path(folder: Path) -> Path:
-    return folder / f"{install_key()}-{PID_FILE}"
+    return folder / endpoint.file_name(endpoint.PID_FILE)
 
 
 def front_path(folder: Path) -> Path:
     """The socket of the service's front, which runs a client's `grade EXERCISE` on its terminal (relay.py)."""
-    return folder / f"{install_key()}-{FRONT}"
+    return folder / endpoint.file_name(endpoint.FRONT)
 
 
 # -- what the service was built from ------------------------------------------------------------------
@@ -144,28 +109,10 @@ def course_ref(course: Course) -> dict:
 
 # -- one connection -------------------------------------------------------------------------------------
 
-def peer_uid(sock: socket.socket) -> int:
-    """The uid of the process at the other end of a unix socket (SO_PEERCRED)."""
-    _, uid, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
-    return uid
-
-
 def connect(folder: Path, path: Path | None = None) -> socket.socket | None:
     """A connection to the service of this install (or to the socket `path` of its folder), None if none answers;
     ServiceError for another uid's."""
-    path = path or socket_path(folder)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        sock.connect(str(path))
-    except OSError:
-        sock.close()
-        return None
-    if peer_uid(sock) != os.getuid():
-        sock.close()
-        from grader.text import Text
-
-        raise ServiceError(Text("the grading service at {socket} runs as another user: not used", socket=str(path)))
-    return sock
+    return endpoint.connect(str(path or socket_path(folder)))
 
 
 def exchange(sock: socket.socket, message: dict, timeout: float | None = None, until_closed=False) -> dict | None:
@@ -190,16 +137,6 @@ def exchange(sock: socket.socket, message: dict, timeout: float | None = None, u
     except ValueError:
         return None
     return answer if isinstance(answer, dict) else None
-
-
-def signed(message: dict) -> dict:
-    """A request with what the service must have been built from: this version and install."""
-    return {"version": __version__, "package": str(PACKAGE_DIR), "python": sys.prefix, **message}
-
-
-def signed_here(request: dict) -> bool:
-    """Whether `request` was `signed` by this version, checkout and environment."""
-    return all(request.get(key) == value for key, value in signed({}).items())
 
 
 def ask(folder: Path, message: dict, timeout: float | None = None, until_closed=False) -> dict | None:

@@ -10,9 +10,10 @@ exit status back. So a relayed `grade ex05` prints, writes and exits exactly as 
 
 Only a single grading is relayed (`cli.relayable`, decided by the front before it forks). Anything else (no service
 running, --no-server, TORCH_KATAS_NO_SERVER or CI, another command, another version) and the command runs in this
-process as before, which starts the service when there is none. This module and client.py's socket helpers are all
-the client imports. The front's socket lies beside the service's, in the same folder only its owner can enter,
-and both ends check the other's uid.
+process as before, which starts the service when there is none. This module and endpoint.py are all the client
+imports, and it ends with os._exit once the front's fork has (it has nothing to tear down, and Python's finalization
+took 17 ms). The front's socket lies beside the service's, in the same folder only its owner can enter, and both
+ends check the other's uid.
 """
 
 from __future__ import annotations
@@ -34,20 +35,22 @@ def main() -> None:
         from grader.cli import run as run_here
 
         run_here()
-    else:
-        sys.exit(code)
+    else:  # nothing of ours to tear down: Python's own finalization took longer than the rest of this process
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
 def run(argv: list[str]) -> int | None:
     """The exit status of `argv` run by the front; None if it was not (then run it here)."""
-    from grader import client
+    from grader import endpoint
 
-    if "--no-server" in argv or not client.wanted():
+    if "--no-server" in argv or not endpoint.wanted():
         return None
     try:
-        folder = client.service_dir(create=False)
-        sock = client.connect(folder, client.front_path(folder))
-    except (client.ServiceError, OSError):
+        folder = endpoint.checked_folder(endpoint.folder_path())
+        sock = endpoint.connect(os.path.join(folder, endpoint.file_name(endpoint.FRONT)))
+    except (endpoint.ServiceError, OSError):
         return None  # none yet, or not one we may use: the command here says why, and starts one
     if sock is None:
         return None
@@ -55,7 +58,7 @@ def run(argv: list[str]) -> int | None:
     os.umask(umask)
     with sock:
         try:
-            request = client.signed({
+            request = endpoint.signed({
                 "op": "relay", "argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": umask,
                 "stdout": [getattr(sys.stdout, "encoding", None) or "utf-8",
                            getattr(sys.stdout, "errors", None) or "strict"],
@@ -104,7 +107,7 @@ def _exit_status(lines, pid: int) -> int:
 def front(listen_fd: int) -> None:
     """The front's loop (started by the service, which made the listening socket): for each client of our uid with
     one grading to run, fork and run it (`serve`). Dies with the service."""
-    from grader import cli, client, isolation  # noqa: F401 - the CLI, imported once: each fork starts warm
+    from grader import cli, client, endpoint, isolation  # noqa: F401 - the CLI, imported once: each fork starts warm
 
     isolation.die_with_parent()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forks are reaped by the kernel
@@ -114,11 +117,11 @@ def front(listen_fd: int) -> None:
         conn, _ = listener.accept()
         fds: list[int] = []
         try:
-            if client.peer_uid(conn) != os.getuid():  # never another user's client
+            if endpoint.peer_uid(conn) != os.getuid():  # never another user's client
                 continue
             request, fds = _request(conn)
             argv = request.get("argv") if request else None
-            if request is None or not client.signed_here(request) or len(fds) != 3 \
+            if request is None or not endpoint.signed_here(request) or len(fds) != 3 \
                     or not isinstance(argv, list) or not all(isinstance(a, str) for a in argv) \
                     or not cli.relayable(argv[1:]):
                 conn.sendall(b'{"decline": true}\n')

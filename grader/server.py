@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from grader import __version__, client
+from grader import __version__, client, endpoint
 from grader.exercises import Course, CourseError, UnknownExercise, builtin_course, load_course
 from grader.source import SubmissionError, load_source
 
@@ -162,7 +162,7 @@ class Service:
             conn, _ = self.listener.accept()
         except OSError:
             return
-        if client.peer_uid(conn) != os.getuid():  # never another user's client
+        if endpoint.peer_uid(conn) != os.getuid():  # never another user's client
             conn.close()
             return
         conn.setblocking(False)
@@ -193,7 +193,7 @@ class Service:
             reply(conn, {"error": f"{type(exc).__name__}: {exc}"})
 
     def handle(self, conn: socket.socket, request: dict) -> None:
-        if not client.signed_here(request):
+        if not endpoint.signed_here(request):
             self.close()
             return reply(conn, {"restart": "a service of another version or install"})
         op = request.get("op")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_grade
-from grader import client
+from grader import client, endpoint
 
 SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
 MISTAKE = ROOT / "tests" / "mistakes" / "ex05_manual_backward" / "sign_flipped.py"
@@ -40,8 +40,8 @@ class Service:
 
     def __init__(self, folder: Path):
         self.folder = folder
-        self.env = {k: v for k, v in os.environ.items() if k not in (client.NO_SERVER_ENV, "CI")}
-        self.env[client.DIR_ENV] = str(folder)
+        self.env = {k: v for k, v in os.environ.items() if k not in (endpoint.NO_SERVER_ENV, "CI")}
+        self.env[endpoint.DIR_ENV] = str(folder)
         self.pids: set[int] = set()
 
     def grade(self, *args, **kwargs):
@@ -60,9 +60,9 @@ class Service:
 @pytest.fixture
 def service(monkeypatch):
     folder = Path(tempfile.mkdtemp(prefix="tk-srv-"))  # short: a socket's path is at most 107 bytes
-    for var in (client.NO_SERVER_ENV, "CI", client.IDLE_ENV):
+    for var in (endpoint.NO_SERVER_ENV, "CI", client.IDLE_ENV):
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv(client.DIR_ENV, str(folder))
+    monkeypatch.setenv(endpoint.DIR_ENV, str(folder))
     svc = Service(folder)
     yield svc
     svc.status()
@@ -171,7 +171,7 @@ def test_two_clients_at_once_are_both_answered_by_one_service(service):
 
 
 def test_ci_and_the_variable_start_no_service(service):
-    for env in ({"CI": "true"}, {client.NO_SERVER_ENV: "1"}):
+    for env in ({"CI": "true"}, {endpoint.NO_SERVER_ENV: "1"}):
         assert service.grade("ex05", "--file", SOLUTION, env=env).returncode == 0
         assert service.left() == []
 
@@ -179,7 +179,7 @@ def test_ci_and_the_variable_start_no_service(service):
 def test_a_service_of_another_version_is_never_used(service):
     assert service.grade("server", "start").returncode == 0
     pid = service.status()["pid"]
-    old = {**client.signed({"op": "status"}), "version": "0.0.1"}
+    old = {**endpoint.signed({"op": "status"}), "version": "0.0.1"}
     answer = client.exchange(client.connect(service.folder), old)
     assert "restart" in answer and client.connect(service.folder) is None
     wait_for(lambda: gone(pid), "the service of another version stopped")
@@ -190,8 +190,8 @@ def test_a_folder_others_can_enter_is_refused(tmp_path, monkeypatch):
     open_folder = tmp_path / "open"
     open_folder.mkdir(mode=0o755)
     open_folder.chmod(0o755)
-    monkeypatch.setenv(client.DIR_ENV, str(open_folder))
-    with pytest.raises(client.ServiceError):
+    monkeypatch.setenv(endpoint.DIR_ENV, str(open_folder))
+    with pytest.raises(endpoint.ServiceError):
         client.service_dir()
 
 
@@ -220,14 +220,14 @@ def test_another_uid_is_refused_both_ways(service):
     def client_refuses_the_server():
         try:
             client.connect(service.folder)
-        except client.ServiceError:
+        except endpoint.ServiceError:
             return True
         return False
 
     def server_refuses_the_client():
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(str(client.socket_path(service.folder)))
-        return client.exchange(sock, client.signed({"op": "status"}), timeout=60) is None
+        return client.exchange(sock, endpoint.signed({"op": "status"}), timeout=60) is None
 
     try:
         assert as_nobody(client_refuses_the_server) == 0
@@ -304,7 +304,7 @@ def test_the_front_answers_only_its_own_uid(service):
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(str(front))
         try:
-            sock.sendall(json.dumps(client.signed({"op": "relay", "argv": ["grade", "ex05"]})).encode() + b"\n")
+            sock.sendall(json.dumps(endpoint.signed({"op": "relay", "argv": ["grade", "ex05"]})).encode() + b"\n")
             return sock.recv(4096) == b""
         except (BrokenPipeError, ConnectionResetError):
             return True
@@ -312,7 +312,7 @@ def test_the_front_answers_only_its_own_uid(service):
     def client_refuses_the_front():
         try:
             client.connect(service.folder, front)
-        except client.ServiceError:
+        except endpoint.ServiceError:
             return True
         return False
 
