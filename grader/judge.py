@@ -67,9 +67,10 @@ def prewarm(exercises: Sequence[Exercise] = ()) -> None:
     for exercise in exercises:
         preload(exercise)
         import_checks(exercise)
-        limits_for(exercise)  # what a sandbox may read: computed once here
+        limits = limits_for(exercise)  # what a sandbox may read: computed once here
         if zygote.enabled():
             probe_bundle(exercise)  # made once here, inherited by every judge
+        prepare(exercise, timeout_for(limits))
 
 
 def import_checks(exercise: Exercise):
@@ -130,6 +131,104 @@ def limits_for(exercise: Exercise, memory: int | None = None, time_limit: float 
     return limits
 
 
+def timeout_for(limits: Limits) -> int:
+    """pytest-timeout's bound on one check (its calls into the sandbox are bounded by `limits.time` each)."""
+    return int(limits.time * 3 + 10)
+
+
+def pytest_args(exercise: Exercise, timeout: int) -> list[str]:
+    """A judge's pytest command line: the exercise's checks, none of pytest's plugins it has no use for, no capture
+    (the judge's output goes nowhere), pytest-timeout by signal."""
+    return [str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(exercise.course.checks_dir),
+            *DISABLED, "--noconftest", "--assert=plain", "--capture=no", "-q", "--tb=line",
+            "--timeout", str(timeout), "--timeout-method", "signal"]
+
+
+class Prepared:
+    """pytest configured, and one exercise's checks collected, once in a warm parent (`prepare`): a judge forked after
+    it runs them at once (`run`), where pytest.main spent 30-50 ms before the first check in every judge, beside the
+    sandbox's start on a machine of two cores. The configuration is the one pytest.main makes (the same arguments),
+    its plugin is given each grading in the judge (`JudgePlugin.bind`). It uses pytest's private `_prepareconfig`
+    and `_do_configure`, as pytest.main does: where they fail (another pytest) or the checks do not collect, no
+    Prepared is made and each judge runs pytest.main as before."""
+
+    def __init__(self, exercise: Exercise, timeout: int):
+        from _pytest.config import _prepareconfig
+        from _pytest.main import Session
+
+        before = _open_fds()
+        self.plugin = JudgePlugin.unbound()
+        self.output = open(os.devnull, "w")  # pytest's terminal writes here, in every judge  # noqa: SIM115
+        streams, autoload = (sys.stdout, sys.stderr), os.environ.get(AUTOLOAD)
+        sys.stdout = sys.stderr = self.output
+        os.environ[AUTOLOAD] = "1"
+        try:
+            self.config = _prepareconfig(pytest_args(exercise, timeout), [self.plugin, pytest_timeout])
+            self.config._do_configure()
+            self.session = Session.from_config(self.config)
+            self.session.exitstatus = 0
+            self.config.hook.pytest_sessionstart(session=self.session)
+            self.config.hook.pytest_collection(session=self.session)
+        finally:
+            sys.stdout, sys.stderr = streams
+            if autoload is None:
+                os.environ.pop(AUTOLOAD, None)
+            else:
+                os.environ[AUTOLOAD] = autoload
+        self.fds = _open_fds() - before  # the files pytest keeps open (its output, its log file): a judge keeps them
+        self.ok = not self.session.testsfailed and bool(self.session.items)
+
+    def run(self) -> None:
+        """In the judge, its plugin bound: the checks, as pytest.main runs them once collected."""
+        session, hook = self.session, self.config.hook
+        self.plugin.pytest_collection_finish(session)  # the first event, as in pytest.main
+        try:
+            hook.pytest_runtestloop(session=session)
+        finally:
+            hook.pytest_sessionfinish(session=session, exitstatus=session.exitstatus)
+
+
+AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
+
+# (checks file, timeout) -> pytest prepared for them in this process, or None where it could not be
+_prepared: dict[tuple[str, int], Prepared | None] = {}
+
+
+def prepare(exercise: Exercise, timeout: int) -> Prepared | None:
+    """pytest prepared for the exercise's checks in this (warm) process, once; None where it cannot be."""
+    key = (str(exercise.checks), timeout)
+    if key not in _prepared:
+        try:
+            made: Prepared | None = Prepared(exercise, timeout)
+        except Exception:  # noqa: BLE001 - another pytest's internals, checks that do not import: pytest.main then
+            made = None
+        _prepared[key] = made if made is not None and made.ok else None
+    return _prepared[key]
+
+
+def _open_fds() -> set[int]:
+    """The file descriptors open now (not the one that listed them)."""
+    listed = {int(name) for name in os.listdir("/proc/self/fd")}
+    return {fd for fd in listed if _is_open(fd)}
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def _close_all_but(keep: set[int]) -> None:
+    """Close every file descriptor from 3 up but those in `keep`."""
+    low = 3
+    for fd in sorted(n for n in keep if n >= 3):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 65536)
+
+
 def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: str, device: str,
                 limits: Limits, languages: tuple[str, ...], variant: dict, spawner: int | None) -> None:
     """The judge process: run the checks under pytest, emit results on `fd`. Never returns.
@@ -142,10 +241,8 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
     null = os.open(os.devnull, os.O_RDWR)
     for std in (0, 1, 2) if not os.environ.get("GRADER_DEBUG") else (0,):
         os.dup2(null, std)
-    keep = sorted({fd, spawner if spawner is not None else fd})
-    os.closerange(3, keep[0])
-    os.closerange(keep[0] + 1, keep[-1])
-    os.closerange(keep[-1] + 1, 65536)
+    prepared = _prepared.get((str(exercise.checks), timeout_for(limits)))
+    _close_all_but({fd, spawner if spawner is not None else fd, *(prepared.fds if prepared else ())})
     if spawner is not None:
         import socket
 
@@ -153,7 +250,7 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
                                   lambda: probe_bundle(exercise), judge=True))
     if not os.environ.get("GRADER_DEBUG"):  # a caller's own sys.stdout (pytest's capture, a notebook) too
         sys.stdout = sys.stderr = open(os.devnull, "w")
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # only our plugins: faster, and nothing else
+    os.environ[AUTOLOAD] = "1"  # only our plugins: faster, and nothing else
     if device == "cpu":  # CUDA maps far more address space than it uses: no bound there
         bound = max(JUDGE_MEMORY, limits.memory + (2 << 30))
         resource.setrlimit(resource.RLIMIT_AS, (bound, bound))
@@ -164,20 +261,22 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
     def emit(event: dict) -> None:
         out.write(json.dumps(event) + "\n")
 
-    plugin = JudgePlugin(source, limits, seed, lang, device, emit, languages, exercise.overrides, variant)
+    grading = (source, limits, seed, lang, device, emit, languages, exercise.overrides, variant)
     try:
-        import_checks(exercise)  # as pytest will, so that the probes are known before the sandbox starts
-    except Exception:  # noqa: BLE001 - a check module that cannot be imported: pytest reports it
-        pass
-    else:
-        plugin.proxy.launch()  # it loads the learner's code while pytest collects the checks
-    args = [
-        str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(exercise.course.checks_dir),
-        *DISABLED, "--noconftest", "--assert=plain", "-q", "--tb=line",
-        "--timeout", str(int(limits.time * 3 + 10)), "--timeout-method", "signal",
-    ]
-    try:
-        pytest.main(args, plugins=[plugin, pytest_timeout])  # a module, not `-p`: no search of entry points
+        if prepared is not None:
+            prepared.plugin.bind(*grading)
+            prepared.plugin.proxy.launch()  # it loads the learner's code; the first check waits for it
+            prepared.run()
+        else:
+            plugin = JudgePlugin(*grading)
+            try:
+                import_checks(exercise)  # as pytest will, so that the probes are known before the sandbox starts
+            except Exception:  # noqa: BLE001 - a check module that cannot be imported: pytest reports it
+                pass
+            else:
+                plugin.proxy.launch()  # it loads the learner's code while pytest collects the checks
+            # the plugins as modules, not `-p`: no search of entry points
+            pytest.main(pytest_args(exercise, timeout_for(limits)), plugins=[plugin, pytest_timeout])
     finally:
         try:
             out.close()  # the parent has every result now, not once this process's memory is unmapped

@@ -28,6 +28,19 @@ class JudgePlugin:
     def __init__(self, source: Source, limits: Limits, seed: int, lang: str, device: str, emit,
                  languages: tuple[str, ...] = (), overrides: dict[str, float] | None = None,
                  variant: dict | None = None):
+        self.bind(source, limits, seed, lang, device, emit, languages, overrides, variant)
+
+    @classmethod
+    def unbound(cls) -> JudgePlugin:
+        """A plugin pytest is configured with before any grading (judge.Prepared), silent until `bind` gives it one."""
+        plugin = cls.__new__(cls)
+        plugin.emit, plugin.overrides = lambda event: None, {}  # what pytest's collection hook asks of it
+        return plugin
+
+    def bind(self, source: Source, limits: Limits, seed: int, lang: str, device: str, emit,
+             languages: tuple[str, ...] = (), overrides: dict[str, float] | None = None,
+             variant: dict | None = None) -> None:
+        """This grading's submission, seed, language and the rest: what the fixtures and the results use."""
         self.proxy = Submission(source, limits, seed)
         self.seed = seed
         self.lang = lang

@@ -202,11 +202,17 @@ def serve(control_fd: int) -> None:
     selector = selectors.DefaultSelector()
     selector.register(control, selectors.EVENT_READ, "control")
     children: dict[socket.socket, set[int]] = {}  # a judge's connection -> its live sandboxes
+    spare = Spare()
     while True:
-        for key, _ in selector.select():
+        idle = spare.pid is None and not any(children.values())
+        events = selector.select(SPARE_AFTER if idle else None)
+        if not events:
+            spare.make()  # nothing asked of us for a while, and no sandbox of ours running
+        for key, _ in events:
             if key.data == "control":
                 message, fds, _, _ = socket.recv_fds(control, 1, 1)
                 if not message:  # the session is over
+                    spare.discard()
                     for judge in list(children):
                         _drop(judge, selector, children)
                     os._exit(0)
@@ -214,7 +220,7 @@ def serve(control_fd: int) -> None:
                 children[judge] = set()
                 selector.register(judge, selectors.EVENT_READ, "judge")
             elif key.data == "judge":
-                _request(key.fileobj, selector, children)  # type: ignore[arg-type]
+                _request(key.fileobj, selector, children, spare)  # type: ignore[arg-type]
             else:
                 pid, judge = key.data
                 selector.unregister(key.fd)
@@ -225,15 +231,15 @@ def serve(control_fd: int) -> None:
                     _tell(judge, {"exit": pid, "status": status})
 
 
-def _request(judge: socket.socket, selector: selectors.BaseSelector, children: dict) -> None:
-    """A judge's request: fork its sandbox and answer with the pid. A judge whose connection closed (or whose fork
-    failed: that judge alone fails, a grader failure) has its sandboxes killed."""
+def _request(judge: socket.socket, selector: selectors.BaseSelector, children: dict, spare: Spare) -> None:
+    """A judge's request: its sandbox (the spare, or a fork) and an answer with the pid. A judge whose connection
+    closed (or whose fork failed: that judge alone fails, a grader failure) has its sandboxes killed."""
     fds: list[int] = []
     pid = None
     try:
         message, fds, _, _ = socket.recv_fds(judge, 4096, 2)
         if message and len(fds) == 2:
-            pid = _spawn(json.loads(message), fds, selector)
+            pid = _spawn(json.loads(message), fds, selector, spare)
     except (OSError, ValueError):
         pass
     if pid is None:
@@ -270,10 +276,14 @@ def _kill(pid: int) -> None:
             pass
 
 
-def _spawn(request: dict, fds: list[int], selector: selectors.BaseSelector) -> int:
-    """Fork a sandbox for the descriptors a judge handed over (its connection, its output file)."""
-    _preload(request.get("preload", []), tuple(request.get("hidden", [])))
-    pid = os.fork()
+def _spawn(request: dict, fds: list[int], selector: selectors.BaseSelector, spare: Spare) -> int:
+    """A sandbox for the descriptors a judge handed over (its connection, its output file): the spare when it has
+    every module the request preloads, else a fork."""
+    if _preload(request.get("preload", []), tuple(request.get("hidden", []))):
+        spare.discard()  # forked before these imports: it would import them itself, for seconds
+    pid = spare.take(fds)
+    if pid is None:
+        pid = os.fork()
     if pid:
         for fd in fds:
             os.close(fd)
@@ -290,10 +300,11 @@ def _spawn(request: dict, fds: list[int], selector: selectors.BaseSelector) -> i
         os._exit(4)
 
 
-def _preload(names: list[str], hidden: tuple[str, ...]) -> None:
+def _preload(names: list[str], hidden: tuple[str, ...]) -> bool:
     """Import the public modules an exercise needs (torch._dynamo) once, here; never one from a folder sandboxes
     must not see (a checks folder, the solutions): the sandbox imports such a name itself, and fails there. So the
-    zygote holds no module of a hidden folder, and its sandboxes have none to look for (`sandbox.SCAN_MODULES`)."""
+    zygote holds no module of a hidden folder, and its sandboxes have none to look for (`sandbox.SCAN_MODULES`).
+    True if it imported any."""
     import importlib
 
     imported = len(sys.modules)
@@ -303,8 +314,74 @@ def _preload(names: list[str], hidden: tuple[str, ...]) -> None:
                 importlib.import_module(name)
         except Exception:  # noqa: BLE001, S110 - the sandbox, importing it again, reports what fails
             pass
-    if len(sys.modules) != imported:
-        gc.freeze()  # as at the start: a sandbox's collection never walks (and copies) what was just imported
+    if len(sys.modules) == imported:
+        return False
+    gc.freeze()  # as at the start: a sandbox's collection never walks (and copies) what was just imported
+    return True
+
+
+SPARE_AFTER = 0.2  # seconds of quiet, no sandbox of ours running, before the next spare is forked
+
+
+class Spare:
+    """A sandbox forked ahead, while the zygote is idle, that waits for the descriptors of the judge it will serve:
+    a judge's request then costs no fork of the zygote (10-15 ms of a warm grading, on its critical path). It is
+    forked from the same clean state a sandbox forked on request starts from, and holds nothing else until then:
+    only its end of a socketpair with the zygote. One at a time; a grading started while another runs (a batch)
+    gets a fork, as before."""
+
+    def __init__(self):
+        self.pid: int | None = None
+        self.sock: socket.socket | None = None
+
+    def make(self) -> None:
+        ours, theirs = socket.socketpair()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the spare
+            _spare_main(theirs)
+        theirs.close()
+        self.pid, self.sock = pid, ours
+
+    def take(self, fds: list[int]) -> int | None:
+        """The spare's pid, once it has the judge's descriptors; None if there is none (or it died)."""
+        pid, sock = self.pid, self.sock
+        if pid is None or sock is None:
+            return None
+        self.pid = self.sock = None
+        try:
+            socket.send_fds(sock, [b"s"], fds)
+            return pid
+        except OSError:
+            _kill(pid)
+            os.waitpid(pid, 0)
+            return None
+        finally:
+            sock.close()
+
+    def discard(self) -> None:
+        if self.pid is not None and self.sock is not None:
+            self.sock.close()
+            _kill(self.pid)
+            os.waitpid(self.pid, 0)
+        self.pid = self.sock = None
+
+
+def _spare_main(sock: socket.socket) -> None:  # pragma: no cover - runs in the spare
+    """Wait for a judge's descriptors (its connection, its output file), then become its sandbox; end with the
+    zygote."""
+    try:
+        from grader import isolation
+
+        isolation.die_with_parent()
+        os.closerange(3, sock.fileno())
+        os.closerange(sock.fileno() + 1, 65536)
+        _, fds, _, _ = socket.recv_fds(sock, 1, 2)
+        if len(fds) == 2:
+            conn, out = fds
+            sock.close()
+            _sandbox(socket.socket(fileno=conn), out)
+    finally:
+        os._exit(4)
 
 
 def _lies_in(name: str, hidden: tuple[str, ...]) -> bool:

@@ -29,16 +29,22 @@ def test_the_zygote_starts_with_an_environment_built_for_it_and_imports_no_check
     assert "HF_TOKEN" not in zygote.clean_environment()
 
 
+def ask(channel: zygote.Channel) -> tuple[int, socket.socket]:
+    """A sandbox asked of the zygote (its pid, and the judge's end of its connection): its setup never comes."""
+    ours, theirs = socket.socketpair()
+    output = os.open(os.devnull, os.O_WRONLY)
+    channel.request(theirs, output)
+    pid = channel.spawned()
+    os.close(output)
+    theirs.close()
+    return pid, ours
+
+
 def test_a_judges_sandboxes_end_when_its_connection_closes():
     started = zygote.Zygote()
     try:
         channel = zygote.Channel(started.connect())
-        ours, theirs = socket.socketpair()
-        output = os.open(os.devnull, os.O_WRONLY)
-        channel.request(theirs, output)
-        pid = channel.spawned()  # the child waits for its setup, which never comes
-        os.close(output)
-        theirs.close()
+        pid, ours = ask(channel)
         os.kill(pid, 0)  # alive
         channel.sock.close()
         deadline = time.monotonic() + 30
@@ -62,12 +68,7 @@ def test_the_zygote_reports_how_each_sandbox_ended():
     started = zygote.Zygote()
     try:
         channel = zygote.Channel(started.connect())
-        ours, theirs = socket.socketpair()
-        output = os.open(os.devnull, os.O_WRONLY)
-        channel.request(theirs, output)
-        pid = channel.spawned()
-        os.close(output)
-        theirs.close()
+        pid, ours = ask(channel)
         assert channel.wait(pid, 0.2) is None  # still running
         os.kill(pid, signal.SIGKILL)
         status = channel.wait(pid, 30)
@@ -75,6 +76,47 @@ def test_the_zygote_reports_how_each_sandbox_ended():
         ours.close()
     finally:
         started.close()
+
+
+def children_of(pid: int) -> set[int]:
+    found = set()
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                if name.isdigit() and int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.add(int(name))
+        except (OSError, ValueError, IndexError):
+            pass
+    return found
+
+
+def spare_of(started: zygote.Zygote) -> int:
+    """The spare sandbox the idle zygote forked ahead (it has no other child)."""
+    deadline = time.monotonic() + 60
+    while not (children := children_of(started.process.pid)):
+        assert time.monotonic() < deadline, "no spare forked"
+        time.sleep(0.05)
+    (spare,) = children
+    return spare
+
+
+def test_an_idle_zygote_serves_the_next_judge_with_a_spare_forked_ahead_and_stale_spares_go():
+    started = zygote.Zygote()
+    try:
+        channel = zygote.Channel(started.connect())
+        spare = spare_of(started)
+        pid, ours = ask(channel)
+        assert pid == spare  # no fork on the request: the spare serves it
+        ours.close()
+        assert channel.wait(pid, 30) is not None  # it ended with its judge's connection, and was reaped
+        spare = spare_of(started)  # idle again: a new spare
+        channel.preload = ("tabnanny",)  # imported now: the spare, forked before, would not have it
+        pid, ours = ask(channel)
+        assert pid != spare and children_of(started.process.pid) == {pid}  # a fresh fork; the stale spare is gone
+        ours.close()
+    finally:
+        started.close()
+    assert not children_of(started.process.pid)
 
 
 def test_every_built_in_probe_travels_as_code_without_its_reference_computations():
