@@ -30,13 +30,18 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grader import __version__, client, endpoint
 from grader.exercises import Course, CourseError, UnknownExercise, builtin_course, load_course
 from grader.source import SubmissionError, load_source
 
+if TYPE_CHECKING:
+    from grader.judge import SpareJudge  # imported with torch, once the service runs
+
 OPTIONS = ("seed", "lang", "device", "time_limit", "memory", "languages", "variant")  # those of judge.grade
 QUIET = 0.3  # seconds without a grading before warming up the rest (so a first request never waits on it)
+SPARE_AFTER = 0.3  # seconds without a grading, once warm, before a spare judge is forked for the next one
 MAX_REQUEST = 1 << 20
 
 
@@ -57,6 +62,8 @@ class Service:
         self.courses: dict[str, str] = {}  # course root -> its fingerprint when first graded
         self.cold: list[Course] = []  # courses whose exercises are not all imported yet
         self.warmed = False
+        self.spared = 0  # gradings judged by a spare judge
+        self.spare: SpareJudge | None = None  # forked ahead for the next grading, while nothing runs
         self.stop_request: socket.socket | None = None
         self.started, self.last, self.graded = time.time(), time.monotonic(), 0
 
@@ -106,6 +113,9 @@ class Service:
         self.selector.unregister(self.listener)
         self.listener.close()
         self.listener = None
+        if self.spare is not None:
+            self.spare.discard()
+            self.spare = None
         for path, inode in ((self.path, self.inode), (client.front_path(self.folder), self.front_inode)):
             with contextlib.suppress(OSError):
                 if os.stat(path).st_ino == inode:
@@ -136,8 +146,14 @@ class Service:
             now = time.monotonic()
             if self.running:
                 timeout = max(0.0, min(g.deadline for g in self.running) - now)
-            else:  # the time of the next thing to do: warm up, or stop
-                timeout = max(0.0, self.last + (self.idle if self.warmed else QUIET) - now)
+            else:  # the time of the next thing to do: warm up, fork a spare judge, or stop
+                if not self.warmed:
+                    wait = QUIET
+                elif self.spare is None and self.listener is not None:
+                    wait = SPARE_AFTER
+                else:
+                    wait = self.idle
+                timeout = max(0.0, self.last + wait - now)
             events = self.selector.select(timeout)
             for key, _ in events:
                 if key.data == "accept":
@@ -154,6 +170,11 @@ class Service:
                     self.warm_up()
                 elif self.warmed and time.monotonic() >= self.last + self.idle:
                     return
+                elif self.warmed and self.spare is None and self.listener is not None \
+                        and time.monotonic() >= self.last + SPARE_AFTER:
+                    from grader.judge import SpareJudge
+
+                    self.spare = SpareJudge()
 
     def accept(self) -> None:
         if self.listener is None:
@@ -210,7 +231,8 @@ class Service:
     def status(self) -> dict:
         return {"pid": os.getpid(), "version": __version__, "since": self.started, "graded": self.graded,
                 "running": len(self.running), "idle_stop_s": self.idle, "memory_mib": resident_mib(),
-                "socket": str(self.path), "warm": self.warmed, "front": self.front.pid if self.front else None}
+                "socket": str(self.path), "warm": self.warmed, "front": self.front.pid if self.front else None,
+                "spare": self.spare.pid if self.spare else None, "spared": self.spared}
 
     def grade(self, conn: socket.socket, request: dict) -> None:
         """Fork a judge for the request's file, as `grade batch` does; answer when it is done."""
@@ -235,7 +257,9 @@ class Service:
             self.warmed = False
         with contextlib.suppress(Exception):  # a check that does not import: its judge reports it, as without us
             prewarm([exercise])  # its checks and preloads, in this process: once
-        grading = Grading(exercise, source, **options)
+        spare, self.spare = self.spare, None
+        grading = Grading(exercise, source, spare=spare, **options)
+        self.spared += spare is not None and grading.pid == spare.pid
         self.running[grading] = conn
         self.selector.register(grading, selectors.EVENT_READ, "grading")
 

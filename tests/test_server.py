@@ -50,7 +50,7 @@ class Service:
     def status(self) -> dict | None:
         info = client.status(self.folder)
         if info:
-            self.pids.update(pid for pid in (info["pid"], info["front"]) if pid)
+            self.pids.update(pid for pid in (info["pid"], info["front"], info["spare"]) if pid)
         return info
 
     def left(self) -> list[str]:
@@ -106,6 +106,19 @@ def test_results_are_the_same_with_and_without_the_service(service):
         assert service.status()["graded"] == n  # the first went through the service, the second did not
     text = [service.grade("ex05", "--file", MISTAKE, "--seed", "7", *flag).stdout for flag in ((), ("--no-server",))]
     assert text[0].split("Score:")[0] == text[1].split("Score:")[0] and "opposite sign" in text[0]
+
+
+def test_an_idle_service_forks_a_spare_judge_that_judges_the_next_grading_as_a_fork_would(service):
+    assert service.grade("ex05", "--file", SOLUTION).returncode == 0  # starts it
+    wait_for(lambda: (service.status() or {}).get("spare"), "a spare judge forked once warm and idle")
+    spare = service.status()["spare"]
+    served = service.grade("ex05", "--file", MISTAKE, "--json", "--seed", "7")
+    assert service.status()["spared"] == 1  # it judged this grading, then ended
+    wait_for(lambda: gone(spare), "the spare judge ended with its grading")
+    here = service.grade("ex05", "--file", MISTAKE, "--json", "--seed", "7", "--no-server")
+    assert served.returncode == here.returncode == 1
+    assert comparable(json.loads(served.stdout)) == comparable(json.loads(here.stdout))
+    wait_for(lambda: service.status()["spare"] not in (None, spare), "the next spare")  # the fixture: none left
 
 
 def test_it_stops_when_idle(service):
