@@ -143,8 +143,9 @@ def worker_seeding(module, seeds, worker_ids):
 
 
 @probe
-def worker_loader(module, n, num_workers, seed, torch_seed):
-    """make_loader with workers, the learner's seed_worker replaced by a trusted one (it has its own check)."""
+def worker_loader(module, n, num_workers, seed, torch_seed, iterate):
+    """make_loader with workers, the learner's seed_worker replaced by a trusted one (it has its own check); with
+    `iterate`, an epoch through it: which worker loaded each sample."""
     import numpy as np
 
     with contextlib.ExitStack() as stack:
@@ -164,7 +165,7 @@ def worker_loader(module, n, num_workers, seed, torch_seed):
             init_fn(0)
             init_draws = [first, float(np.random.rand())]
         rows = None
-        if isinstance(loader, torch.utils.data.DataLoader) and config["num_workers"] == num_workers:
+        if iterate and isinstance(loader, torch.utils.data.DataLoader) and config["num_workers"] == num_workers:
             rows = [[float(v) for v in batch.reshape(-1)] for batch in loader]
     return {"config": config, "init_draws": init_draws, "rows": rows}
 
@@ -435,7 +436,8 @@ def test_workers(submission, rng):
     seed = int(torch.randint(0, 10_000, (1,), generator=rng))
     torch_seed = int(torch.randint(2**40, 2**62, (1,), generator=rng))
     for num_workers in (0, 1, 2):  # one worker too: `num_workers > 1` is a slip
-        out = submission.probe(worker_loader, 6, num_workers, seed, torch_seed,
+        # an epoch (which starts the worker processes) with 2 only: the loader's settings tell the rest
+        out = submission.probe(worker_loader, 6, num_workers, seed, torch_seed, num_workers == 2,
                                what=f"`make_loader(dataset, 1, num_workers={num_workers})`")
         config = out["config"]
         _check_loader_type(config)
