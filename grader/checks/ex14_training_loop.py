@@ -280,7 +280,7 @@ def run_fit(module, state, train, val, epochs, lr):
     """A real training with the learner's fit (and trusted helpers): the true validation loss per pass."""
     model = _model_with(state)
     train_loader = DataLoader(Batched(*train), batch_size=FIT_BATCH, shuffle=True, collate_fn=Batched.collate)
-    val_loader = ValLoader(Batched(*val), batch_size=50, shuffle=False, collate_fn=Batched.collate)
+    val_loader = ValLoader(Batched(*val), batch_size=len(val[1]), shuffle=False, collate_fn=Batched.collate)  # one batch
     val_loader.model_ref, val_loader.records = model, []
     with trusted_helpers(module) as seen:  # no GPU pretended: Adam's step asks for the real one
         module.fit(model, train_loader, val_loader, epochs, lr)
