@@ -84,6 +84,15 @@ def die_with_parent() -> None:
     prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
+def close_all_but(keep, start: int = 3) -> None:
+    """Close every file descriptor from `start` up but those in `keep`."""
+    low = start
+    for fd in sorted(n for n in set(keep) if n >= start):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 65536)
+
+
 def protect_self() -> None:
     """Make this process non-dumpable: processes of the same uid can no longer open its /proc/<pid>/fd,
     mem or environ, nor ptrace it. For the grading parent and the judge (forks inherit it)."""

@@ -337,8 +337,7 @@ def _sandbox_main(sock: socket.socket, source: Source, plan: isolation.Plan, lim
             alive_r, alive_w = os.pipe()
             child = os.fork()
             if child:
-                os.closerange(0, alive_w)
-                os.closerange(alive_w + 1, 65536)
+                isolation.close_all_but({alive_w}, start=0)
                 _, status = os.waitpid(child, 0)
                 _end_as(status)
             isolation.die_with_parent()

@@ -289,12 +289,11 @@ def _spawn(request: dict, fds: list[int], selector: selectors.BaseSelector, spar
             os.close(fd)
         return pid
     try:  # pragma: no cover - runs in the child
+        from grader import isolation
+
         selector.close()
         conn, out = fds
-        keep = sorted({conn, out})
-        os.closerange(3, keep[0])
-        os.closerange(keep[0] + 1, keep[1])
-        os.closerange(keep[1] + 1, 65536)
+        isolation.close_all_but(fds)
         _sandbox(socket.socket(fileno=conn), out)
     finally:
         os._exit(4)
@@ -347,16 +346,14 @@ class Spare:
         pid, sock = self.pid, self.sock
         if pid is None or sock is None:
             return None
-        self.pid = self.sock = None
         try:
             socket.send_fds(sock, [b"s"], fds)
-            return pid
         except OSError:
-            _kill(pid)
-            os.waitpid(pid, 0)
+            self.discard()
             return None
-        finally:
-            sock.close()
+        sock.close()
+        self.pid = self.sock = None
+        return pid
 
     def discard(self) -> None:
         if self.pid is not None and self.sock is not None:
@@ -373,8 +370,7 @@ def _spare_main(sock: socket.socket) -> None:  # pragma: no cover - runs in the 
         from grader import isolation
 
         isolation.die_with_parent()
-        os.closerange(3, sock.fileno())
-        os.closerange(sock.fileno() + 1, 65536)
+        isolation.close_all_but({sock.fileno()})
         _, fds, _, _ = socket.recv_fds(sock, 1, 2)
         if len(fds) == 2:
             conn, out = fds
