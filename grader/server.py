@@ -146,14 +146,8 @@ class Service:
             now = time.monotonic()
             if self.running:
                 timeout = max(0.0, min(g.deadline for g in self.running) - now)
-            else:  # the time of the next thing to do: warm up, fork a spare judge, or stop
-                if not self.warmed:
-                    wait = QUIET
-                elif self.spare is None and self.listener is not None:
-                    wait = SPARE_AFTER
-                else:
-                    wait = self.idle
-                timeout = max(0.0, self.last + wait - now)
+            else:
+                timeout = max(0.0, self.last + self.next_task()[0] - now)
             events = self.selector.select(timeout)
             for key, _ in events:
                 if key.data == "accept":
@@ -166,15 +160,26 @@ class Service:
             if self.stop_request is not None:
                 return
             if not self.running:  # (a request arriving takes microseconds: it never holds the service up)
-                if not self.warmed and time.monotonic() >= self.last + QUIET:
-                    self.warm_up()
-                elif self.warmed and time.monotonic() >= self.last + self.idle:
+                after, task = self.next_task()
+                if time.monotonic() < self.last + after:
+                    continue
+                if task == "stop":
                     return
-                elif self.warmed and self.spare is None and self.listener is not None \
-                        and time.monotonic() >= self.last + SPARE_AFTER:
+                if task == "warm up":
+                    self.warm_up()
+                else:
                     from grader.judge import SpareJudge
 
                     self.spare = SpareJudge()
+
+    def next_task(self) -> tuple[float, str]:
+        """What to do next while no grading runs, and how many seconds after the last grading: warm up, fork a
+        spare judge, or stop."""
+        if not self.warmed:
+            return QUIET, "warm up"
+        if self.spare is None and self.listener is not None and SPARE_AFTER < self.idle:
+            return SPARE_AFTER, "spare"
+        return self.idle, "stop"
 
     def accept(self) -> None:
         if self.listener is None:
