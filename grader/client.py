@@ -82,20 +82,11 @@ def fingerprint(course: Course | None = None, grader: bool = True) -> str:
         if spec and spec.origin:
             paths.append(os.path.join(os.path.dirname(spec.origin), "version.py"))
     if course is not None:
-        exercises = course.exercises_dir
-        paths += [str(course.root / "course.toml"),
-                  *sorted(str(exercises / name / "exercise.toml") for name in _names(exercises)),
+        paths += [str(course.root / "course.toml"), *sorted(map(str, course.exercises_dir.glob("*/exercise.toml"))),
                   *_files(course.checks_dir, (".py",))]
     for path in paths:
         digest.update(path.encode() + b"\0" + _content_hash(path))
     return digest.hexdigest()
-
-
-def _names(folder: Path) -> list[str]:
-    try:
-        return os.listdir(folder)
-    except OSError:
-        return []
 
 
 _HASHED: dict[str, tuple[tuple, bytes]] = {}  # path -> (its stat when hashed, the hash of its content)

@@ -161,18 +161,17 @@ class Prepared:
         before = _open_fds()
         self.plugin = JudgePlugin.unbound()
         self.output = open(os.devnull, "w")  # pytest's terminal writes here, in every judge  # noqa: SIM115
-        streams, autoload = (sys.stdout, sys.stderr), os.environ.get(AUTOLOAD)
-        sys.stdout = sys.stderr = self.output
+        autoload = os.environ.get(AUTOLOAD)
         os.environ[AUTOLOAD] = "1"
         try:
-            self.config = _prepareconfig(pytest_args(exercise, timeout), [self.plugin, pytest_timeout])
-            self.config._do_configure()
-            self.session = Session.from_config(self.config)
-            self.session.exitstatus = 0
-            self.config.hook.pytest_sessionstart(session=self.session)
-            self.config.hook.pytest_collection(session=self.session)
+            with contextlib.redirect_stdout(self.output), contextlib.redirect_stderr(self.output):
+                self.config = _prepareconfig(pytest_args(exercise, timeout), [self.plugin, pytest_timeout])
+                self.config._do_configure()
+                self.session = Session.from_config(self.config)
+                self.session.exitstatus = 0
+                self.config.hook.pytest_sessionstart(session=self.session)
+                self.config.hook.pytest_collection(session=self.session)
         finally:
-            sys.stdout, sys.stderr = streams
             if autoload is None:
                 os.environ.pop(AUTOLOAD, None)
             else:
@@ -196,9 +195,13 @@ AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
 _prepared: dict[tuple[str, int], Prepared | None] = {}
 
 
+def prepared_key(exercise: Exercise, timeout: int) -> tuple[str, int]:
+    return str(exercise.checks), timeout
+
+
 def prepare(exercise: Exercise, timeout: int) -> Prepared | None:
     """pytest prepared for the exercise's checks in this (warm) process, once; None where it cannot be."""
-    key = (str(exercise.checks), timeout)
+    key = prepared_key(exercise, timeout)
     if key not in _prepared:
         try:
             made: Prepared | None = Prepared(exercise, timeout)
@@ -222,15 +225,6 @@ def _is_open(fd: int) -> bool:
     return True
 
 
-def _close_all_but(keep: set[int]) -> None:
-    """Close every file descriptor from 3 up but those in `keep`."""
-    low = 3
-    for fd in sorted(n for n in keep if n >= 3):
-        os.closerange(low, fd)
-        low = fd + 1
-    os.closerange(low, 65536)
-
-
 def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: str, device: str,
                 limits: Limits, languages: tuple[str, ...], variant: dict, spawner: int | None) -> None:
     """The judge process: run the checks under pytest, emit results on `fd`. Never returns.
@@ -243,8 +237,8 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
     null = os.open(os.devnull, os.O_RDWR)
     for std in (0, 1, 2) if not os.environ.get("GRADER_DEBUG") else (0,):
         os.dup2(null, std)
-    prepared = _prepared.get((str(exercise.checks), timeout_for(limits)))
-    _close_all_but({fd, spawner if spawner is not None else fd, *(prepared.fds if prepared else ())})
+    prepared = _prepared.get(prepared_key(exercise, timeout_for(limits)))
+    isolation.close_all_but({fd, spawner if spawner is not None else fd, *(prepared.fds if prepared else ())})
     if spawner is not None:
         import socket
 
@@ -345,7 +339,7 @@ def _spare_main(order: int, fd: int, spawner: int | None) -> None:  # pragma: no
     try:
         isolation.die_with_parent()
         prepared = {n for made in _prepared.values() if made for n in made.fds}
-        _close_all_but({order, fd, spawner if spawner is not None else fd, *prepared})
+        isolation.close_all_but({order, fd, spawner if spawner is not None else fd, *prepared})
         data = b""
         while chunk := os.read(order, 1 << 16):
             data += chunk

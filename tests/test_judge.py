@@ -12,7 +12,7 @@ MISTAKES = ROOT / "tests" / "mistakes" / "ex05_manual_backward"
 
 
 def graded(exercise, path, prepared, monkeypatch):
-    key = (str(exercise.checks), judge.timeout_for(judge.limits_for(exercise)))
+    key = judge.prepared_key(exercise, judge.timeout_for(judge.limits_for(exercise)))
     monkeypatch.setitem(judge._prepared, key, prepared)
     result = judge.grade(exercise, load_source(path), seed=11).to_json()
     result.pop("duration_s")

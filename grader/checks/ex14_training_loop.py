@@ -332,7 +332,7 @@ class _VirtualGpu(TorchFunctionMode):
             sized = [self.on_gpu(t) for t in tensors if t.dim() > 0]
             if self.mixed is None and True in sized and False in sized and name not in ("copy_", "__setitem__"):
                 by_helper = all(id(t) in self.by_helper for t in tensors if t.dim() > 0 and id(t) in self.gpu)
-                self.mixed = {"func": name, "model": any(id(p) in self.gpu for p in self.params),
+                self.mixed = {"func": name, "model": bool(self.gpu_params),
                               "by_helper": by_helper, "calls": list(dict.fromkeys(self.calls))}
             gpu = any(self.on_gpu(t) for t in tensors)
         if gpu:
