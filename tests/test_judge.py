@@ -1,6 +1,8 @@
 """The judge's pytest, prepared once in a warm parent (judge.Prepared): every judge forked after it gives the result
 pytest.main gives, and one that cannot be prepared runs pytest.main."""
 
+import sys
+
 import pytest
 
 from conftest import ROOT
@@ -32,6 +34,8 @@ def test_a_judge_of_pytest_prepared_in_the_parent_gives_the_result_of_pytest_mai
 
 
 def test_checks_that_cannot_be_prepared_are_left_to_pytest_main(tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "path", list(sys.path))  # pytest's collection puts tmp_path first: not for later tests
+    monkeypatch.setattr(judge, "_prepared", dict(judge._prepared))
     exercise = find_exercise("ex05")
     broken = tmp_path / "checks_that_do_not_import.py"
     broken.write_text("raise ImportError('a check module that cannot be imported')\n")
