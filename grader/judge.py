@@ -30,11 +30,11 @@ import pytest  # noqa: E402
 import pytest_timeout  # noqa: E402
 import torch  # noqa: E402
 
-from grader import isolation, probecode, routes, safefs, scrub, zygote  # noqa: E402
+from grader import isolation, probecode, routes, safefs, scrub, warmup, zygote  # noqa: E402
 from grader.exercises import CHECKS_DIR, PACKAGE_DIR, SOLUTIONS_DIR, Exercise  # noqa: E402
 from grader.plugin import JudgePlugin  # noqa: E402
 from grader.result import CheckResult, Result, text  # noqa: E402
-from grader.sandbox import Limits  # noqa: E402
+from grader.sandbox import Limits, seed_torch  # noqa: E402
 from grader.source import Source  # noqa: E402
 from grader.text import Text, verbatim  # noqa: E402
 from grader.variants import default_draw  # noqa: E402
@@ -73,6 +73,7 @@ def prewarm(exercises: Sequence[Exercise] = ()) -> None:
         if zygote.enabled():
             probe_bundle(exercise)  # made once here, inherited by every judge
         prepare(exercise, timeout_for(limits))
+    warmup.run()  # the judges' own first modules, backward and optimizers: run once here
 
 
 def import_checks(exercise: Exercise):
@@ -251,7 +252,7 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
         bound = max(JUDGE_MEMORY, limits.memory + (2 << 30))
         resource.setrlimit(resource.RLIMIT_AS, (bound, bound))
     preload(exercise)
-    torch.manual_seed(seed)
+    seed_torch(seed, device != "cpu")
     out = os.fdopen(fd, "w", buffering=1)
 
     def emit(event: dict) -> None:

@@ -1,20 +1,23 @@
 """Probes that travel as code: what a sandbox started from the zygote needs of the check modules, and no more.
 
 Judge side, `bundle` takes the probes of the modules a grading uses and collects, transitively, what each one
-names at module level: the functions and classes of its own module go as their source text (decorators and all),
-modules and the objects of other modules as references to import, plain constants as literals. Sandbox side,
-`install` executes that source, in the file's order, over a stand-in module holding only those names, so the
-sandbox never imports a check module, and no reference computation of it (nothing a probe does not use) is there.
+names at module level: the functions and classes of its own module go as their source text (decorators and all)
+and as that text compiled (marshal, once, in the judge's parent), modules and the objects of other modules as
+references to import, plain constants as literals. Sandbox side, `install` runs that code, in the file's order,
+over a stand-in module holding only those names, so the sandbox never imports a check module, and no reference
+computation of it (nothing a probe does not use) is there.
 """
 
 from __future__ import annotations
 
 import __future__
 import ast
+import base64
 import functools
 import importlib
 import inspect
 import linecache
+import marshal
 import os
 import sys
 import textwrap
@@ -103,7 +106,7 @@ def _reference(name: str, value, module: str, secret: set[str]):
 
 def bundle(probes: dict, modules: set[str], secret: set[str]) -> dict:
     """What `install` needs to rebuild the probes of `modules` (keys of `probes`, `module.name`): per module its
-    future flags, the references it needs and the source of its own definitions used; `secret` are the modules a
+    future flags, the references it needs and its own definitions used (source and code); `secret` are the modules a
     sandbox must not import (a reference into one of the `modules` is rebuilt instead)."""
     chosen = {key: fn for key, fn in probes.items() if fn.__module__ in modules}
     return _bundle(tuple(sorted(chosen)), tuple(sorted(modules | secret)), tuple(id(fn) for fn in chosen.values()))
@@ -135,7 +138,15 @@ def _bundle(keys: tuple[str, ...], secret_names: tuple[str, ...], _ids: tuple[in
             entry["future"] = getattr(namespace.get("annotations"), "compiler_flag", 0) \
                 if isinstance(namespace.get("annotations"), __future__._Feature) else 0
             todo.extend((module, other) for other in used)
+    for module, entry in shipped.items():  # compiled here once: a sandbox loads the code (compiling took it 2-10 ms)
+        for definition in entry["defs"].values():
+            code = _compile(definition[1], module, entry["future"])
+            definition.append(base64.b64encode(marshal.dumps(code)).decode("ascii"))
     return {"modules": shipped, "probes": list(keys)}
+
+
+def _compile(source: str, module: str, future: int) -> types.CodeType:
+    return compile(source, f"<probe code of {module}>", "exec", flags=future, dont_inherit=True)
 
 
 def install(shipped: dict, registry: dict) -> dict[str, types.ModuleType]:
@@ -164,9 +175,8 @@ def install(shipped: dict, registry: dict) -> dict[str, types.ModuleType]:
                 for part in ref[2].split("."):
                     value = getattr(value, part)
                 namespace[key] = value
-        for _, source in sorted(entry["defs"].values()):
-            exec(compile(source, f"<probe code of {name}>", "exec", flags=entry["future"], dont_inherit=True),
-                 namespace)
+        for _, _, code in sorted(entry["defs"].values()):
+            exec(marshal.loads(base64.b64decode(code)), namespace)
 
     for name in modules:
         build(name)

@@ -112,7 +112,7 @@ class CellsFailed(LearnerProblem):
 # -- the sandbox process -------------------------------------------------------------------
 
 PROBES: dict[str, types.FunctionType] = {}
-SCAN_MODULES = True  # look through every module for one of a hidden folder (scrub.py); not where none can be
+SHIPPED = False  # started by the zygote: no module of a hidden folder, the probes rebuilt from shipped code (scrub.py)
 
 
 def probe(fn):
@@ -125,6 +125,16 @@ def probe(fn):
     PROBES[f"{fn.__module__}.{fn.__name__}"] = fn
     fn.probe_name = f"{fn.__module__}.{fn.__name__}"
     return fn
+
+
+def seed_torch(seed: int, gpu: bool) -> None:
+    """Seed torch: the CPU's generator, and the GPU's where the process may use one. torch.manual_seed seeds every
+    device torch knows of, and for each one not initialised yet records the caller's stack to seed it later (about
+    3 ms from a judge's stack): a process that cannot reach a GPU seeds the CPU's alone, the same numbers."""
+    if gpu:
+        torch.manual_seed(seed)
+    else:
+        torch.default_generator.manual_seed(seed)
 
 
 def _set_limits(limits: Limits) -> None:
@@ -144,6 +154,8 @@ def _set_limits(limits: Limits) -> None:
 def _hide_solutions() -> None:
     """Reference solutions are never importable from learner code."""
     sys.path[:] = [p for p in sys.path if not os.path.isdir(os.path.join(p or ".", "solutions"))]
+    if SHIPPED:  # the zygote never imports them; and going through sys.modules would copy a page per name (4 ms)
+        return
     for name in [m for m in sys.modules if m == "solutions" or m.startswith("solutions.")]:
         del sys.modules[name]
 
@@ -197,15 +209,22 @@ def _probe_objects() -> dict[str, object]:
     return found
 
 
+_ZYGOTE_FINALIZERS: list = []  # inherited, never run here: each looks itself up in the (new) registry first
+
+
 def _forget(limits: Limits) -> None:
     """Drop what the sandbox inherited and must not hold (see scrub.py), with no finaliser of the judge's or
     the parent's objects run here (a temporary folder of theirs is theirs to remove)."""
     import weakref
 
-    weakref.finalize._registry.clear()  # type: ignore[attr-defined]
+    inherited, weakref.finalize._registry = weakref.finalize._registry, {}  # type: ignore[attr-defined]
+    if SHIPPED:  # the zygote's (torch's own): kept, as freeing them would only copy the pages they share (about 3 ms)
+        _ZYGOTE_FINALIZERS.append(inherited)
+    else:  # the judge's, which may name its files
+        inherited.clear()
     hook, sys.unraisablehook = sys.unraisablehook, lambda _: None
     try:
-        scrub.scrub(PROBES, limits.hidden if SCAN_MODULES else (), sys._getframe(1))
+        scrub.scrub(PROBES, limits.hidden, sys._getframe(1), shipped=SHIPPED)
     finally:
         sys.unraisablehook = hook
 
@@ -398,7 +417,7 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
         sys.stderr = open(2, "w", buffering=1, closefd=False)
         tempfile.tempdir = None  # tempfile reads TMPDIR again
         torch.set_num_threads(1)
-        torch.manual_seed(seed)
+        seed_torch(seed, limits.cuda)
         random.seed(seed)
         _hide_solutions()
         _set_limits(limits)

@@ -191,12 +191,13 @@ def serve(control_fd: int) -> None:
     each sandbox by its pidfd. Ends when the process that started it closes its end."""
     import torch
 
-    from grader import isolation, sandbox  # noqa: F401 - the sandbox runtime, imported once here
+    from grader import isolation, sandbox, warmup  # noqa: F401 - the sandbox runtime, imported once here
 
     import torch.fx.experimental.symbolic_shapes  # noqa: F401 - as `judge.prewarm`: not once per sandbox
 
     isolation.protect_self()  # no process of our uid opens our descriptors (the judges' connections)
     torch.set_num_threads(1)
+    warmup.run()  # every sandbox's first module, backward and DataLoader: run once here
     gc.freeze()  # what we imported: never collected in a sandbox, so its pages stay shared
     control = socket.socket(fileno=control_fd)
     selector = selectors.DefaultSelector()
@@ -302,7 +303,7 @@ def _spawn(request: dict, fds: list[int], selector: selectors.BaseSelector, spar
 def _preload(names: list[str], hidden: tuple[str, ...]) -> bool:
     """Import the public modules an exercise needs (torch._dynamo) once, here; never one from a folder sandboxes
     must not see (a checks folder, the solutions): the sandbox imports such a name itself, and fails there. So the
-    zygote holds no module of a hidden folder, and its sandboxes have none to look for (`sandbox.SCAN_MODULES`).
+    zygote holds no module of a hidden folder, and its sandboxes have none to look for (`sandbox.SHIPPED`).
     True if it imported any."""
     import importlib
 
@@ -315,6 +316,9 @@ def _preload(names: list[str], hidden: tuple[str, ...]) -> bool:
             pass
     if len(sys.modules) == imported:
         return False
+    from grader import warmup
+
+    warmup.run()  # what the new modules make possible (torch._dynamo: the optimizers)
     gc.freeze()  # as at the start: a sandbox's collection never walks (and copies) what was just imported
     return True
 
@@ -411,6 +415,6 @@ def _sandbox(conn: socket.socket, out: int) -> None:  # pragma: no cover - runs 
                              "allowed": tuple(setup["plan"]["allowed"])})
     seed = int(setup["seed"])
     sys.modules.update(probecode.install(setup["probes"], sandbox.PROBES))  # a probe's objects pickle by name
-    sandbox.SCAN_MODULES = False  # we never imported a module of a hidden folder (`_preload`)
+    sandbox.SHIPPED = True  # we never imported a module of a hidden folder (`_preload`), and rebuilt the probes
     del setup
     sandbox._sandbox_main(conn, source, plan, limits, seed, out)

@@ -186,7 +186,7 @@ def test_a_zygote_that_dies_mid_grading_is_the_graders_failure_never_a_grade():
 
 
 def test_the_zygote_imports_no_preload_from_a_folder_sandboxes_must_not_see(tmp_path, monkeypatch):
-    """So a sandbox of the zygote's has no module of a hidden folder to look for (sandbox.SCAN_MODULES)."""
+    """So a sandbox of the zygote's has no module of a hidden folder to look for (sandbox.SHIPPED)."""
     package = tmp_path / "course_helpers"
     package.mkdir()
     (package / "__init__.py").write_text("")
