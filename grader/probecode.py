@@ -134,19 +134,13 @@ def _bundle(keys: tuple[str, ...], secret_names: tuple[str, ...], _ids: tuple[in
         entry["refs"][name] = ref
         if ref == ["def"]:
             line, source, used = _definition(value, name, module)
-            entry["defs"][name] = [line, source]
             entry["future"] = getattr(namespace.get("annotations"), "compiler_flag", 0) \
                 if isinstance(namespace.get("annotations"), __future__._Feature) else 0
+            # compiled here once: a sandbox loads the code (compiling took it 2-10 ms)
+            code = compile(source, f"<probe code of {module}>", "exec", flags=entry["future"], dont_inherit=True)
+            entry["defs"][name] = [line, source, base64.b64encode(marshal.dumps(code)).decode("ascii")]
             todo.extend((module, other) for other in used)
-    for module, entry in shipped.items():  # compiled here once: a sandbox loads the code (compiling took it 2-10 ms)
-        for definition in entry["defs"].values():
-            code = _compile(definition[1], module, entry["future"])
-            definition.append(base64.b64encode(marshal.dumps(code)).decode("ascii"))
     return {"modules": shipped, "probes": list(keys)}
-
-
-def _compile(source: str, module: str, future: int) -> types.CodeType:
-    return compile(source, f"<probe code of {module}>", "exec", flags=future, dont_inherit=True)
 
 
 def install(shipped: dict, registry: dict) -> dict[str, types.ModuleType]:
