@@ -53,8 +53,9 @@ E = TypeVar("E", "Exercise", "Named")
 
 
 def exercise_id(name: str) -> str:
-    """`ex05` for the built-in `ex05_manual_backward`; a course's own names are their own ids."""
-    match = re.fullmatch(r"(ex\d\d)_\w+", name)
+    """`ex05` for the built-in `ex05_manual_backward`, `fs01` for `fs01_softmax` of the from-scratch track; a
+    course's own names are their own ids."""
+    match = re.fullmatch(r"((?:ex|fs)\d\d)_\w+", name)
     return match.group(1) if match else name
 
 
