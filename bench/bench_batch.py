@@ -64,9 +64,9 @@ def overhead(zygote: bool = True) -> float:
 
     os.environ["TORCH_KATAS_ZYGOTE"] = "1" if zygote else "0"
     sys.path.insert(0, str(ROOT))
-    from grader.exercises import find_exercise
-    from grader.judge import grade, prewarm
-    from grader.source import load_source
+    from grader.course.exercises import find_exercise
+    from grader.judge.grading import grade, prewarm
+    from grader.sandbox.source import load_source
 
     times = []
     for name in EXERCISES:
@@ -84,10 +84,10 @@ def overhead(zygote: bool = True) -> float:
 def class_outputs(students: int) -> tuple[float, Path]:
     """Seconds to write every batch output of `students` x 3 exercises from results.jsonl (the results are
     real gradings of the solutions, stubs and mistakes, spread over the class); and the folder written."""
-    from grader.exercises import find_exercise
-    from grader.gradebook import write_gradebook
-    from grader.judge import grade
-    from grader.source import load_source
+    from grader.course.exercises import find_exercise
+    from grader.teacher.gradebook import write_gradebook
+    from grader.judge.grading import grade
+    from grader.sandbox.source import load_source
 
     graded = {name: [grade(find_exercise(name), load_source(p)) for p in candidates(name)] for name in CLASS_EXERCISES}
     out = Path(tempfile.mkdtemp())
@@ -177,7 +177,7 @@ def main() -> None:
     parser.add_argument("--cluster", action="store_true", help="measure the Dask cluster path instead")
     parser.add_argument("--rounds", type=int, default=3, help="with --cluster: alternating local and cluster runs")
     args = parser.parse_args()
-    grade = [sys.executable, "-m", "grader.cli"]
+    grade = [sys.executable, "-m", "grader.cli.main"]
     if args.cluster:
         return cluster(grade, args.rounds)
     with tempfile.TemporaryDirectory() as tmp:

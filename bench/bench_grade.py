@@ -24,13 +24,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from grader import client, endpoint  # noqa: E402
+from grader.service import client, address  # noqa: E402
 
 FOLDER = Path(tempfile.mkdtemp(prefix="tk-bench-"))
 # PYTHONDONTWRITEBYTECODE dropped: an install has its bytecode (pip compiles it), a checkout writes it on first use;
 # without it, every `grade` below would compile the grader's modules again (about 25 ms)
-ENV = {**{k: v for k, v in os.environ.items() if k not in (endpoint.NO_SERVER_ENV, "CI", "PYTHONDONTWRITEBYTECODE")},
-       endpoint.DIR_ENV: str(FOLDER)}
+ENV = {**{k: v for k, v in os.environ.items() if k not in (address.NO_SERVER_ENV, "CI", "PYTHONDONTWRITEBYTECODE")},
+       address.DIR_ENV: str(FOLDER)}
 GRADE = [sys.executable, "-m", "grader"]  # what `grade` runs (relay.py)
 IMPORT_TORCH = [sys.executable, "-c", "import torch"]
 

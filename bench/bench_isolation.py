@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402,F401 - the warm parent
 
-from grader import isolation  # noqa: E402
+from grader.sandbox import isolation  # noqa: E402
 
 
 def layer_costs(runs: int) -> dict[str, float]:
@@ -69,10 +69,10 @@ def grading_time(runs: int, isolated: bool, forget: bool = True, zygote: bool = 
     """Median seconds to grade ex05's untouched stub in this process (fork judge, sandbox, pytest, messages);
     `forget=False`: the sandbox keeps what it inherited (the env block, the frames, the check modules), as before;
     `zygote`: the sandbox is forked by the zygote (all layers on), not by the judge."""
-    from grader import sandbox
-    from grader.exercises import find_exercise
-    from grader.judge import grade, prewarm
-    from grader.source import load_source
+    from grader.sandbox import process as sandbox
+    from grader.course.exercises import find_exercise
+    from grader.judge.grading import grade, prewarm
+    from grader.sandbox.source import load_source
 
     saved = isolation.enter_before_fork, isolation.enter_after_fork, sandbox._forget
     if not forget:
@@ -97,13 +97,13 @@ def grading_time(runs: int, isolated: bool, forget: bool = True, zygote: bool = 
 
 
 def zygote_start() -> float:
-    """Seconds a fresh Python takes to import what the zygote imports before it serves (grader/zygote.py)."""
+    """Seconds a fresh Python takes to import what the zygote imports before it serves (grader/sandbox/zygote.py)."""
     import subprocess
 
-    from grader import zygote
+    from grader.sandbox import zygote
 
     started = time.perf_counter()
-    imports = "import torch, grader.sandbox, torch.fx.experimental.symbolic_shapes"
+    imports = "import torch, grader.sandbox.process, torch.fx.experimental.symbolic_shapes"
     subprocess.run([sys.executable, "-I", "-c", f"import json, sys; sys.path[:] = json.loads(sys.argv[1]); {imports}",
                     json.dumps(sys.path)],
                    env=zygote.clean_environment(), check=True, capture_output=True)

@@ -32,10 +32,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import grader.judge as judge  # noqa: E402
-import grader.plugin as plugin  # noqa: E402
-import grader.sandbox as sandbox  # noqa: E402
-from grader import client, endpoint, server  # noqa: E402
+import grader.judge.grading as judge  # noqa: E402
+import grader.judge.plugin as plugin  # noqa: E402
+import grader.sandbox.process as sandbox  # noqa: E402
+from grader.service import client, address, server  # noqa: E402
 
 LOG = Path(tempfile.mkdtemp(prefix="tk-profile-")) / "marks"
 PHASES = {  # phase: (the mark it starts at, the mark it ends at)
@@ -93,15 +93,15 @@ def main() -> None:
                                (sandbox.Sandbox, "start", "Sandbox.start")]:
         wrap(owner, name, label)
     folder = Path(tempfile.mkdtemp(prefix="tk-profile-"))
-    unset = (endpoint.NO_SERVER_ENV, "CI", "PYTHONDONTWRITEBYTECODE")
-    env = {**{k: v for k, v in os.environ.items() if k not in unset}, endpoint.DIR_ENV: str(folder)}
+    unset = (address.NO_SERVER_ENV, "CI", "PYTHONDONTWRITEBYTECODE")
+    env = {**{k: v for k, v in os.environ.items() if k not in unset}, address.DIR_ENV: str(folder)}
     service = server.Service(folder, 600)
     service.listen()
     pid = os.fork()
     if pid == 0:  # the service, with the wrappers
         service.serve()
         os._exit(0)
-    grade = [sys.executable, "-m", "grader.cli"]
+    grade = [sys.executable, "-m", "grader.cli.main"]
     try:
         solutions = sorted((ROOT / "solutions").glob(args.glob))
         subprocess.run(grade + ["ex05", "--file", str(solutions[0])], capture_output=True, cwd=ROOT, env=env)

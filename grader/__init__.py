@@ -10,13 +10,13 @@ __version__ = "0.1.0"  # written once, here: pyproject.toml reads it (importlib.
 
 def check(exercise: str, **options):
     """In Jupyter: grade the cells this notebook has run so far, e.g. `check("ex05")`."""
-    from grader.jupyter import check as run_check
+    from grader.learner.jupyter import check as run_check
 
     return run_check(exercise, **options)
 
 
 def hint(exercise: str, **options):
     """In Jupyter: reveal the next hint of an exercise, e.g. `hint("ex05")` (`all=True` for every one)."""
-    from grader.jupyter import hint as show_hint
+    from grader.learner.jupyter import hint as show_hint
 
     return show_hint(exercise, **options)

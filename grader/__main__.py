@@ -1,5 +1,5 @@
 """`python -m grader`: the `grade` command (relayed to the warm service when one runs: relay.py)."""
 
-from grader.relay import main
+from grader.cli.entry import main
 
 main()

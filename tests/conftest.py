@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import isolation
+from grader.sandbox import isolation
 
 ROOT = Path(__file__).resolve().parent.parent
 os.environ["TORCH_KATAS_NO_SERVER"] = "1"  # the suite never starts the user's grading service (test_server.py: its own)
@@ -102,7 +102,7 @@ def run_grade_as(user: str | None, *args, cwd=ROOT, timeout=300, env=None):
     env["PYTHONPATH"] = os.pathsep.join([*user_pythonpath(), str(ROOT)])
     as_user = [] if user == DEDICATED else ["runuser", "-u", user, "--"]
     command = [*as_user, "env", *(f"{k}={v}" for k, v in env.items() if k in PASSED_ENV),
-               f"PYTHONPATH={env['PYTHONPATH']}", user_python(), "-m", "grader.cli", *map(str, args)]
+               f"PYTHONPATH={env['PYTHONPATH']}", user_python(), "-m", "grader.cli.main", *map(str, args)]
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 

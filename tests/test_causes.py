@@ -5,9 +5,9 @@ prove what it cannot: which checks fail, and what the messages must not claim.""
 
 from pathlib import Path
 
-from grader.exercises import find_exercise
-from grader.judge import grade
-from grader.source import load_source
+from grader.course.exercises import find_exercise
+from grader.judge.grading import grade
+from grader.sandbox.source import load_source
 
 MISTAKES = Path(__file__).resolve().parent / "mistakes"
 

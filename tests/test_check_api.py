@@ -8,7 +8,7 @@ import pytest
 import grader.checking
 import grader.devices
 import grader.gradients
-from grader.exercises import all_exercises
+from grader.course.exercises import all_exercises
 
 API = {"grader.checking": set(grader.checking.__all__), "grader.gradients": set(grader.gradients.__all__),
        "grader.devices": set(grader.devices.__all__)}
@@ -43,7 +43,7 @@ def test_an_import_past_the_api_is_found(tmp_path):
 
 
 def test_once_makes_a_shared_run_once_per_grading_and_retries_one_that_raised():
-    from grader.sandbox import Submission
+    from grader.judge.submission import Submission
 
     submission, made = Submission(None, None), []
 

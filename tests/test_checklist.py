@@ -6,8 +6,8 @@ import json
 import pytest
 
 from conftest import run_grade
-from grader.checklist import collected_checks
-from grader.exercises import CourseError, all_exercises, builtin_course
+from grader.judge.collection import collected_checks
+from grader.course.exercises import CourseError, all_exercises, builtin_course
 
 
 @pytest.mark.parametrize("exercise", all_exercises(), ids=lambda ex: ex.id)

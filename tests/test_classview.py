@@ -12,10 +12,10 @@ import zipfile
 import pytest
 
 from conftest import ROOT, run_grade
-from grader.collect import collect, collect_from
-from grader.exercises import all_exercises, find_exercise
-from grader.gradebook import build_gradebook, misconceptions
-from grader.result import CheckResult, Result
+from grader.teacher.collect import collect, collect_from
+from grader.course.exercises import all_exercises, find_exercise
+from grader.teacher.gradebook import build_gradebook, misconceptions
+from grader.judge.result import CheckResult, Result
 from grader.text import Text
 
 EX05 = ROOT / "tests" / "mistakes" / "ex05_manual_backward"
@@ -250,8 +250,8 @@ def test_a_download_all_zip_is_graded_without_unpacking_by_hand(tmp_path):
 
 
 def test_the_class_page_says_which_isolation_layers_graded_which_submissions(tmp_path):
-    from grader.gradebook import isolation_groups
-    from grader.html_report import write_index
+    from grader.teacher.gradebook import isolation_groups
+    from grader.report.pages import write_index
 
     full, some = ["namespaces", "landlock (ABI 7)", "seccomp"], ["seccomp"]
     check = CheckResult(id="dw", title=Text("dw"), outcome="passed", points=1.0, max_points=1.0)

@@ -107,7 +107,7 @@ def test_wrong_file_type_exit_2(tmp_path):
 
 
 def test_list_and_help_do_not_import_torch():
-    code = ("import sys; from click.testing import CliRunner; from grader.cli import main; "
+    code = ("import sys; from click.testing import CliRunner; from grader.cli.main import main; "
             "r = CliRunner(); assert r.invoke(main, ['list']).exit_code == 0; "
             "assert r.invoke(main, ['--help']).exit_code == 0; "
             "assert r.invoke(main, ['hint', 'ex05']).exit_code == 0; "

@@ -127,9 +127,9 @@ def test_a_teachers_course_travels_to_the_workers(local_cluster, tmp_path):
 
 
 def test_a_worker_with_other_checks_or_fewer_layers_refuses(local_cluster, tmp_path):
-    from grader.cluster import fingerprint
-    from grader.cluster_worker import GradingPlugin
-    from grader.exercises import builtin_course
+    from grader.cluster.dispatch import fingerprint
+    from grader.cluster.worker_plugin import GradingPlugin
+    from grader.course.exercises import builtin_course
 
     mine = fingerprint(builtin_course())
     with distributed.Client(local_cluster) as client:
@@ -161,10 +161,10 @@ def test_a_worker_with_other_checks_or_fewer_layers_refuses(local_cluster, tmp_p
 def test_a_grading_process_that_ended_is_started_again(local_cluster):
     from dataclasses import asdict
 
-    from grader.cluster import fingerprint
-    from grader.cluster_worker import GradingPlugin, grade_task
-    from grader.exercises import builtin_course
-    from grader.source import load_source
+    from grader.cluster.dispatch import fingerprint
+    from grader.cluster.worker_plugin import GradingPlugin, grade_task
+    from grader.course.exercises import builtin_course
+    from grader.sandbox.source import load_source
 
     course = builtin_course()
     ex = course.find("ex01")
@@ -194,7 +194,7 @@ def test_a_grading_process_that_ended_is_started_again(local_cluster):
 def test_ctrl_c_keeps_what_is_done_and_the_same_command_goes_on(local_cluster, tmp_path):
     subs, out = tmp_path / "subs", tmp_path / "out"
     stage(subs, {f"s{i:02d}": {"ex01.py": SLOW + (ROOT / "solutions" / f"{EX01}.py").read_text()} for i in range(6)})
-    command = [sys.executable, "-m", "grader.cli", "batch", subs, "--out", out, "--cluster",
+    command = [sys.executable, "-m", "grader.cli.main", "batch", subs, "--out", out, "--cluster",
                local_cluster.scheduler_address]
     batch = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     results = out / "results.jsonl"
@@ -229,7 +229,7 @@ def test_bad_cluster_options_are_one_line_errors(tmp_path, args, error):
 def test_extra_missing_says_what_to_install(tmp_path):
     stage(tmp_path / "subs", {"s1": {"ex01.py": "x = 1"}})
     code = "import sys, runpy; sys.modules['distributed'] = None; sys.argv = ['grade', *sys.argv[1:]]; " \
-           "runpy.run_module('grader.cli', run_name='__main__')"
+           "runpy.run_module('grader.cli.main', run_name='__main__')"
     proc = subprocess.run([sys.executable, "-c", code, "batch", str(tmp_path / "subs"), "--cluster", "local:1"],
                           cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 2
@@ -255,7 +255,7 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_doubles_nothing(tmp_path):
                   "--host", "127.0.0.1", "--nthreads", "1", "--no-nanny", "--no-dashboard"]
         started += [subprocess.Popen(worker, start_new_session=True, stderr=subprocess.DEVNULL) for _ in range(2)]
         out = tmp_path / "out"
-        batch = subprocess.Popen([sys.executable, "-m", "grader.cli", "batch", subs, "--out", out, "--cluster",
+        batch = subprocess.Popen([sys.executable, "-m", "grader.cli.main", "batch", subs, "--out", out, "--cluster",
                                   scheduler_file, "--json"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True)
         with distributed.Client(scheduler_file=str(scheduler_file)) as client:

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from grader.exercises import CourseError, UnknownExercise, all_exercises, builtin_course, find_in, load_course
-from grader.validate import mistakes, validate
+from grader.course.exercises import CourseError, UnknownExercise, all_exercises, builtin_course, find_in, load_course
+from grader.author.validate import mistakes, validate
 
 EXERCISES = all_exercises()
 

@@ -5,11 +5,11 @@ import csv
 import json
 
 from conftest import run_grade
-from grader.exercises import find_exercise
-from grader.export import export
-from grader.gradebook import build_gradebook
-from grader.result import Result
-from grader.roster import read_roster
+from grader.course.exercises import find_exercise
+from grader.teacher.export import export
+from grader.teacher.gradebook import build_gradebook
+from grader.judge.result import Result
+from grader.teacher.roster import read_roster
 
 EX05, EX06 = find_exercise("ex05"), find_exercise("ex06")
 
@@ -70,7 +70,7 @@ def test_missing_work_is_blank_in_every_layout_and_listed(tmp_path):
 def test_an_export_the_lms_would_reject_is_refused(tmp_path):
     import pytest
 
-    from grader.export import ExportError
+    from grader.teacher.export import ExportError
 
     with pytest.raises(ExportError, match="Moodle's grade import matches students by e-mail"):
         export(book(), "moodle", tmp_path / "m.csv")

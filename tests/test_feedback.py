@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from grader.checking import CheckFailed, expect_close, expect_number, expect_tensor, relation
-from grader.gradients import autograd_gradient, expect_gradient, numerical_gradient, numerical_jacobian
+from grader.checking.gradients import autograd_gradient, expect_gradient, numerical_gradient, numerical_jacobian
 
 
 def failure(fn, *args, **kwargs) -> str:
@@ -79,7 +79,7 @@ def test_gradient_messages_name_the_mistake():
 
 def test_explain_turns_a_known_learner_error_into_a_lesson():
     from grader.checking import explain
-    from grader.sandbox import LearnerError
+    from grader.sandbox.problems import LearnerError
     from grader.text import Text
 
     with pytest.raises(CheckFailed) as info:

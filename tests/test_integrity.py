@@ -13,7 +13,7 @@ import pytest
 
 from conftest import (NAMESPACES, ROOT, dedicated_uid_or_skip, gets_a_dedicated_uid, grade_json, ordinary_user_or_skip,
                       run_grade, run_grade_as)
-from grader import isolation
+from grader.sandbox import isolation
 
 ATTACKS = ROOT / "tests" / "attacks"
 
@@ -355,9 +355,9 @@ def judge_events(*checks, end=True):
     (judge_events(("predict", 1.0))[1:], "no list of collected checks"),
 ])
 def test_the_parent_accepts_only_what_a_judge_sends(events, why):
-    from grader.exercises import find_exercise
-    from grader.judge import assemble
-    from grader.source import Source
+    from grader.course.exercises import find_exercise
+    from grader.judge.grading import assemble
+    from grader.sandbox.source import Source
 
     result = assemble(find_exercise("ex05"), Source([], "x.py", Path("x.py")), events, False, 0, 0.1)
     assert result.status == "error" and result.grader_failure and result.score == 0
@@ -365,9 +365,9 @@ def test_the_parent_accepts_only_what_a_judge_sends(events, why):
 
 
 def test_a_well_formed_stream_is_a_grade_and_a_dead_judge_is_not():
-    from grader.exercises import find_exercise
-    from grader.judge import assemble
-    from grader.source import Source
+    from grader.course.exercises import find_exercise
+    from grader.judge.grading import assemble
+    from grader.sandbox.source import Source
 
     ex, src = find_exercise("ex05"), Source([], "x.py", Path("x.py"))
     good = assemble(ex, src, judge_events(("predict", 1.0), ("dw", 0.0)), False, 0, 0.1)
@@ -388,7 +388,8 @@ def test_a_judge_killed_from_outside_is_graded_again(tmp_path):
     (subs / "slow" / "ex05.py").write_text("import time\ntime.sleep(3)\n"
                                            + (ROOT / "solutions" / "ex05_manual_backward.py").read_text())
     out = tmp_path / "grades"
-    batch = subprocess.Popen([sys.executable, "-m", "grader.cli", "batch", str(subs), "-e", "ex05", "--out", str(out),
+    batch = subprocess.Popen([sys.executable, "-m", "grader.cli.main", "batch", str(subs), "-e", "ex05",
+                              "--out", str(out),
                               "--workers", "1", "--time-limit", "10"], cwd=ROOT, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     def children(pid):
@@ -399,7 +400,7 @@ def test_a_judge_killed_from_outside_is_graded_again(tmp_path):
 
     def zygote(pid) -> bool:
         try:
-            return b"grader.zygote" in Path(f"/proc/{pid}/cmdline").read_bytes()
+            return b"grader.sandbox.zygote" in Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             return False
 
@@ -458,10 +459,10 @@ def test_the_sandbox_holds_no_secret_memory(user, world_readable_tmp):
 def test_without_forgetting_the_sandbox_would_find_the_judges_variables(monkeypatch):
     """The same attack graded in this process, its sandbox forked from the judge (no zygote) with the sandbox's
     forgetting turned off: it finds them."""
-    from grader import sandbox
-    from grader.exercises import find_exercise
-    from grader.judge import grade
-    from grader.source import load_source
+    from grader.sandbox import process as sandbox
+    from grader.course.exercises import find_exercise
+    from grader.judge.grading import grade
+    from grader.sandbox.source import load_source
 
     monkeypatch.setenv("TORCH_KATAS_ZYGOTE", "0")
     monkeypatch.setattr(sandbox, "_forget", lambda limits: None)
@@ -483,14 +484,14 @@ def test_a_sandbox_forked_from_the_judge_still_reaches_the_checks(monkeypatch):
     grading and the judge's code (what scrub.py cannot reach); the hidden check module and its reference
     computations too, whenever anything of the judge's or the parent's still refers to them (the sandbox now forks
     before pytest collects the checks, so in a process that never imported them nothing does)."""
-    from grader.exercises import find_exercise
-    from grader.judge import grade
-    from grader.source import load_source
+    from grader.course.exercises import find_exercise
+    from grader.judge.grading import grade
+    from grader.sandbox.source import load_source
 
     monkeypatch.setenv("TORCH_KATAS_ZYGOTE", "0")
     result = grade(find_exercise("ex05"), load_source(ATTACKS / "search_raw_memory.py"))
     found = result.output.rsplit("deep found:", 1)[-1]
-    for leak in ("a Grading", "a function of grader.judge"):
+    for leak in ("a Grading", "a function of grader.judge.grading"):
         assert leak in found, result.output
 
 
@@ -515,7 +516,7 @@ def test_a_batch_sandbox_holds_no_job_and_no_classmates_folder(tmp_path, zygote)
     if zygote == "1":
         assert "deep found: []" in output, output
     else:
-        assert "a Job" in output and "a function of grader.batch" in output, output
+        assert "a Job" in output and "a function of grader.teacher.batch" in output, output
 
 
 @pytest.mark.parametrize("route", ["engine", "default argument", "torch.func", "jacobian"])

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import NAMESPACES
-from grader import isolation
+from grader.sandbox import isolation
 
 ABI = isolation.landlock_abi()
 

@@ -6,9 +6,9 @@ import sys
 import pytest
 
 from conftest import ROOT
-from grader import judge
-from grader.exercises import find_exercise
-from grader.source import load_source
+from grader.judge import grading as judge
+from grader.course.exercises import find_exercise
+from grader.sandbox.source import load_source
 
 MISTAKES = ROOT / "tests" / "mistakes" / "ex05_manual_backward"
 

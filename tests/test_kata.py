@@ -12,9 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import ROOT, run_grade
-from grader import kata, variants
-from grader.cli import main
-from grader.exercises import all_exercises, find_exercise
+from grader.learner import kata
+from grader.course import variants
+from grader.cli.main import main
+from grader.course.exercises import all_exercises, find_exercise
 
 START = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)  # a Monday, 09:00
 
@@ -237,7 +238,7 @@ def test_bad_state_file_is_a_one_line_error(workspace):
 
 
 def test_today_list_and_stats_import_no_torch(workspace):
-    script = ("import sys\nfrom grader.cli import main\nfor args in (['today'], ['list'], ['stats']):\n"
+    script = ("import sys\nfrom grader.cli.main import main\nfor args in (['today'], ['list'], ['stats']):\n"
               "    try:\n        main(args)\n    except SystemExit as exc:\n"
               "        assert exc.code in (0, None), exc.code\n"
               "assert 'torch' not in sys.modules")
@@ -272,7 +273,7 @@ def test_watch_and_notebook_in_kata_mode(workspace, monkeypatch):
     attempt = json.loads((workspace / kata.STATE_FILE).read_text())["katas"]["ex01"]["attempts"][-1]
     assert attempt["n"] == 2 and attempt["file"] == "ex01_tensors.ipynb"
     assert not (workspace / attempt["folder"] / "ex01_tensors.py").exists()
-    from grader.jupyter import check
+    from grader.learner.jupyter import check
 
     monkeypatch.chdir(workspace / attempt["folder"])
     result = check("ex01", cells=[(ROOT / "solutions" / "ex01_tensors.py").read_text()], lang="en")

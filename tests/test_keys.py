@@ -1,18 +1,19 @@
 """Mistake keys are registered beside the checks that name them, with a description in each language, so a typo
-cannot make a new category on the class page (`python -m grader.keys` drafts the missing lines)."""
+cannot make a new category on the class page (`python -m grader.course.mistake_keys` drafts the missing lines)."""
 
 import fnmatch
 
 import pytest
 
-from grader.exercises import all_exercises
-from grader.keys import COMMON, describe, named_keys, registered, registry_file, unregistered
+from grader.course.exercises import all_exercises
+from grader.course.mistake_keys import COMMON, describe, named_keys, registered, registry_file, unregistered
 from grader.text import english_prose
 
 
 @pytest.mark.parametrize("exercise", all_exercises(), ids=lambda ex: ex.id)
 def test_every_key_a_check_module_names_is_registered(exercise):
-    assert unregistered(exercise) == {}, f"run `python -m grader.keys {exercise.id}` for the lines to add"
+    assert unregistered(exercise) == {}, \
+        f"run `python -m grader.course.mistake_keys {exercise.id}` for the lines to add"
 
 
 @pytest.mark.parametrize("exercise", all_exercises(), ids=lambda ex: ex.id)

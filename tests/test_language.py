@@ -41,7 +41,7 @@ def test_the_catalogue_keeps_every_field_of_its_templates():
 
 
 def test_an_error_raised_with_a_text_is_shown_in_the_readers_language():
-    from grader.exercises import UnknownExercise, find_exercise
+    from grader.course.exercises import UnknownExercise, find_exercise
 
     with pytest.raises(UnknownExercise) as info:
         find_exercise("ex99")

@@ -74,7 +74,7 @@ def test_a_notebook_in_the_workspace_counts_as_grade_ex05_does(workspace, tmp_pa
 
 
 def test_check_in_a_notebook_records_progress(workspace, monkeypatch):
-    from grader.jupyter import check
+    from grader.learner.jupyter import check
 
     monkeypatch.chdir(workspace)
     result = check("ex05", cells=[SOLUTION.read_text()], lang="en")
@@ -160,7 +160,8 @@ def test_watch_says_each_thing_once(workspace):
     mistake = ROOT / "tests" / "mistakes" / "ex05_manual_backward" / "sign_flipped.py"
     stub_of(workspace).write_text(mistake.read_text())
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "watch", "ex05", "--interval", "0.1", "--runs", "3"],
+    proc = subprocess.Popen([sys.executable, "-m", "grader.cli.main", "watch", "ex05", "--interval", "0.1",
+                             "--runs", "3"],
                             cwd=workspace, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     first = read_until(proc, "Watching")
     assert "6/10" in first and first.count("← first to fix") == 1 and first.count("opposite sign") == 2
@@ -185,7 +186,7 @@ def test_watch_follows_the_first_unfinished_exercise(workspace):
 
 
 def test_no_color_and_colors_only_on_a_terminal():
-    from grader.report import use_color
+    from grader.report.terminal import use_color
 
     class Tty:
         def isatty(self):
@@ -202,13 +203,13 @@ def test_no_color_and_colors_only_on_a_terminal():
 
 def test_shell_completion_is_clicks():
     env = {**os.environ, "_GRADE_COMPLETE": "bash_source"}
-    proc = subprocess.run([sys.executable, "-c", "from grader.cli import main; main(prog_name='grade')"],
+    proc = subprocess.run([sys.executable, "-c", "from grader.cli.main import main; main(prog_name='grade')"],
                           capture_output=True, text=True, env=env)
     assert "complete" in proc.stdout and "_grade_completion" in proc.stdout
 
 
 def test_watch_hears_h_and_enter_as_asking_for_a_hint():
-    from grader.watch import asked_for_hint
+    from grader.learner.watch import asked_for_hint
 
     read, write = os.pipe()
     with os.fdopen(read) as keys:

@@ -6,17 +6,17 @@ import nbformat
 from nbformat.v4 import new_code_cell
 
 from conftest import ROOT, run_grade
-from grader.own_api import grader_names, without_own_api
-from grader.result import CheckResult, Result
-from grader.source import load_source
+from grader.sandbox.check_cells import grader_names, without_own_api
+from grader.judge.result import CheckResult, Result
+from grader.sandbox.source import load_source
 from grader.text import Text
-from grader.watch import change_line
+from grader.learner.watch import change_line
 
 SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
 
 
 def test_the_graders_own_statements_are_blanked_and_the_rest_kept():
-    cells = ['x = 1; c("ex05")  # again', "from grader import check as c, hint\nimport grader.jupyter",
+    cells = ['x = 1; c("ex05")  # again', "from grader import check as c, hint\nimport grader.learner.jupyter",
              'r = c("ex05")\nhint("ex05")\ny = 2', 'grader.check("ex05")', "def check(t):\n    return t"]
     names = grader_names(cells)
     assert names == {"c", "hint", "grader"}  # `check` is the learner's own here
@@ -47,7 +47,7 @@ def test_a_notebook_with_check_and_hint_cells_grades_as_without_them(tmp_path):
 
 
 def test_check_in_a_notebook_does_not_replay_the_earlier_check_and_hint_cells(tmp_path, monkeypatch):
-    from grader.jupyter import check
+    from grader.learner.jupyter import check
 
     monkeypatch.chdir(tmp_path)
     cells = [SOLUTION.read_text(), 'from grader import check, hint\ncheck("ex05")', 'hint("ex05")']

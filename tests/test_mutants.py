@@ -3,8 +3,8 @@
 
 import ast
 
-from grader.exercises import all_exercises, find_exercise
-from grader.mutants import equivalent_marks, generate, given_code, mutants_of, run_mutants
+from grader.course.exercises import all_exercises, find_exercise
+from grader.author.mutants import equivalent_marks, generate, given_code, mutants_of, run_mutants
 
 CODE = '''
 import torch

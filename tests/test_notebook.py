@@ -9,9 +9,9 @@ import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from conftest import ROOT, grade_json, run_grade
-from grader import stub_text
-from grader.jupyter import CheckResult, check
-from grader.source import cell_to_python, not_run
+from grader.course import stub_text
+from grader.learner.jupyter import CheckResult, check
+from grader.sandbox.source import cell_to_python, not_run
 
 SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
 
@@ -128,8 +128,8 @@ def test_check_in_notebook_code_grades_the_given_cells(tmp_path, monkeypatch):
 def test_a_notebook_speaks_notebook():
     """The statement cell says "in the cells below" and "run the last cell", never the .py file or a grade
     command; the checking cell brings `hint` beside `check`."""
-    from grader.exercises import all_exercises
-    from grader.notebook import build_notebook
+    from grader.course.exercises import all_exercises
+    from grader.course.notebook_writer import build_notebook
 
     for ex in all_exercises():
         for lang in ("en", "zh"):
@@ -180,8 +180,8 @@ def test_check_in_a_real_kernel(tmp_path):
 
 def test_validate_fails_when_a_file_scores_otherwise_as_a_notebook(tmp_path, monkeypatch):
     """A .py that raises at its end does not load; as a notebook the other cells still count."""
-    from grader import validate as validation
-    from grader.exercises import find_exercise
+    from grader.author import validate as validation
+    from grader.course.exercises import find_exercise
 
     variant = tmp_path / "raises_at_the_end.py"
     variant.write_text(SOLUTION.read_text() + "\n\nraise RuntimeError('only the .py stops here')\n")
@@ -195,7 +195,7 @@ def test_validate_fails_when_a_file_scores_otherwise_as_a_notebook(tmp_path, mon
 
 
 def test_a_py_file_never_imports_ipython():
-    code = ("import sys; from grader.judge import grade; from grader.source import load_source; "
+    code = ("import sys; from grader.judge.grading import grade; from grader.sandbox.source import load_source; "
             f"load_source({str(SOLUTION)!r}); print('IPython' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert proc.stdout.strip() == "False", proc.stderr

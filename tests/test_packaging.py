@@ -38,10 +38,10 @@ def test_wheel_carries_exercises_checks_and_metadata(installed):
     assert "grader/checks/ex05_manual_backward.py" in names and "grader/checks/pytest.ini" in names
     assert "grader/checks/ex05_manual_backward.keys.toml" in names  # what the class page says each key means
     assert sum(n.endswith("exercise.toml") for n in names) == len(list((ROOT / "exercises").glob("ex*/exercise.toml")))
-    folders = [set(n.split("/")[:-1]) for n in names]  # a student install: no such folder (grader/variants.py is code)
+    folders = [set(n.split("/")[:-1]) for n in names]  # a student install: no such folder (course/variants.py: code)
     assert not [n for n, parts in zip(names, folders) if parts & {"solutions", "mistakes", "variants"}]
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "grade = grader.relay:main" in zipfile.ZipFile(wheel).read(entry_points).decode()  # what `grade` runs
+    assert "grade = grader.cli.entry:main" in zipfile.ZipFile(wheel).read(entry_points).decode()  # what `grade` runs
 
 
 def test_installed_grader_grades_from_anywhere(installed, tmp_path):

@@ -5,10 +5,10 @@ import sys
 import pytest
 import torch
 
-from grader import probing
-from grader.probing import learner_error, pretend_cuda
-from grader.sandbox import _load_module
-from grader.source import Source
+from grader.checking import probe_kit as probing
+from grader.checking.probe_kit import learner_error, pretend_cuda
+from grader.sandbox.process import _load_module
+from grader.sandbox.source import Source
 
 LEARNER = '''
 import torch

@@ -76,7 +76,7 @@ def test_other_training_exercises_record_their_loss(name):
 
 
 def a_result(**changes):
-    from grader.result import CheckResult, Result
+    from grader.judge.result import CheckResult, Result
     from grader.text import Text
 
     checks = [CheckResult("a", Text("values", "数值"), "passed", 4.0, 4.0),
@@ -88,7 +88,7 @@ def a_result(**changes):
 
 
 def test_a_skipped_check_reads_as_skipped_beside_a_total_without_it():
-    from grader.report import render
+    from grader.report.terminal import render
 
     text = render(a_result(), color=False)
     skipped = next(line for line in text.splitlines() if "on the GPU" in line)
@@ -100,9 +100,9 @@ def test_a_skipped_check_reads_as_skipped_beside_a_total_without_it():
 
 
 def test_a_load_error_keeps_its_caret_under_the_line_in_html_and_markdown(tmp_path):
-    from grader.exercises import find_exercise
-    from grader.gradebook import feedback_markdown
-    from grader.html_report import write_report
+    from grader.course.exercises import find_exercise
+    from grader.teacher.gradebook import feedback_markdown
+    from grader.report.pages import write_report
     from grader.text import Text
 
     message = "IndentationError at line 5: unexpected indent\n      y = 2\n      ^"

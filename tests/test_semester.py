@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from conftest import run_grade
 
-from grader.result import CheckResult, Result
+from grader.judge.result import CheckResult, Result
 from grader.text import Text
 
 CHECKS = '''"""Checks of hw1_double."""
@@ -167,7 +167,7 @@ def test_a_semester(tmp_path):
 
 
 def test_a_due_date_and_late_policy_apply_and_show():
-    from grader.late import apply_late
+    from grader.teacher.late import apply_late
 
     policy = {"due": "2026-03-01T23:59:00+00:00", "penalty": 0.1, "accept_days": 3}
     result = Result(exercise="hw1", name="hw1", submission="", status="graded", score=10.0, max_score=10.0,
@@ -181,7 +181,7 @@ def test_a_due_date_and_late_policy_apply_and_show():
 
 
 def test_a_review_overrides_a_check_and_reads_back(tmp_path):
-    from grader.review import add_review, apply_review, read_reviews
+    from grader.teacher.review import add_review, apply_review, read_reviews
 
     add_review(tmp_path, "ana", "hw1_double", by="Prof. Li", checks={"values": "passed"}, comment='said "ok"')
     add_review(tmp_path, "ana", "hw1_double", by="Prof. Li", comment="second thought")
@@ -216,7 +216,7 @@ def test_validate_refuses_points_an_empty_file_earns(tmp_path):
 
 
 def test_gradescope_shows_each_check_as_its_visibility_says():
-    from grader.gradescope import to_gradescope
+    from grader.teacher.gradescope import to_gradescope
 
     checks = [CheckResult(id=v, title=Text(v, v), outcome="passed", points=1.0, max_points=1.0, visibility=v)
               for v in ("public", "hidden", "after_due_date")]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_grade
-from grader import client, endpoint
+from grader.service import client, address
 
 SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
 MISTAKE = ROOT / "tests" / "mistakes" / "ex05_manual_backward" / "sign_flipped.py"
@@ -40,8 +40,8 @@ class Service:
 
     def __init__(self, folder: Path):
         self.folder = folder
-        self.env = {k: v for k, v in os.environ.items() if k not in (endpoint.NO_SERVER_ENV, "CI")}
-        self.env[endpoint.DIR_ENV] = str(folder)
+        self.env = {k: v for k, v in os.environ.items() if k not in (address.NO_SERVER_ENV, "CI")}
+        self.env[address.DIR_ENV] = str(folder)
         self.pids: set[int] = set()
 
     def grade(self, *args, **kwargs):
@@ -60,9 +60,9 @@ class Service:
 @pytest.fixture
 def service(monkeypatch):
     folder = Path(tempfile.mkdtemp(prefix="tk-srv-"))  # short: a socket's path is at most 107 bytes
-    for var in (endpoint.NO_SERVER_ENV, "CI", client.IDLE_ENV):
+    for var in (address.NO_SERVER_ENV, "CI", client.IDLE_ENV):
         monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv(endpoint.DIR_ENV, str(folder))
+    monkeypatch.setenv(address.DIR_ENV, str(folder))
     svc = Service(folder)
     yield svc
     svc.status()
@@ -184,7 +184,7 @@ def test_two_clients_at_once_are_both_answered_by_one_service(service):
 
 
 def test_ci_and_the_variable_start_no_service(service):
-    for env in ({"CI": "true"}, {endpoint.NO_SERVER_ENV: "1"}):
+    for env in ({"CI": "true"}, {address.NO_SERVER_ENV: "1"}):
         assert service.grade("ex05", "--file", SOLUTION, env=env).returncode == 0
         assert service.left() == []
 
@@ -192,7 +192,7 @@ def test_ci_and_the_variable_start_no_service(service):
 def test_a_service_of_another_version_is_never_used(service):
     assert service.grade("server", "start").returncode == 0
     pid = service.status()["pid"]
-    old = {**endpoint.signed({"op": "status"}), "version": "0.0.1"}
+    old = {**address.signed({"op": "status"}), "version": "0.0.1"}
     answer = client.exchange(client.connect(service.folder), old)
     assert "restart" in answer and client.connect(service.folder) is None
     wait_for(lambda: gone(pid), "the service of another version stopped")
@@ -203,8 +203,8 @@ def test_a_folder_others_can_enter_is_refused(tmp_path, monkeypatch):
     open_folder = tmp_path / "open"
     open_folder.mkdir(mode=0o755)
     open_folder.chmod(0o755)
-    monkeypatch.setenv(endpoint.DIR_ENV, str(open_folder))
-    with pytest.raises(endpoint.ServiceError):
+    monkeypatch.setenv(address.DIR_ENV, str(open_folder))
+    with pytest.raises(address.ServiceError):
         client.service_dir()
 
 
@@ -233,14 +233,14 @@ def test_another_uid_is_refused_both_ways(service):
     def client_refuses_the_server():
         try:
             client.connect(service.folder)
-        except endpoint.ServiceError:
+        except address.ServiceError:
             return True
         return False
 
     def server_refuses_the_client():
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(str(client.socket_path(service.folder)))
-        return client.exchange(sock, endpoint.signed({"op": "status"}), timeout=60) is None
+        return client.exchange(sock, address.signed({"op": "status"}), timeout=60) is None
 
     try:
         assert as_nobody(client_refuses_the_server) == 0
@@ -251,7 +251,7 @@ def test_another_uid_is_refused_both_ways(service):
 
 
 def test_check_in_a_kernel_goes_through_the_service_and_never_forks(service, monkeypatch, tmp_path):
-    from grader.jupyter import check
+    from grader.learner.jupyter import check
 
     monkeypatch.chdir(tmp_path)  # no workspace: nothing recorded
 
@@ -268,7 +268,7 @@ def test_check_in_a_kernel_goes_through_the_service_and_never_forks(service, mon
 
 # -- the front: `grade EXERCISE` run on the learner's terminal by the service's front (relay.py) ---------------
 
-NO_CLICK = "import sys; sys.modules['click'] = None; from grader.relay import main; main()"  # the CLI cannot run here
+NO_CLICK = "import sys; sys.modules['click'] = None; from grader.cli.entry import main; main()"  # no CLI can run
 
 
 def relayed(service, *args, **kwargs) -> subprocess.CompletedProcess:
@@ -297,7 +297,7 @@ def test_a_grading_is_relayed_with_the_same_output_files_and_exit_status(service
 
 def test_other_commands_and_no_server_are_not_relayed(service):
     assert service.grade("server", "start").returncode == 0
-    from grader import relay
+    from grader.cli import entry as relay
 
     assert relay.run(["grade", "list"]) is None and relay.run(["grade", "ex05", "--no-server"]) is None
     assert relayed(service, "list").returncode != 0  # declined: this client could not run it itself
@@ -317,7 +317,7 @@ def test_the_front_answers_only_its_own_uid(service):
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(str(front))
         try:
-            sock.sendall(json.dumps(endpoint.signed({"op": "relay", "argv": ["grade", "ex05"]})).encode() + b"\n")
+            sock.sendall(json.dumps(address.signed({"op": "relay", "argv": ["grade", "ex05"]})).encode() + b"\n")
             return sock.recv(4096) == b""
         except (BrokenPipeError, ConnectionResetError):
             return True
@@ -325,7 +325,7 @@ def test_the_front_answers_only_its_own_uid(service):
     def client_refuses_the_front():
         try:
             client.connect(service.folder, front)
-        except endpoint.ServiceError:
+        except address.ServiceError:
             return True
         return False
 

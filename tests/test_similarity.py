@@ -43,7 +43,7 @@ def test_without_copydetect_the_command_says_how_to_install_it(tmp_path):
 
 
 def test_groups_are_listed_as_maximal_sets():
-    from grader.similarity import maximal
+    from grader.teacher.similarity import maximal
 
     entries = [{"exercise": "ex14", "students": ["a", "b"]}, {"exercise": "ex14", "students": ["a", "b", "c"]},
                {"exercise": "ex15", "students": ["a", "b"]}]

@@ -1,4 +1,4 @@
-"""Stubs in the learner's language (grader/stub_text.py): comments and docstrings translated from one catalogue,
+"""Stubs in the learner's language (grader/course/stub_text.py): comments and docstrings translated from one catalogue,
 the code token for token the English stub's, on every draw; and every place that writes a stub for a learner
 writes it in the learner's language."""
 
@@ -8,8 +8,8 @@ import json
 import pytest
 
 from conftest import run_grade
-from grader import stub_text, variants
-from grader.exercises import builtin_course, load_course
+from grader.course import stub_text, variants
+from grader.course.exercises import builtin_course, load_course
 from grader.text import english_prose
 
 STUB = '''"""hw1 - A softmax. Fill in the TODO,

@@ -4,8 +4,8 @@ import dataclasses
 
 import pytest
 
-from grader.exercises import all_exercises, find_exercise
-from grader.trace import rules, trace_problems
+from grader.course.exercises import all_exercises, find_exercise
+from grader.course.statement_rules import rules, trace_problems
 
 
 @pytest.mark.parametrize("exercise", all_exercises(), ids=lambda ex: ex.id)

@@ -17,8 +17,10 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, ordinary_user_or_skip, user_python, user_pythonpath
-from grader import csvsafe, routes, safefs, wire
-from grader.source import SubmissionError, load_source
+from grader.teacher import csvsafe
+from grader.checking import routes
+from grader.sandbox import safefs, wire
+from grader.sandbox.source import SubmissionError, load_source
 
 SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
 
@@ -88,7 +90,7 @@ def test_cleanup_removes_what_the_learner_made_unreadable_and_follows_no_link(tm
 def test_cleanup_as_an_ordinary_user(world_readable_tmp):
     user = ordinary_user_or_skip()
     script = ("import os, sys; from pathlib import Path; sys.path.insert(0, 'tests');"
-              "from test_trusted_side import _hostile_tree; from grader.safefs import remove_tree;"
+              "from test_trusted_side import _hostile_tree; from grader.sandbox.safefs import remove_tree;"
               f"root = Path({str(world_readable_tmp)!r}) / 'work'; outside = Path({str(world_readable_tmp)!r}) / 'out';"
               "outside.mkdir(); (outside / 'keep.txt').write_text('keep'); _hostile_tree(root, outside);"
               "remove_tree(str(root)); print(root.exists(), (outside / 'keep.txt').exists())")
@@ -191,8 +193,8 @@ def _zip(path: Path, members: dict[str, bytes], **options) -> Path:
 
 
 def test_bad_zips_fifos_and_odd_names_are_problems_never_a_crash(tmp_path):
-    from grader.collect import collect
-    from grader.exercises import find_exercise
+    from grader.teacher.collect import collect
+    from grader.course.exercises import find_exercise
 
     subs = tmp_path / "subs"
     honest = SOLUTION.read_bytes()
@@ -241,8 +243,8 @@ def test_cells_that_would_run_as_formulas_are_text_numbers_stay_numbers():
 
 
 def test_grades_csv_and_exports_neutralise_names_but_keep_scores(tmp_path):
-    from grader.export import export
-    from grader.gradebook import write_csv
+    from grader.teacher.export import export
+    from grader.teacher.gradebook import write_csv
 
     evil = '=HYPERLINK("http://evil","x")'
     book = {"exercises": [{"id": "ex05", "name": "ex05_manual_backward", "title": "t", "points": 10.0}],

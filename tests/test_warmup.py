@@ -1,4 +1,4 @@
-"""The warm-up a zygote and a warm parent run before they fork (grader/warmup.py), and the seeding of judges and
+"""The warm-up a zygote and a warm parent run before they fork (grader/sandbox/warmup.py), and the seeding of judges and
 sandboxes (sandbox.seed_torch): they change nothing a grading could see."""
 
 import json
@@ -8,7 +8,7 @@ import sys
 import torch
 
 from conftest import ROOT
-from grader.sandbox import seed_torch
+from grader.sandbox.process import seed_torch
 
 PROBE = """
 import json, os, sys

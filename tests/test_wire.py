@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from grader import wire
-from grader.sandbox import LearnerError, Limits, Submission
-from grader.source import Source
+from grader.sandbox import wire
+from grader.sandbox.problems import LearnerError
+from grader.sandbox.limits import Limits
+from grader.judge.submission import Submission
+from grader.sandbox.source import Source
 
 
 def roundtrip(value):

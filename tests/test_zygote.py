@@ -1,5 +1,5 @@
-"""The zygote (grader/zygote.py) and the probes that travel as code (grader/probecode.py): a clean start for every
-sandbox. The attacks on a sandbox's memory are in tests/test_integrity.py."""
+"""The zygote (grader/sandbox/zygote.py) and the probes that travel as code (grader/sandbox/probe_shipping.py): a clean
+start for every sandbox. The attacks on a sandbox's memory are in tests/test_integrity.py."""
 
 import json
 import os
@@ -10,10 +10,10 @@ import types
 
 import pytest
 
-from grader import probecode, scrub, zygote
-from grader.exercises import builtin_course
-from grader.judge import import_checks, probe_bundle
-from grader.sandbox import PROBES
+from grader.sandbox import probe_shipping, scrub, zygote
+from grader.course.exercises import builtin_course
+from grader.judge.grading import import_checks, probe_bundle
+from grader.sandbox.process import PROBES
 
 
 def test_the_zygote_starts_with_an_environment_built_for_it_and_imports_no_check(monkeypatch):
@@ -127,7 +127,7 @@ def test_every_built_in_probe_travels_as_code_without_its_reference_computations
         saved = dict(PROBES)
         PROBES.clear()
         try:
-            stand_ins = probecode.install(shipped, PROBES)
+            stand_ins = probe_shipping.install(shipped, PROBES)
             registry.update(PROBES)
         finally:
             PROBES.clear()
@@ -141,8 +141,8 @@ def test_every_built_in_probe_travels_as_code_without_its_reference_computations
 
 
 def test_a_probe_that_uses_a_reference_computation_cannot_travel(monkeypatch):
-    from grader.gradients import expect_gradient
-    from grader.sandbox import probe
+    from grader.checking.gradients import expect_gradient
+    from grader.sandbox.process import probe
 
     module = types.ModuleType("fake_checks")
     module.__file__ = "fake_checks.py"
@@ -154,8 +154,8 @@ def test_a_probe_that_uses_a_reference_computation_cannot_travel(monkeypatch):
     monkeypatch.setattr("inspect.getsourcelines", lambda obj: ([source], 1))
     fn = probe(module.leaky)
     try:
-        with pytest.raises(probecode.NotShippable, match="reference computations stay in the judge"):
-            probecode.bundle(PROBES, {"fake_checks"}, scrub.check_modules(PROBES, ()))
+        with pytest.raises(probe_shipping.NotShippable, match="reference computations stay in the judge"):
+            probe_shipping.bundle(PROBES, {"fake_checks"}, scrub.check_modules(PROBES, ()))
     finally:
         PROBES.pop(fn.probe_name)
 
@@ -164,9 +164,9 @@ def test_a_zygote_that_dies_mid_grading_is_the_graders_failure_never_a_grade():
     import select
 
     from conftest import ROOT
-    from grader.exercises import find_exercise
-    from grader.judge import Grading
-    from grader.source import load_source
+    from grader.course.exercises import find_exercise
+    from grader.judge.grading import Grading
+    from grader.sandbox.source import load_source
 
     started = zygote.shared()
     assert started is not None

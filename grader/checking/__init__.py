@@ -1,0 +1,27 @@
+"""The check API: everything a check module may import (docs/authoring.md lists it), and nothing else of the grader.
+
+    from grader.checking import check, fail, expect_close, probe     # declare, fail, compare, observe
+    from grader.gradients import expect_gradient                      # against autograd and finite differences
+    from grader.devices import expect_cpu_only                        # a GPU, pretended
+
+Runs in: the judge (checks, comparisons, messages) and, for what a `@probe` uses (`probe_kit`, `routes.engine_ran`),
+the sandbox. The names are imported on first use, so that a sandbox importing `grader.checking.routes` imports no
+pytest. `grader.gradients` and `grader.devices` are the public names of `checking.gradients` and `checking.devices`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+__all__ = [  # what a checks module may import: the stable surface (docs/authoring.md)
+    "CheckFailed", "LearnerError", "Opaque", "Text", "check", "describe", "does_not_define", "expect_close",
+    "expect_number", "expect_tensor", "explain", "fail", "learner_error", "names", "patched",
+    "pretend_cuda", "probe", "record_curve", "relation", "relation_cause", "relation_key", "relation_text",
+    "tensor_info", "variant", "verbatim", "where", "engine_ran",
+]
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        return getattr(importlib.import_module("grader.checking.expect"), name)
+    raise AttributeError(f"module 'grader.checking' has no attribute {name!r}")

@@ -1,0 +1,52 @@
+"""The pretend-GPU harness: run learner functions once with a CUDA device pretended, and judge what went to it.
+
+On a machine without a GPU, code behind `if torch.cuda.is_available():` never runs, so `.to("cuda")` or
+`device="cuda"` there goes unseen. `pretend_cuda` (grader/checking/probe_kit.py) makes torch report a GPU, runs
+what names CUDA on the CPU and records it. Here that is one standard step for any exercise: `cuda_run` runs some of the
+learner's functions that way (a probe), and `expect_cpu_only` fails when one of them sent something to the
+pretended GPU although every input was on the CPU. Probes that drive modules and optimizers use
+`pretend_cuda` themselves and hand what it recorded to `fail_if_gpu`.
+"""
+
+from __future__ import annotations
+
+from grader.checking.expect import Text, fail, learner_error, pretend_cuda, probe, verbatim
+
+__all__ = ["cuda_run", "expect_cpu_only", "fail_if_gpu"]
+
+
+@probe
+def cuda_run(module, calls):
+    """Run each [function name, args] of `calls` with a GPU pretended; per call, what named CUDA and the error
+    it raised, if any (an error is the other checks' to judge; here it only explains)."""
+    found = []
+    for name, args in calls:
+        with pretend_cuda(module) as seen:
+            try:
+                getattr(module, name)(*args)
+                error = None
+            except Exception as exc:  # noqa: BLE001 - the learner's error, reported as data
+                error = learner_error(exc, module)
+        found.append({"name": name, "cuda": seen.calls, "error": error})
+    return found
+
+
+def fail_if_gpu(cuda: list[str], what: str | Text) -> None:
+    """Fail when, with a GPU pretended, `what` (a call, every input on the CPU) did something that names CUDA."""
+    if cuda:
+        fail("With a GPU present, {what} sends tensors to it (`{calls}`), although every input is on the CPU: the "
+             "result would land on the GPU, or meet a CPU tensor and fail. Keep to the inputs' device: create "
+             "tensors without a device (or with device=x.device), and move nothing to `\"cuda\"`.",
+             "有 GPU 时，{what} 会把 tensor 放到 GPU 上（`{calls}`），而所有输入都在 CPU 上："
+             "结果会落到 GPU 上，或与 CPU 上的 tensor 相遇而报错。请留在输入所在的设备上："
+             "创建 tensor 时不指定设备（或用 device=x.device），不要把任何东西移到 `\"cuda\"`。",
+             what=what if isinstance(what, Text) else verbatim(what), calls=verbatim(", ".join(dict.fromkeys(cuda))),
+             key="moved-to-gpu")
+
+
+def expect_cpu_only(submission, calls: list[tuple[str, list]], what: str | None = None) -> None:
+    """Run the learner's `calls` ([name, args], every tensor on the CPU) once with a GPU pretended; fail when one
+    of them sent something to it."""
+    for row, (name, _args) in zip(submission.probe(cuda_run, [[n, list(a)] for n, a in calls],
+                                                  what=what or "the functions with a GPU pretended"), calls):
+        fail_if_gpu(row["cuda"], f"`{name}(...)`")

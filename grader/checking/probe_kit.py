@@ -1,0 +1,167 @@
+"""The sandbox side of the check toolkit: what probes share.
+
+Runs in: the sandbox (inside a probe, around learner code). A probe (see `grader.sandbox.process.probe`) runs
+trusted code around the learner's in the sandbox and returns plain data. These helpers catch a learner's exception
+as data with the place it came from, replace a torch function for the duration of a call (also where the learner's
+module imported it by name), and pretend a CUDA device exists, so that the GPU branch of learner code runs, and is
+judged, on a CPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import linecache
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from grader.sandbox.frames import frame, frame_text
+
+
+def learner_error(exc: BaseException, module, most: int = 2) -> dict:
+    """A learner's exception as plain data: type, message, where it came from in the learner's code and
+    whether it is a TODO left. `frames` is where as data (cell, line, function, code: see `where`);
+    `where` is the same as English text ("line 12, in f: code"), for checks that quote it as it is."""
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_globals is module.__dict__:  # the learner's code: a file, or notebook cells
+            code = tb.tb_frame.f_code
+            cell = "" if code.co_filename == getattr(module, "__file__", None) else code.co_filename
+            frames.append(frame(cell, tb.tb_lineno, code.co_name, linecache.getline(code.co_filename, tb.tb_lineno)))
+        tb = tb.tb_next
+    frames = frames[-most:]
+    return {"type": type(exc).__name__, "message": str(exc)[:400], "frames": frames,
+            "where": "; ".join(frame_text(f).render("en") for f in frames),
+            "not_started": isinstance(exc, NotImplementedError)}
+
+
+@contextlib.contextmanager
+def patched(module, owner, name: str, replacement):
+    """Replace `owner.name` by `replacement` while the block runs, and the learner module's own names
+    bound to the same object (`from torch.cuda import is_available`)."""
+    original = getattr(owner, name)
+    aliases = [key for key, value in vars(module).items() if value is original]
+    setattr(owner, name, replacement)
+    for key in aliases:
+        setattr(module, key, replacement)
+    try:
+        yield original
+    finally:
+        setattr(owner, name, original)
+        for key in aliases:
+            setattr(module, key, original)
+
+
+def _names_cuda(value) -> bool:
+    if isinstance(value, torch.device):
+        return value.type == "cuda"
+    if isinstance(value, str):
+        return value.split(":")[0] == "cuda"
+    return isinstance(value, int) and not isinstance(value, bool)  # .to(0), .cuda(0): a GPU index
+
+
+class _CudaOnCpu(TorchFunctionMode):
+    """Runs calls that name CUDA on the CPU instead, and records them."""
+
+    def __init__(self, record: list[str]):
+        super().__init__()
+        self.record = record
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        name = getattr(func, "__name__", str(func))
+        if name == "cuda":
+            self.record.append(".cuda()")
+            return args[0]
+        if "device" in kwargs and _names_cuda(kwargs["device"]):
+            self.record.append(f"{name}(device=cuda)")
+            kwargs["device"] = "cpu"
+        if name == "pin_memory":
+            self.record.append(".pin_memory()")
+            return args[0]
+        if name == "to":
+            args = list(args)
+            for i in range(1, len(args)):
+                if _names_cuda(args[i]) and (i == 1 or not isinstance(args[i], int)):
+                    self.record.append(".to(cuda)")
+                    args[i] = "cpu"
+            args = tuple(args)
+        return func(*args, **kwargs)
+
+
+def _load_on_cpu(load, record: list[str]):
+    """torch.load that loads onto the CPU what a map_location naming CUDA would put on a GPU, and records it."""
+    def load_on_cpu(f, *args, **kwargs):
+        if "map_location" in kwargs and _names_cuda(kwargs["map_location"]):
+            kwargs["map_location"] = "cpu"
+            record.append("torch.load(map_location=cuda)")
+        elif args and _names_cuda(args[0]):
+            args = ("cpu", *args[1:])
+            record.append("torch.load(map_location=cuda)")
+        return load(f, *args, **kwargs)
+    return load_on_cpu
+
+
+class _IdleStream:
+    """The stream of the pretended GPU: never capturing a CUDA graph."""
+
+    def is_capturing(self) -> bool:
+        return False
+
+
+_IDLE_STREAM = _IdleStream()
+
+
+class PretendCuda:
+    """What learner code did with the CUDA device that `pretend_cuda` made up."""
+
+    def __init__(self):
+        self.calls: list[str] = []  # ".cuda()", ".to(cuda)", "zeros(device=cuda)", "torch.cuda.manual_seed_all"...
+        self.seeds: list[int] = []  # the seeds given to torch.cuda.manual_seed and manual_seed_all
+
+    @property
+    def used(self) -> bool:
+        return bool(self.calls)
+
+
+@contextlib.contextmanager
+def pretend_cuda(module, available: bool = True):
+    """Make torch report one CUDA device (or none, with `available=False`) while the block runs.
+
+    With a device reported, calls that name CUDA (`.cuda()`, `.to("cuda")`, `device="cuda"`) run on
+    the CPU and are recorded (`torch.load(map_location="cuda")` too), and so are calls of `torch.cuda`'s
+    seeding functions (with the seeds given, `torch.manual_seed`'s own call of `torch.cuda.manual_seed_all`
+    too), so a check can see the GPU branch of learner code run on a machine without a GPU. Yields a
+    `PretendCuda`.
+    """
+    seen = PretendCuda()
+    fakes = [
+        (torch.cuda, "is_available", lambda: available),
+        (torch.cuda, "device_count", lambda: 1 if available else 0),
+        (torch.cuda, "is_bf16_supported", lambda *a, **k: available),
+        (torch.accelerator, "is_available", lambda: available),
+        (torch.accelerator, "device_count", lambda: 1 if available else 0),
+        (torch.accelerator, "current_accelerator",
+         lambda check_available=False: torch.device("cuda") if available else None),
+        (torch.backends.mps, "is_available", lambda: False),
+        (torch.accelerator, "current_stream", lambda device=None: _IDLE_STREAM),  # optimizers ask (Adam.step)
+    ]
+
+    def recorder(name):
+        def fake(*args, **kwargs):
+            seen.calls.append(f"torch.cuda.{name}")
+            if name.startswith("manual_seed"):
+                seen.seeds.append(int(args[0] if args else kwargs["seed"]))
+        return fake
+
+    for name in ("manual_seed", "manual_seed_all", "seed", "seed_all", "synchronize", "empty_cache"):
+        fakes.append((torch.cuda, name, recorder(name)))
+    if available:
+        fakes.append((torch, "load", _load_on_cpu(torch.load, seen.calls)))
+    with contextlib.ExitStack() as stack:
+        for owner, name, fake in fakes:
+            stack.enter_context(patched(module, owner, name, fake))
+        if available:
+            stack.enter_context(_CudaOnCpu(seen.calls))
+        yield seen

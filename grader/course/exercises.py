@@ -1,0 +1,434 @@
+"""Find the course and its exercises, and read their metadata. Never imports torch.
+
+A course is a folder with a `course.toml` (name, languages, exercises in teaching order, assignments,
+points overrides) and the four places of an exercise:
+
+    exercises/<id>/<id>.py, README.md, exercise.toml    what learners get: stub, statement, metadata
+    solutions/<id>.py                                   the reference solution
+    checks/<id>.py                                      the hidden checks
+    mistakes/<id>/*.py, variants/<id>/*.py              known wrong answers and correct variants
+
+The 21 built-in exercises are the default course; a course can also be an installed package that names
+itself in the `torch_katas.courses` entry point group. `grade --course PATH|NAME`, the TORCH_KATAS_COURSE
+variable, a `course.toml` in the current folder or a parent, or a workspace made by `grade init --course`
+select one (`find_course`); `use_course` makes it the one every command sees.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import NamedTuple, TypeVar
+
+from grader.text import Text, verbatim
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent  # grader/
+CHECKS_DIR = PACKAGE_DIR / "checks"
+COURSE_FILE = "course.toml"
+WORKSPACE_FILE = "torch-katas.toml"  # in a workspace made by `grade init --course`: which course it follows
+ENTRY_POINTS = "torch_katas.courses"
+
+
+def _bundle_dir(name: str) -> Path:
+    """A folder of the built-in course: inside the wheel, or beside the package in a clone."""
+    bundled = PACKAGE_DIR / "_bundle" / name
+    return bundled if bundled.is_dir() else PACKAGE_DIR.parent / name
+
+
+EXERCISES_DIR = _bundle_dir("exercises")
+SOLUTIONS_DIR = PACKAGE_DIR.parent / "solutions"  # in a clone only: the wheel ships no solutions
+
+
+E = TypeVar("E", "Exercise", "Named")
+
+
+def exercise_id(name: str) -> str:
+    """`ex05` for the built-in `ex05_manual_backward`, `fs01` for `fs01_softmax` of the from-scratch track; a
+    course's own names are their own ids."""
+    match = re.fullmatch(r"((?:ex|fs)\d\d)_\w+", name)
+    return match.group(1) if match else name
+
+
+class UnknownExercise(LookupError):
+    """Raised for an exercise id that matches nothing, or more than one exercise."""
+
+
+class CourseError(ValueError):
+    """A course that cannot be found or read."""
+
+
+@dataclass
+class Exercise:
+    """One exercise: its folder, metadata and the places of its pieces."""
+
+    name: str  # ex05_manual_backward, hw1_backprop
+    folder: Path
+    title: str
+    topics: list[str]
+    difficulty: int
+    points: float  # the total, with the course's and assignment's points overrides
+    time_limit: float
+    hints: list[str]
+    course: Course
+    zh: dict = field(default_factory=dict)
+    preload: list[str] = field(default_factory=list)  # modules the judge imports before learner code runs
+    banned: dict[str, list[str]] = field(default_factory=dict)  # function -> routes it must not take (routes.py)
+    number: int = 0  # 1-based place in the course's teaching order
+    overrides: dict[str, float] = field(default_factory=dict)  # check id -> points, from course.toml
+    hidden_points: float = 0.0  # in a release: the points of the checks that run only at grading time
+    variants: dict[str, list] = field(default_factory=dict)  # parameter -> values drawn per kata (course/variants.py)
+
+    @property
+    def id(self) -> str:
+        return exercise_id(self.name)
+
+    @property
+    def stub(self) -> Path:
+        return self.folder / f"{self.name}.py"
+
+    @property
+    def solution(self) -> Path:
+        return self.course.solutions_dir / f"{self.name}.py"
+
+    @property
+    def checks(self) -> Path:
+        return self.course.checks_dir / f"{self.name}.py"
+
+    @property
+    def checks_module(self) -> str:
+        """The module name the judge imports the checks as (pytest's own rule for the checks folder)."""
+        if self.course.checks_package:
+            return f"{self.course.checks_package}.{self.name}"
+        return self.name
+
+    def statement(self, lang: str = "en") -> str:
+        path = self.folder / ("README.zh.md" if lang == "zh" else "README.md")
+        if not path.exists():
+            path = self.folder / "README.md"
+        return re.sub(r" ?<!-- checks:[^>]*-->", "", path.read_text(encoding="utf-8"))  # the trace: for authors
+
+    def text(self, key: str, lang: str = "en"):
+        """A metadata text (title, hints) in the asked language, English as fallback."""
+        if lang == "zh" and key in self.zh:
+            return self.zh[key]
+        return getattr(self, key)
+
+    def declared_checks(self) -> list[dict]:
+        """The `@check` functions of the checks module (id, title, points), read without importing it: one per
+        function, so a parametrized check once (`checklist.collected_checks` has every check as it runs)."""
+        return declared_checks(self.checks)
+
+    def check_points(self) -> dict[str, float]:
+        """Check id -> points, with the course's overrides (a parametrized check's id as overridden), read without
+        importing the checks: what a rerun scores stored outcomes with (grader/teacher/graded_against.py)."""
+        return {**{c["id"]: self.overrides.get(c["id"], c["points"]) for c in self.declared_checks()},
+                **self.overrides}
+
+    def as_dict(self, lang: str = "en") -> dict:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "title": self.text("title", lang),
+            "topics": self.topics,
+            "difficulty": self.difficulty,
+            "points": self.points,
+        }
+
+
+@dataclass
+class Course:
+    """A course: its exercises in teaching order and where their solutions, checks, mistakes and variants are."""
+
+    name: str
+    spec: str  # how to name it again: "torch-katas", an installed course's name, or a folder
+    root: Path
+    exercises_dir: Path
+    solutions_dir: Path
+    checks_dir: Path
+    mistakes_dir: Path
+    variants_dir: Path
+    order: list[str] = field(default_factory=list)  # exercise folder names; empty: every folder, sorted
+    languages: list[str] = field(default_factory=lambda: ["en"])
+    assignments: dict[str, dict] = field(default_factory=dict)  # name -> {"exercises": [...], "points": {...}}
+    points: dict[str, float] = field(default_factory=dict)  # "exercise.check" -> points
+    checks_package: str | None = None  # "grader.checks" for the built-in course
+    built_in: bool = False
+    min_mistakes: int = 1  # what `grade validate` asks of each exercise
+    min_hints: int = 1
+
+    def exercises(self, assignment: str | None = None) -> list[Exercise]:
+        """The exercises in teaching order, or an assignment's, with their points overrides applied."""
+        every = [self._load(name, number) for number, name in enumerate(self._names(), 1)]
+        if assignment is None:
+            return [self._with_points(ex, self.points) for ex in every]
+        if assignment not in self.assignments:
+            known = ", ".join(sorted(self.assignments)) or "none"
+            raise CourseError(f"course {self.name} has no assignment '{assignment}' (assignments: {known})")
+        spec = self.assignments[assignment]
+        chosen = [find_in(every, key) for key in spec.get("exercises", [])]
+        return [self._with_points(ex, {**self.points, **spec.get("points", {})}) for ex in chosen]
+
+    def find(self, key: str, assignment: str | None = None) -> Exercise:
+        """The exercise `key` names (see `find_in`); outside an assignment, only its own exercise.toml is read."""
+        if assignment is not None:
+            return find_in(self.exercises(assignment), key)
+        found = find_in([Named(name, number) for number, name in enumerate(self._names(), 1)], key)
+        return self._with_points(self._load(found.name, found.number), self.points)
+
+    def _names(self) -> list[str]:
+        """The exercises' folder names in teaching order."""
+        if self.order or not self.exercises_dir.is_dir():
+            return self.order
+        return sorted(p.name for p in self.exercises_dir.iterdir() if (p / "exercise.toml").is_file())
+
+    def _load(self, name: str, number: int) -> Exercise:
+        folder = self.exercises_dir / name
+        try:
+            meta = tomllib.loads((folder / "exercise.toml").read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise CourseError(f"{folder / 'exercise.toml'}: {exc}") from None
+        return Exercise(
+            name=name,
+            folder=folder,
+            title=meta.get("title", name),
+            topics=list(meta.get("topics", [])),
+            difficulty=int(meta.get("difficulty", 1)),
+            points=float(meta.get("points", 0)),
+            time_limit=float(meta.get("time_limit", 10)),
+            hints=list(meta.get("hints", [])),
+            zh=dict(meta.get("zh", {})),
+            preload=list(meta.get("preload", [])),
+            banned={str(k): list(v) for k, v in meta.get("banned", {}).items()},
+            hidden_points=float(meta.get("hidden_points", 0)),
+            variants=dict(meta.get("variants", {})),
+            number=number,
+            course=self,
+        )
+
+    def _with_points(self, ex: Exercise, points: dict[str, float]) -> Exercise:
+        """`ex` with the overrides that name it ("hw1_backprop.dw" or "hw1.dw"); its total follows them."""
+        mine = {key.split(".", 1)[1]: float(value) for key, value in points.items()
+                if key.split(".", 1)[0] in (ex.name, ex.id) and "." in key}
+        if not mine:
+            return ex
+        declared = {c["id"]: c["points"] for c in ex.declared_checks()}
+        if set(mine) - set(declared):  # a parametrized check ("init_weights[Linear]"): only collection knows it
+            from grader.judge.collection import CollectionError, collected_checks  # imports torch
+
+            try:
+                declared = {c["id"]: c["points"] for c in collected_checks(ex)}
+            except CollectionError as exc:
+                raise CourseError(f"{ex.checks}: {exc}") from None
+        unknown = sorted(set(mine) - set(declared))
+        if unknown:
+            raise CourseError(f"{self.root / COURSE_FILE}: {ex.id} has no check {', '.join(unknown)} "
+                              f"(its checks: {', '.join(declared)})")
+        total = ex.points + sum(value - declared[cid] for cid, value in mine.items())
+        return replace(ex, overrides=mine, points=total)
+
+
+class Named(NamedTuple):
+    """An exercise known by its folder name and place only (what `find_in` reads), its metadata unread."""
+
+    name: str
+    number: int
+
+    @property
+    def id(self) -> str:
+        return exercise_id(self.name)
+
+
+def find_in(exercises: Sequence[E], key: str) -> E:
+    """Resolve `5` (the 5th in teaching order), an id (`ex05`, `hw1_backprop`), a full name, or a unique
+    prefix of one."""
+    key = key.strip()
+    if key.isdigit():
+        number = int(key)
+        for ex in exercises:
+            if ex.number == number:
+                return ex
+        raise UnknownExercise(Text("there is no exercise number {number} (see `grade list`)", number=number))
+    lowered = key.lower()
+    for ex in exercises:
+        if lowered in (ex.id.lower(), ex.name.lower()):
+            return ex
+    matches = [ex for ex in exercises if ex.name.lower().startswith(lowered) or ex.id.lower().startswith(lowered)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise UnknownExercise(Text("'{key}' matches several exercises ({matches}): say which", key=key,
+                                   matches=", ".join(ex.id for ex in matches)))
+    raise UnknownExercise(Text("unknown exercise '{key}' (see `grade list`)", key=verbatim(key)))
+
+
+def declared_checks(path: Path) -> list[dict]:
+    """The `@check(title, points=..., zh=..., visibility=...)` functions of a checks module, read from its source
+    (no import, no torch). A check whose title or points are not written as literals is read as points 0; zh is
+    None then; visibility is "hidden" unless it says "public" or "after_due_date"."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return []
+    found = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test_"):
+            continue
+        for deco in node.decorator_list:
+            if isinstance(deco, ast.Call) and getattr(deco.func, "id", getattr(deco.func, "attr", "")) == "check":
+                args = {kw.arg: kw.value for kw in deco.keywords}
+                title = deco.args[0] if deco.args else args.get("title")
+                points = deco.args[1] if len(deco.args) > 1 else args.get("points")
+                zh = deco.args[2] if len(deco.args) > 2 else args.get("zh")
+                visibility = args.get("visibility")
+                found.append({"id": node.name.removeprefix("test_"),
+                              "title": title.value if isinstance(title, ast.Constant) else node.name,
+                              "points": float(points.value) if isinstance(points, ast.Constant)
+                              and isinstance(points.value, (int, float)) else 0.0,
+                              "zh": zh.value if isinstance(zh, ast.Constant) else None,
+                              "visibility": visibility.value if isinstance(visibility, ast.Constant) else "hidden"})
+    return found
+
+
+# -- finding the course ---------------------------------------------------------------------------
+
+# Where the exercises added after the first 21 sit in the built-in course's teaching order (`grade list`),
+# each after the one it builds on; every other folder keeps its place by name.
+BUILTIN_AFTER = {
+    "ex24_standardize": "ex13_data",
+    "ex27_dtypes": "ex24_standardize",
+    "ex28_early_stopping": "ex14_training_loop",
+    "ex22_loss_not_decreasing": "ex28_early_stopping",
+    "ex25_load_what_fits": "ex15_checkpoints",
+    "ex26_freeze_finetune": "ex25_load_what_fits",
+    "ex29_export": "ex26_freeze_finetune",
+    "ex23_watch_layers": "ex19_numerics",
+}
+
+
+def builtin_order() -> list[str]:
+    """The built-in exercises in teaching order: by name, with those of BUILTIN_AFTER moved after theirs."""
+    names = sorted(p.name for p in EXERCISES_DIR.iterdir() if (p / "exercise.toml").is_file()) \
+        if EXERCISES_DIR.is_dir() else []
+    order = [name for name in names if BUILTIN_AFTER.get(name) not in names]
+    for name, after in BUILTIN_AFTER.items():
+        if name in names and after in names:
+            order.insert(order.index(after) + 1, name)
+    return order
+
+
+def builtin_course() -> Course:
+    """The exercises shipped with torch-katas."""
+    root = PACKAGE_DIR.parent
+    return Course(name="torch-katas", spec="torch-katas", root=root, exercises_dir=EXERCISES_DIR,
+                  solutions_dir=SOLUTIONS_DIR, order=builtin_order(), checks_dir=CHECKS_DIR,
+                  mistakes_dir=root / "tests" / "mistakes", variants_dir=root / "tests" / "variants",
+                  languages=["en", "zh"], checks_package="grader.checks", built_in=True, min_mistakes=3, min_hints=3)
+
+
+def load_course(root: Path, spec: str | None = None) -> Course:
+    """The course whose course.toml is in `root` (`spec`: its installed name, if it is a package)."""
+    path = root / COURSE_FILE
+    try:
+        meta = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError:
+        raise CourseError(f"no {COURSE_FILE} in {root}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CourseError(f"{path}: {exc}") from None
+    checks = meta.get("validate", {})
+    return Course(name=meta.get("name", root.name), spec=spec or str(root), root=root, exercises_dir=root / "exercises",
+                  solutions_dir=root / "solutions", checks_dir=root / "checks", mistakes_dir=root / "mistakes",
+                  variants_dir=root / "variants", order=list(meta.get("exercises", [])),
+                  languages=list(meta.get("languages", ["en"])), assignments=dict(meta.get("assignments", {})),
+                  points={k: float(v) for k, v in meta.get("points", {}).items()},
+                  min_mistakes=int(checks.get("mistakes", 1)), min_hints=int(checks.get("hints", 1)))
+
+
+def installed_courses() -> dict[str, str]:
+    """Courses published as packages: entry point name -> module, from the `torch_katas.courses` group."""
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINTS)}
+
+
+def course_from(spec: str) -> Course:
+    """A course from `--course`: a folder with a course.toml, or the name of an installed course package."""
+    if spec in ("torch-katas", "builtin"):
+        return builtin_course()
+    path = Path(spec).expanduser()
+    if path.is_dir() and not (path / COURSE_FILE).is_file() and (path / WORKSPACE_FILE).is_file():
+        return workspace_course(path)  # a workspace (a release): the course it follows
+    if path.is_dir():
+        return load_course(path.resolve())
+    installed = installed_courses()
+    if spec in installed:
+        import importlib
+
+        module = importlib.import_module(installed[spec])
+        return load_course(Path(module.__file__ or spec).resolve().parent, spec)
+    known = ", ".join(sorted(installed)) or "none installed"
+    raise CourseError(f"no course '{spec}': not a folder with a {COURSE_FILE}, nor an installed course ({known})")
+
+
+def find_course(spec: str | None = None, start: Path | None = None) -> Course:
+    """`spec` (--course), else $TORCH_KATAS_COURSE, else a course.toml or a workspace's torch-katas.toml in
+    `start` (the current folder) or a parent, else the built-in course."""
+    spec = spec or os.environ.get("TORCH_KATAS_COURSE")
+    if spec:
+        return course_from(spec)
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / COURSE_FILE).is_file():
+            return load_course(folder)
+        if (folder / WORKSPACE_FILE).is_file():
+            return workspace_course(folder)
+    return builtin_course()
+
+
+def workspace_course(folder: Path) -> Course:
+    """The course a workspace's torch-katas.toml names: a folder (relative to the workspace, as a release
+    writes it), an installed course, or none (the built-in one)."""
+    try:
+        meta = tomllib.loads((folder / WORKSPACE_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise CourseError(f"{folder / WORKSPACE_FILE}: {exc}") from None
+    spec = meta.get("course")
+    if not spec:
+        return builtin_course()
+    here = folder / spec
+    return load_course(here.resolve()) if (here / COURSE_FILE).is_file() else course_from(spec)
+
+
+_current: Course | None = None
+
+
+def use_course(course: Course | None) -> None:
+    """Make `course` the one every command sees (None: find it again)."""
+    global _current
+    _current = course
+
+
+def current_course() -> Course:
+    global _current
+    if _current is None:
+        _current = find_course()
+    return _current
+
+
+def all_exercises(assignment: str | None = None) -> list[Exercise]:
+    """Every exercise of the current course in teaching order (or an assignment's)."""
+    return current_course().exercises(assignment)
+
+
+def find_exercise(key: str, assignment: str | None = None) -> Exercise:
+    """Resolve `5`, `ex05`, `ex05_manual_backward`, `hw1_backprop` or a unique prefix in the current course."""
+    return current_course().find(key, assignment)

@@ -1,0 +1,230 @@
+"""A stub in the learner's language, from one source: the English stub and a catalogue of its words.
+
+`exercises/<name>/<name>.zh.toml` lists each comment and docstring of the stub, as it stands in the stub, with its
+translation:
+
+    [[text]]
+    en = '''TODO: one line of tensor arithmetic; broadcasting does the rest.'''
+    zh = '''TODO：一行张量运算即可，广播会完成其余的事。'''
+
+Only COMMENT tokens and docstrings (a string that is the first statement of the module, a class or a function)
+are replaced, found with `tokenize`: the code tokens stay as they are. A comment block (full-line comments at one
+column on consecutive lines) is one text, its lines joined by newlines without the `# `; a docstring is its text
+as `inspect.cleandoc` gives it. A translation may have more or fewer lines; they are indented as the original.
+
+An exercise with variants (grader/course/variants.py) is translated after its template is rendered for the draw, and its
+entries are rendered with the same draw first, so `{{reduction.returns}}` in `en` and `{{reduction.returns_zh}}`
+in `zh` cover every draw, and a comment a drawn value brings in has its own entry. `problems` is what `grade
+validate` refuses: a text left in English in the stub of a language (`words`: TODO, `code`, shapes and names may
+stay), a translation with English prose (`english_prose`), one that changes a code token, an entry no draw uses.
+Never imports torch.
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+import re
+import sys
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.course import variants
+from grader.course.exercises import Exercise
+from grader.text import Text, english_prose, message_of, verbatim
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+MARKERS = frozenset({"TODO", "FIXME", "NOTE", "XXX", "noqa"})
+TEXT_TOKENS = (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+               tokenize.ENCODING, tokenize.ENDMARKER)
+
+
+@dataclass
+class Span:
+    """A comment block or a docstring of a source: where it is, its text, and how to write a text back."""
+
+    start: int  # offsets in the source
+    end: int
+    text: str
+    kind: str  # "comment" or "docstring"
+    indent: str
+    lead: str = ""  # a docstring's quotes and the blank space before and after its text
+    tail: str = ""
+    own_line: bool = True  # a comment alone on its line (a block may go on below it), not after code
+
+    def written(self, text: str) -> str:
+        """`text` in this span's place, indented and marked as the original."""
+        if self.kind == "comment":
+            return f"\n{self.indent}".join(f"# {line}".rstrip() for line in text.split("\n"))
+        lines = text.split("\n")
+        body = "\n".join([lines[0]] + [f"{self.indent}{line}" if line else "" for line in lines[1:]])
+        return self.lead + body + self.tail
+
+
+def catalogue_file(exercise: Exercise, lang: str) -> Path:
+    return exercise.folder / f"{exercise.name}.{lang}.toml"
+
+
+def entries(exercise: Exercise, lang: str) -> list[dict]:
+    """The exercise's [[text]] entries for `lang` (none for English, or without a catalogue)."""
+    path = catalogue_file(exercise, lang)
+    if lang == "en" or not path.is_file():
+        return []
+    return [e for e in tomllib.loads(path.read_text(encoding="utf-8")).get("text", [])
+            if isinstance(e.get("en"), str) and isinstance(e.get(lang), str)]
+
+
+def spans(source: str) -> list[Span]:
+    """The comment blocks and docstrings of `source`, in order."""
+    offsets = [0]
+    for line in source.splitlines(keepends=True):
+        offsets.append(offsets[-1] + len(line))
+
+    def at(pos: tuple[int, int]) -> int:
+        return offsets[pos[0] - 1] + pos[1]
+
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    found: list[Span] = []
+    last_line_start = ""  # the first token of the logical line that ended last
+    line_start = ""
+    prev: tokenize.TokenInfo | None = None  # the last token that is neither a comment nor a blank line
+    for i, tok in enumerate(tokens):
+        if tok.type == tokenize.COMMENT:
+            text = tok.string[1:].removeprefix(" ")
+            own_line = not tok.line[:tok.start[1]].strip()
+            last = found[-1] if found else None
+            if (own_line and last and last.kind == "comment" and last.own_line and last.indent == " " * tok.start[1]
+                    and source.count("\n", last.start, at(tok.start)) == 1):
+                last.text += "\n" + text
+                last.end = at(tok.end)
+            else:
+                found.append(Span(at(tok.start), at(tok.end), text, "comment", " " * tok.start[1], own_line=own_line))
+            continue
+        if tok.type in (tokenize.NL, tokenize.ENCODING):
+            continue
+        if tok.type == tokenize.STRING and _is_docstring(tok, prev, last_line_start, tokens[i + 1:]):
+            found.append(_docstring(tok, at(tok.start), at(tok.end)))
+        if tok.type == tokenize.NEWLINE:
+            last_line_start, line_start = line_start, ""
+        elif not line_start and tok.type not in (tokenize.INDENT, tokenize.DEDENT):
+            line_start = tok.string
+        prev = tok
+    return found
+
+
+def _is_docstring(tok, prev, last_line_start: str, rest) -> bool:
+    following = next((t for t in rest if t.type not in (tokenize.COMMENT, tokenize.NL)), None)
+    if following is None or following.type not in (tokenize.NEWLINE, tokenize.ENDMARKER):
+        return False
+    if prev is None:
+        return True  # the module's
+    return prev.type == tokenize.INDENT and last_line_start in ("def", "class", "async")
+
+
+def _docstring(tok, start: int, end: int) -> Span:
+    literal = tok.string
+    prefix = len(literal) - len(literal.lstrip("rRuUbB"))
+    quote = literal[prefix:prefix + 3] if literal[prefix:prefix + 3] in ('"""', "'''") else literal[prefix]
+    content = literal[prefix + len(quote):-len(quote)]
+    stripped = content.strip()
+    lead = literal[:prefix + len(quote)] + content[:len(content) - len(content.lstrip())]
+    tail = content[len(content.rstrip()):] + quote
+    lines = content.strip("\n").split("\n")
+    rest = [line for line in lines[1:] if line.strip()]
+    indent = min((line[:len(line) - len(line.lstrip())] for line in rest), key=len) if rest else " " * tok.start[1]
+    return Span(start, end, inspect.cleandoc(stripped), "docstring", indent, lead, tail)
+
+
+def words(text: str) -> list[str]:
+    """The English words of a comment or docstring as written: plain words of two letters or more (not `code`,
+    not names with a dot or an underscore, not TODO): what an English text left in another language's stub shows."""
+    plain = re.sub(r"`[^`]*`", " ", text)
+    found = [token.strip(",.;:!?()[]'\"") for token in plain.split()]
+    return [w for w in found if len(w) > 1 and w.isascii() and w.isalpha() and w not in MARKERS]
+
+
+def translate(source: str, translations: dict[str, str]) -> str:
+    """`source` with each comment block and docstring that `translations` has replaced by its translation."""
+    out = source
+    for span in reversed(spans(source)):
+        if span.text in translations:
+            out = out[:span.start] + span.written(translations[span.text]) + out[span.end:]
+    return out
+
+
+def table(exercise: Exercise, lang: str, draw: dict) -> dict[str, str]:
+    """English text -> translation for `draw`, each entry rendered with the draw."""
+    where = catalogue_file(exercise, lang).name
+    return {variants.render(e["en"].strip("\n"), draw, where): variants.render(e[lang].strip("\n"), draw, where)
+            for e in entries(exercise, lang)}
+
+
+def stub(exercise: Exercise, lang: str = "en", draw: dict | None = None) -> str:
+    """The stub a learner gets: rendered for `draw` (the default draw: the stub file), in `lang`."""
+    draw = variants.default_draw(exercise) if draw is None else draw
+    source = variants.stub_text(exercise, draw)
+    return source if lang == "en" else translate(source, table(exercise, lang, draw))
+
+
+def code_tokens(source: str) -> list[tuple[int, str]]:
+    """The tokens of `source` that are code: neither comments, layout, nor docstrings."""
+    docstrings = {(s.start, s.end) for s in spans(source) if s.kind == "docstring"}
+    offsets = [0]
+    for line in source.splitlines(keepends=True):
+        offsets.append(offsets[-1] + len(line))
+    return [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(source).readline)
+            if t.type not in TEXT_TOKENS
+            and (offsets[t.start[0] - 1] + t.start[1], offsets[t.end[0] - 1] + t.end[1]) not in docstrings]
+
+
+def problems(exercise: Exercise, lang: str) -> list[Text]:
+    """What `grade validate` refuses in the stub of `lang`, on every draw: a comment or docstring left in English,
+    a translation with English prose, a code token changed, a catalogue entry no draw uses."""
+    if lang == "en":
+        return []
+    found: list[Text] = []
+    used: set[str] = set()
+    where = catalogue_file(exercise, lang).name
+    for draw in variants.all_draws(exercise):
+        on = Text(" (draw {label})", "（抽取 {label}）", label=variants.label(draw)) if draw else ""
+        try:
+            english, words_of = variants.stub_text(exercise, draw), table(exercise, lang, draw)
+        except variants.VariantError as exc:
+            return [message_of(exc)]
+        except tomllib.TOMLDecodeError as exc:
+            return [Text("{where}: {error}", "{where}：{error}", where=where, error=verbatim(exc))]
+        translated = translate(english, words_of)
+        originals = {s.text for s in spans(english)}
+        used |= set(words_of) & originals
+        try:
+            same = code_tokens(translated) == code_tokens(english)
+        except (tokenize.TokenError, SyntaxError):
+            same = False
+        if not same:
+            found.append(Text("{where}{on}: a translation changes the code of the stub (a quote or a line break where "
+                              "it ends a docstring or a comment?)",
+                              "{where}{on}：某条翻译改变了初始代码的代码（引号或换行提前结束了文档字符串或注释？）",
+                              where=where, on=on))
+            continue
+        for span in spans(translated):
+            kind = Text(span.kind, "注释" if span.kind == "comment" else "文档字符串")
+            text = verbatim(span.text[:80])
+            if span.text in originals and words(span.text):
+                found.append(Text("{where}{on}: no translation for the {kind} '{text}'", "{where}{on}：{kind} '{text}' "
+                                  "没有翻译", where=where, on=on, kind=kind, text=text))
+            elif span.text not in originals and english_prose(span.text):
+                found.append(Text("{where}{on}: the translation keeps English in the {kind} '{text}' ({prose})",
+                                  "{where}{on}：{kind} '{text}' 的翻译里还有英文（{prose}）", where=where, on=on,
+                                  kind=kind, text=text, prose=verbatim("; ".join(english_prose(span.text))[:80])))
+    for entry in entries(exercise, lang):
+        drawn = {variants.render(entry["en"].strip("\n"), d, where) for d in variants.all_draws(exercise)}
+        if not drawn & used:
+            found.append(Text("{where}: no comment or docstring of the stub is '{text}' (on any draw)",
+                              "{where}：初始代码中没有哪条注释或文档字符串是 '{text}'（在任何抽取中都没有）",
+                              where=where, text=verbatim(entry["en"].strip()[:80])))
+    return list({str(p) + p.render("zh"): p for p in found}.values())

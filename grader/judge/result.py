@@ -1,0 +1,166 @@
+"""The result of grading one submission: the one record every report renders (the terminal table, `--json`,
+the HTML and Markdown feedback, JUnit, Gradescope's results.json, the gradebook). docs/results.md documents
+each field and its JSON; `grade --json` prints one, and `grade batch` appends one per line to results.jsonl.
+
+What the grader itself says (a grading that stopped, a note on a notebook) is held as a `Text` and rendered in
+the reader's language at the edge; what the judge sends is already in the language the grading asked for.
+Plain dataclasses: the record is small, its JSON is written by hand to stay exactly docs/results.md's, and
+nothing here needs validation beyond what `judge.check_stream` does on the judge's events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from grader.text import Text
+
+OUTCOMES = ("passed", "failed", "not_started", "skipped", "not_run")
+STATUSES = ("graded", "error", "timeout", "crashed", "tampered")
+MARKS = {"passed": "✓", "failed": "✗", "not_started": "·", "skipped": "–", "not_run": "○"}  # one per outcome
+KIND_TEXT = {  # Result.outcome: what a teacher counts
+    "full": Text("full", "满分"), "partial": Text("partial", "部分得分"), "zero": Text("zero", "零分"),
+    "error": Text("error", "出错"), "timeout": Text("timeout", "超时"), "crashed": Text("crashed", "崩溃"),
+    "tampered": Text("tampered", "篡改"), "grader error": Text("grader error", "评分器出错"),
+    "needs a look": Text("needs a look", "需要查看"),
+}
+
+
+def text(value: Any) -> Text:
+    """A field's text: a Text as it is, a string read back from JSON as the same words in every language."""
+    return value if isinstance(value, Text) else Text(str(value or ""), str(value or ""))
+
+
+@dataclass
+class CheckResult:
+    id: str  # the check's function name without test_ ("dw", "init_weights[Linear]")
+    title: Text
+    outcome: str  # one of OUTCOMES
+    points: float  # earned: max_points if passed, else 0
+    max_points: float
+    message: Text = field(default_factory=lambda: text(""))  # what went wrong and the likely cause
+    key: str | None = None  # the diagnosed mistake ("sign", "zero-grad-missing"), None when none was named
+    after: str | None = None  # the check it builds on, when it failed (or earned nothing) after that one did not pass
+    visibility: str = "hidden"  # "public", "hidden" or "after_due_date", as @check declares it
+    messages: dict[str, str] | None = None  # grade validate only: the message in each language
+    reviewed: bool = False  # the gradebook's outputs only: the teacher's review overrode its points
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+    def to_json(self, lang: str = "en") -> dict:
+        data = {"id": self.id, "title": self.title.render(lang), "outcome": self.outcome, "passed": self.passed,
+                "points": self.points, "max_points": self.max_points, "message": self.message.render(lang),
+                "key": self.key, "visibility": self.visibility}
+        if self.after:
+            data["after"] = self.after
+        if self.reviewed:
+            data["reviewed"] = True
+        if self.messages is not None:
+            data["messages"] = self.messages
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> CheckResult:
+        return cls(id=data["id"], title=text(data.get("title", data["id"])), outcome=data["outcome"],
+                   points=float(data["points"]), max_points=float(data["max_points"]),
+                   message=text(data.get("message", "")), key=data.get("key"), after=data.get("after"),
+                   visibility=data.get("visibility", "hidden"), messages=data.get("messages"),
+                   reviewed=bool(data.get("reviewed")))
+
+
+@dataclass
+class Result:
+    exercise: str  # the exercise's id ("ex05", "hw1_backprop")
+    name: str  # its folder name ("ex05_manual_backward")
+    submission: str  # the graded file
+    status: str  # one of STATUSES
+    score: float
+    max_score: float  # the exercise's points, less the points of skipped checks
+    checks: list[CheckResult] = field(default_factory=list)
+    title: Text = field(default_factory=lambda: text(""))
+    duration_s: float = 0.0
+    seed: int | None = None  # the seed of the checks' inputs (`--seed` reproduces the run); None: nothing ran
+    message: Text = field(default_factory=lambda: text(""))  # the grading's own message: a load error, a timeout
+    output: str = ""  # the last 500 characters the learner's code printed
+    notes: list[Text] = field(default_factory=list)  # about the submission: skipped notebook cells, magics
+    curves: list[dict] = field(default_factory=list)  # what the checks recorded for the HTML report's charts
+    isolation: list[str] = field(default_factory=list)  # the OS isolation layers the sandbox applied
+    flags: list[dict] = field(default_factory=list)  # banned routes seen in the source: for a person, never a score
+    grader_failure: bool = False  # the grader itself failed: not a grade (status "error")
+    student: str | None = None  # batch only: the student's folder (or LMS id)
+    sha256: str | None = None  # batch only: of the graded file, so a rerun skips what is graded
+    fingerprint: dict[str, str] | None = None  # batch only: what it was graded against (teacher/graded_against.py)
+    needs_look: str | None = None  # batch only: why the file could not be read (no score until the teacher decides)
+    late: bool = False  # batch only: the LMS flagged it late
+    submitted: str | None = None  # batch only: the submission time the download stored (ISO 8601)
+    hidden_points: float | None = None  # in a release: the points of the checks that run when the teacher grades
+    late_work: dict | None = None  # the gradebook's outputs only: the late policy applied {late, days, penalty, due}
+    review: dict | None = None  # the gradebook's outputs only: the teacher's review {comment, by, at, score, checks}
+    lang: str = "en"  # the language its texts are written in by default (not in the JSON)
+
+    @property
+    def full(self) -> bool:
+        """Graded, with every point: the one definition of a full score (exit code 0, "done", a solution)."""
+        return self.status == "graded" and self.score >= self.max_score
+
+    @property
+    def outcome(self) -> str:
+        """What a teacher counts (a key of KIND_TEXT): full, partial or zero when graded, "needs a look" for a file
+        that could not be read, else the status."""
+        if self.grader_failure:
+            return "grader error"
+        if self.needs_look:
+            return "needs a look"
+        if self.status != "graded":
+            return self.status
+        return "full" if self.score >= self.max_score else "partial" if self.score > 0 else "zero"
+
+    @property
+    def skipped_points(self) -> float:
+        return sum(c.max_points for c in self.checks if c.outcome == "skipped")
+
+    def first_to_fix(self) -> CheckResult | None:
+        """The first check that failed (not one that was skipped or did not run)."""
+        return next((c for c in self.checks if c.outcome == "failed"), None)
+
+    def to_json(self, lang: str | None = None) -> dict:
+        """The JSON object of docs/results.md, its texts in `lang` (default: the grading's)."""
+        lang = lang or self.lang
+        data: dict[str, Any] = {
+            "exercise": self.exercise, "name": self.name, "title": self.title.render(lang),
+            "submission": self.submission, "status": self.status, "score": self.score, "max_score": self.max_score,
+            "checks": [c.to_json(lang) for c in self.checks], "duration_s": self.duration_s, "seed": self.seed,
+            "message": self.message.render(lang), "output": self.output,
+            "notes": [n.render(lang) for n in self.notes], "curves": self.curves, "isolation": self.isolation,
+        }
+        if self.flags:
+            data["flags"] = self.flags
+        if self.grader_failure:
+            data["grader_failure"] = True
+        if self.student is not None:
+            data["student"] = self.student
+            data["sha256"] = self.sha256
+        for name in ("fingerprint", "needs_look", "submitted", "hidden_points", "late_work", "review"):
+            if getattr(self, name) is not None:
+                data[name] = getattr(self, name)
+        if self.late:
+            data["late"] = True
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> Result:
+        """A result read back (results.jsonl): its texts are the words written there."""
+        return cls(exercise=data["exercise"], name=data.get("name", data["exercise"]),
+                   submission=data.get("submission", ""), status=data["status"], score=float(data["score"]),
+                   max_score=float(data["max_score"]), checks=[CheckResult.from_json(c) for c in data["checks"]],
+                   title=text(data.get("title", "")), duration_s=float(data.get("duration_s", 0.0)),
+                   seed=data.get("seed"), message=text(data.get("message", "")), output=data.get("output", ""),
+                   notes=[text(n) for n in data.get("notes", [])], curves=list(data.get("curves", [])),
+                   isolation=list(data.get("isolation", [])), flags=list(data.get("flags", [])),
+                   grader_failure=bool(data.get("grader_failure")),
+                   student=data.get("student"), sha256=data.get("sha256"), fingerprint=data.get("fingerprint"),
+                   needs_look=data.get("needs_look"), late=bool(data.get("late")), submitted=data.get("submitted"),
+                   hidden_points=data.get("hidden_points"), late_work=data.get("late_work"),
+                   review=data.get("review"))

@@ -1,0 +1,442 @@
+"""Kata mode: redo an exercise from a blank stub, timed, with a fresh variant, on a spaced-repetition schedule.
+
+`grade kata ex05` opens attempt K in <workspace>/practice/<name>/attempt-K/ (the stub and statement rendered
+from a new draw of the exercise's variants); the learner's solved file and progress stay as they are. The
+timer runs from the start to the first full score. Each attempt keeps its gradings, hints and time; a pass or
+an abandoned attempt is one review of the kata's FSRS card (the `fsrs` package), rated from those signals.
+
+The state is one JSON file in the workspace, versioned; every change re-reads it under an exclusive lock and
+replaces it atomically, so a crash never leaves half a file and two processes never lose each other's change.
+The clock is injectable (TORCH_KATAS_NOW, an ISO time) for tests. Never imports torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import random
+import re
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from grader.course import stub_text, variants
+from grader.course.exercises import Exercise
+from grader.judge.result import Result
+from grader.text import Text, verbatim
+
+STATE_FILE = ".torch-katas-kata.json"
+VERSION = 1
+PRACTICE_DIR = "practice"
+NOW_ENV = "TORCH_KATAS_NOW"
+NEW_PER_DAY = 2
+MINUTES_BY_DIFFICULTY = {1: 5, 2: 10, 3: 20}  # a first kata's estimate, before the learner has a time of their own
+AGAIN, HARD, GOOD, EASY = 1, 2, 3, 4  # fsrs.Rating's values
+RATING_NAMES = {AGAIN: "again", HARD: "hard", GOOD: "good", EASY: "easy"}
+
+
+class KataError(ValueError):
+    """A kata command that cannot run (no attempt open, a state file from a newer version); raised with a Text."""
+
+
+def now() -> datetime:
+    """The current time (UTC), or TORCH_KATAS_NOW's."""
+    fake = os.environ.get(NOW_ENV)
+    if fake:
+        moment = datetime.fromisoformat(fake)
+        return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return datetime.now(timezone.utc)
+
+
+def parse_time(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
+
+
+def at(text: str) -> datetime:
+    """A time the state always has (an attempt's start, a review's), read back."""
+    return datetime.fromisoformat(text)
+
+
+def clock(seconds: float | None) -> str:
+    """4:12, or 1:02:03."""
+    if seconds is None:
+        return "-"
+    total = int(round(seconds))
+    hours, rest = divmod(total, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+def ordinal(n: int, lang: str) -> str:
+    if lang == "zh":
+        return f"第 {n} 次"
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+# -- the state file -------------------------------------------------------------------------------
+
+class State:
+    """The kata state of a workspace: {"version": 1, "katas": {exercise id: {"attempts": [...], "card": {...},
+    "reviews": [...]}}}."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+        self.path = self.root / STATE_FILE
+
+    def load(self) -> dict:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {"version": VERSION, "katas": {}}
+        except (OSError, ValueError):
+            raise KataError(Text("{path} cannot be read as JSON: move it away to start afresh",
+                                 path=verbatim(self.path))) from None
+        if isinstance(data, dict) and isinstance(data.get("version"), int) and data["version"] > VERSION:
+            raise KataError(Text("{path} was written by a newer torch-katas (version {version}): upgrade",
+                                 path=verbatim(self.path), version=data["version"]))
+        if not well_formed(data):
+            raise KataError(Text("{path} is not a kata state file: move it away to start afresh",
+                                 path=verbatim(self.path)))
+        return data
+
+    @contextlib.contextmanager
+    def change(self):
+        """Yield the state, read afresh under an exclusive lock; write it back atomically afterwards."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_name(STATE_FILE + ".lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            data = self.load()
+            yield data
+            data["version"] = VERSION
+            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=STATE_FILE, suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                    json.dump(data, out, indent=1, sort_keys=True, ensure_ascii=False)
+                    out.flush()
+                    os.fsync(out.fileno())
+                os.replace(tmp, self.path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+
+    def kata(self, exercise: Exercise) -> dict:
+        return self.load()["katas"].get(exercise.id, {})
+
+
+ATTEMPT_FIELDS = {"n": int, "started": str, "folder": str, "file": str, "variant": dict, "gradings": int,
+                  "hints": int}
+
+
+def well_formed(data) -> bool:
+    """Whether `data` has the shape this module writes (the file is the learner's: it may have been edited)."""
+    try:
+        if not isinstance(data, dict) or not isinstance(data["katas"], dict) \
+                or not isinstance(data.get("version"), int):
+            return False
+        for kata in data["katas"].values():
+            for attempt in kata["attempts"]:
+                if not all(isinstance(attempt.get(k), t) for k, t in ATTEMPT_FIELDS.items()):
+                    return False
+                parse_time(attempt["started"])
+                if attempt.get("passed") and not (parse_time(attempt["passed"])
+                                                  and isinstance(attempt.get("seconds"), (int, float))):
+                    return False
+            for review in kata.get("reviews", []):
+                parse_time(review["at"])
+            card = kata.get("card")
+            if card is not None:
+                parse_time(card["due"])
+                if not isinstance(card["state"], int) or not all(isinstance(card.get(k), (int, float, type(None)))
+                                                                 for k in ("stability", "difficulty")):
+                    return False
+        return True
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return False
+
+
+def _kata(data: dict, exercise: Exercise) -> dict:
+    return data["katas"].setdefault(exercise.id, {"attempts": [], "reviews": []})
+
+
+def open_attempt(kata: dict) -> dict | None:
+    """The latest attempt, if it is neither passed nor closed."""
+    last = kata.get("attempts", [])[-1:] or [None]
+    attempt = last[0]
+    return attempt if attempt and not attempt.get("passed") and not attempt.get("closed") else None
+
+
+def latest_attempt(kata: dict) -> dict | None:
+    return (kata.get("attempts") or [None])[-1]
+
+
+def passes(kata: dict) -> list[dict]:
+    return [a for a in kata.get("attempts", []) if a.get("passed")]
+
+
+def best_time(kata: dict, before: int | None = None) -> float | None:
+    """The fastest pass (of the attempts numbered below `before`)."""
+    times = [a["seconds"] for a in passes(kata) if before is None or a["n"] < before]
+    return min(times, default=None)
+
+
+# -- scheduling (FSRS) ------------------------------------------------------------------------------
+
+def scheduler():
+    """Katas are reviewed in days, never minutes: no learning steps; no random fuzz (reproducible)."""
+    from fsrs import Scheduler
+
+    return Scheduler(learning_steps=(), relearning_steps=(), enable_fuzzing=False)
+
+
+def rating(passed: bool, seconds: float | None, best: float | None, hints: int, gradings: int) -> int:
+    """An FSRS rating from objective signals: not passed -> again; hints used -> hard; slower than twice the
+    best or more than 4 gradings -> hard; the best time (or better) within 2 gradings -> easy; else good."""
+    if not passed:
+        return AGAIN
+    if hints:
+        return HARD
+    if best is None or seconds is None:
+        return GOOD if gradings <= 4 else HARD
+    if seconds > 2 * best or gradings > 4:
+        return HARD
+    if seconds <= best and gradings <= 2:
+        return EASY
+    return GOOD
+
+
+def review(kata: dict, grade: int, when: datetime) -> None:
+    """One review of the kata's card, rated `grade`, at `when`."""
+    from fsrs import Card, Rating
+
+    card = Card.from_dict(kata["card"]) if kata.get("card") else Card(due=when)
+    card, _ = scheduler().review_card(card, Rating(grade), review_datetime=when)
+    kata["card"] = card.to_dict()
+    kata.setdefault("reviews", []).append({"at": when.isoformat(), "rating": grade, "due": card.due.isoformat()})
+
+
+def due_date(kata: dict) -> datetime | None:
+    return parse_time(kata["card"]["due"]) if kata.get("card") else None
+
+
+def retention(kata: dict, when: datetime) -> float | None:
+    """The probability of recalling the kata now, by FSRS (None before its first review)."""
+    if not kata.get("card"):
+        return None
+    from fsrs import Card
+
+    return scheduler().get_card_retrievability(Card.from_dict(kata["card"]), when)
+
+
+# -- attempts -----------------------------------------------------------------------------------------
+
+def practice_folder(root: Path, exercise: Exercise, n: int) -> Path:
+    return root / PRACTICE_DIR / exercise.name / f"attempt-{n}"
+
+
+def start(root: Path, exercise: Exercise, *, lang: str = "en", notebook: bool = False,
+          rng: random.Random | None = None) -> dict:
+    """Open a new attempt: close the open one (a review 'again' if it was graded), draw a variant other than the
+    last one, write the blank stub (or notebook) and statement in a fresh practice folder. Return the attempt."""
+    rng = rng or random.Random()
+    when = now()
+    state = State(root)
+    with state.change() as data:
+        kata = _kata(data, exercise)
+        close(kata, when)
+        last = latest_attempt(kata)
+        n = (last["n"] if last else 0) + 1
+        draw = variants.draw(exercise, rng, avoid=last.get("variant") if last else None)
+        folder = practice_folder(root, exercise, n)
+        stub = folder / exercise.stub.name
+        folder.mkdir(parents=True, exist_ok=True)
+        stub.write_text(stub_text.stub(exercise, lang, draw), encoding="utf-8")
+        for language, name in (("en", "README.md"), ("zh", "README.zh.md")):
+            if (exercise.folder / name).exists() or variants.template_of(exercise.folder / name).exists():
+                (folder / name).write_text(variants.statement(exercise, draw, language), encoding="utf-8")
+        file = stub
+        if notebook:
+            from grader.course.notebook_writer import write_notebook
+
+            file = write_notebook(exercise, stub.read_text(encoding="utf-8"), folder / f"{exercise.name}.ipynb",
+                                  lang,
+                                  statement=variants.statement(exercise, draw, lang))
+            stub.unlink()
+        attempt = {"n": n, "started": when.isoformat(), "folder": str(folder.relative_to(root)), "file": file.name,
+                   "variant": draw, "gradings": 0, "hints": 0, "best_score": 0.0, "passed": None, "seconds": None,
+                   "rating": None, "closed": None}
+        kata["attempts"].append(attempt)
+    return attempt
+
+
+def close(kata: dict, when: datetime) -> dict | None:
+    """Abandon the open attempt: graded and not passed, it counts as a review 'again'; never graded, it counts
+    for nothing. Return it (None if none was open)."""
+    attempt = open_attempt(kata)
+    if attempt is None:
+        return None
+    attempt["closed"] = when.isoformat()
+    if attempt["gradings"]:
+        attempt["rating"] = AGAIN
+        review(kata, AGAIN, when)
+    return attempt
+
+
+def give_up(root: Path, exercise: Exercise) -> dict | None:
+    with State(root).change() as data:
+        return close(_kata(data, exercise), now())
+
+
+ATTEMPT_DIR = re.compile(r"attempt-(\d+)")
+
+
+def attempt_of(exercise: Exercise, path: Path, root: Path | None = None) -> tuple[Path, dict] | None:
+    """(workspace, attempt) when `path` is the file of one of the exercise's kata attempts; else None."""
+    path = Path(path).resolve()
+    folder = path.parent
+    match = ATTEMPT_DIR.fullmatch(folder.name)
+    if not match or folder.parent.name != exercise.name or folder.parent.parent.name != PRACTICE_DIR:
+        return None
+    workspace = root or folder.parent.parent.parent
+    try:
+        kata = State(workspace).kata(exercise)
+    except KataError:
+        return None
+    attempt = next((a for a in kata.get("attempts", []) if a["n"] == int(match.group(1))), None)
+    return (workspace, attempt) if attempt else None
+
+
+def usable(exercise: Exercise, attempt: dict) -> dict:
+    """`attempt`, if its draw is one the exercise has (an edited state file, or variants changed since it began)."""
+    if attempt["variant"] not in variants.all_draws(exercise):
+        raise KataError(Text("attempt {n} of {ex} was drawn from variants the exercise no longer has: "
+                             "`grade kata {ex}` starts a new one", n=attempt["n"], ex=exercise.id))
+    return attempt
+
+
+def current(root: Path, exercise: Exercise) -> dict | None:
+    """The latest attempt of the exercise's kata (None before the first)."""
+    return latest_attempt(State(root).kata(exercise))
+
+
+def attempt_file(root: Path, attempt: dict) -> Path:
+    return root / attempt["folder"] / attempt["file"]
+
+
+def record(root: Path, exercise: Exercise, attempt_n: int, result: Result) -> dict:
+    """Count a grading of attempt `attempt_n`; at its first full score stop its timer and review the card.
+    Return {"attempt", "passed_now", "best", "clean", "due"}: what the pass line says."""
+    when = now()
+    full = result.full and not result.grader_failure
+    with State(root).change() as data:
+        kata = _kata(data, exercise)
+        attempt = next(a for a in kata["attempts"] if a["n"] == attempt_n)
+        attempt["gradings"] += 1
+        attempt["best_score"] = max(attempt["best_score"], result.score)
+        attempt["max_score"] = result.max_score
+        passed_now = full and not attempt["passed"] and not attempt["closed"]
+        best_before = best_time(kata, before=attempt_n)
+        if passed_now:
+            attempt["passed"] = when.isoformat()
+            attempt["seconds"] = max(0.0, (when - at(attempt["started"])).total_seconds())
+            attempt["rating"] = rating(True, attempt["seconds"], best_before, attempt["hints"], attempt["gradings"])
+            review(kata, attempt["rating"], when)
+        summary = {"attempt": dict(attempt), "passed_now": passed_now, "best_before": best_before,
+                   "best": best_time(kata), "clean": sum(1 for a in passes(kata) if not a["hints"]),
+                   "due": kata["card"]["due"] if kata.get("card") else None}
+    return summary
+
+
+def hint_used(root: Path, exercise: Exercise) -> dict | None:
+    """Count a hint in the exercise's open attempt, if one is open; return its draw (None without one)."""
+    with State(root).change() as data:
+        attempt = open_attempt(data["katas"].get(exercise.id, {}))
+        if attempt is None:
+            return None
+        attempt["hints"] += 1
+        return attempt["variant"]
+
+
+# -- what to practise today -----------------------------------------------------------------------------
+
+def estimate(exercise: Exercise, kata: dict) -> float:
+    """Minutes a kata should take: the last pass's time, else a guess from its difficulty."""
+    done = passes(kata)
+    if done:
+        return max(1.0, done[-1]["seconds"] / 60)
+    return float(MINUTES_BY_DIFFICULTY.get(exercise.difficulty, 10))
+
+
+def local_date(moment: datetime):
+    return moment.astimezone().date()
+
+
+def today(root: Path, exercises: list[Exercise], new_per_day: int = NEW_PER_DAY) -> dict:
+    """{"open": [...], "due": [...], "new": [...], "minutes": total}: each item {exercise, kata, minutes, due}.
+
+    Open: an attempt started and not passed. Due: a card due today or before. New: exercises never practised as
+    katas, in teaching order, as many as today's allowance of new katas leaves (those first started today count)."""
+    when = now()
+    day = local_date(when)
+    katas = State(root).load()["katas"]
+    items: dict[str, list] = {"open": [], "due": [], "new": []}
+    started_today = sum(1 for k in katas.values() if k.get("attempts")
+                        and local_date(at(k["attempts"][0]["started"])) == day)
+    allowance = max(0, new_per_day - started_today)
+    for ex in exercises:
+        kata = katas.get(ex.id, {})
+        item = {"exercise": ex, "kata": kata, "minutes": estimate(ex, kata), "due": due_date(kata)}
+        if open_attempt(kata):
+            items["open"].append(item)
+        elif item["due"] is not None and local_date(item["due"]) <= day:
+            items["due"].append(item)
+        elif not kata.get("attempts") and len(items["new"]) < allowance:
+            items["new"].append(item)
+    items["due"].sort(key=lambda i: i["due"])
+    items["minutes"] = sum(i["minutes"] for kind in ("open", "due", "new") for i in items[kind])
+    return items
+
+
+def summary_rows(root: Path, exercises: list[Exercise]) -> list[dict]:
+    """Per exercise with kata data: attempts, passes, hints, best time, last done, due, retention now."""
+    when = now()
+    katas = State(root).load()["katas"]
+    rows = []
+    for ex in exercises:
+        kata = katas.get(ex.id)
+        if not kata or not kata.get("attempts"):
+            continue
+        attempts = kata["attempts"]
+        last = max((a.get("passed") or a.get("closed") or a["started"] for a in attempts), default=None)
+        rows.append({"exercise": ex.id, "title": ex.title, "attempts": len(attempts), "passes": len(passes(kata)),
+                     "hints": sum(a["hints"] for a in attempts), "best_s": best_time(kata),
+                     "last": last, "due": kata["card"]["due"] if kata.get("card") else None,
+                     "retention": retention(kata, when),
+                     "history": [{k: a.get(k) for k in ("n", "started", "passed", "seconds", "hints", "gradings",
+                                                          "rating", "variant", "best_score", "max_score")}
+                                 for a in attempts],
+                     "reviews": kata.get("reviews", [])})
+    return rows
+
+
+def days_until(moment: datetime | None) -> int | None:
+    if moment is None:
+        return None
+    return (local_date(moment) - local_date(now())).days
+
+
+def in_days(moment, lang: str) -> str:
+    """'today', 'tomorrow', 'in 6 days' (or 'overdue by 2 days') in `lang`."""
+    from grader.text import say
+
+    days = days_until(parse_time(moment) if isinstance(moment, str) else moment)
+    if days is None:
+        return "-"
+    if days < 0:
+        return say(lang, "overdue by {n} days", n=-days) if days < -1 else say(lang, "overdue since yesterday")
+    if days == 0:
+        return say(lang, "today")
+    return say(lang, "tomorrow") if days == 1 else say(lang, "in {n} days", n=days)
+

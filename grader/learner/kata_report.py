@@ -1,0 +1,171 @@
+"""What the kata commands print and write: the line after a kata grading, `grade today`, `grade stats` in the
+terminal, its HTML page (inline SVG charts, as the reports draw them) and the export a learner may hand a
+teacher. Reads the kata state (grader/learner/kata.py); never imports torch.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from pathlib import Path
+
+from grader.learner import kata
+from grader.course import variants
+from grader.course.exercises import Exercise
+from grader.report.terminal import display_width, pad
+from grader.text import say
+
+
+def attempt_line(ex: Exercise, summary: dict, lang: str) -> str:
+    """After a kata grading: the pass ("passed in 4:12, best 3:40, your 3rd clean pass; next review in 6 days")
+    or where the attempt stands."""
+    attempt = summary["attempt"]
+    if summary["passed_now"]:
+        line = say(lang, "Kata {ex} passed in {time}", ex=ex.id, time=kata.clock(attempt["seconds"]))
+        before = summary["best_before"]
+        if before is None:
+            line += say(lang, " (your first pass)")
+        elif attempt["seconds"] < before:
+            line += say(lang, ", a new best (was {best})", best=kata.clock(before))
+        else:
+            line += say(lang, ", best {best}", best=kata.clock(before))
+        if attempt["hints"]:
+            line += say(lang, ", with {n} hint(s)", n=attempt["hints"])
+        else:
+            line += say(lang, ", your {nth} clean pass", nth=kata.ordinal(summary["clean"], lang))
+        return line + say(lang, ". Next review: {when}.", when=kata.in_days(summary["due"], lang))
+    if attempt.get("passed"):
+        return say(lang, "Kata {ex}, attempt {n}: already passed in {time}; `grade kata {ex}` starts a new one.",
+                   ex=ex.id, n=attempt["n"], time=kata.clock(attempt["seconds"]))
+    if attempt.get("closed"):
+        return say(lang, "Kata {ex}, attempt {n}: closed without a pass; `grade kata {ex}` starts a new one.",
+                   ex=ex.id, n=attempt["n"])
+    spent = (kata.now() - kata.at(attempt["started"])).total_seconds()
+    return say(lang, "Kata {ex}, attempt {n}: {gradings} grading(s), {time} so far; the timer stops at the first "
+                     "full score.", ex=ex.id, n=attempt["n"], gradings=attempt["gradings"], time=kata.clock(spent))
+
+
+def started_lines(ex: Exercise, attempt: dict, root: Path, lang: str) -> list[str]:
+    lines = [say(lang, "Kata {ex} · {title}, attempt {n}: a fresh stub in {path}", ex=ex.id,
+                 title=ex.text("title", lang), n=attempt["n"], path=kata.attempt_file(root, attempt))]
+    if attempt["variant"]:
+        lines.append(say(lang, "This attempt's variant: {variant} (read the statement: it changed).",
+                         variant=variants.label(attempt["variant"])))
+    lines.append(say(lang, "The timer runs until your first full score. Grade it with `grade {ex} --kata`, or "
+                           "`grade watch {ex} --kata`; the statement is in {folder}.",
+                     ex=ex.id, folder=root / attempt["folder"]))
+    return lines
+
+
+def today_lines(items: dict, lang: str) -> list[str]:
+    rows = [(say(lang, "started"), i) for i in items["open"]] + [(say(lang, "due"), i) for i in items["due"]] + \
+        [(say(lang, "new"), i) for i in items["new"]]
+    if not rows:
+        return [say(lang, "Nothing due today. Come back tomorrow, or practise any exercise: `grade kata ex05`.")]
+    width = max(display_width(kind) for kind, _ in rows)
+    title_width = max(display_width(i["exercise"].text("title", lang)) for _, i in rows)
+    lines = [say(lang, "Today: {n} kata(s), about {minutes} minutes.", n=len(rows), minutes=round(items["minutes"]))]
+    for kind, item in rows:
+        ex = item["exercise"]
+        lines.append(f"  {pad(kind, width)}  {ex.id}  {pad(ex.text('title', lang), title_width)}  "
+                     + say(lang, "~{minutes} min", minutes=round(item["minutes"])))
+    first = rows[0][1]["exercise"].id
+    lines.append(say(lang, "Start with `grade kata {ex}` (or just `grade kata`).", ex=first))
+    return lines
+
+
+def stats_lines(rows: list[dict], lang: str) -> list[str]:
+    if not rows:
+        return [say(lang, "No katas yet: `grade today` says where to start.")]
+    head = [say(lang, h) for h in ("kata", "attempts", "passes", "hints", "best", "last done", "next review",
+                                   "recall now")]
+    table = [[r["exercise"], str(r["attempts"]), str(r["passes"]), str(r["hints"]), kata.clock(r["best_s"]),
+              (r["last"] or "-")[:10], kata.in_days(r["due"], lang) if r["due"] else "-",
+              f"{r['retention']:.0%}" if r["retention"] is not None else "-"] for r in rows]
+    widths = [max(display_width(row[i]) for row in [head, *table]) for i in range(len(head))]
+    lines = ["  ".join(pad(cell, w) for cell, w in zip(row, widths)).rstrip() for row in [head, *table]]
+    total = sum(a["seconds"] or 0 for r in rows for a in r["history"] if a["passed"])
+    lines.append(say(lang, "{passes} passes in {attempts} attempts; {time} of timed practice.",
+                     passes=sum(r["passes"] for r in rows), attempts=sum(r["attempts"] for r in rows),
+                     time=kata.clock(total)))
+    return lines
+
+
+def kata_cells(kata_state: dict) -> tuple[str, str, str, str]:
+    """(attempts, hints, best, due) of one exercise for `grade list` ("" when it has no kata)."""
+    if not kata_state.get("attempts"):
+        return "", "", "", ""
+    attempts = kata_state["attempts"]
+    due = kata.due_date(kata_state)
+    return (str(len(attempts)), str(sum(a["hints"] for a in attempts)), kata.clock(kata.best_time(kata_state)),
+            due.date().isoformat() if due else "-")
+
+
+# -- the HTML page and the export ---------------------------------------------------------------------
+
+def history_svg(row: dict, lang: str) -> str:
+    from grader.report.pages import svg_chart
+
+    history = row["history"]
+    minutes = [a["seconds"] / 60 if a["passed"] else math.nan for a in history]
+    return svg_chart({"title": say(lang, "{ex}: minutes to pass and hints, per attempt", ex=row["exercise"]),
+                      "series": {say(lang, "minutes"): minutes,
+                                 say(lang, "hints"): [float(a["hints"]) for a in history]},
+                      "truth": {}, "log": False, "xlabel": say(lang, "attempt")}, lang)
+
+
+def retention_svg(row: dict, lang: str) -> str:
+    """Recall probability from the first review to today and two weeks on, by FSRS, a point a day."""
+    from datetime import timedelta
+
+    from fsrs import Card, Rating
+
+    from grader.report.pages import svg_chart
+
+    if not row["reviews"]:
+        return ""
+    scheduler = kata.scheduler()
+    reviews = [(kata.at(r["at"]), r["rating"]) for r in row["reviews"]]
+
+    start, end = reviews[0][0], kata.now() + timedelta(days=14)
+    days = max(1, (end - start).days)
+    card, points, upcoming = Card(due=start), [], list(reviews)
+    for day in range(days + 1):
+        moment = start + timedelta(days=day)
+        while upcoming and upcoming[0][0] <= moment:
+            card, _ = scheduler.review_card(card, Rating(upcoming[0][1]), review_datetime=upcoming[0][0])
+            upcoming.pop(0)
+        points.append(scheduler.get_card_retrievability(card, moment))
+    return svg_chart({"title": say(lang, "{ex}: chance of recalling it (FSRS), by day", ex=row["exercise"]),
+                      "series": {say(lang, "recall"): points}, "truth": {say(lang, "target"): 0.9}, "log": False,
+                      "xlabel": say(lang, "day")}, lang)
+
+
+def write_stats_html(rows: list[dict], path: Path, lang: str) -> Path:
+    from grader.report.pages import page
+
+    head = "".join(f"<th>{html.escape(say(lang, h))}</th>" for h in
+                   ("attempt", "started at", "time", "hints", "gradings", "rating", "variant"))
+    body = [f"<p>{html.escape(line)}</p>" for line in stats_lines(rows, lang)[-1:]]
+    for row in rows:
+        body.append(f"<h2>{html.escape(row['exercise'])} · {html.escape(row['title'])}</h2>")
+        body.append(history_svg(row, lang) + retention_svg(row, lang))
+        cells = []
+        for a in row["history"]:
+            rating = say(lang, kata.RATING_NAMES[a["rating"]]) if a["rating"] else "-"
+            cells.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
+                a["n"], (a["started"] or "")[:16].replace("T", " "),
+                kata.clock(a["seconds"]) if a["passed"] else say(lang, "not passed"), a["hints"], a["gradings"],
+                rating, variants.label(a["variant"]) or "-")) + "</tr>")
+        body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(cells)}</tbody></table>")
+    path.write_text(page(say(lang, "Your katas"), "\n".join(body), lang=lang), encoding="utf-8")
+    return path
+
+
+def export(rows: list[dict], path: Path, workspace: Path) -> Path:
+    """The learner's practice data as one JSON file to hand a teacher: nothing else, nothing sent anywhere."""
+    data = {"format": "torch-katas practice export", "version": kata.VERSION, "exported": kata.now().isoformat(),
+            "workspace": workspace.name, "katas": rows}
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False), encoding="utf-8")
+    return path

@@ -1,0 +1,190 @@
+"""The learner's workspace: the folder whose exercises/ holds the files they edit, the plain JSON file
+there that remembers progress (best scores, hints revealed), and its settings in torch-katas.toml (the
+course it follows, the learner's language).
+
+Found from the current directory upwards; without one, the exercises shipped with the grader
+(a clone of the repository is itself a workspace). Never imports torch.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from grader.course import stub_text
+from grader.course.exercises import WORKSPACE_FILE, Exercise, all_exercises, current_course
+from grader.judge.result import Result
+from grader.text import LANGUAGES
+
+PROGRESS_FILE = ".torch-katas-progress.json"
+BACKUP_DIR = ".torch-katas-backup"
+
+
+def find_workspace(start: Path | None = None) -> Path | None:
+    """The nearest folder at or above `start` that holds an exercises/ folder of stubs."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        exercises = folder / "exercises"
+        if exercises.is_dir() and any((p / f"{p.name}.py").is_file() for p in exercises.iterdir()):
+            return folder
+    return None
+
+
+def workspace_root(start: Path | None = None) -> Path:
+    """The workspace in use: the one found from `start`, else the folder holding the course's exercises."""
+    return find_workspace(start) or current_course().exercises_dir.parent
+
+
+def learner_file(exercise: Exercise, start: Path | None = None) -> Path:
+    """The file `grade exNN` grades: the workspace's copy of the stub."""
+    return workspace_root(start) / "exercises" / exercise.name / f"{exercise.name}.py"
+
+
+def own_work(exercise: Exercise, path: Path) -> Path | None:
+    """The workspace whose progress a grading of `path` as `exercise` counts in: the workspace's own
+    file of the exercise, or a notebook inside a workspace. None for a file from elsewhere."""
+    path = Path(path).resolve()
+    if path == learner_file(exercise).resolve():
+        return workspace_root()
+    if path.suffix == ".ipynb":
+        return find_workspace(path.parent)
+    return None
+
+
+def current_exercise(start: Path | None = None) -> Exercise | None:
+    """The exercise the learner is on: the first one not done (None when every one is)."""
+    return Progress(workspace_root(start)).first_unfinished(all_exercises())
+
+
+def edited(exercise: Exercise, start: Path | None = None) -> bool:
+    """Whether the workspace's file of the exercise differs from the stub in every language (reset would replace
+    work)."""
+    path = learner_file(exercise, start)
+    return path.exists() and path.read_text(encoding="utf-8", errors="replace") not in {
+        stub_text.stub(exercise, lang) for lang in LANGUAGES}
+
+
+def settings(root: Path | None) -> dict:
+    """The workspace's torch-katas.toml: `course` (another course than the built-in one), `lang`."""
+    try:
+        return tomllib.loads((root / WORKSPACE_FILE).read_text(encoding="utf-8")) if root else {}
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def write_settings(root: Path, **changes: str) -> Path:
+    """Change the workspace's settings (torch-katas.toml), keeping the others."""
+    values = {**settings(root), **changes}
+    lines = ["# this workspace's settings: the course it follows (grade --course overrides it), the learner's "
+             "language (grade lang; --lang overrides it)"]
+    lines += [f"{key} = {json.dumps(value)}" for key, value in values.items() if value]
+    path = root / WORKSPACE_FILE
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def workspace_lang(start: Path | None = None) -> str | None:
+    """The language the workspace's learner chose (`grade init --lang`, `grade lang`), if any."""
+    lang = settings(find_workspace(start)).get("lang")
+    return lang if isinstance(lang, str) else None
+
+
+def init_workspace(target: Path, lang: str | None = None, stub_lang: str | None = None) -> list[Path]:
+    """Create a fresh workspace in `target` with every stub (in `stub_lang`, else `lang`, else English) and
+    statement of the current course (and, for another course than the built-in one, or a language chosen, a
+    torch-katas.toml saying so); return the stubs written."""
+    if (target / "exercises").exists():
+        raise FileExistsError(f"{target / 'exercises'} already exists")
+    course = current_course()
+    written = []
+    for ex in all_exercises():
+        folder = target / "exercises" / ex.name
+        folder.mkdir(parents=True)
+        for name in ("README.md", "README.zh.md"):
+            if (ex.folder / name).exists():
+                shutil.copy2(ex.folder / name, folder / name)
+        (folder / ex.stub.name).write_text(stub_text.stub(ex, stub_lang or lang or "en"), encoding="utf-8")
+        written.append(folder / ex.stub.name)
+    (target / ".gitignore").write_text(f"{BACKUP_DIR}/\n__pycache__/\n")
+    if not course.built_in or lang:
+        write_settings(target, course="" if course.built_in else course.spec, lang=lang or "")
+    return written
+
+
+def reset_exercise(exercise: Exercise, start: Path | None = None, lang: str = "en") -> Path | None:
+    """Restore the stub (in `lang`) in the workspace; return the backup of the learner's file (None if it was
+    untouched)."""
+    path = learner_file(exercise, start)
+    backup = None
+    if edited(exercise, start):
+        folder = workspace_root(start) / BACKUP_DIR
+        folder.mkdir(exist_ok=True)
+        backup = folder / f"{exercise.name}.{time.strftime('%Y%m%d-%H%M%S')}.py"
+        shutil.copy2(path, backup)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(stub_text.stub(exercise, lang), encoding="utf-8")
+    return backup
+
+
+def restub(root: Path, lang: str) -> list[Path]:
+    """Write the untouched stubs of the workspace in `root` again in `lang` (after `grade lang`); return them."""
+    written = []
+    for ex in all_exercises():
+        path = learner_file(ex, root)
+        if path.is_file() and not edited(ex, root):
+            text = stub_text.stub(ex, lang)
+            if path.read_text(encoding="utf-8") != text:
+                path.write_text(text, encoding="utf-8")
+                written.append(path)
+    return written
+
+
+class Progress:
+    """Per exercise: best score, whether it is done, attempts, hints revealed. A plain JSON file."""
+
+    def __init__(self, root: Path):
+        self.path = root / PROGRESS_FILE
+        try:
+            self.data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.data = {}
+
+    def entry(self, exercise: Exercise) -> dict:
+        return self.data.get(exercise.id, {})
+
+    def state(self, exercise: Exercise) -> str:
+        """'done', 'in progress' or 'not started'."""
+        entry = self.entry(exercise)
+        if entry.get("done"):
+            return "done"
+        return "in progress" if entry.get("attempts") else "not started"
+
+    def record(self, exercise: Exercise, result: Result) -> None:
+        entry = self.data.setdefault(exercise.id, {})
+        entry["attempts"] = entry.get("attempts", 0) + 1
+        entry["best"] = max(entry.get("best", 0.0), result.score)
+        entry["max"] = result.max_score
+        entry["done"] = entry.get("done", False) or result.full
+        entry["last"] = time.strftime("%Y-%m-%d %H:%M:%S")
+        self.save()
+
+    def next_hint(self, exercise: Exercise) -> int:
+        """Reveal one more hint; return how many are revealed now."""
+        entry = self.data.setdefault(exercise.id, {})
+        entry["hints"] = min(entry.get("hints", 0) + 1, len(exercise.hints))
+        self.save()
+        return entry["hints"]
+
+    def first_unfinished(self, exercises: list[Exercise]) -> Exercise | None:
+        return next((ex for ex in exercises if self.state(ex) != "done"), None)
+
+    def save(self) -> None:
+        self.path.write_text(json.dumps(self.data, indent=1, sort_keys=True), encoding="utf-8")

@@ -1,0 +1,9 @@
+"""Learner code and the walls around it: the submission's code as loaded, the zygote that forks every sandbox, the
+isolation layers, the sandbox process that runs learner code and answers in plain data, and the judge's handle of it.
+
+Runs in: the sandbox (process.py, and what it imports: frames, limits, source's notebook shell, wire) -- untrusted
+once learner code runs; the zygote (zygote.py, warmup.py, probe_shipping.py) -- trusted, holds nothing secret; and
+the judge and grading parents (handle.py, problems.py, safefs.py, source.py's loading, doctor.py) -- trusted, and
+everything they read from a sandbox or a submission is hostile input. Imports nothing of the judge, the checks, the
+service, the teacher's or the learner's tools.
+"""

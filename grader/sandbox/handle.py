@@ -1,0 +1,236 @@
+"""The judge's handle of one sandbox: start it (from the zygote, or a fork of the judge), send it requests, read
+its replies, kill it and tell how it ended.
+
+Runs in: the judge. Trusted; everything it reads from the sandbox is hostile input (wire.py bounds it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import socket
+import tempfile
+import time
+from typing import NoReturn
+
+from grader.sandbox import isolation, probe_shipping, safefs, wire, zygote
+from grader.sandbox.limits import Limits
+from grader.sandbox.problems import LearnerCrashed, LearnerProblem, LearnerTimeout, ZygoteLost
+from grader.sandbox.process import sandbox_main
+from grader.sandbox.source import Source
+from grader.text import Text
+
+TOP_LEVEL = Text("your file's top-level code", "你的文件的顶层代码")
+
+
+def _describe_exit(status: int) -> tuple[type[LearnerProblem], Text]:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGXCPU:
+            return LearnerTimeout, Text("used up its CPU time limit", "用完了 CPU 时间限额")
+        if sig == signal.SIGSEGV:
+            return LearnerCrashed, Text("crashed with a segmentation fault (SIGSEGV)", "因段错误（SIGSEGV）崩溃了")
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
+        return LearnerCrashed, Text("was killed by signal {name}", "被信号 {name} 终止了", name=name)
+    code = os.WEXITSTATUS(status)
+    return LearnerCrashed, Text("ended the process with exit status {code} (os._exit() or similar)",
+                                "以退出状态 {code} 结束了进程（os._exit() 或类似调用）", code=code)
+
+
+def _grader_lost(channel: zygote.Channel) -> NoReturn:
+    """The zygote is gone. A judge ends without its `end`, which the parent records as the grader's failure (never
+    a grade); elsewhere the caller is told."""
+    if channel.judge:
+        os._exit(70)
+    raise ZygoteLost(Text("the process that starts sandboxes (the zygote) ended", "启动沙箱的进程（zygote）已结束"))
+
+
+class Sandbox:
+    """One sandbox process for one submission, driven by the judge (forked by the zygote, or by the judge itself
+    when there is none: see zygote.py)."""
+
+    def __init__(self, source: Source, limits: Limits, seed: int = 0):
+        self.source = source
+        self.limits = limits
+        self.seed = seed
+        self.pid: int | None = None
+        self.sock: socket.socket | None = None
+        self.spawner: zygote.Channel | None = None
+        self.asked = False  # a sandbox asked of the zygote, whose pid is not read yet (`_spawned`)
+        self.workdir = tempfile.mkdtemp(prefix="torch-katas-", dir=limits.workroot)
+        self.output_fd = os.open(os.path.join(self.workdir, ".output"),
+                                 os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        self.load_reply: dict = {}
+        self.problem: LearnerProblem | None = None  # set once the process died or hung
+
+    def launch(self) -> None:
+        """Start the process, which loads the learner's code while the caller goes on (`start` waits for it)."""
+        parent, child = socket.socketpair()
+        plan = isolation.Plan(self.workdir, list(self.limits.hidden), self.limits.cuda, disk=self.limits.disk)
+        self.spawner = zygote.channel()
+        probes = None
+        if self.spawner is not None:
+            try:
+                probes = self.spawner.probes()
+            except probe_shipping.NotShippable:  # a course's probe that cannot travel: forked here, as without a zygote
+                self.spawner = None
+        if self.spawner is not None:
+            self._spawn(parent, child, plan, probes)
+        else:
+            self.pid = os.fork()
+            if self.pid == 0:  # pragma: no cover - runs in the child
+                parent.close()
+                sandbox_main(child, self.source, plan, self.limits, self.seed, self.output_fd)
+        child.close()
+        self.sock = parent
+
+    def start(self) -> dict:
+        """The load reply: launched first if it was not (the learner's code is loaded, or why it was not)."""
+        if self.sock is None:
+            self.launch()
+        self._spawned()
+        self.load_reply = self._receive(self.limits.time, TOP_LEVEL)[0]
+        return self.load_reply
+
+    def _spawn(self, parent: socket.socket, child: socket.socket, plan: isolation.Plan, probes) -> None:
+        """A sandbox from the zygote: it forks a clean child, which reads this setup from its connection. Its pid
+        is read when it is needed (`_spawned`): the judge goes on meanwhile."""
+        assert self.spawner is not None
+        try:
+            self.spawner.request(child, self.output_fd, self.limits.hidden)
+        except zygote.Lost:
+            _grader_lost(self.spawner)
+        self.asked = True
+        source = self.source
+        setup = {"source": {"chunks": [list(chunk) for chunk in source.chunks], "filename": source.filename,
+                            "path": str(source.path), "notebook": source.notebook, "cells": source.cells},
+                 "plan": {"workdir": plan.workdir, "hidden": plan.hidden, "cuda": plan.cuda, "private": plan.private,
+                          "disk": plan.disk, "allowed": plan.readable()},  # computed once in the parent
+                 "limits": dataclasses.asdict(self.limits), "seed": self.seed, "probes": probes}
+        try:
+            wire.send(parent, setup)
+        except OSError:
+            pass  # it died at once: _receive reports how
+
+    def _spawned(self) -> None:
+        """The pid of the sandbox asked of the zygote, once the zygote answered."""
+        if self.asked:
+            assert self.spawner is not None
+            self.asked = False
+            try:
+                self.pid = self.spawner.spawned()
+            except zygote.Lost:
+                _grader_lost(self.spawner)
+
+    @property
+    def alive(self) -> bool:
+        return (self.pid is not None or self.asked) and self.problem is None
+
+    def request(self, header: dict, blobs: list[bytes], what: str | Text) -> tuple[dict, list[bytes]]:
+        assert self.sock is not None, "start() first"
+        try:
+            wire.send(self.sock, header, blobs)
+        except OSError:
+            pass  # the process is gone: _receive reports how it ended
+        return self._receive(self.limits.time, what)
+
+    def _receive(self, timeout: float, what: str | Text) -> tuple[dict, list[bytes]]:
+        assert self.sock is not None, "start() first"
+        self.sock.settimeout(timeout)
+        try:
+            return wire.recv(self.sock)
+        except TimeoutError:
+            self.kill()
+            self.problem = LearnerTimeout(Text(
+                "{what} did not finish within {timeout:g} s: is there an endless loop, or a loop that never stops?",
+                "{what} 在 {timeout:g} 秒内没有完成：是否有死循环，或者循环没有结束条件？", what=what, timeout=timeout))
+        except (EOFError, OSError, wire.ProtocolError):
+            status = self.kill(grace=0.5)
+            kind, text = _describe_exit(status)
+            self.problem = kind(Text("While running {what}, your code {text}.", "运行 {what} 时，你的代码{text}。",
+                                     what=what, text=text))
+        raise self.problem
+
+    def kill(self, grace: float = 0.0) -> int:
+        """Kill the sandbox's whole process group; return its wait status.
+
+        With `grace`, a process that is already ending gets that long to exit by itself first, so
+        its own exit status (not our SIGKILL) is what gets reported.
+        """
+        self._spawned()
+        if self.pid is None:
+            return 0
+        if self.spawner is not None:
+            return self._end_spawned(grace)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self._kill_group()
+                self.pid = None
+                return status
+            time.sleep(0.01)
+        self._kill_group()
+        try:
+            _, status = os.waitpid(self.pid, 0)
+        except ChildProcessError:
+            status = 0
+        self.pid = None
+        return status
+
+    def _end_spawned(self, grace: float) -> int:
+        """`kill` for a sandbox of the zygote's: its wait status comes from the zygote, which reaped it."""
+        assert self.spawner is not None and self.pid is not None
+        try:
+            status = self.spawner.wait(self.pid, grace) if grace else None
+            self._kill_group()
+            if status is None:
+                status = self.spawner.wait(self.pid, zygote.READY_TIMEOUT)
+        except zygote.Lost:
+            status = None
+        if status is None:  # the zygote is gone, and its sandboxes with it (PR_SET_PDEATHSIG)
+            if self.spawner.judge:
+                _grader_lost(self.spawner)
+            status = signal.SIGKILL  # the wait status of a process killed by SIGKILL
+        self.pid = None
+        return status
+
+    def _kill_group(self) -> None:
+        if self.pid is None:
+            return
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):  # not yet its own group leader
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def output(self) -> str:
+        """What learner code printed: read through the descriptor opened before it ran (never by name)."""
+        try:
+            data = safefs.read_fd(self.output_fd, self.limits.output)
+        except OSError:
+            return ""
+        return data.decode("utf-8", "replace")
+
+    def close(self) -> None:
+        if self.spawner is not None:  # the zygote reaps it: its exit status is of no use any more, nor worth a wait
+            self._spawned()
+            try:
+                if self.pid is not None and self.spawner.wait(self.pid, 0.001) is None:  # not reaped yet: still ours
+                    self._kill_group()
+            except zygote.Lost:
+                pass  # the zygote is gone, and its sandboxes with it
+            self.pid = None
+        self.kill()
+        if self.sock is not None:
+            self.sock.close()
+        if self.output_fd >= 0:
+            os.close(self.output_fd)
+            self.output_fd = -1
+        safefs.remove_tree(self.workdir)

@@ -1,0 +1,453 @@
+"""OS isolation of the sandbox: the kernel's own mechanisms, each detected at run time, applied in the
+forked sandbox before any learner code runs (no exec, no container: the warm fork stays).
+
+The layers, strongest first; each one the machine lacks is skipped and said (`grade doctor`):
+- namespaces: new user, PID, network, mount and IPC namespaces. The sandbox sees no other process
+  (its own /proc), has no network (a loopback of its own, down), its own /dev/shm, /tmp and /run, and
+  the solutions, checks and submissions folders masked by empty mounts.
+- landlock: a filesystem allow-list (read-only Python, site-packages and system libraries, read-write
+  only the work dir, nothing executable), TCP bind and connect denied, signals and abstract unix sockets
+  scoped to the sandbox; a Landlocked process cannot ptrace or open /proc/<pid>/mem of one outside.
+- identity: as root, a dedicated unprivileged uid owns the sandbox and its work dir (where Python can
+  be read by other users); otherwise root keeps its uid with every capability dropped. Always
+  no_new_privs. The judge and the grading parent are made non-dumpable (`protect_self`), so a process
+  of the same uid cannot open their /proc/<pid>/fd or mem.
+- seccomp: a deny-list of the system calls learner code has no use for (ptrace, process_vm_*, kexec,
+  bpf, keyctl, mount, new namespaces, io_uring...), returning EPERM.
+- process limit: the PID namespace's own pid_max (Linux 6.14+), so a fork bomb stops at a few hundred
+  processes and threads, whatever the uid (RLIMIT_NPROC does not bind root).
+Plain-process hygiene (its own session, closed descriptors, a minimal environment, rlimits) is
+`grader.sandbox.process`'s and always on.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import platform
+import re
+import signal
+import stat
+import struct
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+
+# prctl(2)
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECCOMP, PR_CAPBSET_DROP = 1, 4, 22, 24
+PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
+# unshare(2), mount(2)
+CLONE_NEWNS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = \
+    0x00020000, 0x08000000, 0x10000000, 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 4096, 16384, 1 << 18
+# Landlock (include/uapi/linux/landlock.h); the syscall numbers are the same on x86-64 and arm64
+SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
+LANDLOCK_CREATE_RULESET_VERSION, LANDLOCK_RULE_PATH_BENEATH = 1, 1
+FS_EXECUTE, FS_WRITE_FILE, FS_READ_FILE, FS_READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+FS_REMOVE_DIR, FS_REMOVE_FILE, FS_MAKE_CHAR, FS_MAKE_DIR = 1 << 4, 1 << 5, 1 << 6, 1 << 7
+FS_MAKE_REG, FS_MAKE_SOCK, FS_MAKE_FIFO, FS_MAKE_BLOCK, FS_MAKE_SYM = 1 << 8, 1 << 9, 1 << 10, 1 << 11, 1 << 12
+FS_REFER, FS_TRUNCATE, FS_IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15  # ABI 2, 3, 5
+NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
+SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
+# capabilities, seccomp
+SYS_CAPSET = {"x86_64": 126, "aarch64": 91}
+CAPABILITY_VERSION_3 = 0x20080522
+SECCOMP_MODE_FILTER = 2
+
+PROCESS_LIMIT = 512  # the sandbox namespace's pid_max: fewer processes and threads than this at once
+DEDICATED_UID_BASE = 2_100_000_000  # + a slot: a uid no account uses, one per live sandbox
+
+
+class LayerError(OSError):
+    """A layer could not be applied here."""
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        err = ctypes.get_errno()
+        raise LayerError(err, f"{what}: {os.strerror(err)}")
+    return result
+
+
+def prctl(option: int, arg2: int = 0, arg3: int = 0, arg4: int = 0, arg5: int = 0) -> int:
+    return _check(_libc.prctl(option, ctypes.c_ulong(arg2), ctypes.c_ulong(arg3), ctypes.c_ulong(arg4),
+                              ctypes.c_ulong(arg5)), "prctl")
+
+
+def die_with_parent() -> None:
+    """This process is killed when the process that forked it dies."""
+    prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def close_all_but(keep, start: int = 3) -> None:
+    """Close every file descriptor from `start` up but those in `keep`."""
+    low = start
+    for fd in sorted(n for n in set(keep) if n >= start):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 65536)
+
+
+def protect_self() -> None:
+    """Make this process non-dumpable: processes of the same uid can no longer open its /proc/<pid>/fd,
+    mem or environ, nor ptrace it. For the grading parent and the judge (forks inherit it)."""
+    prctl(PR_SET_DUMPABLE, 0)
+
+
+# -- Landlock ----------------------------------------------------------------------------------
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, 0 without Landlock."""
+    result = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
+                           ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION))
+    return max(int(result), 0)
+
+
+def _fs_rights(abi: int) -> int:
+    rights = (1 << 13) - 1  # EXECUTE .. MAKE_SYM, ABI 1
+    if abi >= 2:
+        rights |= FS_REFER
+    if abi >= 3:
+        rights |= FS_TRUNCATE
+    if abi >= 5:
+        rights |= FS_IOCTL_DEV
+    return rights
+
+
+READ = FS_READ_FILE | FS_READ_DIR
+
+
+def landlock(read: list[str], write: list[str], devices: list[str], abi: int) -> None:
+    """Allow reading `read`, everything but executing in `write`, reading, writing and ioctl on the device
+    files `devices`; deny every other file access, TCP bind and connect, and signals and abstract unix
+    sockets outside this process's descendants."""
+    handled = _fs_rights(abi)
+    net = NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0
+    scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0
+    attr = struct.pack("QQQ", handled, net, scoped)
+    size = 8 if abi < 4 else 16 if abi < 6 else 24
+    buf = ctypes.create_string_buffer(attr[:size], size)
+    ruleset = _check(_libc.syscall(SYS_LANDLOCK_CREATE_RULESET, buf, ctypes.c_size_t(size), ctypes.c_uint32(0)),
+                     "landlock_create_ruleset")
+    try:
+        everything_but_exec = handled & ~FS_EXECUTE
+        for paths, rights in ((read, READ), (write, everything_but_exec),
+                              (devices, FS_READ_FILE | FS_WRITE_FILE | (FS_IOCTL_DEV if abi >= 5 else 0))):
+            for path in paths:
+                _allow(ruleset, path, rights & handled)
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        _check(_libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)),
+               "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+
+
+def _allow(ruleset: int, path: str, rights: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return  # absent here: nothing to allow
+    try:
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            rights &= FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV  # file rights only
+        rule = struct.pack("=Qi", rights, fd)  # struct landlock_path_beneath_attr is packed
+        _check(_libc.syscall(SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH),
+                             ctypes.create_string_buffer(rule, len(rule)), ctypes.c_uint32(0)), f"landlock rule {path}")
+    finally:
+        os.close(fd)
+
+
+# -- namespaces ----------------------------------------------------------------------------------
+
+def unshare_all() -> None:
+    """New user, mount, PID, network and IPC namespaces; inside, uid 0 stands for this process's uid."""
+    uid, gid = os.geteuid(), os.getegid()
+    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC), "unshare")
+    prctl(PR_SET_DUMPABLE, 1)  # a non-dumpable process's /proc/self files are root's: it could not write its maps
+    try:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+            with open(f"/proc/self/{name}", "w") as f:
+                f.write(text)
+    finally:
+        prctl(PR_SET_DUMPABLE, 0)
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    _check(_libc.mount(source and source.encode(), target.encode(), fstype and fstype.encode(), ctypes.c_ulong(flags),
+                       data and data.encode()), f"mount {target}")
+
+
+PRIVATE_FOLDERS = ("/dev/shm", "/tmp", "/run", "/var/tmp")  # each replaced by an empty tmpfs of the sandbox's
+
+
+def build_mounts(workdir: str, hidden: list[str], keep: Sequence[str] = (), disk: int | None = None) -> None:
+    """In the new mount namespace: a /proc of the new PID namespace, a private /dev/shm, /tmp, /run and
+    /var/tmp, the work dir as a tmpfs of `disk` bytes (what learner code writes stays in memory of this
+    namespace, gone with it), and empty read-only folders over `hidden`. The work dir, and what Python reads (`keep`: a
+    checkout or a venv in /tmp), are bound back in place when they lay in a folder replaced: the whole
+    entry of that folder they lie in, as it was (Landlock still decides what is read in it)."""
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    entries = [f"{folder}/{path[len(folder) + 1:].split('/')[0]}" for path in [workdir, *keep]
+               for folder in PRIVATE_FOLDERS if path.startswith(folder + "/")]
+    kept = {entry: os.open(entry, os.O_PATH | os.O_CLOEXEC) for entry in dict.fromkeys(entries)
+            if os.path.lexists(entry)}
+    try:
+        for folder in PRIVATE_FOLDERS:
+            if os.path.isdir(folder) and not os.path.islink(folder):
+                _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=1g")
+        for entry, fd in kept.items():
+            if stat.S_ISDIR(os.fstat(fd).st_mode):
+                os.makedirs(entry, mode=0o700, exist_ok=True)
+            else:
+                open(entry, "a").close()
+            _mount(f"/proc/self/fd/{fd}", entry, None, MS_BIND | MS_REC)
+    finally:
+        for fd in kept.values():
+            os.close(fd)
+    if disk:
+        _mount("tmpfs", workdir, "tmpfs", MS_NOSUID | MS_NODEV, f"size={disk},mode=700")
+    for folder in hidden:
+        if os.path.isdir(folder):
+            _mount("tmpfs", folder, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=555")
+
+
+def pid_max_per_namespace() -> bool:
+    """Whether kernel.pid_max belongs to each PID namespace (Linux 6.14+; a child's cannot exceed its
+    parent's). Before, it is the machine's own."""
+    return tuple(int(n) for n in re.findall(r"\d+", platform.release())[:2]) >= (6, 14)
+
+
+def limit_processes(limit: int) -> None:
+    """In the new PID namespace: PIDs below `limit` only, threads included, so a fork bomb stops there.
+    Where pid_max is the machine's own, it is left alone."""
+    if not pid_max_per_namespace():
+        raise LayerError(0, f"a process limit of its own needs Linux 6.14+ (this is {platform.release()})")
+    with open("/proc/sys/kernel/pid_max", "w") as f:
+        f.write(str(limit))
+
+
+# -- identity ----------------------------------------------------------------------------------
+
+def readable_by_others(paths: list[str]) -> str | None:
+    """None if a user with no rights of its own can read every path (and traverse its parents); else the
+    first folder in the way."""
+    for path in paths:
+        p = Path(path).resolve()
+        for folder in [*reversed(p.parents), p]:
+            try:
+                mode = folder.stat().st_mode
+            except OSError:
+                return str(folder)
+            if not mode & stat.S_IXOTH or (folder == p and not mode & stat.S_IROTH):
+                return str(folder)
+    return None
+
+
+def become(uid: int, gid: int) -> None:
+    """Root only: drop to `uid`, `gid`, with no supplementary groups."""
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+
+
+def drop_capabilities() -> None:
+    """No capability left, none to regain: the bounding and ambient sets cleared, then capset to zero."""
+    last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+    for cap in range(last + 1):
+        try:
+            prctl(PR_CAPBSET_DROP, cap)
+        except LayerError:
+            pass  # already out of the set, or this namespace cannot drop it: capset below still zeroes it
+    header = struct.pack("Ii", CAPABILITY_VERSION_3, 0)
+    data = bytes(24)  # two struct __user_cap_data_struct, all zero
+    _check(_libc.syscall(SYS_CAPSET[platform.machine()], ctypes.create_string_buffer(header, 8),
+                         ctypes.create_string_buffer(data, 24)), "capset")
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+
+
+# -- seccomp -----------------------------------------------------------------------------------
+
+AUDIT_ARCH_X86_64 = 0xC000003E
+X32_SYSCALL_BIT = 0x40000000
+DENIED_X86_64 = {  # system call -> number; learner code never needs them, exploits and escapes do
+    "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "kexec_load": 246, "kexec_file_load": 320,
+    "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "keyctl": 250, "add_key": 248, "request_key": 249,
+    "unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161,
+    "init_module": 175, "finit_module": 313, "delete_module": 176, "open_by_handle_at": 304,
+    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "acct": 163, "swapon": 167,
+    "swapoff": 168, "reboot": 169, "fsopen": 430, "fsmount": 432, "move_mount": 429, "open_tree": 428,
+    "mount_setattr": 442,
+}
+SYS_CLONE, SYS_CLONE3 = 56, 435
+NAMESPACE_FLAGS = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | 0x04000000 | 0x02000000
+EPERM, ENOSYS = 1, 38
+
+
+def _bpf(code: int, jt: int, jf: int, k: int) -> bytes:
+    return struct.pack("HBBI", code, jt, jf, k)
+
+
+def seccomp_filter() -> bytes:
+    """The BPF program: EPERM for the denied calls and for clone() with namespace flags, ENOSYS for
+    clone3 (its flags cannot be inspected; libc falls back to clone), everything else allowed."""
+    LD_W_ABS, JEQ_K, JSET_K, RET_K = 0x20, 0x15, 0x45, 0x06
+    ALLOW, ERRNO = 0x7FFF0000, 0x00050000
+    prog = [_bpf(LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
+            _bpf(JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
+            _bpf(RET_K, 0, 0, ERRNO | EPERM),  # another ABI on this kernel: refuse
+            _bpf(LD_W_ABS, 0, 0, 0)]  # seccomp_data.nr
+    prog += [_bpf(0x35, 0, 1, X32_SYSCALL_BIT), _bpf(RET_K, 0, 0, ERRNO | EPERM)]  # JGE: x32 calls refused
+    for number in DENIED_X86_64.values():
+        prog += [_bpf(JEQ_K, 0, 1, number), _bpf(RET_K, 0, 0, ERRNO | EPERM)]
+    prog += [_bpf(JEQ_K, 0, 1, SYS_CLONE3), _bpf(RET_K, 0, 0, ERRNO | ENOSYS)]
+    prog += [_bpf(JEQ_K, 0, 3, SYS_CLONE),
+             _bpf(LD_W_ABS, 0, 0, 16),  # seccomp_data.args[0], low 32 bits (little-endian): the flags
+             _bpf(JSET_K, 0, 1, NAMESPACE_FLAGS),
+             _bpf(RET_K, 0, 0, ERRNO | EPERM)]
+    prog += [_bpf(RET_K, 0, 0, ALLOW)]
+    return b"".join(prog)
+
+
+def apply_seccomp() -> None:
+    if platform.machine() != "x86_64":
+        raise LayerError(0, f"seccomp deny-list written for x86_64, not {platform.machine()}")
+    program = seccomp_filter()
+    filters = ctypes.create_string_buffer(program, len(program))
+    fprog = ctypes.create_string_buffer(struct.pack("HxxxxxxQ", len(program) // 8, ctypes.addressof(filters)), 16)
+    prctl(PR_SET_NO_NEW_PRIVS, 1)
+    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(fprog))
+
+
+# -- the plan for one sandbox ----------------------------------------------------------------------
+
+@dataclass
+class Plan:
+    """What to apply in a sandbox: the folders it may read and write, the ones masked, the device files."""
+
+    workdir: str
+    hidden: list[str] = field(default_factory=list)
+    cuda: bool = False
+    private: tuple[str, ...] = ("grader",)  # packages never readable from site-packages: ours holds the answers
+    disk: int | None = None  # the work dir's tmpfs size (bytes); None: the work dir as it is
+    allowed: tuple[str, ...] | None = None  # `readable()` as the judge computed it (a sandbox of the zygote's)
+
+    def readable(self) -> list[str]:
+        """Python's import path and the system's libraries, minus the hidden folders and any installed copy
+        of the private packages (the grader's own carries its checks and solutions)."""
+        if self.allowed is not None:
+            return list(self.allowed)
+        return allowed_reading(tuple(self.hidden), self.cuda, self.private, tuple(sys.path))
+
+    def writable(self) -> list[str]:
+        return [self.workdir, "/dev/shm"]
+
+    def devices(self) -> list[str]:
+        found = ["/dev/null", "/dev/full"]
+        if self.cuda:
+            found += [str(p) for p in Path("/dev").glob("nvidia*")]
+        return found
+
+
+@functools.lru_cache(maxsize=16)
+def allowed_reading(hidden: tuple[str, ...], cuda: bool, private: tuple[str, ...], path: tuple[str, ...]) -> list[str]:
+    """The read-only allow-list (see `Plan.readable`). Cached: the warm parent computes it once before it forks
+    (`Plan.readable()` there), and every judge and sandbox inherits the answer."""
+    excluded = {Path(h).resolve() for h in hidden}
+    roots = {Path(p).resolve() for p in path if p and os.path.isdir(p)}
+    excluded |= {root / name for root in roots for name in private if (root / name).is_dir()}
+    # an import root that holds hidden folders further down is a clone of the project: never readable
+    roots = {r for r in roots if all(e.parent == r or r not in e.parents for e in excluded)}
+    keep = [str(p) for root in sorted(roots) for p in _except(root, excluded)]
+    system = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/etc/ld.so.cache", "/etc/localtime", "/etc/passwd",
+              "/etc/group", "/etc/nsswitch.conf", "/etc/os-release", "/etc/ssl/certs", "/proc",
+              "/sys/devices/system/cpu", "/sys/devices/system/node", "/dev/urandom", "/dev/random", "/dev/zero"]
+    if cuda:
+        system += ["/proc/driver/nvidia", "/sys/bus/pci", "/sys/devices", "/usr/local/cuda", "/etc/nvidia"]
+    return keep + [str(p) for root in system for p in _except(Path(root), excluded)]
+
+
+def _except(root: Path, excluded: set[Path]) -> list[Path]:
+    """`root`, or where it holds excluded folders, its other entries (recursively, links followed): what may be
+    allowed."""
+    root = root.resolve()
+    if root in excluded:
+        return []
+    if not any(root in e.parents for e in excluded) or not root.is_dir():
+        return [root]
+    return [path for entry in root.iterdir() for path in _except(entry, excluded)]
+
+
+@dataclass
+class Report:
+    """The layers applied in one sandbox, and why any was not."""
+
+    applied: list[str] = field(default_factory=list)
+    missing: dict[str, str] = field(default_factory=dict)
+
+
+def enter_before_fork(plan: Plan, report: Report) -> bool:
+    """In the sandbox's first process: identity, then the namespaces. True when the namespaces are made:
+    the caller must then fork once more, the child being PID 1 of the new PID namespace."""
+    if os.geteuid() == 0:
+        blocked = readable_by_others(python_paths())
+        if blocked is None:
+            uid = DEDICATED_UID_BASE + os.getpid() % 100_000_000
+            os.chown(plan.workdir, uid, uid)
+            become(uid, uid)
+            report.applied.append("dedicated uid")
+        else:
+            report.missing["dedicated uid"] = f"{blocked} is not readable by other users, so root keeps its uid " \
+                                              f"with every capability dropped"
+    try:
+        unshare_all()
+        report.applied.append("namespaces")
+        return True
+    except (LayerError, OSError) as exc:
+        report.missing["namespaces"] = str(exc)
+        return False
+
+
+def enter_after_fork(plan: Plan, report: Report, namespaces: bool) -> None:
+    """In the process that will run learner code: mounts, capabilities, Landlock, seccomp."""
+    if namespaces:
+        try:
+            build_mounts(plan.workdir, plan.hidden, plan.readable(), plan.disk)
+        except (LayerError, OSError) as exc:
+            report.applied.remove("namespaces")
+            report.missing["namespaces"] = f"mounts: {exc}"
+        try:
+            limit_processes(PROCESS_LIMIT)
+            report.applied.append(f"process limit ({PROCESS_LIMIT})")
+        except (LayerError, OSError) as exc:
+            report.missing["process limit"] = str(exc)
+    try:
+        drop_capabilities()
+    except (LayerError, OSError) as exc:
+        report.missing["capabilities"] = str(exc)
+    abi = landlock_abi()
+    if abi:
+        try:
+            landlock(plan.readable(), plan.writable(), plan.devices(), abi)
+            report.applied.append(f"landlock (ABI {abi})")
+        except (LayerError, OSError) as exc:
+            report.missing["landlock"] = str(exc)
+    else:
+        report.missing["landlock"] = "the kernel offers no Landlock (Linux 5.13+ with it enabled)"
+    try:
+        apply_seccomp()
+        report.applied.append("seccomp")
+    except (LayerError, OSError) as exc:
+        report.missing["seccomp"] = str(exc)
+
+
+def python_paths() -> list[str]:
+    """What learner code must be able to read for Python and torch to work."""
+    return sorted({sys.prefix, sys.base_prefix, os.path.dirname(os.__file__),
+                   *(p for p in sys.path if p.endswith("-packages") and os.path.isdir(p))})

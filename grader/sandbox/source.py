@@ -1,0 +1,255 @@
+"""Load a submission: the learner's code as chunks of Python source, from a .py file or a notebook.
+
+A .py file is one chunk, run as Python imports a module: all or nothing. A notebook gives one chunk
+per code cell, labelled as Jupyter names a cell in a traceback after Run All (`cell In[3]`: code
+cells count from 1, top to bottom), so an error points at the cell and the line the learner sees.
+Cells become Python with IPython's own input transformer and run as Jupyter runs them, one after
+the other in one namespace, with `get_ipython()` and `display()` (see `NotebookShell`). The grader's own
+API (`check()`, `hint()` and their import, see own_api) never runs and goes without saying; other cells
+tagged `skip-grading` are left out, which the report says, with the magics that do not run.
+Either way the module is named `submission`, so an `if __name__ == "__main__":` demo does not run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from grader.sandbox.check_cells import grader_names, without_own_api
+from grader.text import Text, verbatim
+
+
+class SubmissionError(Exception):
+    """The submission cannot be read at all (missing file, unsupported type, broken notebook)."""
+
+
+@dataclass
+class Source:
+    """Learner code ready to run: labelled chunks, the name shown for the file, notes for the report."""
+
+    chunks: list[tuple[str, str]]  # (label, code): label is the file name, or "cell In[N]" in a notebook
+    filename: str
+    path: Path
+    notes: list[Text] = field(default_factory=list)
+    notebook: bool = False  # cells run one by one (a cell that raises does not stop the others)
+    cells: dict[str, str] = field(default_factory=dict)  # label -> the cell as written, for tracebacks
+
+    def where(self, label: str, line: int | None) -> str:
+        """'line 12' in a .py file, 'cell In[3], line 2' in a notebook."""
+        at = f"line {line}" if line else ""
+        return at if label == self.filename else f"{label}, {at}".rstrip(", ")
+
+
+MAX_SOURCE = 16 << 20  # a submission file's bytes: far more than any exercise needs
+
+
+def load_source(path: Path) -> Source:
+    """The submission at `path`; SubmissionError (a one-line message) for anything that cannot be graded, never
+    another exception: the file is the learner's, whatever it holds."""
+    path = Path(path)
+    if path.suffix not in (".py", ".ipynb"):
+        raise SubmissionError(Text("cannot grade {name}: expected a .py file or a .ipynb notebook", name=path.name))
+    try:
+        if path.suffix == ".py":
+            return Source(chunks=[(path.name, python_text(_read_bytes(path), path))], filename=path.name, path=path)
+        return notebook_source(path)
+    except SubmissionError:
+        raise
+    except RecursionError:
+        raise SubmissionError(Text("{name} is nested too deeply to be read", "{name} 嵌套太深，无法读取",
+                                   name=path.name)) from None
+    except Exception as exc:  # noqa: BLE001 - a parser's surprise is this file's problem
+        raise SubmissionError(Text("{name} cannot be read: {error}", "无法读取 {name}：{error}", name=path.name,
+                                   error=verbatim(f"{type(exc).__name__}: {str(exc)[:100]}"))) from None
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes: a regular file only (a link or a FIFO is not read), at most MAX_SOURCE."""
+    from grader.sandbox.safefs import read_regular
+
+    try:
+        data = read_regular(str(path), MAX_SOURCE + 1)
+    except FileNotFoundError:
+        raise SubmissionError(Text("no such file: {path}", path=path)) from None
+    except OSError as exc:
+        raise SubmissionError(Text("{path} is not a regular file that can be read ({error})",
+                                   "{path} 不是可读取的普通文件（{error}）", path=path,
+                                   error=verbatim(exc.strerror or exc))) from None
+    if len(data) > MAX_SOURCE:
+        raise SubmissionError(Text("{path} is larger than {mib} MiB", "{path} 大于 {mib} MiB", path=path,
+                                   mib=MAX_SOURCE >> 20))
+    return data
+
+
+def python_text(data: bytes, path: Path) -> str:
+    """A .py file's text as Python reads it: a byte-order mark or a PEP 263 coding cookie (`# -*- coding: gbk -*-`)
+    decides the encoding, UTF-8 otherwise."""
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding).removeprefix("\ufeff")
+    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+        raise SubmissionError(Text("{path} is not text Python can read ({error})",
+                                   "{path} 不是 Python 能读取的文本（{error}）",
+                                   path=path, error=verbatim(str(exc)[:100]))) from None
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return _read_bytes(path).decode("utf-8-sig")  # a byte-order mark (Windows editors) is not code
+    except UnicodeDecodeError:
+        raise SubmissionError(Text("{path} is not UTF-8 text", path=path)) from None
+
+
+# -- notebook cells as Python ---------------------------------------------------------------
+
+RUN_MAGICS = {"time", "timeit", "capture"}  # magics whose code runs when graded (once); all others do nothing
+QUIET_MAGICS = {"run"}  # `%run` of a helper script: does nothing when graded, and goes without saying
+_IPYTHON_CALL = re.compile(r"get_ipython\(\)\.(?:system|getoutput)\(|get_ipython\(\)\.run_(line|cell)_magic\('(\w+)'")
+
+
+def cell_to_python(cell: str) -> str:
+    """A code cell as Python, by IPython's own input transformer (`%time x` becomes
+    `get_ipython().run_line_magic('time', 'x')`, `!ls` becomes `get_ipython().system('ls')`), with the
+    cell's line numbers: IPython drops leading blank lines, they are put back."""
+    from IPython.core.inputtransformer2 import TransformerManager  # only notebooks pay for IPython
+
+    lines = cell.splitlines()
+    blank = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    return "\n" * blank + TransformerManager().transform_cell(cell)
+
+
+def not_run(code: str) -> list[str]:
+    """The magics (`%pip`, `%%bash`) and shell commands (`!`) of transformed cell code that do nothing when graded."""
+    return [{"line": "%", "cell": "%%", "": "!"}[kind] + name
+            for kind, name in _IPYTHON_CALL.findall(code) if name not in RUN_MAGICS | QUIET_MAGICS]
+
+
+def notebook_source(path: Path) -> Source:
+    """The code cells of a notebook, in order, as Python chunks."""
+    import nbformat  # only notebooks pay for it
+
+    text = _read_text(path)
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SubmissionError(Text("{name} is not a valid notebook: invalid JSON at line {line}", name=path.name,
+                                   line=exc.lineno)) from None
+    if not isinstance(raw, dict) or "cells" not in raw and "worksheets" not in raw:
+        raise SubmissionError(Text("{name} is not a valid notebook: no cells", name=path.name))
+    major = raw.get("nbformat")
+    if major not in (3, 4):
+        raise SubmissionError(Text("{name}: unsupported notebook format version {version} (expected 4)",
+                                   name=path.name, version=major))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # nbformat warns about old minor versions, missing ids...
+            nb = nbformat.reads(text, as_version=4)
+    except Exception as exc:  # nbformat raises several types for malformed notebooks
+        raise SubmissionError(Text("{name} is not a valid notebook: {why}", name=path.name,
+                                   why=verbatim(str(exc).splitlines()[0][:120]))) from None
+    chunks, cells, notes, skipped = [], {}, [], []
+    code_cells = [cell for cell in nb.cells if cell.get("cell_type") == "code"]
+    sources = []
+    for number, cell in enumerate(code_cells, 1):
+        source = cell.get("source", "")
+        if isinstance(source, list) and all(isinstance(line, str) for line in source):
+            source = "".join(source)
+        if not isinstance(source, str):
+            raise SubmissionError(Text("{name} is not a valid notebook: the source of {label} is not text",
+                                       "{name} 不是有效的 notebook：{label} 的 source 不是文本", name=path.name,
+                                       label=f"cell In[{number}]"))
+        sources.append(source)
+    codes = [cell_to_python(source) for source in sources]
+    own = grader_names(codes)  # `check`, `hint`: the grader's own API is neutral, never run nor reported
+    for number, (cell, source, code) in enumerate(zip(code_cells, sources, codes), 1):
+        label = f"cell In[{number}]"
+        code = without_own_api(code, own)
+        if not code.strip():
+            continue  # only the grader's own API (the check cell): nothing to run, nothing to say
+        if "skip-grading" in cell.get("metadata", {}).get("tags", []):
+            notes.append(Text("cell {n} (tagged skip-grading) not run", n=f"In[{number}]"))
+            continue
+        cells[label] = source
+        skipped += not_run(code)
+        chunks.append((label, code))
+    if not chunks:
+        raise SubmissionError(Text("{name} has no code cells to grade", name=path.name))
+    if skipped:
+        names = ", ".join(dict.fromkeys(skipped))
+        notes.append(Text("{n} IPython magic or shell line(s) not run when grading: {names}", n=len(skipped),
+                          names=names))
+    return Source(chunks=chunks, filename=path.name, path=path, notes=notes, notebook=True, cells=cells)
+
+
+# -- sandbox side: what notebook code calls while it runs ---------------------------------------
+
+_TIMEIT_OPTIONS = re.compile(r"\s*(?:-[nrp]\s*[\d.]+\s+|-[tcqo]\s+)*")
+
+
+def _options_end(line: str) -> int:
+    """Where the code of a `%timeit` line starts, after its options (the pattern matches every line)."""
+    match = _TIMEIT_OPTIONS.match(line)
+    return match.end() if match else 0
+
+
+class NotebookShell:
+    """What `get_ipython()` returns while graded notebook cells run (never a real IPython shell).
+
+    `%time`, `%timeit`, `%%time`, `%%timeit` and `%%capture` run their code once, in the namespace
+    and at the line numbers of the cell that holds them; shell commands and other magics do nothing.
+    """
+
+    def run_line_magic(self, name: str, line: str, _stack_depth: int = 1):
+        if name in RUN_MAGICS:
+            code = line[_options_end(line):] if name == "timeit" else line
+            return _run_here(code.strip(), sys._getframe(1), 0)
+        return None
+
+    def run_cell_magic(self, name: str, line: str, cell: str):
+        frame = sys._getframe(1)
+        if name == "capture":
+            from IPython.utils.capture import capture_output
+
+            words = line.split()
+            with capture_output(stdout="--no-stdout" not in words, stderr="--no-stderr" not in words,
+                                display=False) as captured:
+                _run_here(cell_to_python(cell), frame, 1)
+            for word in words:
+                if not word.startswith("-"):
+                    frame.f_locals[word] = captured  # %%capture out: the output as `out`
+        elif name in RUN_MAGICS:
+            setup = line[_options_end(line):].strip()
+            if setup:  # %%timeit's line is a setup statement
+                _run_here(setup, frame, 0)
+            _run_here(cell_to_python(cell), frame, 1)
+
+    def system(self, command: str) -> None:
+        """`!command`: never runs a shell."""
+
+    def getoutput(self, command: str) -> list[str]:
+        """`x = !command`: never runs a shell; the output is empty."""
+        return []
+
+    def namespace(self) -> dict:
+        """The names Jupyter gives every notebook: `get_ipython` and `display` (printed)."""
+        return {"get_ipython": lambda: self, "display": lambda *objs, **_: print(*objs)}
+
+
+def _run_here(code: str, frame, first_line: int):
+    """Run a magic's code as if it stood in the cell at `frame`'s line (+ first_line): the same
+    namespace, file name and line numbers; an expression's value is returned (`x = %time f()`)."""
+    source = "\n" * (frame.f_lineno - 1 + first_line) + code
+    name = frame.f_code.co_filename
+    try:
+        expression = compile(source, name, "eval", dont_inherit=True)
+    except SyntaxError:
+        exec(compile(source, name, "exec", dont_inherit=True), frame.f_globals, frame.f_locals)
+        return None
+    return eval(expression, frame.f_globals, frame.f_locals)

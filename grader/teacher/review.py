@@ -1,0 +1,189 @@
+"""A teacher's word on a batch: review.toml in the grades folder, applied to every output of every run.
+
+Each `[[review]]` entry names a student and an exercise, and may
+- override the exercise's score (`score = 3.5`) or a check's verdict (`checks = { dw = "passed" }`),
+- add a comment the student reads (`comment = "..."`),
+- choose which of two files for the exercise is graded (`file = "hw1_final.py"`),
+and records who wrote it and when (`by`, `at`). `grade review` appends entries; a later entry for the same
+student and exercise completes or replaces an earlier one's fields. Nothing here regrades: results.jsonl keeps
+what the checks said, and the review is applied on top of it each time the gradebook is written.
+
+Also here: the state a batch leaves for `grade review` to rebuild the outputs without the submissions
+(batch.json), and the kept copy of each graded file.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import shutil
+import sys
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+from grader.teacher.collect import natural_key
+from grader.course.exercises import Exercise
+from grader.judge.result import Result
+from grader.text import Text
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+REVIEW_FILE = "review.toml"
+STATE_FILE = "batch.json"
+KEPT = "files"  # out/files/<student>/<file>: the graded files, kept
+VERDICTS = ("passed", "failed")
+
+
+class ReviewError(ValueError):
+    """review.toml cannot be read, or a review names something that does not exist."""
+
+
+def read_reviews(out: Path) -> dict[tuple[str, str], dict]:
+    """(student, exercise id) -> the review of it, later entries completing earlier ones."""
+    path = Path(out) / REVIEW_FILE
+    if not path.is_file():
+        return {}
+    try:
+        entries = tomllib.loads(path.read_text(encoding="utf-8")).get("review", [])
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ReviewError(f"{path}: {exc}") from None
+    reviews: dict[tuple[str, str], dict] = {}
+    for n, entry in enumerate(entries, 1):
+        if not isinstance(entry, dict) or not entry.get("student") or not entry.get("exercise"):
+            raise ReviewError(Text("{path}: review {n} names no student or no exercise",
+                                   "{path}：第 {n} 条复核没有写学生或练习", path=path, n=n))
+        bad = [c for c, v in entry.get("checks", {}).items() if v not in VERDICTS]
+        if bad:
+            raise ReviewError(Text("{path}: review {n}: a check's verdict is passed or failed ({checks})",
+                                   "{path}：第 {n} 条复核：检查的结果只能是 passed 或 failed（{checks}）", path=path,
+                                   n=n, checks=", ".join(bad)))
+        key = (str(entry["student"]), str(entry["exercise"]))
+        before = reviews.get(key, {})
+        reviews[key] = {**before, **entry, "checks": {**before.get("checks", {}), **entry.get("checks", {})}}
+    return reviews
+
+
+def _toml(value) -> str:
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return f"{value:g}"
+    return json.dumps(str(value), ensure_ascii=False)  # a JSON string is a TOML basic string
+
+
+def add_review(out: Path, student: str, exercise: str, by: str | None = None, **fields) -> dict:
+    """Append a review entry (the fields given, with who and when) to out/review.toml; return it."""
+    entry = {"student": student, "exercise": exercise,
+             **{k: v for k, v in fields.items() if v not in (None, {}, "")},
+             "by": by or os.environ.get("TORCH_KATAS_REVIEWER") or getpass.getuser(),
+             "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    lines = ["", "[[review]]", *(f"{key} = {_toml(value)}" for key, value in entry.items())]
+    path = Path(out) / REVIEW_FILE
+    with path.open("a", encoding="utf-8") as f:
+        if f.tell() == 0:
+            f.write("# The teacher's reviews of this batch (see docs/authoring.md): applied to every output, kept "
+                    "across reruns.\n")
+        f.write("\n".join(lines) + "\n")
+    read_reviews(out)  # what was written reads back
+    return entry
+
+
+def apply_review(result: Result | None, review: dict | None, exercise: Exercise) -> Result | None:
+    """`result` with the teacher's overrides applied and the review attached (`review`: the comment, who,
+    when, and what was overridden); a score given for work that has no result makes one."""
+    if not review:
+        return result
+    shown = {k: review[k] for k in ("comment", "by", "at", "score", "checks") if review.get(k) not in (None, "", {})}
+    if result is None:
+        if "score" not in review:
+            return None
+        result = Result(exercise=exercise.id, name=exercise.name, submission="", status="graded", score=0.0,
+                        max_score=exercise.points, title=Text(exercise.title, exercise.zh.get("title")))
+    checks = []
+    for c in result.checks:
+        verdict = review.get("checks", {}).get(c.id)
+        if verdict:
+            c = replace(c, outcome=verdict, points=c.max_points if verdict == "passed" else 0.0, reviewed=True)
+        checks.append(c)
+    score = min(sum(c.points for c in checks), result.max_score) if review.get("checks") else result.score
+    if "score" in review:
+        score = float(review["score"])
+    result = replace(result, checks=checks, score=round(score, 4), review=shown)
+    if "score" in review:
+        result.needs_look = None  # the teacher decided
+        result.status = "graded"
+    return result
+
+
+def make_picker(out: Path, pick: str | None):
+    """The choice among two files for one exercise: review.toml's `file` for that student, else the latest
+    file with `pick="latest"` (its time in the submission; the name breaks a tie), else none."""
+    reviews = read_reviews(out)
+
+    def choose(student: str, exercise: Exercise, files: list[tuple[Path, str]]):
+        named = reviews.get((student, exercise.id), {}).get("file")
+        if named:
+            for path, label in files:
+                if named in (label, Path(label).name):
+                    return path, label
+        if pick == "latest":
+            return max(files, key=lambda f: (f[0].stat().st_mtime, natural_key(f[1])))
+        return None
+
+    return choose
+
+
+def kept_copy(path: Path, out: Path, student: str) -> str:
+    """Copy a graded file to out/files/<student>/ (a download's unpacked files are deleted after the batch);
+    return the copy's path."""
+    folder = Path(out) / KEPT / student
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / path.name
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)  # a submission is data: no link followed
+        with os.fdopen(fd, "rb") as source, target.open("wb") as copy:
+            shutil.copyfileobj(source, copy)
+    except OSError:
+        return str(path)
+    return str(target)
+
+
+def save_state(out: Path, exercises: list[Exercise], problems: list[dict], students: dict, similar, lang: str,
+               assignment: str | None = None) -> None:
+    """What `grade review` needs to write the outputs again without the submissions."""
+    problems = [{**p, "message": Text.of(p["message"]).render(lang)} for p in problems]  # JSON: in the batch's words
+    state = {"exercises": [ex.id for ex in exercises], "assignment": assignment, "problems": problems,
+             "students": students, "similar": similar, "lang": lang}
+    (Path(out) / STATE_FILE).write_text(json.dumps(state, indent=1, ensure_ascii=False), encoding="utf-8")
+
+
+def students_of(out: Path) -> list[str] | None:
+    """The students of a batch's gradebook (None without one)."""
+    path = Path(out) / "gradebook.json"
+    if not path.is_file():
+        return None
+    return [row["student"] for row in json.loads(path.read_text(encoding="utf-8"))["rows"]]
+
+
+def rebuild(out: Path) -> dict:
+    """Write every output of a batch again from its results, its state and review.toml (nothing is regraded)."""
+    from grader.course.exercises import all_exercises, find_in
+    from grader.teacher.gradebook import write_gradebook
+
+    path = Path(out) / STATE_FILE
+    if not path.is_file():
+        raise ReviewError(Text("no batch in {out}: run `grade batch SUBMISSIONS --out {out}` first", out=out))
+    state = json.loads(path.read_text(encoding="utf-8"))
+    every = all_exercises(state.get("assignment"))
+    exercises = [find_in(every, key) for key in state["exercises"]]
+    roster_file = Path(out) / "roster.json"
+    roster = json.loads(roster_file.read_text(encoding="utf-8")) if roster_file.is_file() else None
+    return write_gradebook(Path(out), exercises, state["problems"], state["students"], roster, state.get("similar"),
+                           lang=state.get("lang", "en"), assignment=state.get("assignment"))
