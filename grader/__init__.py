@@ -1,11 +1,22 @@
-"""torch-katas: auto-graded PyTorch exercises.
+"""torch-katas: auto-graded PyTorch exercises. `from grader import check, hint` in a notebook.
 
-The package is split by step of the grading flow:
-exercises (find) -> submission (load) -> sandbox (run learner code) -> judge (pytest over
-grader/checks) -> report. `checking` and `gradients` are the toolkit the hidden checks use.
+The packages are the processes and the trust line (docs/architecture.md draws them):
+    cli/        the `grade` command: its entry, the front that runs a relayed command, the commands by audience
+    learner/    workspace, katas, watch, Jupyter                                       (the learner's `grade`)
+    teacher/    batch, gradebook, reviews, exports, similarity, Gradescope             (the teacher's `grade`)
+    author/     new exercises, releases, validate, mutants                             (the author's `grade`)
+    service/    the warm service, its address and its client                           (service process; clients)
+    cluster/    grading on Dask workers                                                (batch; Dask workers)
+    report/     the terminal table, HTML and Markdown pages                            (every process that shows)
+    judge/      a forked judge runs pytest over the hidden checks; the pool of judges  (judge; warm parents)
+    checking/   the check API: what a check module may import                          (judge; probes in sandbox)
+    sandbox/    learner code and its walls: the sandbox process, the zygote, isolation (sandbox, zygote; judge)
+    course/     the course as data: exercises, stubs, variants, keys; no torch        (every process)
+    checks/     the built-in course's hidden checks                                    (judge; probes in sandbox)
+Learner code runs only in a sandbox; nothing above sandbox/ ever imports it, and only sandbox/process.py runs it.
 """
 
-__version__ = "0.1.0"  # written once, here: pyproject.toml reads it (importlib.metadata costs `grade` 30-50 ms)
+from grader.version import __version__  # noqa: F401 - grader.__version__, as every package has
 
 
 def check(exercise: str, **options):

@@ -17,6 +17,8 @@ non-English text, outside code and quotes.
 from __future__ import annotations
 
 import functools
+import locale
+import os
 import re
 import sys
 from pathlib import Path
@@ -167,3 +169,22 @@ def localized(value, lang: str) -> str:
     """A label given as a `Text`, an (English, Chinese) pair or English text, in `lang` (English text through
     the catalogue, by its exact template)."""
     return (Text(value) if isinstance(value, str) else Text.of(value)).render(lang)
+
+
+def locale_lang() -> str:
+    """The language of the user's locale (LC_ALL, LC_MESSAGES, LANG): zh for a Chinese one, else en."""
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        if os.environ.get(var):
+            return "zh" if os.environ[var].lower().startswith("zh") else "en"
+    return "zh" if (locale.getlocale()[0] or "").lower().startswith("zh") else "en"
+
+
+_INVISIBLE = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x09), *range(0x0b, 0x20), 0x7f, *range(0x80, 0xa0)]}
+_INVISIBLE |= {c: f"\\u{c:04x}" for c in (0x061c, 0x200e, 0x200f, *range(0x202a, 0x202f), *range(0x2066, 0x206a))}
+
+
+def visible(text: str) -> str:
+    """`text` with every control character shown as an escape (`\\x1b`), never acted on: what learner code printed,
+    raised or named, on its way to a terminal. ESC, BEL, backspace, a carriage return, C1 codes and the
+    bidirectional overrides that reorder a line are made visible; newlines and tabs stay."""
+    return text.translate(_INVISIBLE)

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from conftest import run_grade
-from grader.judge.collection import collected_checks
+from grader.course.collection import collected_checks
 from grader.course.exercises import CourseError, all_exercises, builtin_course
 
 

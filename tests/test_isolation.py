@@ -193,7 +193,7 @@ def test_the_seccomp_filter_refuses_namespaces_but_lets_torch_fork(tmp_path):
             except OSError:
                 escaped = False
             os._exit(0 if forked and not escaped else 1)
-        except BaseException:  # noqa: BLE001
+        except BaseException:
             os._exit(2)
     assert os.waitpid(pid, 0)[1] == 0
 

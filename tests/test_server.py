@@ -217,7 +217,7 @@ def as_nobody(action) -> int:
             os.setgid(65534)
             os.setuid(65534)
             os._exit(0 if action() else 1)
-        except BaseException:  # noqa: BLE001
+        except BaseException:
             os._exit(2)
     return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
 

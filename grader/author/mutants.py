@@ -349,8 +349,8 @@ def run_mutants(exercises: list[Exercise], *, seeds: Sequence[int] = (0,), worke
     {exercise, name, total, killed, equivalent, survivors: [{id, description}], unmarked..., score, ok}.
     A mutant is killed when every seed scores it less than full; `only` picks mutants by id, `limit`
     takes the first few (a fast sample)."""
-    from grader.teacher.batch import _grade_all
-    from grader.teacher.collect import Job
+    from grader.judge.job import Job
+    from grader.judge.pool import grade_all
     from grader.judge.grading import prewarm
 
     prewarm(exercises)
@@ -376,7 +376,7 @@ def run_mutants(exercises: list[Exercise], *, seeds: Sequence[int] = (0,), worke
             results.setdefault((job.exercise.id, job.student), []).append(result)
 
         for seed in seeds:
-            _grade_all(jobs, workers, record, {"seed": seed, "device": device})
+            grade_all(jobs, workers, record, {"seed": seed, "device": device})
     for exercise in exercises:
         marks = equivalent_marks(exercise)
         row: dict[str, Any] = {"exercise": exercise.id, "name": exercise.name, "killed": 0, "equivalent": [],

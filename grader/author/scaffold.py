@@ -264,7 +264,7 @@ def release(course: Course, exercises, out: Path, notebooks: bool = False, lang:
     (grader/course/visibility.py):
     stubs, statements, metadata (with the points the hidden checks keep for grading time), data files, the public
     checks and a course.toml. Never solutions, hidden checks, mistakes or variants."""
-    from grader.teacher.graded_against import data_files
+    from grader.course.exercises import data_files
     from grader.course.visibility import public_source, release_points
 
     if (out / "exercises").exists():

@@ -161,6 +161,12 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path, draw
                          "why": Text("the checks declare {declared} points, exercise.toml says {points}",
                                      "检查声明了 {declared} 分，而 exercise.toml 写的是 {points} 分",
                                      declared=f"{declared:g}", points=f"{exercise.points:g}")})
+        unknown = sorted(set(exercise.overrides) - {c.id for c in result.checks}) if kind == "solution" else []
+        if unknown:
+            rows.append({"kind": "metadata", "file": "course.toml", "ok": False,
+                         "why": Text("points are given to {checks}, which {id} does not have",
+                                     "给 {checks} 设了分数，但 {id} 没有这些检查",
+                                     checks=", ".join(unknown), id=exercise.id)})
         rows.append({"kind": kind, "file": path.name, "ok": result.full,
                      "why": score if result.full else Text("{score}: {messages}", "{score}：{messages}", score=score,
                                                            messages=_cut(_messages(result)))})

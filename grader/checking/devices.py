@@ -25,7 +25,7 @@ def cuda_run(module, calls):
             try:
                 getattr(module, name)(*args)
                 error = None
-            except Exception as exc:  # noqa: BLE001 - the learner's error, reported as data
+            except Exception as exc:  # the learner's error, reported as data
                 error = learner_error(exc, module)
         found.append({"name": name, "cuda": seen.calls, "error": error})
     return found

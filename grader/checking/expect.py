@@ -20,11 +20,11 @@ from grader.sandbox.frames import where  # noqa: F401 - re-exported for check mo
 from grader.sandbox.problems import LearnerError, does_not_define  # noqa: F401 - re-exported for check modules
 from grader.sandbox.process import probe  # noqa: F401 - re-exported for check modules
 from grader.checking.routes import engine_ran  # noqa: F401 - re-exported: a probe's witness that autograd ran ("by hand")
-from grader.text import Text, localized, verbatim  # noqa: F401 - Text, verbatim: re-exported for check modules
-from grader.sandbox.wire import Opaque, tensor_info  # noqa: F401 - re-exported for check modules
+from grader.text import Text, localized, verbatim  # Text, verbatim: re-exported for check modules
+from grader.sandbox.wire import Opaque, tensor_info  # re-exported for check modules
 
 
-from grader.checking import __all__  # noqa: F401, E402 - the names grader.checking offers, defined or imported here
+from grader.checking import __all__  # noqa: F401 - the names grader.checking offers, defined or imported here
 
 
 class CheckFailed(AssertionError):

@@ -191,7 +191,7 @@ def _run_steps(module, x, y, w, b, lr, steps, watch, log):
                 loss, local = _call_keeping_locals(module.train_step, (x, y, w, b, lr))
         except NotImplementedError:
             raise
-        except Exception as exc:  # noqa: BLE001 - explained by the judge
+        except Exception as exc:  # explained by the judge
             log["error"] = _error_info(exc, module, len(watch.grads_before) - done)
             break
         computed = {n: _value(local.get(n)) for n in PARAMS}
@@ -250,7 +250,7 @@ def _observe_train(module, x, y, epochs):
         out["result"] = module.train(x, y, epochs)
     except NotImplementedError:
         raise
-    except Exception as exc:  # noqa: BLE001 - explained by the judge
+    except Exception as exc:  # explained by the judge
         out["error"] = _error_info(exc, module, len(seen["losses"]))
     finally:
         torch.autograd.backward, torch.autograd.grad = real_backward, real_grad

@@ -97,7 +97,7 @@ def block_forward(module, channels, state, x, training):
         y = block(x)
     except NotImplementedError:
         raise
-    except Exception as exc:  # noqa: BLE001 - explained with the block's padding by the checks
+    except Exception as exc:  # explained with the block's padding by the checks
         return {**facts, "error": learner_error(exc, module)}
     facts["calls"] = dict(calls)  # counted for this forward only
     facts["x_changed"] = not torch.equal(x, x_before)  # the caller's x, added into in place?
@@ -106,7 +106,7 @@ def block_forward(module, channels, state, x, training):
         x_grad = (x_before * 1.0).requires_grad_(True)
         try:
             (block(x_grad * 1.0) ** 2).sum().backward()
-        except Exception as exc:  # noqa: BLE001 - reported as data
+        except Exception as exc:  # reported as data
             facts["backward_error"] = learner_error(exc, module)
     return {**facts, "y": y.detach() if isinstance(y, torch.Tensor) else y}
 
@@ -143,7 +143,7 @@ def init_facts(module, sizes):
             module.init_weights(m)
         except NotImplementedError:
             raise
-        except Exception as exc:  # noqa: BLE001 - reported per module type by the checks
+        except Exception as exc:  # reported per module type by the checks
             errors.append({"type": type(m).__name__, "bias_none": getattr(m, "bias", 0) is None,
                            "error": learner_error(exc, module)})
 

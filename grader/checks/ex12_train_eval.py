@@ -56,7 +56,7 @@ def dropout_device(module, p, shape):
     parent = nn.Sequential(module.MyDropout(p)).train()
     try:
         y = parent(torch.empty(shape, device="meta"))
-    except Exception as exc:  # noqa: BLE001 - only device mismatches are the learner's
+    except Exception as exc:  # only device mismatches are the learner's
         error = learner_error(exc, module)
         return {"error": error} if any(e in error["message"] for e in DEVICE_ERRORS) else {"unsupported": True}
     return {"device": str(y.device) if isinstance(y, torch.Tensor) else None}

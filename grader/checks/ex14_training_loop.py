@@ -369,7 +369,7 @@ def run_fit_on_gpu(module, state, train, val, epochs, lr):
                 stack.enter_context(patched(module, module, name, helper))
         try:
             module.fit(model, train_loader, val_loader, epochs, lr)
-        except Exception as exc:  # noqa: BLE001 - the other checks judge errors: here only where tensors went
+        except Exception as exc:  # the other checks judge errors: here only where tensors went
             if learner_error(exc, module)["not_started"]:
                 raise
     return {"mixed": tracker.mixed}

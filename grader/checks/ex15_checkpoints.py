@@ -87,7 +87,7 @@ def _pickle_protocol(path) -> int | None:
         with zipfile.ZipFile(path) as archive:
             name = next(n for n in archive.namelist() if n.endswith("/data.pkl") or n == "data.pkl")
             head = archive.open(name).read(2)
-    except Exception:  # noqa: BLE001 - not a zip file torch.save writes
+    except Exception:  # not a zip file torch.save writes
         return None
     return head[1] if len(head) == 2 and head[0] == 0x80 else None
 
@@ -99,11 +99,11 @@ def _inspect_file(path, weights):
         return file
     try:
         content = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001 - the learner's file may hold anything
+    except Exception as exc:  # the learner's file may hold anything
         file["protocol"] = _pickle_protocol(path)
         try:
             file["unsafe"] = torch.serialization.get_unsafe_globals_in_checkpoint(path)
-        except Exception:  # noqa: BLE001 - not a torch.save file at all
+        except Exception:  # not a torch.save file at all
             file["unreadable"] = type(exc).__name__
         return file
     tensors = []
@@ -119,7 +119,7 @@ def _load(module, path, objects, map_location, retry_pickles):
     try:
         return {"start": module.load_checkpoint(path, *objects, map_location=map_location), "error": None,
                 "retried": False}
-    except Exception as exc:  # noqa: BLE001 - the learner's error, judged by the checks
+    except Exception as exc:  # the learner's error, judged by the checks
         error = learner_error(exc, module)
     if retry_pickles and error["type"] == "UnpicklingError":
         load = torch.load
@@ -127,7 +127,7 @@ def _load(module, path, objects, map_location, retry_pickles):
             try:
                 return {"start": module.load_checkpoint(path, *objects, map_location=map_location),
                         "error": error, "retried": True}
-            except Exception:  # noqa: BLE001 - judged with the first error
+            except Exception:  # judged with the first error
                 pass
     return {"start": None, "error": error, "retried": False}
 
@@ -140,7 +140,7 @@ def _unless_retried(load):
 def _save(module, path, objects, epoch):
     try:
         module.save_checkpoint(path, *objects, epoch)
-    except Exception as exc:  # noqa: BLE001 - the learner's error, judged by the checks
+    except Exception as exc:  # the learner's error, judged by the checks
         return learner_error(exc, module)
     return None
 
@@ -206,11 +206,11 @@ def _slip_canary(path) -> bool:
     plain pickle); False when the file holds no dict."""
     try:
         content, write = torch.load(path, map_location="cpu", weights_only=False), torch.save
-    except Exception:  # noqa: BLE001 - not a torch.save file: perhaps plain pickle
+    except Exception:  # not a torch.save file: perhaps plain pickle
         try:
             with open(path, "rb") as f:
                 content = pickle.load(f)
-        except Exception:  # noqa: BLE001 - the file check says what is wrong with the file
+        except Exception:  # the file check says what is wrong with the file
             return False
 
         def write(obj, target):

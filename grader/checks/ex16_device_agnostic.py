@@ -108,7 +108,7 @@ def run_train(module, weight, bias, x, y, model_on, data_on, device, steps, lr):
         warnings.simplefilter("always")
         try:
             losses = module.train(model, x, y, torch.device(device), steps, lr)
-        except Exception as exc:  # noqa: BLE001 - the probe explains device errors itself
+        except Exception as exc:  # the probe explains device errors itself
             error = learner_error(exc, module)
             if error["not_started"] and "meta" not in error["message"] and blame.failure is None:
                 raise  # a TODO left in place: "not started"
@@ -156,7 +156,7 @@ def run_pick_device(module, cuda_available):
             patched(module, torch.cuda, "is_available", _Availability(cuda_available, asked)):
         try:
             device = module.pick_device()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # the probe explains device errors itself
             error = learner_error(exc, module)
             if error["not_started"]:
                 raise

@@ -167,7 +167,7 @@ def run_steps(module, seed, inputs, y, device_type, max_norm, lr, pretend, repea
                 call["scale_after"] = scaler.get_scale()
                 call["changed"] = any(not torch.equal(a, p) for a, p in zip(before, model.parameters()))
                 call["finite"] = all(bool(torch.isfinite(p).all()) for p in model.parameters())
-        except Exception as exc:  # noqa: BLE001 - the log says what went wrong before the error
+        except Exception as exc:  # the log says what went wrong before the error
             result["error"] = learner_error(exc, module)
             if result["error"]["not_started"]:
                 raise

@@ -39,7 +39,7 @@ def numpy_seed_range_told(fn):
     def wrapper(module, *args):
         try:
             return fn(module, *args)
-        except Exception as exc:  # noqa: BLE001 - any other error goes on to the judge as it is
+        except Exception as exc:  # any other error goes on to the judge as it is
             if NUMPY_SEED_RANGE not in str(exc):
                 raise
             return {"numpy_seed_range": "DataLoader worker" in str(exc)}

@@ -93,7 +93,7 @@ def norms_probe(module, state, x, target):
         got = module.gradient_norms(model)
     except NotImplementedError:
         raise
-    except Exception as exc:  # noqa: BLE001 - explained by the judge
+    except Exception as exc:  # explained by the judge
         return {"error": learner_error(exc, module)}
     changed = [name for name, p in model.named_parameters() if not _same_grad(p.grad, before[name])]
     if isinstance(got, dict):
@@ -142,7 +142,7 @@ def monitor_probe(module, state, order, x, limit, pair=False):
         out["got"] = module.first_bad_layer(model, x, limit)
     except NotImplementedError:
         raise
-    except Exception as exc:  # noqa: BLE001 - explained by the judge
+    except Exception as exc:  # explained by the judge
         out["error"] = learner_error(exc, module)
     finally:
         for h in handles:

@@ -111,7 +111,7 @@ def stopper_probe(module, losses, patience, min_delta):
                 break
     except NotImplementedError:
         raise
-    except Exception as exc:  # noqa: BLE001 - explained by the judge
+    except Exception as exc:  # explained by the judge
         return {"error": learner_error(exc, module)}
     _set_epoch(model, -1)  # training goes on: a kept reference to the live weights changes now
     best_loss = getattr(stopper, "best_loss", None)
@@ -145,7 +145,7 @@ def fit_probe(module, train_losses, val_losses, patience, min_delta, max_epochs,
         best = module.fit(model, train_epoch, validate, max_epochs, patience, min_delta, path)
     except NotImplementedError:
         raise
-    except Exception as exc:  # noqa: BLE001 - explained by the judge
+    except Exception as exc:  # explained by the judge
         return {"error": learner_error(exc, module)}
     text = None
     if os.path.isfile(path):

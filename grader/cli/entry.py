@@ -90,7 +90,8 @@ def _exit_status(lines, pid: int) -> int:
                 pass
             continue
         if answer is None or not isinstance(answer.get("exit"), int):  # the fork died: never silently a success
-            from grader.cli.main import default_lang, lang_in
+            from grader.cli.common import lang_in
+            from grader.learner.workspace import default_lang
             from grader.text import say
 
             print(say(lang_in(sys.argv) or default_lang(), "grade: the grading service ended before the command "

@@ -21,7 +21,7 @@ REQUEST_TIMEOUT = 10.0  # seconds the front waits for a request it accepted (one
 def front(listen_fd: int) -> None:
     """The front's loop (started by the service, which made the listening socket): for each client of our uid with
     one grading to run, fork and run it (`serve`). Dies with the service."""
-    from grader.cli import main  # noqa: F401 - the CLI, imported once: each fork starts warm
+    from grader.cli import main  # the CLI, imported once: each fork starts warm
     from grader.service import address
     from grader.sandbox import isolation
 
@@ -94,13 +94,13 @@ def serve(conn: socket.socket, fds: list[int], request: dict) -> None:
         conn.settimeout(None)
         conn.sendall(json.dumps({"pid": os.getpid()}).encode() + b"\n")
         code = _command()
-    except BaseException:  # noqa: BLE001 - whatever happened, the client hears and the fork ends
+    except BaseException:  # whatever happened, the client hears and the fork ends
         pass
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
-            except Exception:  # noqa: BLE001, S110 - a closed terminal: nothing more to say on it
+            except Exception:  # a closed terminal: nothing more to say on it
                 pass
     try:
         conn.sendall(json.dumps({"exit": code}).encode() + b"\n")

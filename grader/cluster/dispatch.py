@@ -27,15 +27,15 @@ from pathlib import Path
 
 import click
 
-from grader.teacher.batch import error_result
-from grader.teacher.collect import Job
+from grader.judge.result import error_result
+from grader.judge.job import Job
 from grader.course.exercises import PACKAGE_DIR, Course, current_course
 from grader.judge.result import Result
 from grader.sandbox.source import SubmissionError, load_source
 from grader.text import Text, message_of, say
 
 INSTALL = "--cluster needs Dask: pip install 'torch-katas[cluster]'"
-LAYERS = ("namespaces", "landlock", "dedicated uid", "seccomp", "process limit")  # grader.sandbox.doctor.LAYERS' names
+LAYERS = ("namespaces", "landlock", "dedicated uid", "seccomp", "process limit")  # grader.judge.doctor.LAYERS' names
 IN_FLIGHT = 1000  # submissions handed to the scheduler at once: more wait here, so memory stays bounded
 FAILED = ("The cluster could not grade this submission ({why}). This is not a grade: grade it again.",
           "集群没能为这份提交评分（{why}）。这不是成绩：请重新评分。")
@@ -211,7 +211,7 @@ def grade_on_cluster(target: Target, jobs: list[Job], record, options: dict, out
         if registered:  # the workers' grading processes end
             try:
                 client.unregister_worker_plugin(name)
-            except Exception:  # noqa: BLE001 - the scheduler may be gone: nothing left to stop there
+            except Exception:  # the scheduler may be gone: nothing left to stop there
                 pass
         client.close()
         if local is not None:

@@ -13,12 +13,9 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import sys
-import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from grader.cluster.dispatch import differences, fingerprint, missing_layers
 from grader.course.exercises import course_from, use_course
@@ -43,7 +40,7 @@ def main() -> None:
     from grader.sandbox import zygote
 
     zygote.shared()  # its torch import runs beside ours
-    from grader.sandbox.doctor import run_self_test, summary_line
+    from grader.judge.doctor import run_self_test, summary_line
     from grader.judge.grading import prewarm
 
     exercises = {ex.name: ex for ex in course.exercises() if ex.name in config["exercises"]}
@@ -60,40 +57,34 @@ def main() -> None:
 
 def serve(exercises: dict, hidden: tuple[str, ...], reply) -> None:
     """Grade each request read from the input, several at once; answer each when its judge has finished."""
-    from grader.judge.grading import Grading, finished
+    from grader.judge.pool import JudgePool
 
-    running: dict[Grading, int] = {}
+    pool = JudgePool()
     pending = b""
     while True:
-        wait = max(0.0, min(g.deadline for g in running) - time.monotonic()) if running else None
-        watched: list[Any] = [0, *running]  # the input, and each judge's pipe (Grading.fileno)
-        ready = select.select(watched, [], [], wait)[0]
-        if 0 in ready:
+        ready, done = pool.wait(others=[0])  # the input, and each judge's pipe
+        if ready:
             chunk = os.read(0, 1 << 20)
             if not chunk:  # the worker is gone
-                for grading in running:
-                    grading.kill()
-                    grading.result()
+                pool.stop()
                 return
             *lines, pending = (pending + chunk).split(b"\n")
             for line in filter(bytes.strip, lines):
                 request = json.loads(line)
                 try:
-                    running[start(request, exercises, hidden)] = request["id"]
-                except Exception as exc:  # noqa: BLE001 - the grader's failure, for the batch to grade again
+                    start(pool, request, exercises, hidden)
+                except Exception as exc:  # the grader's failure, for the batch to grade again
                     reply({"id": request["id"], "error": f"{type(exc).__name__}: {exc}"})
-        for grading in finished(running, ready):
-            reply({"id": running.pop(grading), "result": grading.result().to_json()})  # in the grading's lang
+        for request_id, result in done:
+            reply({"id": request_id, "result": result.to_json()})  # in the grading's lang
 
 
-def start(request: dict, exercises: dict, hidden: tuple[str, ...]):
+def start(pool, request: dict, exercises: dict, hidden: tuple[str, ...]) -> None:
     """Fork the judge of one request: the exercise with the batch's points, the source as loaded there."""
-    from grader.judge.grading import Grading
-
     exercise = replace(exercises[request["exercise"]], points=request["points"], overrides=request["overrides"])
     fields = request["source"]
     source = Source(**{**fields, "chunks": [tuple(chunk) for chunk in fields["chunks"]], "path": Path(fields["path"])})
-    return Grading(exercise, source, hidden=hidden, **request["options"])
+    pool.start(request["id"], exercise, source, hidden=hidden, **request["options"])
 
 
 if __name__ == "__main__":

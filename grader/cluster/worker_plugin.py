@@ -108,7 +108,7 @@ class GradingPlugin(WorkerPlugin):
         try:
             grader = await asyncio.get_running_loop().run_in_executor(None, self._start, worker.local_directory)
             hello = grader.hello
-        except Exception as exc:  # noqa: BLE001 - reported to the batch as this worker's refusal
+        except Exception as exc:  # reported to the batch as this worker's refusal
             hello = {"refused": f"could not start its grading process: {exc}"}
         self.status = {"worker": worker.address, "host": socket.gethostname(), "threads": worker.state.nthreads,
                        **hello}

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from grader.text import Text, verbatim
+from grader.text import LANGUAGES, Text, verbatim
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -223,7 +223,7 @@ class Course:
             return ex
         declared = {c["id"]: c["points"] for c in ex.declared_checks()}
         if set(mine) - set(declared):  # a parametrized check ("init_weights[Linear]"): only collection knows it
-            from grader.judge.collection import CollectionError, collected_checks  # imports torch
+            from grader.course.collection import CollectionError, collected_checks  # imports torch
 
             try:
                 declared = {c["id"]: c["points"] for c in collected_checks(ex)}
@@ -432,3 +432,11 @@ def all_exercises(assignment: str | None = None) -> list[Exercise]:
 def find_exercise(key: str, assignment: str | None = None) -> Exercise:
     """Resolve `5`, `ex05`, `ex05_manual_backward`, `hw1_backprop` or a unique prefix in the current course."""
     return current_course().find(key, assignment)
+
+
+def data_files(exercise: Exercise) -> list[Path]:
+    """The files of the exercise's folder that the checks may read: all but the statement, the metadata and
+    the stub and its translations (the learner's starting point, never graded against: grader/course/stub_text.py)."""
+    skip = {exercise.stub.name, "exercise.toml", *(f"{exercise.name}.{lang}.toml" for lang in LANGUAGES)}
+    return sorted(p for p in exercise.folder.rglob("*") if p.is_file() and p.name not in skip
+                  and not (p.suffix == ".md" and p.parent == exercise.folder) and "__pycache__" not in p.parts)

@@ -26,20 +26,20 @@ from pathlib import Path
 
 os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # is_available() stays fork-safe
 
-import pytest  # noqa: E402
-import pytest_timeout  # noqa: E402
-import torch  # noqa: E402
+import pytest
+import pytest_timeout
+import torch
 
-from grader.sandbox import isolation, probe_shipping, safefs, scrub, warmup, zygote  # noqa: E402
+from grader.sandbox import isolation, probe_shipping, safefs, scrub, warmup, zygote
 from grader.checking import routes
-from grader.course.exercises import CHECKS_DIR, PACKAGE_DIR, SOLUTIONS_DIR, Exercise  # noqa: E402
-from grader.judge.plugin import JudgePlugin  # noqa: E402
-from grader.judge.result import CheckResult, Result, text  # noqa: E402
-from grader.sandbox.limits import Limits  # noqa: E402
+from grader.course.exercises import CHECKS_DIR, PACKAGE_DIR, SOLUTIONS_DIR, Exercise
+from grader.judge.plugin import JudgePlugin
+from grader.judge.result import CheckResult, Result, text
+from grader.sandbox.limits import Limits
 from grader.sandbox.process import seed_torch
-from grader.sandbox.source import Source  # noqa: E402
-from grader.text import Text, verbatim  # noqa: E402
-from grader.course.variants import default_draw  # noqa: E402
+from grader.sandbox.source import Source
+from grader.text import Text, verbatim
+from grader.course.variants import default_draw
 
 torch.set_num_threads(1)  # forked children must never inherit a multi-threaded OpenMP pool
 
@@ -163,7 +163,7 @@ class Prepared:
 
         before = _open_fds()
         self.plugin = JudgePlugin.unbound()
-        self.output = open(os.devnull, "w")  # pytest's terminal writes here, in every judge  # noqa: SIM115
+        self.output = open(os.devnull, "w")  # pytest's terminal writes here, in every judge
         autoload = os.environ.get(AUTOLOAD)
         os.environ[AUTOLOAD] = "1"
         try:
@@ -208,7 +208,7 @@ def prepare(exercise: Exercise, timeout: int) -> Prepared | None:
     if key not in _prepared:
         try:
             made: Prepared | None = Prepared(exercise, timeout)
-        except Exception:  # noqa: BLE001 - another pytest's internals, checks that do not import: pytest.main then
+        except Exception:  # another pytest's internals, checks that do not import: pytest.main then
             made = None
         _prepared[key] = made if made is not None and made.ok else None
     return _prepared[key]
@@ -270,7 +270,7 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
             plugin = JudgePlugin(*grading)
             try:
                 import_checks(exercise)  # as pytest will, so that the probes are known before the sandbox starts
-            except Exception:  # noqa: BLE001 - a check module that cannot be imported: pytest reports it
+            except Exception:  # a check module that cannot be imported: pytest reports it
                 pass
             else:
                 plugin.proxy.launch()  # it loads the learner's code while pytest collects the checks

@@ -164,3 +164,11 @@ class Result:
                    needs_look=data.get("needs_look"), late=bool(data.get("late")), submitted=data.get("submitted"),
                    hidden_points=data.get("hidden_points"), late_work=data.get("late_work"),
                    review=data.get("review"))
+
+
+def error_result(student: str, exercise, message: str | Text, submission: str = "",
+                 sha256: str | None = None) -> Result:
+    """A result for a submission that could not be graded at all (unreadable, two candidates, missing)."""
+    return Result(exercise=exercise.id, name=exercise.name, submission=submission, status="error", score=0.0,
+                  max_score=exercise.points, title=Text(exercise.title, exercise.zh.get("title")),
+                  message=Text.of(message), student=student, sha256=sha256)

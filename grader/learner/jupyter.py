@@ -110,7 +110,7 @@ def check(exercise: str, *, lang: str | None = None, seed: int | None = None, de
     import nbformat
     from nbformat.v4 import new_code_cell, new_notebook
 
-    from grader.cli.main import default_lang
+    from grader.learner.workspace import default_lang
     from grader.service.client import served
     from grader.course.exercises import find_exercise
 
@@ -152,9 +152,10 @@ def _kata_attempt(ex):
 _REVEALED: dict[str, int] = {}  # outside a workspace: the hints revealed in this kernel
 
 
-def hint(exercise: str, *, lang: str | None = None, all: bool = False) -> Hints:  # noqa: A002 - as `grade hint --all`
+def hint(exercise: str, *, lang: str | None = None, all: bool = False) -> Hints:  # as `grade hint --all`
     """Reveal the next hint of EXERCISE (each call one more, gentle to strong), as `grade hint` does."""
-    from grader.cli.main import default_lang, hint_lines
+    from grader.learner.workspace import default_lang
+    from grader.report.terminal import hint_lines
     from grader.course.exercises import find_exercise
 
     lang = lang or default_lang()

@@ -80,16 +80,13 @@ class Grader:
         self.server, self.warm = server, False
 
     def grade(self, ex: Exercise, source: Source, lang: str, draw: dict | None = None) -> Result:
+        from grader.learner.grading import grade_here
         from grader.service.client import served
 
         result = served(ex, source.path, {"lang": lang, "variant": draw}) if self.server else None
         if result is None:
-            from grader.judge.grading import grade, prewarm
-
-            if not self.warm:
-                prewarm()
-                self.warm = True
-            result = grade(ex, source, lang=lang, variant=draw)
+            result = grade_here(ex, source, warm=not self.warm, lang=lang, variant=draw)
+            self.warm = True
         return result
 
 

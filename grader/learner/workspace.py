@@ -22,7 +22,7 @@ else:  # pragma: no cover
 from grader.course import stub_text
 from grader.course.exercises import WORKSPACE_FILE, Exercise, all_exercises, current_course
 from grader.judge.result import Result
-from grader.text import LANGUAGES
+from grader.text import LANGUAGES, locale_lang
 
 PROGRESS_FILE = ".torch-katas-progress.json"
 BACKUP_DIR = ".torch-katas-backup"
@@ -95,6 +95,11 @@ def workspace_lang(start: Path | None = None) -> str | None:
     """The language the workspace's learner chose (`grade init --lang`, `grade lang`), if any."""
     lang = settings(find_workspace(start)).get("lang")
     return lang if isinstance(lang, str) else None
+
+
+def default_lang() -> str:
+    """The workspace's language (`grade lang`), else the locale's."""
+    return workspace_lang() or locale_lang()
 
 
 def init_workspace(target: Path, lang: str | None = None, stub_lang: str | None = None) -> list[Path]:

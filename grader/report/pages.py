@@ -172,12 +172,12 @@ def result_section(result: Result, lang: str = "en", show_heading: bool = True, 
         else []
     cell = cell or {}
     if cell.get("review"):
-        from grader.teacher.gradebook import review_text
+        from grader.report.cell_text import review_text
 
         parts.append(f"<p class='note'><b>{html.escape(say(lang, 'Your teacher’s review:'))}</b> "
                      f"{html.escape(review_text(cell, lang))}</p>")
     if cell.get("late_work"):
-        from grader.teacher.gradebook import late_text
+        from grader.report.cell_text import late_text
 
         parts.append(f"<p class='note'>{html.escape(late_text(cell, lang))} "
                      f"{html.escape(cell.get('submitted', ''))}</p>")
@@ -276,7 +276,7 @@ def _cell(student: str, ex_id: str, cell: dict, lang: str) -> str:
     title = STATE_TITLE[state].render(lang) if state in STATE_TITLE else f"{score:g}/{cell['max_score']:g}"
     if state == "needs a look":
         title = _t(lang, "needs a look: {why}", "需要查看：{why}", why=cell["message"])
-    from grader.teacher.gradebook import late_text, review_text
+    from grader.report.cell_text import late_text, review_text
 
     reviewed = review_text(cell, lang)
     marks = [mark for mark in (late_text(cell, lang), reviewed and _t(lang, "reviewed: {review}", "已复核：{review}",

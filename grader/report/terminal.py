@@ -136,3 +136,13 @@ def _watch_step(result: Result, lang: str) -> str:
 
 def to_json(result: Result, lang: str | None = None) -> str:
     return json.dumps(result.to_json(lang), ensure_ascii=False)
+
+
+def hint_lines(hints: list[str], shown: int, lang: str, again: str) -> list[str]:
+    """The hints revealed so far, and how to get a stronger one (`again`: the command that does)."""
+    if not hints:
+        return [say(lang, "This exercise has no hints.")]
+    lines = [say(lang, "Hint {i}/{n}: {hint}", i=i, n=len(hints), hint=hint) for i, hint in enumerate(hints[:shown], 1)]
+    if shown < len(hints):
+        lines.append(say(lang, "({again} again for a stronger hint)", again=again))
+    return lines

@@ -217,7 +217,7 @@ def _load_module(source: Source) -> tuple[types.ModuleType, list[dict]]:
         linecache.cache[label] = (len(shown), None, shown.splitlines(keepends=True), label)
         try:
             exec(compile(code, label, "exec", dont_inherit=True), module.__dict__)
-        except BaseException as exc:  # noqa: BLE001 - in a notebook, the next cell runs whatever this one raised
+        except BaseException as exc:  # in a notebook, the next cell runs whatever this one raised
             if not source.notebook:
                 raise
             failed.append({**_error_reply(exc, source), "cell": label})
@@ -241,14 +241,14 @@ def _answer(module, header: dict, blobs: list[bytes], source: Source) -> tuple[d
             return {"ok": False, "missing": True, "name": exc.name, "type": "AttributeError",
                     "message": str(exc), "frames": [], "not_started": False}, []
         return _error_reply(exc, source), []
-    except BaseException as exc:  # noqa: BLE001 - learner code may raise anything, SystemExit too
+    except BaseException as exc:  # learner code may raise anything, SystemExit too
         return _error_reply(exc, source), []
     out: list[bytes] = []
     try:
         reply = {"ok": True, "value": wire.encode(value, out)}
         if header.get("echo_args"):
             reply["args"] = wire.encode(list(args), out)
-    except Exception as exc:  # noqa: BLE001 - a value that cannot travel is said so, never a crash
+    except Exception as exc:  # a value that cannot travel is said so, never a crash
         detail = str(exc) if isinstance(exc, wire.Unsendable) else f"a {type(value).__name__}"
         return {"ok": False, "unsendable": True, "type": type(exc).__name__, "message": detail,
                 "frames": [], "not_started": False}, []
@@ -282,7 +282,7 @@ def sandbox_main(sock: socket.socket, source: Source, plan: isolation.Plan, limi
                 os._exit(3)
             os.close(alive_r)
         isolation.enter_after_fork(plan, report, namespaces)
-    except BaseException:  # noqa: BLE001 - a sandbox that cannot be set up reports through its exit status
+    except BaseException:  # a sandbox that cannot be set up reports through its exit status
         os._exit(4)
     _serve(sock, source, plan.workdir, limits, seed, report, output)
 
@@ -343,7 +343,7 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
         try:
             module, failed = _load_module(source)
             ready = {"ok": True, "failed_cells": failed}
-        except BaseException as exc:  # noqa: BLE001 - SyntaxError, SystemExit and the rest alike
+        except BaseException as exc:  # SyntaxError, SystemExit and the rest alike
             module = None
             ready = _error_reply(exc, source)
         ready["tampered"] = _tampered(baseline)
@@ -358,7 +358,7 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
             reply["tampered"] = _tampered(baseline)
             sys.stdout.flush()
             wire.send(sock, reply, out_blobs)
-    except BaseException:  # noqa: BLE001 - the sandbox reports through its exit status only
+    except BaseException:  # the sandbox reports through its exit status only
         status = 3
     os._exit(status)
 

@@ -62,7 +62,7 @@ def load_source(path: Path) -> Source:
     except RecursionError:
         raise SubmissionError(Text("{name} is nested too deeply to be read", "{name} 嵌套太深，无法读取",
                                    name=path.name)) from None
-    except Exception as exc:  # noqa: BLE001 - a parser's surprise is this file's problem
+    except Exception as exc:  # a parser's surprise is this file's problem
         raise SubmissionError(Text("{name} cannot be read: {error}", "无法读取 {name}：{error}", name=path.name,
                                    error=verbatim(f"{type(exc).__name__}: {str(exc)[:100]}"))) from None
 

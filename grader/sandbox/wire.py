@@ -88,7 +88,7 @@ def _short_repr(value) -> str:
         return value.__name__
     try:
         return repr(value)[:200]
-    except Exception:  # noqa: BLE001 - a learner's __repr__ may raise anything
+    except Exception:  # a learner's __repr__ may raise anything
         return "(its repr() failed)"
 
 

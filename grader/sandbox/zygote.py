@@ -193,7 +193,7 @@ def serve(control_fd: int) -> None:
 
     from grader.sandbox import isolation, process, warmup  # noqa: F401 - the sandbox runtime, imported once here
 
-    import torch.fx.experimental.symbolic_shapes  # noqa: F401 - as `judge.prewarm`: not once per sandbox
+    import torch.fx.experimental.symbolic_shapes  # as `judge.prewarm`: not once per sandbox
 
     isolation.protect_self()  # no process of our uid opens our descriptors (the judges' connections)
     torch.set_num_threads(1)
@@ -312,7 +312,7 @@ def _preload(names: list[str], hidden: tuple[str, ...]) -> bool:
         try:
             if not _lies_in(name, hidden):
                 importlib.import_module(name)
-        except Exception:  # noqa: BLE001, S110 - the sandbox, importing it again, reports what fails
+        except Exception:  # the sandbox, importing it again, reports what fails
             pass
     if len(sys.modules) == imported:
         return False

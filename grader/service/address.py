@@ -16,7 +16,7 @@ import struct
 import sys
 import zlib
 
-from grader import __version__
+from grader.version import __version__
 
 PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # grader/, as course.exercises says it
 

@@ -29,7 +29,6 @@ from grader.service.address import ServiceError, signed, wanted
 if TYPE_CHECKING:
     from grader.course.exercises import Course, Exercise
     from grader.judge.result import Result
-    from grader.sandbox.source import Source
 
 PACKAGE_DIR = Path(address.PACKAGE_DIR)
 
@@ -278,17 +277,3 @@ def served(exercise: Exercise, path: Path, options: dict) -> Result | None:
     except (ServiceError, OSError) as exc:
         print(say(lang, "grade: {message}", message=message_of(exc)), file=sys.stderr)
     return None
-
-
-def grade(exercise: Exercise, source: Source, *, server: bool = True, **options) -> Result:
-    """Grade `source` as `exercise`: by the service when there is one (or can be started), else here, with
-    `judge.grade` (which imports torch). Either way the same result."""
-    result = served(exercise, Path(source.path), options) if server else None
-    if result is None:
-        from grader.sandbox import zygote
-
-        zygote.shared()  # its torch import runs beside ours
-        from grader.judge.grading import grade as grade_here
-
-        result = grade_here(exercise, source, **options)
-    return result

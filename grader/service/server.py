@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.service import client, address
-from grader import __version__
+from grader.version import __version__
 from grader.course.exercises import Course, CourseError, UnknownExercise, builtin_course, load_course
 from grader.sandbox.source import SubmissionError, load_source
 
@@ -216,7 +216,7 @@ class Service:
             return
         try:
             self.handle(conn, request)
-        except Exception as exc:  # noqa: BLE001 - one request's failure never stops the service
+        except Exception as exc:  # one request's failure never stops the service
             reply(conn, {"error": f"{type(exc).__name__}: {exc}"})
 
     def handle(self, conn: socket.socket, request: dict) -> None:

@@ -11,30 +11,15 @@ importing torch.
 from __future__ import annotations
 
 import json
-import select
-import signal
-import sys
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 
-import click
-
-from grader.teacher.collect import Collection, Job, collect_from
+from grader.teacher.collect import Collection, collect_from
 from grader.course.exercises import Exercise, all_exercises
 from grader.teacher.gradebook import read_results, write_gradebook
+from grader.judge.job import Job
 from grader.judge.result import Result
-from grader.sandbox.source import SubmissionError, load_source
-from grader.text import Text, message_of, say
-
-
-def error_result(student: str, exercise: Exercise, message: str | Text, submission: str = "",
-                 sha256: str | None = None) -> Result:
-    """A result for a submission that could not be graded at all (unreadable, two candidates, missing)."""
-    return Result(exercise=exercise.id, name=exercise.name, submission=submission, status="error", score=0.0,
-                  max_score=exercise.points, title=Text(exercise.title, exercise.zh.get("title")),
-                  message=Text.of(message), student=student, sha256=sha256)
 
 
 def assignment(found: Collection, recorded: dict) -> list[Exercise]:
@@ -98,10 +83,11 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
 
                 zygote.shared()  # its torch import runs beside ours
                 from grader.judge.grading import prewarm  # torch: only when something must be graded
+                from grader.judge.pool import grade_all
 
                 prewarm(list({j.exercise.name: j.exercise for j in todo}.values()))  # checks, preloads: once
                 hidden = (submissions, out, Path(unpack))  # classmates' files and grades: never seen by student code
-                interrupted = _grade_all(todo, workers, record, {**options, "hidden": hidden})
+                interrupted = grade_all(todo, workers, record, {**options, "hidden": hidden})
         similar = None
         if similarity is not None:
             from grader.teacher.similarity import find_similar, write_similarity
@@ -113,57 +99,3 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
                     assignment=assignment_name)
     return {"graded": sum(counts.values()), "skipped": skipped, "problems": len(found.problems),
             "regraded": dict(reasons), "interrupted": interrupted, **counts}
-
-
-def _grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
-    """Keep up to `workers` judges in flight; return True if interrupted by Ctrl-C."""
-    from grader.sandbox.doctor import run_self_test, summary_line
-    from grader.judge.grading import Grading, finished
-
-    click.echo(summary_line(run_self_test(), options.get("lang", "en")), err=True)
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C stops cleanly, even if started ignoring it
-    queue = list(reversed(jobs))
-    running: dict[Grading, Job] = {}
-    retried: set[int] = set()  # jobs whose judge failed once: graded again, once
-    label = Text("Grading", "评分中").render(options.get("lang", "en"))
-    with click.progressbar(length=len(jobs), label=label, show_eta=True, file=sys.stderr,
-                           hidden=not sys.stderr.isatty()) as bar:
-        try:
-            while queue or running:
-                while queue and len(running) < workers:
-                    job = queue.pop()
-                    try:
-                        source = load_source(job.path)
-                    except SubmissionError as exc:
-                        result = error_result(job.student, job.exercise, message_of(exc), str(job.path), job.sha256)
-                        result.needs_look = Text("the file cannot be read: {error}", "文件无法读取：{error}",
-                                                 error=message_of(exc)).render(options.get("lang", "en"))
-                        record(result, job)
-                        bar.update(1)
-                        continue
-                    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # no Ctrl-C between fork and
-                    try:                                                        # registering the judge
-                        running[Grading(job.exercise, source, **options)] = job
-                    finally:
-                        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-                if not running:
-                    continue
-                wait = max(0.0, min(g.deadline for g in running) - time.monotonic())
-                ready = select.select(list(running), [], [], wait)[0]
-                for grading in finished(running, ready):
-                    job = running.pop(grading)
-                    result = grading.result()
-                    if result.grader_failure and id(job) not in retried:
-                        click.echo(f"{job.student}/{job.exercise.id}: {result.message.render(result.lang)} "
-                                   + say(result.lang, "Grading it again."), err=True)
-                        retried.add(id(job))
-                        queue.append(job)  # the grader's failure, not the student's: once more
-                        continue
-                    record(result, job)
-                    bar.update(1)
-        except KeyboardInterrupt:
-            for grading in running:
-                grading.kill()
-                grading.result()
-            return True
-    return False

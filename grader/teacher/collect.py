@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.course.exercises import Exercise, all_exercises
+from grader.judge.job import Job
 from grader.text import Text, verbatim
 
 MAX_ZIP_BYTES = 50 << 20  # one student's zip
@@ -35,17 +36,6 @@ MAX_DOWNLOAD_BYTES = 2 << 30  # a whole class's download-all zip
 IGNORED = re.compile(r"(^|/)(__MACOSX|\.ipynb_checkpoints|__pycache__|\.[^/]*)(/|$)")
 CANVAS_FILE = re.compile(r"^(?P<name>[^_]+)(?P<late>_LATE)?_(?P<id>\d+)_\d+_(?P<original>.+)$")
 MOODLE_ENTRY = re.compile(r"^(?P<name>.+)_(?P<id>\d+)_assign(?:submission|feedback)_[a-z]+_(?P<original>.*)$")
-
-
-@dataclass
-class Job:
-    """One file to grade as one exercise for one student."""
-
-    student: str
-    exercise: Exercise
-    path: Path
-    sha256: str
-    lms: dict = field(default_factory=dict)  # what the LMS said of it: {"late": True}, and the file's "submitted" time
 
 
 @dataclass
@@ -161,7 +151,7 @@ def _add_zip(archive: Path, shown: str, unpack_dir: Path, into: _Student) -> Non
         if archive.is_symlink() or not archive.is_file():
             raise OSError("not a regular file")
         links = extract(archive, folder)
-    except Exception as exc:  # noqa: BLE001 - zipfile raises many kinds (zlib.error, NotImplementedError...)
+    except Exception as exc:  # zipfile raises many kinds (zlib.error, NotImplementedError...)
         into.notes.append(Text("{path} is not a readable zip: {error}", "{path} 不是可读的 zip：{error}", path=shown,
                                error=verbatim(str(exc)[:120] or type(exc).__name__)))
         return
@@ -278,7 +268,7 @@ def collect_from(submissions: Path, exercises: list[Exercise], unpack_dir: Path,
             links = extract(submissions, root, limit=MAX_DOWNLOAD_BYTES)
         except zipfile.BadZipFile:
             raise
-        except Exception as exc:  # noqa: BLE001 - zlib.error, NotImplementedError...: one kind for the caller
+        except Exception as exc:  # zlib.error, NotImplementedError...: one kind for the caller
             raise zipfile.BadZipFile(f"{submissions.name}: {str(exc)[:120] or type(exc).__name__}") from None
         found = collect(root, exercises, unpack_dir, pick)
         found.problems += [{"student": Path(link).parts[0], "message": f"{link} in {submissions.name} is a symbolic "

@@ -61,7 +61,7 @@ def total(row: dict) -> str:
 
 def feedback(row: dict) -> str:
     """The teacher's reviews of a row's cells, one line."""
-    from grader.teacher.gradebook import review_text
+    from grader.report.cell_text import review_text
 
     return " | ".join(f"{ex}: {review_text(cell)}" for ex, cell in row["cells"].items() if review_text(cell))
 

@@ -26,6 +26,7 @@ from grader.teacher.collect import natural_key
 from grader.course.exercises import Exercise
 from grader.judge.result import MARKS, Result
 from grader.teacher.roster import IDENTITY_FIELDS, match_roster
+from grader.report.cell_text import late_text, review_text
 from grader.text import Text, say, verbatim
 
 LOOK_AT = 0.1  # a check passed by at most this share of the students who reached it is flagged
@@ -212,42 +213,6 @@ def build_gradebook(results: list[Result], exercises: list[Exercise], students: 
             "stray": [p for p in problems if p["student"] not in identities], "similar": similar}
 
 
-def late_text(cell: dict, lang: str = "en") -> str:
-    """'late' or 'late 2 days (-20%)'."""
-    late = cell.get("late_work")
-    if not late:
-        return ""
-    if "days" not in late:
-        return say(lang, "late")
-    penalty = f"{100 * late['penalty']:g}" if late.get("penalty") else ""
-    if lang == "zh":
-        return f"迟交 {late['days']} 天" + (f"（-{penalty}%）" if penalty else "")
-    return f"late {plural(late['days'], 'day')}" + (f" (-{penalty}%)" if penalty else "")
-
-
-def review_text(cell: dict, lang: str = "en") -> str:
-    """The teacher's review of a cell: 'score set to 3; 'comment' (by x, 2026-...)'."""
-    review = cell.get("review")
-    if not review:
-        return ""
-    parts = []
-    if review.get("score") is not None:
-        parts.append(Text("score set to {score}", "分数改为 {score}", score=f"{review['score']:g}").render(lang))
-    if review.get("checks"):
-        checks = ", ".join(f"{c} {say(lang, v)}" for c, v in review["checks"].items())
-        parts.append(Text("checks set: {checks}", "检查结果改为：{checks}", checks=checks).render(lang))
-    if review.get("comment"):
-        parts.append(review["comment"])
-    who = ", ".join(str(review[k]) for k in ("by", "at") if review.get(k))
-    said = ("；" if lang == "zh" else "; ").join(parts)
-    return said + ((f"（{who}）" if lang == "zh" else f" ({who})") if who else "")
-
-
-def plural(n: int, word: str) -> str:
-    """'1 student', '2 students'."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 def write_csv(book: dict, path: Path) -> None:
     """grades.csv: a score column per exercise (empty when missing, needing a look or after a grader error), the
     total, then each exercise's state, the student's identity and problems, then the late work (flag, days,
@@ -364,3 +329,20 @@ def write_gradebook(out: Path, exercises: list[Exercise], problems: list[dict], 
     write_index(book, out / "index.html", lang)
     (out / "problems.json").write_text(json.dumps(book["problems"], indent=1, ensure_ascii=False), encoding="utf-8")
     return book
+
+
+def rebuild(out: Path) -> dict:
+    """Write every output of a batch again from its results, its state and review.toml (nothing is regraded)."""
+    from grader.course.exercises import all_exercises, find_in
+    from grader.teacher.review import STATE_FILE, ReviewError
+
+    path = Path(out) / STATE_FILE
+    if not path.is_file():
+        raise ReviewError(Text("no batch in {out}: run `grade batch SUBMISSIONS --out {out}` first", out=out))
+    state = json.loads(path.read_text(encoding="utf-8"))
+    every = all_exercises(state.get("assignment"))
+    exercises = [find_in(every, key) for key in state["exercises"]]
+    roster_file = Path(out) / "roster.json"
+    roster = json.loads(roster_file.read_text(encoding="utf-8")) if roster_file.is_file() else None
+    return write_gradebook(Path(out), exercises, state["problems"], state["students"], roster, state.get("similar"),
+                           lang=state.get("lang", "en"), assignment=state.get("assignment"))

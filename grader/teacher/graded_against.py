@@ -15,9 +15,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from grader import __version__
-from grader.text import LANGUAGES
-from grader.course.exercises import Exercise
+from grader.version import __version__
+from grader.course.exercises import Exercise, data_files
 from grader.judge.result import Result
 
 if sys.version_info >= (3, 11):
@@ -49,14 +48,6 @@ def checks_hash(path: Path) -> str:
             node.keywords = [kw for kw in node.keywords if kw.arg != "points"]
             node.args = node.args[:1] + node.args[2:]
     return _hash(ast.dump(tree).encode())
-
-
-def data_files(exercise: Exercise) -> list[Path]:
-    """The files of the exercise's folder that the checks may read: all but the statement, the metadata and
-    the stub and its translations (the learner's starting point, never graded against: grader/course/stub_text.py)."""
-    skip = {exercise.stub.name, "exercise.toml", *(f"{exercise.name}.{lang}.toml" for lang in LANGUAGES)}
-    return sorted(p for p in exercise.folder.rglob("*") if p.is_file() and p.name not in skip
-                  and not (p.suffix == ".md" and p.parent == exercise.folder) and "__pycache__" not in p.parts)
 
 
 def fingerprint(exercise: Exercise) -> dict[str, str]:

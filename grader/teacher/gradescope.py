@@ -133,9 +133,9 @@ def run(root: Path, exercise_ids: list[str], *, lang: str = "en", time_limit: fl
         memory: int | None = None, assignment: str | None = None) -> dict:
     """Grade root/submission as the given exercises (a .zip in it is unpacked, as `grade batch` does); write
     root/results/results.json."""
-    from grader.teacher.batch import error_result
+    from grader.judge.result import error_result
     from grader.teacher.collect import collect
-    from grader.sandbox.doctor import run_self_test, summary_line
+    from grader.judge.doctor import run_self_test, summary_line
     from grader.course.exercises import find_exercise
     from grader.judge.grading import grade
     from grader.sandbox.source import SubmissionError, load_source

@@ -170,20 +170,3 @@ def students_of(out: Path) -> list[str] | None:
     if not path.is_file():
         return None
     return [row["student"] for row in json.loads(path.read_text(encoding="utf-8"))["rows"]]
-
-
-def rebuild(out: Path) -> dict:
-    """Write every output of a batch again from its results, its state and review.toml (nothing is regraded)."""
-    from grader.course.exercises import all_exercises, find_in
-    from grader.teacher.gradebook import write_gradebook
-
-    path = Path(out) / STATE_FILE
-    if not path.is_file():
-        raise ReviewError(Text("no batch in {out}: run `grade batch SUBMISSIONS --out {out}` first", out=out))
-    state = json.loads(path.read_text(encoding="utf-8"))
-    every = all_exercises(state.get("assignment"))
-    exercises = [find_in(every, key) for key in state["exercises"]]
-    roster_file = Path(out) / "roster.json"
-    roster = json.loads(roster_file.read_text(encoding="utf-8")) if roster_file.is_file() else None
-    return write_gradebook(Path(out), exercises, state["problems"], state["students"], roster, state.get("similar"),
-                           lang=state.get("lang", "en"), assignment=state.get("assignment"))

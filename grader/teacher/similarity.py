@@ -16,7 +16,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-from grader.teacher.collect import Job
+from grader.judge.job import Job
 from grader.sandbox.source import SubmissionError, load_source
 
 NOISE = 25  # copydetect's defaults: k-grams of 25 filtered characters, every one kept (a window of 1)

@@ -132,7 +132,7 @@ def _malformed_notebook_raises(folder: Path) -> bool:
             load_source(folder / name)
         except SubmissionError:
             pass
-        except BaseException:  # noqa: BLE001 - exactly what this looks for
+        except BaseException:
             return True
     return False
 

@@ -1,19 +1,25 @@
 """The checks an exercise has, as pytest collects them: one source for `grade show`, the points overrides and
 `grade validate`, parametrized checks included (`init_weights[Linear]`, one check per parameter).
 
-Collecting imports the checks module, so torch (about a second); `exercises.declared_checks` reads the
-`@check` decorators from the source instead where torch must stay out (`grade list`), and knows a
-parametrized check by its function only.
+Collecting imports the checks module, so torch (about a second): the one module of the course that does, and only
+when asked (`grade show`, a points override naming a parametrized check, `grade validate`, the judge).
+`exercises.declared_checks` reads the `@check` decorators from the source instead where torch must stay out
+(`grade list`), and knows a parametrized check by its function only.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
-from grader.course.exercises import CHECKS_DIR, Exercise
+if TYPE_CHECKING:
+    from grader.course.exercises import Exercise
+
+PYTEST_INI = Path(__file__).resolve().parent.parent / "checks" / "pytest.ini"  # the judge's pytest settings
 
 
 class _Collector:
@@ -47,7 +53,7 @@ def collected_checks(exercise: Exercise) -> list[dict]:
     """Each check of `exercise` as the judge will run it: id, title, zh (its Chinese title) and points, with the
     course's points overrides applied; in the order they run."""
     collector = _Collector()
-    args = [str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(exercise.course.checks_dir),
+    args = [str(exercise.checks), "-c", str(PYTEST_INI), "--rootdir", str(exercise.course.checks_dir),
             "--collect-only", "-q", "--noconftest", "-p", "no:cacheprovider"]
     with contextlib.redirect_stdout(io.StringIO()):
         pytest.main(args, plugins=[collector])

@@ -1,0 +1,248 @@
+"""The teacher's commands: grade a class (`grade batch`), review, export to an LMS, Gradescope bundles, and
+`grade doctor`, which proves the sandbox on this machine.
+
+Runs in: the `grade` process; `grade batch` becomes the warm parent that forks the judges (teacher/batch.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from grader.cli import options
+from grader.cli.common import (
+    UsageProblem,
+    assignment_option,
+    command,
+    exercise_or_fail,
+    exercises_or_fail,
+    json_option,
+    lang_option,
+    problem,
+)
+from grader.text import Text, say
+
+SIMILARITY = 0.8  # ten independently written correct ex14 solutions share at most 0.65 (tests/similarity)
+
+
+@command("batch")
+@click.argument("submissions", type=click.Path(path_type=Path))
+@click.option("--exercise", "-e", "chosen", multiple=True,
+              help="Grade only these exercises (repeatable; default: those the students handed in).")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("grades"), show_default=True,
+              help="Folder for results.jsonl, grades.csv, index.html, feedback/ and junit.xml.")
+@click.option("--workers", type=click.IntRange(1, 256), default=lambda: os.cpu_count() or 1,
+              help="Submissions graded at once (default: the machine's cores).")
+@click.option("--force", is_flag=True, help="Regrade what results.jsonl already holds.")
+@options.seed
+@options.time_limit("student code")
+@options.memory("student code")
+@click.option("--roster", type=click.Path(path_type=Path),
+              help="CSV naming the students (folder, id, name, email...; a Canvas or Moodle export works).")
+@click.option("--similarity", type=click.FloatRange(0, 1), is_flag=False, flag_value=SIMILARITY,
+              help=f"List pairs of similar submissions (sharing at least this part, {SIMILARITY} alone) in "
+              "similarity.html.")
+@click.option("--pick", type=click.Choice(["latest"]), help="Where a student has two files for one exercise, grade "
+              "the latest (default: neither, the cell needs a look; review.toml's file = ... chooses for one student).")
+@click.option("--cluster", metavar="ADDRESS",
+              help="Grade on a Dask cluster's workers: its scheduler's address (tcp://host:8786), a scheduler file "
+              "(.json), or local:N for N worker processes here (needs the cluster extra; see docs/cluster.md).")
+@click.option("--require-isolation", metavar="LAYERS",
+              help="With --cluster: refuse every worker whose sandbox lacks one of these layers (comma-separated: "
+              "namespaces, landlock, dedicated uid, seccomp, process limit).")
+@assignment_option
+@json_option
+@lang_option
+def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory, roster, similarity, pick, cluster,
+              require_isolation, assignment, as_json, lang):
+    """Grade SUBMISSIONS: a folder (or a download-all .zip) of one folder or .zip per student, files named
+    after the exercise (ex05*.py); Canvas and Moodle downloads as they come."""
+    import zipfile
+
+    if not submissions.exists():
+        raise UsageProblem(say(lang, "no such folder: {path}", path=submissions))
+    if not submissions.is_dir() and not zipfile.is_zipfile(submissions):
+        raise UsageProblem(say(lang, "{path} is neither a folder nor a readable zip", path=submissions))
+    exercises = exercises_or_fail(chosen, assignment, default=[]) or None
+    if roster:
+        from grader.teacher.roster import RosterError, read_roster
+
+        try:
+            roster = read_roster(roster)
+        except RosterError as exc:
+            raise problem(exc) from None
+    if similarity is not None:
+        from grader.teacher.similarity import MissingExtra, require
+
+        try:
+            require()
+        except MissingExtra as exc:
+            raise problem(exc) from None
+    target = cluster_target(cluster, require_isolation, lang)
+    from grader.teacher.batch import run_batch
+    from grader.course.exercises import current_course
+    from grader.teacher.late import LateError, late_policy
+    from grader.teacher.review import ReviewError, read_reviews
+    from grader.cluster.dispatch import ClusterError
+
+    try:
+        late_policy(current_course(), assignment), read_reviews(out)  # a broken one: said now, before any grading
+    except (LateError, ReviewError) as exc:
+        raise problem(exc) from None
+    try:
+        summary = run_batch(submissions, exercises, out, workers=workers, force=force, roster=roster,
+                            similarity=similarity, pick=pick, assignment_name=assignment, cluster=target, seed=seed,
+                            lang=lang, time_limit=time_limit, memory=options.memory_bytes(memory))
+    except zipfile.BadZipFile as exc:
+        raise UsageProblem(say(lang, "{path} cannot be unpacked: {error}", path=submissions, error=exc)) from None
+    except ClusterError as exc:
+        raise problem(exc) from None
+    if as_json:
+        click.echo(json.dumps(summary))
+    else:
+        from grader.judge.result import KIND_TEXT
+
+        kinds = Text(", ", "，").render(lang).join(f"{summary.get(k, 0)} {KIND_TEXT[k].render(lang)}"
+                                                   for k in KIND_TEXT if summary.get(k) or k in ("full", "partial"))
+        for reason, n in summary["regraded"].items():
+            click.echo(say(lang, "{n} regraded: {reason}", n=n, reason=reason))
+        click.echo(say(lang, "Graded {graded} ({kinds}); {skipped} already graded; problems noted: {problems}. "
+                             "Gradebook in {out}/", graded=summary["graded"], kinds=kinds, skipped=summary["skipped"],
+                       problems=summary["problems"], out=out))
+    if summary["interrupted"]:
+        click.echo(say(lang, "Interrupted: what was graded is kept; run the same command to go on."), err=True)
+        sys.exit(130)
+
+
+def cluster_target(address: str | None, layers: str | None, lang: str):
+    """`--cluster` and `--require-isolation` as a grader.cluster.dispatch.Target (None without --cluster)."""
+    from grader.cluster.dispatch import LAYERS, MissingExtra, Target, require
+
+    if layers and not address:
+        raise UsageProblem(say(lang, "--require-isolation goes with --cluster"))
+    required = tuple(layer.strip() for layer in (layers or "").split(",") if layer.strip())
+    unknown = [layer for layer in required if layer not in LAYERS]
+    if unknown:
+        raise UsageProblem(say(lang, "unknown isolation layer {layer} (known: {known})", layer=unknown[0],
+                               known=", ".join(LAYERS)))
+    if not address:
+        return None
+    if address.startswith("local:") and not (address[6:].isdigit() and int(address[6:]) > 0):
+        raise UsageProblem(say(lang, "--cluster local:N needs a number of workers, not {value}", value=address))
+    if address.endswith(".json") and not Path(address).is_file():
+        raise UsageProblem(say(lang, "no such scheduler file: {path}", path=address))
+    try:
+        require()
+    except MissingExtra as exc:
+        raise problem(exc) from None
+    return Target(address, required)
+
+
+@command("export")
+@click.argument("grades", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["canvas", "moodle", "csv"]), required=True,
+              help="canvas: Canvas's gradebook import; moodle: Moodle's CSV grade import; csv: a plain table.")
+@click.option("--out", type=click.Path(path_type=Path), help="File to write (default: GRADES/<format>.csv).")
+@click.option("--column", help="One column with the total under this name (an LMS assignment), instead of one per "
+              "exercise.")
+@lang_option
+def export_cmd(grades, fmt, out, column, lang):
+    """Write the gradebook of GRADES (a `grade batch --out` folder) as a CSV an LMS imports."""
+    from grader.teacher.export import ExportError, export, read_gradebook
+
+    try:
+        book = read_gradebook(grades)
+    except ExportError as exc:
+        raise problem(exc) from None
+    out = out or grades / f"{fmt}.csv"
+    try:
+        warnings = export(book, fmt, out, column)
+    except ExportError as exc:
+        raise problem(exc) from None
+    for warning in warnings:
+        click.echo(say(lang, "warning: {warning}", warning=warning), err=True)
+    click.echo(say(lang, "wrote {path}", path=out))
+
+
+@command("review")
+@click.argument("grades", type=click.Path(path_type=Path, file_okay=False))
+@click.argument("student")
+@click.argument("exercise")
+@click.option("--score", type=float, help="The exercise's score, instead of the checks'.")
+@click.option("--check", "checks", multiple=True, metavar="ID=passed|failed", help="Override a check's verdict "
+              "(repeatable).")
+@click.option("--comment", help="A comment the student reads in their feedback.")
+@click.option("--file", "file", help="Of two files for the exercise, the one to grade (used by the next grade batch).")
+@click.option("--by", help="Who reviews (default: $TORCH_KATAS_REVIEWER, else the login name).")
+@lang_option
+def review_cmd(grades, student, exercise, score, checks, comment, file, by, lang):
+    """Review STUDENT's EXERCISE in GRADES (a `grade batch --out` folder): override a score or a check, add a
+    comment. Kept in GRADES/review.toml with who and when, applied to every output now and after every rerun."""
+    from grader.teacher.gradebook import rebuild
+    from grader.teacher.review import ReviewError, add_review, students_of
+
+    verdicts = {}
+    for item in checks:
+        cid, _, verdict = item.partition("=")
+        if verdict not in ("passed", "failed"):
+            raise UsageProblem(say(lang, "--check takes ID=passed or ID=failed, not {item}", item=item))
+        verdicts[cid] = verdict
+    if score is None and not verdicts and not comment and not file:
+        raise UsageProblem(say(lang, "say what to review: --score, --check, --comment or --file"))
+    students = students_of(grades)
+    if students is None:
+        raise UsageProblem(say(lang, "no batch in {out}: run `grade batch SUBMISSIONS --out {out}` first", out=grades))
+    if student not in students:
+        raise UsageProblem(say(lang, "no student {student} in {out} (the student column of grades.csv)",
+                               student=student, out=grades))
+    ex = exercise_or_fail(exercise)
+    unknown = sorted(c for c in verdicts if c.split("[")[0] not in {d["id"] for d in ex.declared_checks()})
+    if unknown:
+        raise UsageProblem(say(lang, "{ex} has no check {checks} (see `grade show {ex}`)", ex=ex.id,
+                               checks=", ".join(unknown)))
+    try:
+        add_review(grades, student, ex.id, by=by, score=score, checks=verdicts, comment=comment, file=file)
+        rebuild(grades)
+    except ReviewError as exc:
+        raise problem(exc) from None
+    click.echo(say(lang, "reviewed {student} {ex}; the gradebook in {out}/ is written again",
+                   student=student, ex=ex.id, out=grades))
+
+
+@command("gradescope")
+@click.argument("exercises", nargs=-1)
+@assignment_option
+@click.option("--out", type=click.Path(path_type=Path), default=Path("autograder.zip"), show_default=True)
+@options.time_limit("student code")
+@options.memory("student code")
+@lang_option
+def gradescope_cmd(exercises, assignment, out, time_limit, memory, lang):
+    """Build a Gradescope autograder bundle that grades EXERCISES (or an assignment, or the whole course)."""
+    from grader.teacher.gradescope import build_bundle
+
+    chosen = exercises_or_fail(exercises, assignment)
+    bundle = build_bundle(chosen, out, time_limit=time_limit, memory=memory, lang=lang, assignment=assignment)
+    from grader.teacher.gradescope import validated_torch
+
+    click.echo(say(lang, "wrote {path}: upload it as the assignment's autograder", path=bundle))
+    click.echo(say(lang, "It installs torch {version}, the version here (the one `grade validate` proved the checks "
+                         "with).", version=validated_torch()))
+
+
+@command("doctor")
+@json_option
+@lang_option
+def doctor_cmd(as_json, lang):
+    """Show what isolates learner code on this machine, proved by a test sandbox."""
+    from grader.judge.doctor import render, run_self_test
+
+    report = run_self_test()
+    click.echo(json.dumps(report) if as_json else render(report, lang))
+    sys.exit(1 if any(report["managed"].values()) else 0)
+
+
+COMMANDS = [batch_cmd, export_cmd, review_cmd, gradescope_cmd, doctor_cmd]
