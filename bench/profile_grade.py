@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 import grader.judge.grading as judge  # noqa: E402
 import grader.judge.plugin as plugin  # noqa: E402
-import grader.sandbox.process as sandbox  # noqa: E402
+import grader.sandbox.handle as handle  # noqa: E402
 from grader.service import client, address, server  # noqa: E402
 
 LOG = Path(tempfile.mkdtemp(prefix="tk-profile-")) / "marks"
@@ -90,7 +90,7 @@ def main() -> None:
                                (judge.Grading, "__init__", "Grading"), (judge, "_judge_main", "judge"),
                                (plugin.JudgePlugin, "pytest_collection_finish", "collected"),
                                (plugin.JudgePlugin, "pytest_sessionfinish", "sessionfinish"),
-                               (sandbox.Sandbox, "start", "Sandbox.start")]:
+                               (handle.Sandbox, "start", "Sandbox.start")]:
         wrap(owner, name, label)
     folder = Path(tempfile.mkdtemp(prefix="tk-profile-"))
     unset = (address.NO_SERVER_ENV, "CI", "PYTHONDONTWRITEBYTECODE")

@@ -89,12 +89,13 @@ class Text:
         english = self.templates["en"]
         return catalogue(lang).get(english, english)
 
-    def render(self, lang: str = "en", *, mask: bool = False) -> str:
-        """The text in `lang`; with `mask`, verbatim values are replaced by a marker (for `english_prose`)."""
+    def render(self, lang: str = "en", *, mask: bool = False, escape=None) -> str:
+        """The text in `lang`; with `mask`, verbatim values are replaced by a marker (for `english_prose`); with
+        `escape`, every value (not the templates: ours) goes through it (a page's markup around escaped values)."""
         template = self.template(lang)
         if not self.values:
             return template
-        return template.format_map({k: _value(v, lang, mask) for k, v in self.values.items()})
+        return template.format_map({k: _value(v, lang, mask, escape) for k, v in self.values.items()})
 
     def __add__(self, other) -> Text:
         """Two texts one after the other (a sentence, then the likely cause)."""
@@ -115,16 +116,16 @@ def joined(items, en_sep: str, zh_sep: str | None = None) -> Text:
     return Text(slots, slots, sep=Text(en_sep, en_sep if zh_sep is None else zh_sep), **values)
 
 
-def _value(value, lang: str, mask: bool):
+def _value(value, lang: str, mask: bool, escape=None):
     if isinstance(value, Text):
-        return value.render(lang, mask=mask)
+        return value.render(lang, mask=mask, escape=escape)
+    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value):
+        return Text(*value).render(lang, mask=mask, escape=escape)
     if isinstance(value, Verbatim):
         if mask:
             return QUOTE
-        return QUOTES.get(lang, "{}").format(value) if isinstance(value, Quotation) else str(value)
-    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value):
-        return Text(*value).render(lang, mask=mask)
-    return value
+        value = QUOTES.get(lang, "{}").format(value) if isinstance(value, Quotation) else str(value)
+    return escape(value) if escape is not None and isinstance(value, str) else value
 
 
 def message_of(exc: BaseException) -> Text:

@@ -118,7 +118,8 @@ def gets_a_dedicated_uid(user: str | None) -> bool:
     if user is None:
         return isolation.readable_by_others(isolation.python_paths()) is None
     env = {"PATH": os.environ["PATH"], "PYTHONPATH": os.pathsep.join([*user_pythonpath(), str(ROOT)])}
-    probe = "from grader import isolation; print(isolation.readable_by_others(isolation.python_paths()) is None)"
+    probe = ("from grader.sandbox import isolation; "
+             "print(isolation.readable_by_others(isolation.python_paths()) is None)")
     proc = subprocess.run([user_python(), "-c", probe], env=env, capture_output=True, text=True, timeout=120)
     return proc.stdout.strip() == "True"
 

@@ -94,8 +94,8 @@ def test_without_e_the_assignment_is_what_was_handed_in(tmp_path):
 NOTHING_TO_DO = """
 import json, sys
 from pathlib import Path
-from grader.batch import run_batch
-from grader.exercises import find_exercise
+from grader.teacher.batch import run_batch
+from grader.course.exercises import find_exercise
 summary = run_batch(Path(sys.argv[1]), [find_exercise("ex05")], Path(sys.argv[2]), workers=2)
 print(json.dumps({"torch": "torch" in sys.modules, **summary}))
 """

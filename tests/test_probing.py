@@ -5,7 +5,7 @@ import sys
 import pytest
 import torch
 
-from grader.checking import probe_kit as probing
+from grader.sandbox import frames
 from grader.checking.probe_kit import learner_error, pretend_cuda
 from grader.sandbox.process import _load_module
 from grader.sandbox.source import Source
@@ -104,7 +104,7 @@ def test_where_an_error_came_from_is_data_rendered_in_the_learners_language():
     line = LEARNER.splitlines().index('    raise ValueError("no good")') + 1
     assert error["frames"][-1] == {"cell": "cell In[3]", "line": line, "function": "broken",
                                    "code": 'raise ValueError("no good")'}
-    assert probing.where(error).render("en") == f" ({error['where']})"
-    assert probing.where(error).render("zh").startswith(f"（单元格 In[3] 第 {line} 行，broken 中：raise ValueError")
-    assert probing.where({"where": "line 3, in f: x"}).render("zh") == " (line 3, in f: x)"  # a check's own text
-    assert probing.where({}).render("zh") == ""
+    assert frames.where(error).render("en") == f" ({error['where']})"
+    assert frames.where(error).render("zh").startswith(f"（单元格 In[3] 第 {line} 行，broken 中：raise ValueError")
+    assert frames.where({"where": "line 3, in f: x"}).render("zh") == " (line 3, in f: x)"  # a check's own text
+    assert frames.where({}).render("zh") == ""

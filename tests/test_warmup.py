@@ -13,7 +13,7 @@ from grader.sandbox.process import seed_torch
 PROBE = """
 import json, os, sys
 import torch
-from grader import warmup
+from grader.sandbox import warmup
 
 def state():
     return {"rng": torch.get_rng_state().tolist(), "grad": torch.is_grad_enabled(),

@@ -11,7 +11,6 @@ counts in the progress of the workspace the notebook runs in, as `grade ex05` do
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import subprocess
@@ -62,13 +61,11 @@ class CheckResult:
         return "\n".join(line for line in lines if line)
 
     def _repr_html_(self) -> str:
-        from grader.report.pages import result_section
+        from grader.report.pages import notebook_html
 
         hint = self.shown_hint()
         lines = [next_step(self.result, self.lang, notebook=True), f"💡 {hint}" if hint else "", self.recorded()]
-        return (f"<b>{html.escape(self.result.exercise)} · {html.escape(self.result.title.render(self.lang))}</b>"
-                + result_section(self.result, self.lang, show_heading=False)
-                + "".join(f"<p>{html.escape(line)}</p>" for line in lines if line))
+        return notebook_html(self.result, [line for line in lines if line], self.lang)
 
 
 class Hints:
@@ -81,7 +78,9 @@ class Hints:
         return "\n".join(self.lines)
 
     def _repr_html_(self) -> str:
-        return "".join(f"<p>💡 {html.escape(line)}</p>" for line in self.lines)
+        from grader.report.pages import hints_html
+
+        return hints_html(self.lines)
 
 
 def executed_cells() -> list[str]:

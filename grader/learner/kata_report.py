@@ -5,7 +5,6 @@ teacher. Reads the kata state (grader/learner/kata.py); never imports torch.
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from pathlib import Path
@@ -104,27 +103,27 @@ def kata_cells(kata_state: dict) -> tuple[str, str, str, str]:
 
 # -- the HTML page and the export ---------------------------------------------------------------------
 
-def history_svg(row: dict, lang: str) -> str:
-    from grader.report.pages import svg_chart
+def history_chart(row: dict, lang: str) -> dict:
+    from grader.report.pages import chart
 
     history = row["history"]
     minutes = [a["seconds"] / 60 if a["passed"] else math.nan for a in history]
-    return svg_chart({"title": say(lang, "{ex}: minutes to pass and hints, per attempt", ex=row["exercise"]),
+    return chart({"title": say(lang, "{ex}: minutes to pass and hints, per attempt", ex=row["exercise"]),
                       "series": {say(lang, "minutes"): minutes,
                                  say(lang, "hints"): [float(a["hints"]) for a in history]},
                       "truth": {}, "log": False, "xlabel": say(lang, "attempt")}, lang)
 
 
-def retention_svg(row: dict, lang: str) -> str:
+def retention_chart(row: dict, lang: str) -> dict | None:
     """Recall probability from the first review to today and two weeks on, by FSRS, a point a day."""
     from datetime import timedelta
 
     from fsrs import Card, Rating
 
-    from grader.report.pages import svg_chart
+    from grader.report.pages import chart
 
     if not row["reviews"]:
-        return ""
+        return None
     scheduler = kata.scheduler()
     reviews = [(kata.at(r["at"]), r["rating"]) for r in row["reviews"]]
 
@@ -137,30 +136,28 @@ def retention_svg(row: dict, lang: str) -> str:
             card, _ = scheduler.review_card(card, Rating(upcoming[0][1]), review_datetime=upcoming[0][0])
             upcoming.pop(0)
         points.append(scheduler.get_card_retrievability(card, moment))
-    return svg_chart({"title": say(lang, "{ex}: chance of recalling it (FSRS), by day", ex=row["exercise"]),
+    return chart({"title": say(lang, "{ex}: chance of recalling it (FSRS), by day", ex=row["exercise"]),
                       "series": {say(lang, "recall"): points}, "truth": {say(lang, "target"): 0.9}, "log": False,
                       "xlabel": say(lang, "day")}, lang)
 
 
 def write_stats_html(rows: list[dict], path: Path, lang: str) -> Path:
-    from grader.report.pages import page
+    from grader.report.pages import write
 
-    head = "".join(f"<th>{html.escape(say(lang, h))}</th>" for h in
-                   ("attempt", "started at", "time", "hints", "gradings", "rating", "variant"))
-    body = [f"<p>{html.escape(line)}</p>" for line in stats_lines(rows, lang)[-1:]]
+    katas = []
     for row in rows:
-        body.append(f"<h2>{html.escape(row['exercise'])} · {html.escape(row['title'])}</h2>")
-        body.append(history_svg(row, lang) + retention_svg(row, lang))
         cells = []
         for a in row["history"]:
             rating = say(lang, kata.RATING_NAMES[a["rating"]]) if a["rating"] else "-"
-            cells.append("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in (
-                a["n"], (a["started"] or "")[:16].replace("T", " "),
-                kata.clock(a["seconds"]) if a["passed"] else say(lang, "not passed"), a["hints"], a["gradings"],
-                rating, variants.label(a["variant"]) or "-")) + "</tr>")
-        body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(cells)}</tbody></table>")
-    path.write_text(page(say(lang, "Your katas"), "\n".join(body), lang=lang), encoding="utf-8")
-    return path
+            cells.append([a["n"], (a["started"] or "")[:16].replace("T", " "),
+                          kata.clock(a["seconds"]) if a["passed"] else say(lang, "not passed"), a["hints"],
+                          a["gradings"], rating, variants.label(a["variant"]) or "-"])
+        charts = [c for c in (history_chart(row, lang), retention_chart(row, lang)) if c]
+        katas.append({"heading": f"{row['exercise']} · {row['title']}", "charts": charts, "rows": cells})
+    return write(path, "stats.html.j2", lang=lang, title=say(lang, "Your katas"),
+                 summary=stats_lines(rows, lang)[-1:], katas=katas,
+                 head=[say(lang, h) for h in ("attempt", "started at", "time", "hints", "gradings", "rating",
+                                              "variant")])
 
 
 def export(rows: list[dict], path: Path, workspace: Path) -> Path:

@@ -1,18 +1,31 @@
-"""Self-contained HTML reports: a learner's page (checks, loss curves, parameter traces) and, in batch
-mode, the teacher's class page (what the class got wrong, the gradebook, the score histogram, per-check
-pass rates, problems). Charts are inline SVG written here: no network, no plotting library, and a few
-milliseconds a chart, so a class of 500 gets its pages in seconds.
+"""Self-contained pages from Jinja2 templates (grader/report/templates/): a learner's page (checks, loss curves,
+parameter traces), a notebook's `check()` display, the teacher's class page (what the class got wrong, the
+gradebook, the score histogram, per-check pass rates, problems), the kata stats page, the similarity page and
+the Markdown feedback a student reads.
+
+Every value reaches a page through a template with autoescaping: HTML-escaped in a page, escaped for Markdown
+in the feedback, so nothing learner-controlled (a student's or a file's name, what their code printed or
+raised, a review comment) is ever markup, by construction. Markup of our own in a translated sentence goes
+through `html_text`, which escapes the values only. Charts are inline SVG, their shapes computed here and drawn
+by a template macro: no network, no plotting library, a few milliseconds a chart.
+
+Runs in: the `grade` process, a batch, watch, a Jupyter kernel. No torch.
 """
 
 from __future__ import annotations
 
-import html
+import functools
 import math
+import re
 from pathlib import Path
 from urllib.parse import quote
 
-from grader.report.terminal import points_text, score_text
+import jinja2
+from markupsafe import Markup, escape
+
 from grader.judge.result import MARKS, Result
+from grader.report.cell_text import late_text, review_text
+from grader.report.terminal import points_text, score_text
 from grader.text import Text, say
 
 STYLE = """body{font-family:system-ui,"PingFang SC","Microsoft YaHei","Noto Sans CJK SC","Noto Sans SC",sans-serif;
@@ -28,7 +41,62 @@ padding:8px;border-left:4px solid #f0a020}svg{max-width:100%;height:auto}svg tex
 code{background:#f3f3f3;padding:0 3px;white-space:nowrap}.checks .msg{color:#333;margin-top:4px}
 @media (max-width:700px){table{display:block;overflow-x:auto}}"""
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
+TEMPLATES = Path(__file__).resolve().parent / "templates"
 
+
+# -- the two environments: HTML pages, Markdown feedback ---------------------------------------------------
+
+def markdown_escape(value) -> Markup:
+    """A value as Markdown reads it as text: no HTML (`<img onerror=...>` stays text), one line."""
+    if isinstance(value, Markup):
+        return value
+    return Markup(str(escape(str(value))).replace("\n", " "))
+
+
+def table_cell(value) -> Markup:
+    """A value in a Markdown table's cell: escaped, and its pipes too."""
+    return Markup(str(markdown_escape(value)).replace("|", "\\|"))
+
+
+def fenced(value) -> Markup:
+    """A block of text as it is (a load error's line and caret keep their columns), in a code fence longer than any
+    run of backticks inside it: nothing in it can close the block."""
+    text = str(value)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return Markup(f"{fence}\n{text}\n{fence}")
+
+
+@functools.cache
+def environment(kind: str) -> jinja2.Environment:
+    """The Jinja2 environment of `kind` ("html" or "markdown"): HTML autoescaped, Markdown escaped by `finalize`."""
+    loader = jinja2.FileSystemLoader(TEMPLATES)
+    if kind == "html":
+        return jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined,
+                                  keep_trailing_newline=True)
+    env = jinja2.Environment(loader=loader, autoescape=False, finalize=markdown_escape,
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    env.filters.update(cell=table_cell, fenced=fenced)
+    return env
+
+
+def render(template: str, **values) -> str:
+    """A template of grader/report/templates filled with `values` (escaped as its kind requires)."""
+    return environment("markdown" if template.endswith(".md.j2") else "html").get_template(template).render(**values)
+
+
+def html_text(text: Text, lang: str) -> Markup:
+    """A sentence of ours with markup in its template (`<b>{count}</b> in {ex}`): the values escaped, not the
+    template."""
+    return Markup(text.render(lang, escape=escape))
+
+
+def write(path: Path, template: str, **values) -> Path:
+    path.write_text(render(template, style=STYLE, **values), encoding="utf-8")
+    return path
+
+
+# -- charts --------------------------------------------------------------------------------------------
 
 def _finite(values) -> list[float]:
     return [v for v in values if math.isfinite(v)]
@@ -43,8 +111,14 @@ def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
     return [first + i * step for i in range(int((hi - first) / step + 1e-9) + 1)]
 
 
-def svg_chart(curve: dict, lang: str = "en") -> str:
-    """One recorded curve as an inline SVG line chart.
+def shape(tag: str, text: str = "", tip: str = "", **attrs) -> dict:
+    """One SVG element for the `svg` macro: its attributes (a trailing _ dropped, _ read as -) and text."""
+    return {"tag": tag, "text": text, "tip": tip,
+            "attrs": {name.rstrip("_").replace("_", "-"): value for name, value in attrs.items()}}
+
+
+def chart(curve: dict, lang: str = "en") -> dict:
+    """One recorded curve as a line chart, for the `svg` macro.
 
     The reference series and true values fix the visible range, so a diverging learner's curve cannot
     flatten everything else: it is drawn until it leaves the chart, marked there, and not after (an
@@ -78,22 +152,25 @@ def svg_chart(curve: dict, lang: str = "en") -> str:
     def y_at(v: float) -> float:
         return top + plot_h * (1 - (v - lo) / (hi - lo))
 
-    parts = [f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#999"/>']
+    shapes = [shape("rect", x=left, y=top, width=plot_w, height=plot_h, fill="none", stroke="#999")]
     for t in nice_ticks(lo, hi):
-        label = f"1e{t:g}" if log else f"{t:.4g}"
-        parts.append(f'<line x1="{left - 4}" x2="{left + plot_w}" y1="{y_at(t):.1f}" y2="{y_at(t):.1f}" '
-                     f'stroke="#eee"/><text x="{left - 6}" y="{y_at(t) + 4:.1f}" text-anchor="end">{label}</text>')
+        shapes += [shape("line", x1=left - 4, x2=left + plot_w, y1=f"{y_at(t):.1f}", y2=f"{y_at(t):.1f}",
+                         stroke="#eee"),
+                   shape("text", f"1e{t:g}" if log else f"{t:.4g}", x=left - 6, y=f"{y_at(t) + 4:.1f}",
+                         text_anchor="end")]
     for t in nice_ticks(0, max(1, steps - 1)):
         if t == int(t):
-            parts.append(f'<text x="{x_at(int(t)):.1f}" y="{top + plot_h + 16}" text-anchor="middle">{int(t)}</text>')
+            shapes.append(shape("text", str(int(t)), x=f"{x_at(int(t)):.1f}", y=top + plot_h + 16,
+                                text_anchor="middle"))
     xlabel = curve.get("xlabel", "step")
-    parts.append(f'<text x="{left + plot_w / 2}" y="{height - 6}" text-anchor="middle">{html.escape(xlabel)}</text>')
+    shapes.append(shape("text", xlabel, x=left + plot_w / 2, y=height - 6, text_anchor="middle"))
     for name, value in truth.items():
         y = y_at(scale(value))
         label_y = y - 4 if y - 16 > top else y + 13  # inside the plot, clear of the title above it
-        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="gray" '
-                     f'stroke-dasharray="5,4"/><text x="{left + 4}" y="{label_y:.1f}">'
-                     f'{html.escape(say(lang, "true {name} = {value}", name=name, value=f"{value:g}"))}</text>')
+        shapes += [shape("line", x1=left, x2=left + plot_w, y1=f"{y:.1f}", y2=f"{y:.1f}", stroke="gray",
+                         stroke_dasharray="5,4"),
+                   shape("text", say(lang, "true {name} = {value}", name=name, value=f"{value:g}"), x=left + 4,
+                         y=f"{label_y:.1f}")]
     left_at = []
     for n, (name, values) in enumerate(series.items()):
         color = COLORS[n % len(COLORS)]
@@ -102,23 +179,23 @@ def svg_chart(curve: dict, lang: str = "en") -> str:
             inside = math.isfinite(v) and (not log or v > 0) and lo <= scale(v) <= hi
             if not inside:
                 edge = top if not math.isfinite(v) or scale(v) > hi else top + plot_h
-                parts.append(f'<text x="{x_at(i):.1f}" y="{edge + (10 if edge == top else -3)}" fill="{color}" '
-                             f'text-anchor="middle">{"▲" if edge == top else "▼"}</text>')
+                shapes.append(shape("text", "▲" if edge == top else "▼", x=f"{x_at(i):.1f}",
+                                    y=edge + (10 if edge == top else -3), fill=color, text_anchor="middle"))
                 left_at.append(i)
                 break
             points.append(f"{x_at(i):.1f},{y_at(scale(v)):.1f}")
         if points:
-            parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.6" points="{" ".join(points)}"/>')
+            shapes.append(shape("polyline", fill="none", stroke=color, stroke_width="1.6", points=" ".join(points)))
         y = top + 14 * n + 6
-        legend = html.escape(series_label(name, lang))
-        parts.append(f'<line x1="{width - right + 10}" x2="{width - right + 30}" y1="{y}" y2="{y}" stroke="{color}" '
-                     f'stroke-width="2"/><text x="{width - right + 34}" y="{y + 4}">{legend}</text>')
+        shapes += [shape("line", x1=width - right + 10, x2=width - right + 30, y1=y, y2=y, stroke=color,
+                         stroke_width="2"),
+                   shape("text", series_label(name, lang), x=width - right + 34, y=y + 4)]
     leaves = say(lang, " (your curve leaves the chart at {xlabel} {at})", xlabel=xlabel, at=min(left_at)) \
         if left_at else ""
     title = curve["title"] + leaves
-    parts.insert(0, f'<text x="{left}" y="{top - 10}" font-weight="bold">{html.escape(title)}</text>')
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-            f'role="img" aria-label="{html.escape(title)}">{"".join(parts)}</svg>')
+    shapes.insert(0, shape("text", title, x=left, y=top - 10, font_weight="bold"))
+    return {"width": width, "height": height, "label": title, "shapes": shapes,
+            "diverged": say(lang, DIVERGED) if diverged(curve) else ""}
 
 
 SERIES = {"yours": Text("yours", "你的"), "reference": Text("reference", "参考")}
@@ -144,70 +221,68 @@ DIVERGED = ("Your loss grew instead of shrinking. That usually means the learnin
             "or the gradients are not zeroed each step (they accumulate), or the update has the wrong sign.")
 
 
-def check_table(result: Result, lang: str = "en") -> str:
-    """A row per check: its mark, its title with the feedback under it, its points (readable on a phone too)."""
-    rows = "".join(
-        f"<tr class='{c.outcome}'><td>{MARKS[c.outcome]}</td><td>{html.escape(c.title.render(lang))}"
-        + (f"<div class='msg'>{html.escape(c.message.render(lang))}</div>" if c.message.render(lang) else "")
-        + f"</td><td class='num'>{html.escape(points_text(c, lang))}</td></tr>"
-        for c in result.checks)
-    head = "".join(f"<th>{say(lang, word)}</th>" for word in ("check", "points"))
-    return f"<table class='checks'><tr><th></th>{head}</tr>{rows}</table>"
+def histogram(totals: list[float], max_total: float, lang: str = "en", bins: int = 20) -> dict:
+    """The distribution of totals as bars, for the `svg` macro."""
+    width, height, left, bottom, top = 640, 220, 40, 30, 10
+    top_value = max_total or max(totals, default=1) or 1
+    counts = [0] * bins
+    for t in totals:
+        counts[min(bins - 1, int(bins * t / top_value))] += 1
+    tallest = max(counts) or 1
+    bar_w = (width - left - 10) / bins
+    shapes = []
+    for i, n in enumerate(counts):
+        h = (height - top - bottom) * n / tallest
+        x = left + i * bar_w
+        tip = Text("{n} student" + ("" if n == 1 else "s") + ": {lo} to {hi}", "{n} 名学生：{lo} 到 {hi}", n=n,
+                   lo=f"{top_value * i / bins:g}", hi=f"{top_value * (i + 1) / bins:g}").render(lang)
+        shapes.append(shape("rect", tip=tip, x=f"{x:.1f}", y=f"{height - bottom - h:.1f}", width=f"{bar_w - 2:.1f}",
+                            height=f"{h:.1f}", fill="#1f77b4"))
+        if n:
+            shapes.append(shape("text", str(n), x=f"{x + bar_w / 2:.1f}", y=f"{height - bottom - h - 2:.1f}",
+                                text_anchor="middle"))
+    for t in nice_ticks(0, top_value):
+        shapes.append(shape("text", f"{t:g}", x=f"{left + (width - left - 10) * t / top_value:.1f}", y=height - 12,
+                            text_anchor="middle"))
+    return {"width": width, "height": height, "label": Text("score distribution", "分数分布").render(lang),
+            "shapes": shapes}
+
+
+# -- one grading ------------------------------------------------------------------------------------------
+
+GRADER_FAILED = "The grader failed on this exercise (not your code): it will be regraded."
 
 
 def heading(result: Result, lang: str = "en") -> str:
     return f"{result.exercise} · {result.title.render(lang) or result.name}"
 
 
-def message_html(message: str) -> str:
-    """A result's message: inline, or preformatted when it has several lines (a load error's line and caret)."""
-    if "\n" in message:
-        return f"<pre>{html.escape(message)}</pre>"
-    return html.escape(message)
-
-
-def result_section(result: Result, lang: str = "en", show_heading: bool = True, cell: dict | None = None) -> str:
-    """One result's section; `cell`, in a batch, is the gradebook's cell (the teacher's review, late work)."""
-    parts = [f"<h2 id='{html.escape(result.exercise)}'>{html.escape(heading(result, lang))}</h2>"] if show_heading \
-        else []
+def section(result: Result, lang: str = "en", show_heading: bool = True, cell: dict | None = None) -> dict:
+    """One result's section, for the `section` macro; `cell`, in a batch, is the gradebook's cell (the teacher's
+    review, late work)."""
     cell = cell or {}
+    notes = []
     if cell.get("review"):
-        from grader.report.cell_text import review_text
-
-        parts.append(f"<p class='note'><b>{html.escape(say(lang, 'Your teacher’s review:'))}</b> "
-                     f"{html.escape(review_text(cell, lang))}</p>")
+        notes.append({"label": say(lang, "Your teacher’s review:"), "text": review_text(cell, lang)})
     if cell.get("late_work"):
-        from grader.report.cell_text import late_text
-
-        parts.append(f"<p class='note'>{html.escape(late_text(cell, lang))} "
-                     f"{html.escape(cell.get('submitted', ''))}</p>")
+        notes.append({"label": "", "text": f"{late_text(cell, lang)} {cell.get('submitted', '')}"})
+    score = status = message = ""
     if cell.get("state") == "needs a look":
-        parts.append(f"<p class='note'>{html.escape(say(lang, 'Your teacher needs to look at this submission:'))} "
-                     f"{html.escape(cell['message'])}</p>")
+        notes.append({"label": "", "text": f"{say(lang, 'Your teacher needs to look at this submission:')} "
+                                           f"{cell['message']}"})
     elif result.grader_failure:
-        parts.append(f"<p class='note'>{say(lang, GRADER_FAILED)}</p>")
+        notes.append({"label": "", "text": say(lang, GRADER_FAILED)})
     else:
+        score = score_text(result, lang)
         status = Text("({status})", "（{status}）", status=say(lang, result.status)).render(lang)
-        parts.append(f"<p><b>{html.escape(score_text(result, lang))}</b> {html.escape(status)}</p>")
-        if result.message.render(lang):
-            parts.append(message_html(result.message.render(lang)))
-    parts.append(check_table(result, lang))
-    for curve in result.curves:
-        if diverged(curve):
-            parts.append(f"<p class='note'>{html.escape(say(lang, DIVERGED))}</p>")
-        parts.append(svg_chart(curve, lang))
-    if result.output:
-        parts.append(f"<p>{html.escape(say(lang, 'Your code printed:'))}</p><pre>{html.escape(result.output)}</pre>")
-    return "\n".join(parts)
-
-
-GRADER_FAILED = "The grader failed on this exercise (not your code): it will be regraded."
-
-
-def page(title: str, body: str, script: str = "", lang: str = "en") -> str:
-    return (f"<!doctype html><html lang='{lang}'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-            f"<style>{STYLE}</style></head><body><h1>{html.escape(title)}</h1>\n{body}\n"
-            + (f"<script>{script}</script>" if script else "") + "</body></html>\n")
+        message = result.message.render(lang)
+    return {"heading": heading(result, lang) if show_heading else "", "anchor": result.exercise, "notes": notes,
+            "score": score, "status": status, "message": message,
+            "checks": [{"outcome": c.outcome, "mark": MARKS[c.outcome], "title": c.title.render(lang),
+                        "message": c.message.render(lang), "points": points_text(c, lang)} for c in result.checks],
+            "charts": [chart(curve, lang) for curve in result.curves], "output": result.output,
+            "words": {"check": say(lang, "check"), "points": say(lang, "points"),
+                      "printed": say(lang, "Your code printed:")}}
 
 
 def write_report(results: list[Result], path: Path, title: str, notes: list[Text] | None = None,
@@ -217,18 +292,26 @@ def write_report(results: list[Result], path: Path, title: str, notes: list[Text
     (missing files, problems). A section's heading is left out when it would repeat the page's title (a
     one-exercise report). `cells`, in a batch: the gradebook's cell of each exercise (review, late work)."""
     said = say(lang, "Total: {score}/{max_score}", score=f"{total[0]:g}", max_score=f"{total[1]:g}") if total else ""
-    body = [f"<p><b>{html.escape(said)}</b></p>"] if total else []
-    body += [result_section(r, lang, show_heading=heading(r, lang) != title, cell=(cells or {}).get(r.exercise))
-             for r in results]
-    notes = [note for r in results for note in r.notes] + list(notes or [])
-    if notes:
-        body.append(f"<h2>{say(lang, 'Notes on your submission')}</h2><ul>"
-                    + "".join(f"<li>{html.escape(Text.of(n).render(lang))}</li>" for n in notes) + "</ul>")
-    path.write_text(page(title, "\n".join(body), lang=lang), encoding="utf-8")
-    return path
+    every_note = [note for r in results for note in r.notes] + list(notes or [])
+    return write(path, "learner.html.j2", lang=lang, title=title, total=said,
+                 sections=[section(r, lang, show_heading=heading(r, lang) != title,
+                                   cell=(cells or {}).get(r.exercise)) for r in results],
+                 notes=[Text.of(n).render(lang) for n in every_note],
+                 notes_heading=say(lang, "Notes on your submission"))
 
 
-# -- the class page (in the teacher's language, `lang`) --
+def notebook_html(result: Result, lines: list[str], lang: str) -> str:
+    """`check()`'s display in Jupyter: the grading, then its next step, hint and record lines."""
+    return render("notebook.html.j2", heading=heading(result, lang), s=section(result, lang, show_heading=False),
+                  lines=lines)
+
+
+def hints_html(lines: list[str]) -> str:
+    """`hint()`'s display in Jupyter."""
+    return render("hints.html.j2", lines=lines)
+
+
+# -- the class page (in the teacher's language, `lang`) --------------------------------------------------
 
 def _t(lang: str, en: str, zh: str, **values) -> str:
     return Text(en, zh, **values).render(lang)
@@ -250,21 +333,13 @@ STATE_TITLE = {
 }
 STATE_WORD = {"timeout": Text("timeout", "超时"), "crashed": Text("crashed", "崩溃"),
               "tampered": Text("tampered", "篡改"), "graded": Text("graded", "已评分")}
-SCRIPT = """const book=document.getElementById('book'),body=book.tBodies[0],filter=document.getElementById('filter');
-filter.hidden=false;filter.addEventListener('input',()=>{const q=filter.value.toLowerCase();
-for(const tr of body.rows)tr.hidden=!tr.textContent.toLowerCase().includes(q);});
-book.tHead.addEventListener('click',e=>{const th=e.target.closest('th');if(!th)return;const i=th.cellIndex,
-up=th.dataset.dir!=='asc';th.dataset.dir=up?'asc':'desc';const key=td=>td.dataset.v??td.textContent;
-const rows=[...body.rows].sort((a,b)=>{const x=key(a.cells[i]),y=key(b.cells[i]);
-const c=(a.cells[i].dataset.v!==undefined)?x-y:x.localeCompare(y,undefined,{numeric:true});return up?c:-c;});
-body.append(...rows);});"""
 
 
 def feedback_link(student: str, exercise: str = "") -> str:
-    return f"feedback/{quote(student)}.html" + (f"#{exercise}" if exercise else "")
+    return f"feedback/{quote(student)}.html" + (f"#{quote(exercise)}" if exercise else "")
 
 
-def _cell(student: str, ex_id: str, cell: dict, lang: str) -> str:
+def _cell(student: str, ex_id: str, cell: dict, lang: str) -> dict:
     state, score = cell["state"], cell["score"]
     if state == "graded":
         kind = "full" if score >= cell["max_score"] else "partial" if score > 0 else "zero"
@@ -276,40 +351,13 @@ def _cell(student: str, ex_id: str, cell: dict, lang: str) -> str:
     title = STATE_TITLE[state].render(lang) if state in STATE_TITLE else f"{score:g}/{cell['max_score']:g}"
     if state == "needs a look":
         title = _t(lang, "needs a look: {why}", "需要查看：{why}", why=cell["message"])
-    from grader.report.cell_text import late_text, review_text
-
     reviewed = review_text(cell, lang)
     marks = [mark for mark in (late_text(cell, lang), reviewed and _t(lang, "reviewed: {review}", "已复核：{review}",
                                                                          review=reviewed)) if mark]
     if marks:
         text += " *" if reviewed else _t(lang, " (late)", "（迟交）")
         title += " | " + " | ".join(marks)
-    return (f"<td class='{kind} num' data-v='{value:g}' title='{html.escape(title)}'>"
-            f"<a href='{feedback_link(student, ex_id)}'>{html.escape(text)}</a></td>")
-
-
-def _gradebook_table(book: dict, lang: str) -> str:
-    exercises = book["exercises"]
-    named = any(row.get("name") for row in book["rows"])
-    head = f"<th>{_t(lang, 'student', '学生')}</th>" + (f"<th>{_t(lang, 'name', '姓名')}</th>" if named else "")
-    head += "".join(f"<th title='{html.escape(ex['title'])}'>{ex['id']}</th>" for ex in exercises)
-    total = _t(lang, "total /{max}", "总分 /{max}", max=f"{book['max_total']:g}")
-    head += f"<th>{total}</th><th>{_t(lang, 'problems', '问题')}</th>"
-    rows = []
-    for row in book["rows"]:
-        student = row["student"]
-        cells = [f"<td><a href='{feedback_link(student)}'>{html.escape(student)}</a></td>"]
-        if named:
-            cells.append(f"<td>{html.escape(row.get('name', ''))}</td>")
-        cells += [_cell(student, ex["id"], row["cells"][ex["id"]], lang) for ex in exercises]
-        cells.append(f"<td class='num' data-v='{row['total']:g}'>{row['total']:g}</td>")
-        notes = row["problems"]
-        cells.append(f"<td class='num{' look' if notes else ''}' data-v='{len(notes)}' "
-                     f"title='{html.escape(' | '.join(notes))}'>{len(notes) or ''}</td>")
-        rows.append("<tr>" + "".join(cells) + "</tr>")
-    placeholder = _t(lang, "filter: a name, an id, missing, error...", "筛选：姓名、学号、未提交、出错……")
-    return (f"<input id='filter' hidden placeholder='{html.escape(placeholder)}' size='40'>"
-            f"<table id='book' class='book'><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+    return {"kind": kind, "value": f"{value:g}", "title": title, "link": feedback_link(student, ex_id), "text": text}
 
 
 def by_mistake(entries: list[dict]) -> list[dict]:
@@ -325,119 +373,20 @@ def by_mistake(entries: list[dict]) -> list[dict]:
     return sorted(result, key=lambda m: (-m["count"], m["exercise"], m["label"]))
 
 
-def _misconceptions(book: dict, lang: str) -> str:
+def _mistakes(book: dict, lang: str) -> tuple[list[dict], list[dict]]:
+    """The five mistakes most made, as lines, and each exercise's table of them."""
     entries = by_mistake(book["misconceptions"])
-    title = f"<h2>{_t(lang, 'What the class got wrong', '全班常见的错误')}</h2>"
-    if not entries:
-        return f"{title}<p>{_t(lang, 'No failed checks.', '没有未通过的检查。')}</p>"
-    parts = [title, "<ul>"]
+    lines = []
     for m in entries[:5]:
         count = _t(lang, "{n} of {of} students", "{of} 名学生中有 {n} 名", n=m["count"], of=m["submitted"])
-        meaning = f" {html.escape(m['meaning'])}" if m.get("meaning") else ""
-        parts.append("<li>" + _t(lang, "<b>{count}</b> in {ex}: {key}{meaning} ({title})",
-                                 "{ex}：<b>{count}</b> {key}{meaning}（{title}）", count=count, ex=m["exercise"],
-                                 key=f"<code>{html.escape(m['label'])}</code>", meaning=meaning,
-                                 title=html.escape(m["title"])) + "</li>")
-    parts.append("</ul>")
-    head = "".join(f"<th>{word.render(lang)}</th>" for word in (
-        Text("students", "学生数"), Text("mistake", "错误"), Text("failed check", "未通过的检查"),
-        Text("an example of the message they got", "他们收到的一条反馈示例")))
-    for ex in book["exercises"]:
-        mine = [m for m in entries if m["exercise"] == ex["id"]]
-        if not mine:
-            continue
-        rows = "".join(
-            f"<tr><td class='num'>{m['count']}</td><td><code>{html.escape(m['label'])}</code>"
-            + (f"<br>{html.escape(m['meaning'])}" if m.get("meaning") else "") + "</td>"
-            f"<td>{html.escape(m['title'])}</td><td>{html.escape(m['example'])}</td></tr>" for m in mine)
-        parts.append(f"<h3>{ex['id']} · {html.escape(ex['title'])}</h3><table><tr>{head}</tr>{rows}</table>")
-    return "\n".join(parts)
-
-
-def histogram_svg(totals: list[float], max_total: float, lang: str = "en", bins: int = 20) -> str:
-    """The distribution of totals as inline SVG bars."""
-    width, height, left, bottom, top = 640, 220, 40, 30, 10
-    top_value = max_total or max(totals, default=1) or 1
-    counts = [0] * bins
-    for t in totals:
-        counts[min(bins - 1, int(bins * t / top_value))] += 1
-    tallest = max(counts) or 1
-    bar_w = (width - left - 10) / bins
-    parts = []
-    for i, n in enumerate(counts):
-        h = (height - top - bottom) * n / tallest
-        x = left + i * bar_w
-        tip = _t(lang, "{n} student" + ("" if n == 1 else "s") + ": {lo} to {hi}", "{n} 名学生：{lo} 到 {hi}", n=n,
-                 lo=f"{top_value * i / bins:g}", hi=f"{top_value * (i + 1) / bins:g}")
-        parts.append(f'<rect x="{x:.1f}" y="{height - bottom - h:.1f}" width="{bar_w - 2:.1f}" height="{h:.1f}" '
-                     f'fill="#1f77b4"><title>{tip}</title></rect>')
-        if n:
-            parts.append(f'<text x="{x + bar_w / 2:.1f}" y="{height - bottom - h - 2:.1f}" '
-                         f'text-anchor="middle">{n}</text>')
-    for t in nice_ticks(0, top_value):
-        parts.append(f'<text x="{left + (width - left - 10) * t / top_value:.1f}" y="{height - 12}" '
-                     f'text-anchor="middle">{t:g}</text>')
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
-            f'role="img" aria-label="{_t(lang, "score distribution", "分数分布")}">{"".join(parts)}</svg>')
-
-
-def _pass_rates(book: dict, lang: str) -> str:
-    rows = []
-    look = _t(lang, "a check or a statement to look at", "这个检查或题目需要看一看")
-    for c in book["checks"]:
-        flag = f"<span class='look'>{look}</span>" if c["look"] else ""
-        rows.append(f"<tr><td>{c['exercise']}</td><td>{html.escape(c['title'])}</td><td class='num'>{c['passed']}/"
-                    f"{c['attempted']}</td><td class='num'>{100 * c['rate']:.0f}%</td><td>{flag}</td></tr>")
-    head = "".join(f"<th>{word.render(lang)}</th>" for word in (
-        Text("exercise", "练习"), Text("check", "检查"), Text("passed", "已通过"), Text("rate", "通过率"),
-        Text("", "")))
-    return (f"<h2 id='checks'>{_t(lang, 'Checks, most failed first', '各项检查，未通过最多的在前')}</h2><p>"
-            + _t(lang, "Students who reached the check (not started and skipped left out). A check that (nearly) "
-                       "every student fails may be wrong, or its statement unclear.",
-                 "只算做到这个检查的学生（未开始和跳过的不算）。几乎所有学生都没通过的检查，可能检查本身有错，"
-                 "或者题目没有写清楚。")
-            + f"</p><table><tr>{head}</tr>{''.join(rows)}</table>")
-
-
-def _problems(book: dict, lang: str) -> str:
-    items = [f"<li><a href='{feedback_link(row['student'])}'>{html.escape(row['student'])}</a>: "
-             f"{html.escape(message)}</li>" for row in book["rows"] for message in row["problems"]]
-    items += [f"<li>{html.escape(p['message'])}</li>" for p in book.get("stray", [])]
-    if not items:
-        return ""
-    return f"<h2>{_t(lang, 'Problems ({n})', '问题（{n}）', n=len(items))}</h2><ul>{''.join(items)}</ul>"
-
-
-def _similar(book: dict, lang: str) -> str:
-    pairs = book.get("similar")
-    if pairs is None:
-        return ""
-    if not pairs:
-        return (f"<h2>{_t(lang, 'Similar submissions', '相似的提交')}</h2>"
-                f"<p>{_t(lang, 'No pair above the threshold.', '没有超过阈值的提交对。')}</p>")
-    rows = "".join(f"<tr><td>{p['exercise']}</td><td>{html.escape(' · '.join(p['students']))}</td>"
-                   f"<td class='num'>{100 * p['similarity']:.0f}%</td></tr>" for p in pairs[:20])
-    head = "".join(f"<th>{word.render(lang)}</th>" for word in (
-        Text("exercise", "练习"), Text("students", "学生"), Text("shared", "相同部分")))
-    return (f"<h2>{_t(lang, 'Similar submissions ({n})', '相似的提交（{n}）', n=len(pairs))}</h2><p>"
-            + _t(lang, "For a person to look at, side by side in {link}; scores are unchanged.",
-                 "请人工在 {link} 中并排查看；分数不受影响。", link="<a href='similarity.html'>similarity.html</a>")
-            + f"</p><table><tr>{head}</tr>{rows}</table>")
-
-
-def _isolation(book: dict, lang: str) -> str:
-    groups = book.get("isolation") or []
-    none, comma = _t(lang, "none reported", "未报告"), _t(lang, ", ", "、")  # 、: the layers' names stay apart
-    items = "".join(f"<li>{html.escape(comma.join(g['layers']) or none)}{_t(lang, ': ', '：')}"
-                    + _t(lang, "{n} submissions", "{n} 份提交", n=g["count"])
-                    + f"<details><summary>{_t(lang, 'which', '是哪些')}</summary>"
-                      f"{html.escape(' · '.join(g['submissions']))}</details></li>"
-                    for g in groups)
-    if not groups:
-        return ""
-    return (f"<h2>{_t(lang, 'Isolation', '隔离')}</h2><p>"
-            + _t(lang, "The layers of the sandbox that graded each submission.", "为每份提交评分的沙箱所用的隔离层。")
-            + f"</p><ul>{items}</ul>")
+        meaning = Markup(" ") + m["meaning"] if m.get("meaning") else ""
+        lines.append({"line": html_text(Text("<b>{count}</b> in {ex}: {key}{meaning} ({title})",
+                                             "{ex}：<b>{count}</b> {key}{meaning}（{title}）", count=count,
+                                             ex=m["exercise"], key=Markup("<code>{}</code>").format(m["label"]),
+                                             meaning=meaning, title=m["title"]), lang)})
+    tables = [{"heading": f"{ex['id']} · {ex['title']}", "rows": mine} for ex in book["exercises"]
+              if (mine := [m for m in entries if m["exercise"] == ex["id"]])]
+    return lines, tables
 
 
 def write_index(book: dict, path: Path, lang: str = "en") -> Path:
@@ -458,13 +407,55 @@ def write_index(book: dict, path: Path, lang: str = "en") -> Path:
                 + ("" if len(book["exercises"]) == 1 else "s") + " ({summary}).",
                 "{n} 名学生，{m} 个练习（{summary}）。", n=len(rows), m=len(book["exercises"]), summary=summary)
     none = _t(lang, "{n} student" + ("" if nothing == 1 else "s") + " submitted nothing (not in the histogram).",
-              "{n} 名学生什么都没有提交（不在直方图中）。", n=nothing)
-    body = [f"<p>{counts}</p>",
-            _misconceptions(book, lang), f"<h2 id='gradebook'>{_t(lang, 'Gradebook', '成绩册')}</h2>",
-            _gradebook_table(book, lang), f"<h2 id='totals'>{_t(lang, 'Totals', '总分分布')}</h2>",
-            histogram_svg([row["total"] for row in submitted], book["max_total"], lang),
-            f"<p>{none}</p>" if nothing else "",
-            _pass_rates(book, lang), _problems(book, lang), _similar(book, lang),
-            _isolation(book, lang)]
-    path.write_text(page(_t(lang, "Class report", "班级报告"), "\n".join(body), SCRIPT, lang), encoding="utf-8")
-    return path
+              "{n} 名学生什么都没有提交（不在直方图中）。", n=nothing) if nothing else ""
+    mistakes, tables = _mistakes(book, lang)
+    exercises = book["exercises"]
+    problems = [{"link": feedback_link(row["student"]), "student": row["student"], "message": message}
+                for row in rows for message in row["problems"]]
+    problems += [{"link": "", "student": "", "message": p["message"]} for p in book.get("stray", [])]
+    similar = book.get("similar")
+    comma = _t(lang, ", ", "、")  # 、: the layers' names stay apart
+    isolation = [{"line": (comma.join(g["layers"]) or _t(lang, "none reported", "未报告")) + _t(lang, ": ", "：")
+                  + _t(lang, "{n} submissions", "{n} 份提交", n=g["count"]), "submissions": g["submissions"]}
+                 for g in book.get("isolation") or []]
+    t = functools.partial(_t, lang)
+    return write(
+        path, "class.html.j2", lang=lang, title=t("Class report", "班级报告"), counts=counts, nothing=none,
+        mistakes=mistakes, mistake_tables=tables, exercises=exercises, named=any(row.get("name") for row in rows),
+        rows=[{"student": row["student"], "name": row.get("name", ""), "link": feedback_link(row["student"]),
+               "cells": [_cell(row["student"], ex["id"], row["cells"][ex["id"]], lang) for ex in exercises],
+               "total": f"{row['total']:g}", "problems": row["problems"]} for row in rows],
+        histogram=histogram([row["total"] for row in submitted], book["max_total"], lang),
+        checks=[{**c, "rate": f"{100 * c['rate']:.0f}"} for c in book["checks"]], problems=problems,
+        similar=None if similar is None else [{**p, "shared": f"{100 * p['similarity']:.0f}"} for p in similar],
+        isolation=isolation,
+        words={"wrong": t("What the class got wrong", "全班常见的错误"),
+               "no_failed": t("No failed checks.", "没有未通过的检查。"),
+               "mistake_head": [t("students", "学生数"), t("mistake", "错误"), t("failed check", "未通过的检查"),
+                                t("an example of the message they got", "他们收到的一条反馈示例")],
+               "gradebook": t("Gradebook", "成绩册"), "student": t("student", "学生"), "name": t("name", "姓名"),
+               "total": t("total /{max}", "总分 /{max}", max=f"{book['max_total']:g}"),
+               "problems": t("problems", "问题"),
+               "filter": t("filter: a name, an id, missing, error...", "筛选：姓名、学号、未提交、出错……"),
+               "totals": t("Totals", "总分分布"),
+               "checks": t("Checks, most failed first", "各项检查，未通过最多的在前"),
+               "checks_note": t("Students who reached the check (not started and skipped left out). A check that "
+                                "(nearly) every student fails may be wrong, or its statement unclear.",
+                                "只算做到这个检查的学生（未开始和跳过的不算）。几乎所有学生都没通过的检查，可能检查本身有错，"
+                                "或者题目没有写清楚。"),
+               "checks_head": [t("exercise", "练习"), t("check", "检查"), t("passed", "已通过"),
+                               t("rate", "通过率"), ""],
+               "look": t("a check or a statement to look at", "这个检查或题目需要看一看"),
+               "problems_heading": t("Problems ({n})", "问题（{n}）", n=len(problems)),
+               "similar_heading": t("Similar submissions ({n})", "相似的提交（{n}）", n=len(similar or [])),
+               "similar_none_heading": t("Similar submissions", "相似的提交"),
+               "similar_none": t("No pair above the threshold.", "没有超过阈值的提交对。"),
+               "similar_note": html_text(Text(
+                   "For a person to look at, side by side in {link}; scores are unchanged.",
+                   "请人工在 {link} 中并排查看；分数不受影响。",
+                   link=Markup("<a href='similarity.html'>similarity.html</a>")), lang),
+               "similar_head": [t("exercise", "练习"), t("students", "学生"), t("shared", "相同部分")],
+               "isolation": t("Isolation", "隔离"),
+               "isolation_note": t("The layers of the sandbox that graded each submission.",
+                                   "为每份提交评分的沙箱所用的隔离层。"),
+               "which": t("which", "是哪些")})

@@ -234,49 +234,45 @@ def write_csv(book: dict, path: Path) -> None:
 
 def feedback_markdown(row: dict, results: dict[str, Result], exercises: list[Exercise], lang: str = "en") -> str:
     """What one student reads, in `lang`: each exercise of the assignment (the teacher's review, late work, what
-    needs a look), then the notes on the submission."""
-    from grader.report.pages import GRADER_FAILED
+    needs a look), then the notes on the submission (templates/feedback.md.j2: every value escaped)."""
+    from grader.report.pages import GRADER_FAILED, render
     from grader.report.terminal import points_text, score_text
 
-    lines = ["# " + say(lang, "Feedback for {student}", student=row.get("name") or row["student"]), "",
-             Text("Total: **{total}/{max}**", "总分：**{total}/{max}**", total=f"{row['total']:g}",
-                  max=f"{row['max_total']:g}").render(lang), ""]
+    shown = []
     for ex in exercises:
         r = results.get(ex.id)
-        lines.append(f"## {ex.id} · {ex.text('title', lang)}")
         cell = row["cells"][ex.id]
         state = cell["state"]
-        if review_text(cell, lang):
-            lines += [f"**{say(lang, 'Your teacher’s review:')}** {review_text(cell, lang)}", ""]
+        entry: dict = {"heading": f"{ex.id} · {ex.text('title', lang)}", "review": review_text(cell, lang),
+                       "lines": [], "score": "", "checks": []}
         if state == "missing" or r is None:
-            lines += [Text("No file was submitted for this exercise.", "这个练习没有提交文件。").render(lang), ""]
-            continue
-        if state == "needs a look":
-            lines += [f"{say(lang, 'Your teacher needs to look at this submission:')} {cell['message']}", ""]
-            continue
-        if state == "grader error":
-            lines += [say(lang, GRADER_FAILED), ""]
-            continue
-        if late_text(cell, lang):
-            lines += [Text("Submitted {late}", "提交：{late}", late=late_text(cell, lang)).render(lang)
-                      + (f" ({cell['submitted']})" if cell.get("submitted") else ""), ""]
-        lines.append(Text("**{score}** ({status})", "**{score}**（{status}）", score=score_text(r, lang),
-                          status=say(lang, r.status)).render(lang))
-        message = r.message.render(lang)
-        if message:  # a load error's line and caret keep their columns in a code block
-            lines += ["```", message, "```"] if "\n" in message else [f"> {message}"]
-        lines.append("")
-        if r.checks:
-            head = " | ".join(say(lang, word) for word in ("check", "points", "feedback"))
-            lines += [f"| | {head} |", "|---|---|--:|---|"]
-            for c in r.checks:
-                cells = [MARKS[c.outcome], c.title.render(lang), points_text(c, lang), c.message.render(lang)]
-                lines.append("| " + " | ".join(cell.replace("|", "\\|").replace("\n", " ") for cell in cells) + " |")
-            lines.append("")
+            entry["lines"].append(Text("No file was submitted for this exercise.",
+                                       "这个练习没有提交文件。").render(lang))
+        elif state == "needs a look":
+            entry["lines"].append(f"{say(lang, 'Your teacher needs to look at this submission:')} {cell['message']}")
+        elif state == "grader error":
+            entry["lines"].append(say(lang, GRADER_FAILED))
+        else:
+            if late_text(cell, lang):
+                entry["lines"].append(Text("Submitted {late}", "提交：{late}", late=late_text(cell, lang)).render(lang)
+                                      + (f" ({cell['submitted']})" if cell.get("submitted") else ""))
+            message = r.message.render(lang)
+            entry.update(score=score_text(r, lang), status=Text("({status})", "（{status}）",
+                                                                status=say(lang, r.status)).render(lang),
+                         block=message if "\n" in message else "", message=message,
+                         checks=[{"mark": MARKS[c.outcome], "title": c.title.render(lang),
+                                  "points": points_text(c, lang), "message": c.message.render(lang)}
+                                 for c in r.checks])
+        shown.append(entry)
     notes = [n.render(lang) for ex in exercises if ex.id in results for n in results[ex.id].notes] + row["problems"]
-    if notes:
-        lines += [f"## {say(lang, 'Notes on your submission')}", *[f"- {n}" for n in notes], ""]
-    return "\n".join(lines)
+    return render("feedback.md.j2",
+                  heading=say(lang, "Feedback for {student}", student=row.get("name") or row["student"]),
+                  total=Text("Total: {total}/{max}", "总分：{total}/{max}", total=f"{row['total']:g}",
+                             max=f"{row['max_total']:g}").render(lang),
+                  exercises=shown, notes=notes,
+                  words={"review": say(lang, "Your teacher’s review:"), "check": say(lang, "check"),
+                         "points": say(lang, "points"), "feedback": say(lang, "feedback"),
+                         "notes": say(lang, "Notes on your submission")})
 
 
 def write_junit(results: list[Result], path: Path, lang: str = "en") -> None:

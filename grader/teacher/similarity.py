@@ -10,7 +10,6 @@ change.
 
 from __future__ import annotations
 
-import html
 import io
 import json
 from collections import defaultdict
@@ -46,13 +45,11 @@ def _code(path: Path) -> str | None:
 
 
 def find_similar(jobs: list[Job], threshold: float) -> list[dict]:
-    """Pairs of submissions of one exercise above `threshold`, most similar first; each with both files
-    as HTML, the shared parts marked. Students with identical files are one entry; an entry that is part of a
+    """Pairs of submissions of one exercise above `threshold`, most similar first; each with both files cut into
+    pieces, the shared ones marked (`segments`). Students with identical files are one entry; an entry that is part of a
     larger one is left out (`maximal`)."""
     detector = require()
     import numpy as np  # a dependency of copydetect
-
-    from copydetect.utils import highlight_overlap
 
     by_exercise = defaultdict(list)
     for job in jobs:
@@ -79,8 +76,7 @@ def find_similar(jobs: list[Job], threshold: float) -> list[dict]:
                 similarity = max(share_a, share_b)
                 if similarity < threshold or shared < MIN_SHARED:
                     continue
-                left = highlight_overlap(a.raw_code, slices_a, "<mark>", "</mark>", escape_html=True)[0]
-                right = highlight_overlap(b.raw_code, slices_b, "<mark>", "</mark>", escape_html=True)[0]
+                left, right = segments(a.raw_code, slices_a), segments(b.raw_code, slices_b)
                 group = students_a if b is a else students_a + students_b
                 found.append({"exercise": exercise.id, "students": group, "similarity": round(float(similarity), 3),
                               "identical": b is a, "left": left, "right": right})
@@ -95,23 +91,24 @@ def maximal(entries: list[dict]) -> list[dict]:
             if not any(ex == other_ex and group < other for other_ex, other in sets)]
 
 
-PAGE_STYLE = """.pair{display:grid;grid-template-columns:1fr 1fr;gap:1em}pre{background:#fafafa;border:1px solid #ddd;
-padding:6px;overflow-x:auto;font-size:12px}mark{background:#ffe08a}"""
+def segments(code: str, slices) -> list[tuple[str, bool]]:
+    """`code` cut into (text, shared) pieces at copydetect's slices (a 2 x n array of start and end offsets)."""
+    pieces, at = [], 0
+    for start, end in zip(slices[0], slices[1]) if len(slices) else ():
+        pieces += [(code[at:start], False), (code[start:end], True)]
+        at = end
+    return [piece for piece in pieces + [(code[at:], False)] if piece[0]]
 
 
 def write_similarity(pairs: list[dict], out: Path) -> None:
     """similarity.json (who, which exercise, how similar) and similarity.html (the files side by side)."""
-    from grader.report.pages import page
+    from grader.report.pages import write
 
     summary = [{k: p[k] for k in ("exercise", "students", "similarity", "identical")} for p in pairs]
     (out / "similarity.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False), encoding="utf-8")
-    parts = [f"<style>{PAGE_STYLE}</style><p>{len(pairs)} {'pair' if len(pairs) == 1 else 'pairs'} of submissions "
-             "share more than the stub gives "
+    intro = (f"{len(pairs)} {'pair' if len(pairs) == 1 else 'pairs'} of submissions share more than the stub gives "
              "(renamed names and reordered functions still count as shared). This is for a person to look at: "
-             "scores are unchanged.</p>"]
-    for p in pairs:
-        who = " and ".join(html.escape(s) for s in p["students"])
-        what = "identical files" if p["identical"] else f"{100 * p['similarity']:.0f}% shared"
-        parts.append(f"<h2>{p['exercise']}: {who} ({what})</h2><div class='pair'><pre>{p['left']}</pre>"
-                     f"<pre>{p['right']}</pre></div>")
-    (out / "similarity.html").write_text(page("Similar submissions", "\n".join(parts)), encoding="utf-8")
+             "scores are unchanged.")
+    write(out / "similarity.html", "similarity.html.j2", lang="en", title="Similar submissions", intro=intro,
+          pairs=[{**p, "what": "identical files" if p["identical"] else f"{100 * p['similarity']:.0f}% shared"}
+                 for p in pairs])
