@@ -33,7 +33,7 @@ def test_exercise_is_complete(exercise):
 def test_teaching_order():
     """The built-in course is taught in one order, numbered 1..N (`grade 5` is the 5th, `grade next` after it the
     6th): every id once, ex01-ex21 in the order of their ids, and the later ones placed after the exercise they build
-    on (exercises.builtin_order) without renumbering anything. Fails if the numbers and the order drift apart."""
+    on (course.toml's exercises) without renumbering anything. Fails if the numbers and the order drift apart."""
     ids = [ex.id for ex in EXERCISES]
     assert [ex.number for ex in EXERCISES] == list(range(1, len(EXERCISES) + 1))
     assert sorted(ids) == [f"ex{n:02d}" for n in range(1, len(ids) + 1)]

@@ -8,10 +8,12 @@ points overrides) and the four places of an exercise:
     checks/<id>.py                                      the hidden checks
     mistakes/<id>/*.py, variants/<id>/*.py              known wrong answers and correct variants
 
-The 21 built-in exercises are the default course; a course can also be an installed package that names
-itself in the `torch_katas.courses` entry point group. `grade --course PATH|NAME`, the TORCH_KATAS_COURSE
-variable, a `course.toml` in the current folder or a parent, or a workspace made by `grade init --course`
-select one (`find_course`); `use_course` makes it the one every command sees.
+where its `[layout]` may put them elsewhere (the built-in course's checks are the package grader.checks, its
+mistakes and variants under tests/). The built-in course (course.toml at the project's top, or in the wheel's
+grader/_bundle) is the default course, read by the same code as any other; a course can also be an installed
+package that names itself in the `torch_katas.courses` entry point group. `grade --course PATH|NAME`, the
+TORCH_KATAS_COURSE variable, a `course.toml` in the current folder or a parent, or a workspace made by
+`grade init --course` select one (`find_course`); `use_course` makes it the one every command sees.
 """
 
 from __future__ import annotations
@@ -33,30 +35,24 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent  # grader/
-CHECKS_DIR = PACKAGE_DIR / "checks"
 COURSE_FILE = "course.toml"
 WORKSPACE_FILE = "torch-katas.toml"  # in a workspace made by `grade init --course`: which course it follows
 ENTRY_POINTS = "torch_katas.courses"
-
-
-def _bundle_dir(name: str) -> Path:
-    """A folder of the built-in course: inside the wheel, or beside the package in a clone."""
-    bundled = PACKAGE_DIR / "_bundle" / name
-    return bundled if bundled.is_dir() else PACKAGE_DIR.parent / name
-
-
-EXERCISES_DIR = _bundle_dir("exercises")
+BUILTIN = "torch-katas"  # the built-in course's name, as --course and a workspace name it
+BUILTIN_ROOT = PACKAGE_DIR / "_bundle" if (PACKAGE_DIR / "_bundle" / COURSE_FILE).is_file() else PACKAGE_DIR.parent
+CHECKS_DIR = PACKAGE_DIR / "checks"  # the built-in course's checks (and the judge's pytest.ini)
+EXERCISES_DIR = BUILTIN_ROOT / "exercises"
 SOLUTIONS_DIR = PACKAGE_DIR.parent / "solutions"  # in a clone only: the wheel ships no solutions
 
 
 E = TypeVar("E", "Exercise", "Named")
 
 
-def exercise_id(name: str) -> str:
-    """`ex05` for the built-in `ex05_manual_backward`, `fs01` for `fs01_softmax` of the from-scratch track; a
-    course's own names are their own ids."""
-    match = re.fullmatch(r"((?:ex|fs)\d\d)_\w+", name)
-    return match.group(1) if match else name
+def exercise_id(name: str, short: bool = False) -> str:
+    """An exercise's id: its folder name, or with `short` (a course's `short_ids`) the part before the first
+    underscore (`ex05` for `ex05_manual_backward`)."""
+    head, sep, _ = name.partition("_")
+    return head if short and sep and head else name
 
 
 class UnknownExercise(LookupError):
@@ -90,7 +86,7 @@ class Exercise:
 
     @property
     def id(self) -> str:
-        return exercise_id(self.name)
+        return exercise_id(self.name, self.course.short_ids)
 
     @property
     def stub(self) -> Path:
@@ -161,10 +157,15 @@ class Course:
     languages: list[str] = field(default_factory=lambda: ["en"])
     assignments: dict[str, dict] = field(default_factory=dict)  # name -> {"exercises": [...], "points": {...}}
     points: dict[str, float] = field(default_factory=dict)  # "exercise.check" -> points
-    checks_package: str | None = None  # "grader.checks" for the built-in course
-    built_in: bool = False
+    checks_package: str | None = None  # "grader.checks" for the built-in course: its checks are a package
     min_mistakes: int = 1  # what `grade validate` asks of each exercise
     min_hints: int = 1
+    short_ids: bool = False  # ex05 for ex05_manual_backward
+
+    @property
+    def built_in(self) -> bool:
+        """The course shipped with torch-katas: every install has it (a service or a worker finds it by name)."""
+        return self.spec == BUILTIN
 
     def exercises(self, assignment: str | None = None) -> list[Exercise]:
         """The exercises in teaching order, or an assignment's, with their points overrides applied."""
@@ -182,7 +183,8 @@ class Course:
         """The exercise `key` names (see `find_in`); outside an assignment, only its own exercise.toml is read."""
         if assignment is not None:
             return find_in(self.exercises(assignment), key)
-        found = find_in([Named(name, number) for number, name in enumerate(self._names(), 1)], key)
+        found = find_in([Named(name, number, exercise_id(name, self.short_ids))
+                         for number, name in enumerate(self._names(), 1)], key)
         return self._with_points(self._load(found.name, found.number), self.points)
 
     def _names(self) -> list[str]:
@@ -238,14 +240,11 @@ class Course:
 
 
 class Named(NamedTuple):
-    """An exercise known by its folder name and place only (what `find_in` reads), its metadata unread."""
+    """An exercise known by its folder name, place and id only (what `find_in` reads), its metadata unread."""
 
     name: str
     number: int
-
-    @property
-    def id(self) -> str:
-        return exercise_id(self.name)
+    id: str
 
 
 def find_in(exercises: Sequence[E], key: str) -> E:
@@ -301,38 +300,9 @@ def declared_checks(path: Path) -> list[dict]:
 
 # -- finding the course ---------------------------------------------------------------------------
 
-# Where the exercises added after the first 21 sit in the built-in course's teaching order (`grade list`),
-# each after the one it builds on; every other folder keeps its place by name.
-BUILTIN_AFTER = {
-    "ex24_standardize": "ex13_data",
-    "ex27_dtypes": "ex24_standardize",
-    "ex28_early_stopping": "ex14_training_loop",
-    "ex22_loss_not_decreasing": "ex28_early_stopping",
-    "ex25_load_what_fits": "ex15_checkpoints",
-    "ex26_freeze_finetune": "ex25_load_what_fits",
-    "ex29_export": "ex26_freeze_finetune",
-    "ex23_watch_layers": "ex19_numerics",
-}
-
-
-def builtin_order() -> list[str]:
-    """The built-in exercises in teaching order: by name, with those of BUILTIN_AFTER moved after theirs."""
-    names = sorted(p.name for p in EXERCISES_DIR.iterdir() if (p / "exercise.toml").is_file()) \
-        if EXERCISES_DIR.is_dir() else []
-    order = [name for name in names if BUILTIN_AFTER.get(name) not in names]
-    for name, after in BUILTIN_AFTER.items():
-        if name in names and after in names:
-            order.insert(order.index(after) + 1, name)
-    return order
-
-
 def builtin_course() -> Course:
-    """The exercises shipped with torch-katas."""
-    root = PACKAGE_DIR.parent
-    return Course(name="torch-katas", spec="torch-katas", root=root, exercises_dir=EXERCISES_DIR,
-                  solutions_dir=SOLUTIONS_DIR, order=builtin_order(), checks_dir=CHECKS_DIR,
-                  mistakes_dir=root / "tests" / "mistakes", variants_dir=root / "tests" / "variants",
-                  languages=["en", "zh"], checks_package="grader.checks", built_in=True, min_mistakes=3, min_hints=3)
+    """The exercises shipped with torch-katas: the course of the course.toml at the project's top."""
+    return load_course(BUILTIN_ROOT, BUILTIN)
 
 
 def load_course(root: Path, spec: str | None = None) -> Course:
@@ -345,12 +315,33 @@ def load_course(root: Path, spec: str | None = None) -> Course:
     except tomllib.TOMLDecodeError as exc:
         raise CourseError(f"{path}: {exc}") from None
     checks = meta.get("validate", {})
-    return Course(name=meta.get("name", root.name), spec=spec or str(root), root=root, exercises_dir=root / "exercises",
-                  solutions_dir=root / "solutions", checks_dir=root / "checks", mistakes_dir=root / "mistakes",
-                  variants_dir=root / "variants", order=list(meta.get("exercises", [])),
+    layout = {part: str(place) for part, place in meta.get("layout", {}).items()}
+    package = layout.get("checks") if "/" not in layout.get("checks", "/") else None  # checks as an importable package
+    if spec is None:  # the built-in course, found from a folder of the clone, is still the built-in course
+        spec = BUILTIN if root.resolve() == BUILTIN_ROOT.resolve() else str(root)
+    return Course(name=meta.get("name", root.name), spec=spec, root=root,
+                  exercises_dir=root / layout.get("exercises", "exercises"),
+                  solutions_dir=root / layout.get("solutions", "solutions"),
+                  checks_dir=_package_dir(package) if package else root / layout.get("checks", "checks"),
+                  mistakes_dir=root / layout.get("mistakes", "mistakes"),
+                  variants_dir=root / layout.get("variants", "variants"), order=list(meta.get("exercises", [])),
                   languages=list(meta.get("languages", ["en"])), assignments=dict(meta.get("assignments", {})),
-                  points={k: float(v) for k, v in meta.get("points", {}).items()},
-                  min_mistakes=int(checks.get("mistakes", 1)), min_hints=int(checks.get("hints", 1)))
+                  points={k: float(v) for k, v in meta.get("points", {}).items()}, checks_package=package,
+                  min_mistakes=int(checks.get("mistakes", 1)), min_hints=int(checks.get("hints", 1)),
+                  short_ids=bool(meta.get("short_ids", False)))
+
+
+def _package_dir(name: str) -> Path:
+    """The folder of an importable package, found without importing it (a course's checks must not run here)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        raise CourseError(f"no package {name} for the course's checks")
+    return Path(next(iter(spec.submodule_search_locations))).resolve()
 
 
 def installed_courses() -> dict[str, str]:
@@ -362,7 +353,7 @@ def installed_courses() -> dict[str, str]:
 
 def course_from(spec: str) -> Course:
     """A course from `--course`: a folder with a course.toml, or the name of an installed course package."""
-    if spec in ("torch-katas", "builtin"):
+    if spec in (BUILTIN, "builtin"):
         return builtin_course()
     path = Path(spec).expanduser()
     if path.is_dir() and not (path / COURSE_FILE).is_file() and (path / WORKSPACE_FILE).is_file():

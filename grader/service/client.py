@@ -107,7 +107,7 @@ def _content_hash(path: str) -> bytes:
 
 def course_ref(course: Course) -> dict:
     """How the service finds the same course again."""
-    return {"root": str(course.root), "spec": course.spec, "built_in": course.built_in}
+    return {"root": str(course.root), "spec": course.spec}
 
 
 # -- one connection -------------------------------------------------------------------------------------

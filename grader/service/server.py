@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from grader.service import client, address
 from grader.version import __version__
-from grader.course.exercises import Course, CourseError, UnknownExercise, builtin_course, load_course
+from grader.course.exercises import Course, CourseError, UnknownExercise, load_course
 from grader.sandbox.source import SubmissionError, load_source
 
 if TYPE_CHECKING:
@@ -247,7 +247,7 @@ class Service:
         self.last = time.monotonic()  # only gradings keep the service up (not `grade server status`)
         try:
             ref = request["course"]
-            course = builtin_course() if ref["built_in"] else load_course(Path(ref["root"]), ref["spec"])
+            course = load_course(Path(ref["root"]), ref["spec"])
             exercise = course.find(request["exercise"])
             now = client.fingerprint(course, grader=False)
             if client.fingerprint() != self.base or self.courses.setdefault(ref["root"], now) != now:

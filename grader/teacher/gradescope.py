@@ -20,7 +20,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from grader.course.exercises import COURSE_FILE, EXERCISES_DIR, PACKAGE_DIR, Exercise
+from grader.course.exercises import BUILTIN_ROOT, COURSE_FILE, EXERCISES_DIR, PACKAGE_DIR, Exercise
 from grader.judge.result import Result
 from grader.text import Text, message_of
 
@@ -86,6 +86,7 @@ def build_bundle(exercises: list[Exercise], out: Path, *, time_limit: float | No
         package = root / "grader"
         shutil.copytree(PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__", "_bundle"))
         shutil.copytree(EXERCISES_DIR, package / "_bundle" / "exercises", ignore=ignore)
+        shutil.copy(BUILTIN_ROOT / COURSE_FILE, package / "_bundle" / COURSE_FILE)
         if not course.built_in:
             for part in COURSE_PARTS:
                 shutil.copytree(course.root / part, root / "course" / part, ignore=ignore)

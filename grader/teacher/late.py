@@ -34,7 +34,7 @@ class LateError(ValueError):
 def late_policy(course: Course, assignment: str | None = None) -> dict:
     """The course's [late] table, completed by the assignment's [assignments.NAME.late]; {} without one."""
     path = course.root / COURSE_FILE
-    if course.built_in or not path.is_file():
+    if not path.is_file():
         return {}
     try:
         meta = tomllib.loads(path.read_text(encoding="utf-8"))

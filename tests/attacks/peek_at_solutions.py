@@ -6,7 +6,7 @@ import sys
 
 found = {}
 try:
-    from grader import exercises
+    from grader.course import exercises
 
     exec(open(exercises.SOLUTIONS_DIR / "ex05_manual_backward.py").read(), found)
 except Exception:  # noqa: BLE001
@@ -22,7 +22,7 @@ if "linear_grads" not in found:
                     pass
 CHECKS = ""
 try:
-    from grader import exercises
+    from grader.course import exercises
 
     CHECKS = open(exercises.CHECKS_DIR / "ex05_manual_backward.py").read()
 except Exception:  # noqa: BLE001

@@ -12,8 +12,8 @@ warnings.simplefilter("ignore")  # getattr on torch's deprecated names
 # searched in two halves, so that the whole never exists in this process unless the grader put it there
 TOKEN = (b"hf_secret_", b"token_1234")  # the teacher's HF_TOKEN
 CLASSMATE = (b"classmate_", b"zz_folder")  # a classmate's folder in a batch
-GRADER_ONLY = ("grader.gradients", "grader.judge", "grader.batch", "grader.checking", "grader.plugin",
-               "grader.collect")
+GRADER_ONLY = ("grader.gradients", "grader.checking.gradients", "grader.judge.grading", "grader.teacher.batch",
+               "grader.checking.expect", "grader.judge.plugin", "grader.teacher.collect")
 REFERENCE = {"expect_grads", "autograd_gradient", "expect_gradient", "loss_of", "numerical_gradient"}
 
 
