@@ -127,7 +127,7 @@ def test_a_teachers_course_travels_to_the_workers(local_cluster, tmp_path):
 
 
 def test_a_worker_with_other_checks_or_fewer_layers_refuses(local_cluster, tmp_path):
-    from grader.cluster.dispatch import fingerprint
+    from grader.cluster.dispatch import grading_environment as fingerprint
     from grader.cluster.worker_plugin import GradingPlugin
     from grader.course.exercises import builtin_course
 
@@ -161,7 +161,7 @@ def test_a_worker_with_other_checks_or_fewer_layers_refuses(local_cluster, tmp_p
 def test_a_grading_process_that_ended_is_started_again(local_cluster):
     from dataclasses import asdict
 
-    from grader.cluster.dispatch import fingerprint
+    from grader.cluster.dispatch import grading_environment as fingerprint
     from grader.cluster.worker_plugin import GradingPlugin, grade_task
     from grader.course.exercises import builtin_course
     from grader.sandbox.source import load_source

@@ -66,6 +66,18 @@ def test_numerical_gradient_matches_autograd_in_float64():
     assert torch.allclose(jac, torch.diag(torch.tensor([0.1, 0.2]).double().cos()), atol=1e-8)
 
 
+@pytest.mark.parametrize("layout", ["transposed", "sliced", "expanded"])
+def test_numerical_gradient_of_a_non_contiguous_input(layout):
+    """A strided input is perturbed where it lies (reshape(-1) of it is a copy: the Jacobian came out all zeros)."""
+    base = torch.randn(3, 4, dtype=torch.float64)
+    x = {"transposed": base.T, "sliced": base[:, ::2], "expanded": base[:1].expand(3, 4)}[layout]
+    assert not x.is_contiguous()
+    f = lambda a: (a ** 3).sum()  # noqa: E731
+    numerical, = numerical_gradient(f, [x])
+    assert numerical.shape == x.shape and torch.allclose(numerical, 3 * x ** 2, rtol=1e-6, atol=1e-6)
+    assert torch.allclose(numerical, autograd_gradient(f, [x])[0], rtol=1e-6, atol=1e-6)
+
+
 def test_gradient_messages_name_the_mistake():
     expected = torch.tensor([0.5, -1.5])
     assert "opposite sign" in failure(expect_gradient, -expected, expected, "w")

@@ -8,6 +8,8 @@ only needs a callable from float64 tensors to a tensor, as torch.autograd.gradch
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 
 from grader.checking.expect import describe, fail, relation, relation_cause, relation_key, relation_text
@@ -18,19 +20,20 @@ __all__ = ["autograd_gradient", "expect_gradient", "gradient_lines", "numerical_
 
 
 def numerical_jacobian(f, inputs: list[torch.Tensor], eps: float = 1e-6) -> list[torch.Tensor]:
-    """Central differences: for each input, a Jacobian of shape [out.numel(), input.numel()]."""
+    """Central differences: for each input, a Jacobian of shape [out.numel(), input.numel()], its columns in the
+    input's row-major order. Each entry is perturbed where it lies, whatever the input's strides (a transposed or
+    sliced input keeps its layout, and is perturbed, not a copy of it)."""
     inputs = [x.detach().double().clone() for x in inputs]
     jacobians = []
     for x in inputs:
         columns = []
-        flat = x.reshape(-1)
-        for j in range(flat.numel()):
-            orig = float(flat[j])
-            flat[j] = orig + eps
+        for index in itertools.product(*map(range, x.shape)):
+            orig = float(x[index])
+            x[index] = orig + eps
             plus = torch.as_tensor(f(*inputs), dtype=torch.float64).reshape(-1)
-            flat[j] = orig - eps
+            x[index] = orig - eps
             minus = torch.as_tensor(f(*inputs), dtype=torch.float64).reshape(-1)
-            flat[j] = orig
+            x[index] = orig
             columns.append((plus - minus) / (2 * eps))
         jacobians.append(torch.stack(columns, dim=1) if columns else torch.zeros(0, 0, dtype=torch.float64))
     return jacobians

@@ -96,7 +96,7 @@ def _digest(files: dict[str, Path]) -> str:
     return digest.hexdigest()
 
 
-def fingerprint(course: Course) -> dict[str, str]:
+def grading_environment(course: Course) -> dict[str, str]:
     """What a grade depends on besides the submission: the grader's code and messages, the course's checks
     and metadata, torch's and Python's versions."""
     grader = {p.relative_to(PACKAGE_DIR).as_posix(): p for p in sorted(PACKAGE_DIR.rglob("*"))
@@ -177,7 +177,7 @@ def grade_on_cluster(target: Target, jobs: list[Job], record, options: dict, out
     course = current_course()
     lang = options.get("lang", "en")
     name = f"torch-katas-{secrets.token_hex(6)}"  # this batch's plugin and the Dask resource its workers offer
-    config = {"course": "torch-katas" if course.built_in else None, "fingerprint": fingerprint(course),
+    config = {"course": "torch-katas" if course.built_in else None, "fingerprint": grading_environment(course),
               "require": list(target.require_layers), "exercises": sorted({job.exercise.name for job in jobs}),
               "lang": lang}
     client, local = connect(target.address)

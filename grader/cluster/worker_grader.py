@@ -17,7 +17,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from grader.cluster.dispatch import differences, fingerprint, missing_layers
+from grader.cluster.dispatch import differences, grading_environment, missing_layers
 from grader.course.exercises import course_from, use_course
 from grader.sandbox.source import Source
 
@@ -32,7 +32,7 @@ def main() -> None:
     config = json.loads(sys.stdin.buffer.readline())
     course = course_from(config["course"])
     use_course(course)
-    mine = fingerprint(course)
+    mine = grading_environment(course)
     if mine != config["fingerprint"]:
         reply({"refused": "it grades with another grader, course, torch or Python than the batch's ("
                           + "; ".join(differences(config["fingerprint"], mine)) + ")"})

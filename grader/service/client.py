@@ -68,7 +68,7 @@ def _files(folder: Path, suffixes: tuple[str, ...]) -> list[str]:
                   if name.endswith(suffixes))
 
 
-def fingerprint(course: Course | None = None, grader: bool = True) -> str:
+def contents_hash(course: Course | None = None, grader: bool = True) -> str:
     """A hash of the content of what a grading depends on: the grader's code and catalogues and torch's version
     (`grader`), and with `course`, its course.toml, exercises' metadata and checks. A change means a new service."""
     import importlib.util

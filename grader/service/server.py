@@ -59,7 +59,7 @@ class Service:
         self.front_inode: int | None = None
         self.arriving: dict[socket.socket, bytes] = {}
         self.running: dict = {}  # judge.Grading -> the connection waiting for its result
-        self.base = client.fingerprint()  # the grader's code and torch, as imported
+        self.base = client.contents_hash()  # the grader's code and torch, as imported
         self.courses: dict[str, str] = {}  # course root -> its fingerprint when first graded
         self.cold: list[Course] = []  # courses whose exercises are not all imported yet
         self.warmed = False
@@ -249,8 +249,8 @@ class Service:
             ref = request["course"]
             course = load_course(Path(ref["root"]), ref["spec"])
             exercise = course.find(request["exercise"])
-            now = client.fingerprint(course, grader=False)
-            if client.fingerprint() != self.base or self.courses.setdefault(ref["root"], now) != now:
+            now = client.contents_hash(course, grader=False)
+            if client.contents_hash() != self.base or self.courses.setdefault(ref["root"], now) != now:
                 self.close()
                 return reply(conn, {"restart": "the grader, torch or the course changed"})
             os.chdir(request["cwd"])  # a relative path reads, and is reported, as the client gave it

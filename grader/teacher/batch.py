@@ -37,7 +37,7 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
     pairs of submissions of one exercise are listed for a person to look at; `pick` ("latest") resolves two
     files for one exercise (review.toml's `file` does it for one student); `cluster` (a grader.cluster.dispatch.Target)
     grades on a Dask cluster's workers instead of `workers` here."""
-    from grader.teacher.graded_against import changed, fingerprint, why
+    from grader.teacher.graded_against import changed, verdict_hashes, why
     from grader.teacher.review import kept_copy, make_picker, save_state
 
     out.mkdir(parents=True, exist_ok=True)
@@ -50,7 +50,7 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
     with tempfile.TemporaryDirectory(prefix="torch-katas-batch-") as unpack:
         found = collect_from(submissions, exercises or all_exercises(), Path(unpack), pick=make_picker(out, pick))
         chosen = exercises or assignment(found, recorded)
-        prints = {ex.id: fingerprint(ex) for ex in {j.exercise.id: j.exercise for j in found.jobs}.values()}
+        prints = {ex.id: verdict_hashes(ex) for ex in {j.exercise.id: j.exercise for j in found.jobs}.values()}
         reasons: Counter = Counter()
         todo = []
         for job in found.jobs:

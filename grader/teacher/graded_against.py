@@ -50,7 +50,7 @@ def checks_hash(path: Path) -> str:
     return _hash(ast.dump(tree).encode())
 
 
-def fingerprint(exercise: Exercise) -> dict[str, str]:
+def verdict_hashes(exercise: Exercise) -> dict[str, str]:
     """A hash per part an exercise's verdicts depend on (PARTS), points left out."""
     data = b"".join(p.relative_to(exercise.folder).as_posix().encode() + b"\0" + p.read_bytes() + b"\0"
                     for p in data_files(exercise))
