@@ -14,7 +14,7 @@ import tempfile
 import time
 from typing import NoReturn
 
-from grader.sandbox import isolation, probe_shipping, safefs, wire, zygote
+from grader.sandbox import cgroup, isolation, probe_shipping, safefs, wire, zygote
 from grader.sandbox.limits import Limits
 from grader.sandbox.problems import LearnerCrashed, LearnerProblem, LearnerTimeout, ZygoteLost
 from grader.sandbox.process import sandbox_main
@@ -24,7 +24,14 @@ from grader.text import Text
 TOP_LEVEL = Text("your file's top-level code", "你的文件的顶层代码")
 
 
-def _describe_exit(status: int) -> tuple[type[LearnerProblem], Text]:
+def _describe_exit(status: int, memory: int = 0) -> tuple[type[LearnerProblem], Text]:
+    """How the sandbox ended, in words; `memory`: the budget its memory cgroup saw passed (0: it was not)."""
+    if memory:
+        return LearnerCrashed, Text("used more memory than its limit of {mib} MiB (its processes and the files it "
+                                    "wrote together), and the system stopped it: is a tensor, a list or a file far "
+                                    "larger than needed?",
+                                    "使用的内存超过了 {mib} MiB 的上限（进程和它写的文件合计），被系统终止了："
+                                    "是不是某个 tensor、列表或文件远大于需要？", mib=memory >> 20)
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         if sig == signal.SIGXCPU:
@@ -66,11 +73,14 @@ class Sandbox:
                                  os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         self.load_reply: dict = {}
         self.problem: LearnerProblem | None = None  # set once the process died or hung
+        self.out_of_memory = False  # its memory cgroup saw a process killed for passing the limit
 
     def launch(self) -> None:
         """Start the process, which loads the learner's code while the caller goes on (`start` waits for it)."""
         parent, child = socket.socketpair()
-        plan = isolation.Plan(self.workdir, list(self.limits.hidden), self.limits.cuda, disk=self.limits.disk)
+        emptied, sockets = isolation.user_folders()
+        plan = isolation.Plan(self.workdir, list(self.limits.hidden), self.limits.cuda, disk=self.limits.scratch(),
+                              memory=self.limits.memory, emptied=tuple(emptied), sockets=tuple(sockets))
         self.spawner = zygote.channel()
         probes = None
         if self.spawner is not None:
@@ -108,8 +118,7 @@ class Sandbox:
         source = self.source
         setup = {"source": {"chunks": [list(chunk) for chunk in source.chunks], "filename": source.filename,
                             "path": str(source.path), "notebook": source.notebook, "cells": source.cells},
-                 "plan": {"workdir": plan.workdir, "hidden": plan.hidden, "cuda": plan.cuda, "private": plan.private,
-                          "disk": plan.disk, "allowed": plan.readable()},  # computed once in the parent
+                 "plan": {**dataclasses.asdict(plan), "allowed": plan.readable()},  # computed once in the parent
                  "limits": dataclasses.asdict(self.limits), "seed": self.seed, "probes": probes}
         try:
             wire.send(parent, setup)
@@ -150,7 +159,7 @@ class Sandbox:
                 "{what} 在 {timeout:g} 秒内没有完成：是否有死循环，或者循环没有结束条件？", what=what, timeout=timeout))
         except (EOFError, OSError, wire.ProtocolError):
             status = self.kill(grace=0.5)
-            kind, text = _describe_exit(status)
+            kind, text = _describe_exit(status, self.out_of_memory and self.limits.memory)
             self.problem = kind(Text("While running {what}, your code {text}.", "运行 {what} 时，你的代码{text}。",
                                      what=what, text=text))
         raise self.problem
@@ -171,14 +180,19 @@ class Sandbox:
             pid, status = os.waitpid(self.pid, os.WNOHANG)
             if pid:
                 self._kill_group()
-                self.pid = None
-                return status
+                return self._reaped(status)
             time.sleep(0.01)
         self._kill_group()
         try:
             _, status = os.waitpid(self.pid, 0)
         except ChildProcessError:
             status = 0
+        return self._reaped(status)
+
+    def _reaped(self, status: int) -> int:
+        """A sandbox forked here was reaped: its memory cgroup goes (read first: did it run out?)."""
+        assert self.pid is not None
+        self.out_of_memory = cgroup.remove(self.pid)
         self.pid = None
         return status
 
@@ -196,6 +210,7 @@ class Sandbox:
             if self.spawner.judge:
                 _grader_lost(self.spawner)
             status = signal.SIGKILL  # the wait status of a process killed by SIGKILL
+        self.out_of_memory = self.pid in self.spawner.out_of_memory
         self.pid = None
         return status
 

@@ -12,8 +12,10 @@ The layers, strongest first; each one the machine lacks is skipped and said (`gr
   be read by other users); otherwise root keeps its uid with every capability dropped. Always
   no_new_privs. The judge and the grading parent are made non-dumpable (`protect_self`), so a process
   of the same uid cannot open their /proc/<pid>/fd or mem.
-- seccomp: a deny-list of the system calls learner code has no use for (ptrace, process_vm_*, kexec,
-  bpf, keyctl, mount, new namespaces, io_uring...), returning EPERM.
+- seccomp: a deny-list of the system calls learner code has no use for (ptrace, process_vm_*, pidfd_getfd,
+  kexec, bpf, keyctl, mount, new namespaces, io_uring...), returning EPERM, and no new socket: `socket()` of any
+  family is refused, `socketpair()` only makes a connected pair of unix sockets. The sandbox's only channel to
+  anything is the one it inherits, so no path to a unix socket of the user's or the grader's can be dialled.
 - process limit: the PID namespace's own pid_max (Linux 6.14+), so a fork bomb stops at a few hundred
   processes and threads, whatever the uid (RLIMIT_NPROC does not bind root).
 Plain-process hygiene (its own session, closed descriptors, a minimal environment, rlimits) is
@@ -22,6 +24,7 @@ Plain-process hygiene (its own session, closed descriptors, a minimal environmen
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
@@ -34,6 +37,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from grader.sandbox import cgroup
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -182,36 +187,69 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
                        data and data.encode()), f"mount {target}")
 
 
-PRIVATE_FOLDERS = ("/dev/shm", "/tmp", "/run", "/var/tmp")  # each replaced by an empty tmpfs of the sandbox's
+PRIVATE_FOLDERS = ("/dev/shm", "/tmp", "/run", "/var/tmp")  # each replaced by a folder of the sandbox's scratch
+SCRATCH = ".work", ".tmp", ".run", ".var-tmp"  # the work dir's, /tmp's, /run's and /var/tmp's, in /dev/shm's tmpfs
 
 
-def build_mounts(workdir: str, hidden: list[str], keep: Sequence[str] = (), disk: int | None = None) -> None:
-    """In the new mount namespace: a /proc of the new PID namespace, a private /dev/shm, /tmp, /run and
-    /var/tmp, the work dir as a tmpfs of `disk` bytes (what learner code writes stays in memory of this
-    namespace, gone with it), and empty read-only folders over `hidden`. The work dir, and what Python reads (`keep`: a
-    checkout or a venv in /tmp), are bound back in place when they lay in a folder replaced: the whole
-    entry of that folder they lie in, as it was (Landlock still decides what is read in it)."""
+def user_folders() -> tuple[list[str], list[str]]:
+    """Where this user's own files and sockets lie, for a sandbox to see none of them: the home folder and the
+    XDG folders (emptied, what Python reads kept: `build_mounts`), and the warm service's folders (emptied, always).
+    Computed in the judge, whose environment is the grading user's."""
+    import pwd
+
+    homes = {os.path.expanduser("~")}
+    with contextlib.suppress(KeyError):
+        homes.add(pwd.getpwuid(os.getuid()).pw_dir)
+    xdg = [os.environ.get(name, "") for name in ("XDG_RUNTIME_DIR", "XDG_CACHE_HOME", "XDG_DATA_HOME",
+                                                   "XDG_CONFIG_HOME", "XDG_STATE_HOME")]
+    emptied = [f for f in dict.fromkeys([*homes, *xdg]) if f.startswith("/") and f.rstrip("/") and os.path.isdir(f)]
+    service = [os.environ.get("TORCH_KATAS_SERVER_DIR", ""), *(os.path.join(f, "torch-katas") for f in xdg if f)]
+    service += [os.path.join(home, ".cache", "torch-katas") for home in homes]
+    return sorted(emptied), [f for f in dict.fromkeys(service) if f.startswith("/") and os.path.isdir(f)]
+
+
+def build_mounts(workdir: str, hidden: list[str], keep: Sequence[str] = (), disk: int = 512 << 20,
+                 emptied: Sequence[str] = ()) -> None:
+    """In the new mount namespace: a /proc of the new PID namespace; one tmpfs of `disk` bytes (a part of the
+    sandbox's memory budget) on /dev/shm, whose folders become the work dir, /tmp, /run and /var/tmp, so that
+    everything learner code may write lies there, inside that one limit, and is gone with the namespace; the
+    `emptied` folders (the user's home, XDG folders) replaced by empty ones; empty read-only folders over `hidden`.
+    The work dir, and what Python reads (`keep`: a checkout or a venv in /tmp or in the home folder), are bound back
+    in place when they lay in a folder replaced: the whole entry of that folder they lie in, as it was (Landlock
+    still decides what is read in it)."""
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    replaced = [f for f in PRIVATE_FOLDERS if os.path.isdir(f) and not os.path.islink(f)]
+    replaced += [f for f in emptied if os.path.isdir(f) and not os.path.islink(f) and f not in keep  # (a home that is
+                 and not any(f.startswith(outer + "/") for outer in [*PRIVATE_FOLDERS, *emptied])]  # on sys.path stays)
     entries = [f"{folder}/{path[len(folder) + 1:].split('/')[0]}" for path in [workdir, *keep]
-               for folder in PRIVATE_FOLDERS if path.startswith(folder + "/")]
+               for folder in replaced if path.startswith(folder + "/")]
     kept = {entry: os.open(entry, os.O_PATH | os.O_CLOEXEC) for entry in dict.fromkeys(entries)
             if os.path.lexists(entry)}
+    scratch: dict[str, int] = {}
     try:
-        for folder in PRIVATE_FOLDERS:
-            if os.path.isdir(folder) and not os.path.islink(folder):
-                _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=1g")
+        _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={disk}")
+        for name in (*SCRATCH, ".shm"):
+            os.mkdir(f"/dev/shm/{name}")
+            os.chmod(f"/dev/shm/{name}", 0o1777)
+        scratch = {name: os.open(f"/dev/shm/{name}", os.O_PATH | os.O_CLOEXEC) for name in (*SCRATCH, ".shm")}
+        for folder, name in (("/tmp", ".tmp"), ("/run", ".run"), ("/var/tmp", ".var-tmp"), ("/dev/shm", ".shm")):
+            if folder in replaced:
+                _mount(f"/proc/self/fd/{scratch[name]}", folder, None, MS_BIND)
+        for folder in replaced:
+            if folder not in PRIVATE_FOLDERS:  # a home or XDG folder: nothing written there, nothing of it seen
+                _mount("tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV, "mode=755,size=1m")
         for entry, fd in kept.items():
             if stat.S_ISDIR(os.fstat(fd).st_mode):
                 os.makedirs(entry, mode=0o700, exist_ok=True)
             else:
                 open(entry, "a").close()
             _mount(f"/proc/self/fd/{fd}", entry, None, MS_BIND | MS_REC)
+        _mount(f"/proc/self/fd/{scratch['.work']}", workdir, None, MS_BIND)
+        os.chmod(workdir, 0o700)
     finally:
-        for fd in kept.values():
+        for fd in [*kept.values(), *scratch.values()]:
             os.close(fd)
-    if disk:
-        _mount("tmpfs", workdir, "tmpfs", MS_NOSUID | MS_NODEV, f"size={disk},mode=700")
     for folder in hidden:
         if os.path.isdir(folder):
             _mount("tmpfs", folder, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=555")
@@ -283,10 +321,15 @@ DENIED_X86_64 = {  # system call -> number; learner code never needs them, explo
     "init_module": 175, "finit_module": 313, "delete_module": 176, "open_by_handle_at": 304,
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "acct": 163, "swapon": 167,
     "swapoff": 168, "reboot": 169, "fsopen": 430, "fsmount": 432, "move_mount": 429, "open_tree": 428,
-    "mount_setattr": 442,
+    "mount_setattr": 442, "pidfd_getfd": 438, "kcmp": 312, "process_madvise": 440, "process_mrelease": 448,
+    # no new socket of any family: the sandbox's only channel is the one it inherits. A unix socket's connect()
+    # cannot be told apart by seccomp (its address is behind a pointer) and Landlock does not govern a named
+    # one, so none is made: no path to the service's, the front's or any process's socket can be dialled.
+    "socket": 41,
 }
-SYS_CLONE, SYS_CLONE3 = 56, 435
+SYS_CLONE, SYS_CLONE3, SYS_SOCKETPAIR = 56, 435, 53
 NAMESPACE_FLAGS = CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | 0x04000000 | 0x02000000
+AF_UNIX, SOCK_STREAM, SOCK_SEQPACKET, SOCK_TYPE_MASK = 1, 1, 5, 0xF
 EPERM, ENOSYS = 1, 38
 
 
@@ -295,9 +338,11 @@ def _bpf(code: int, jt: int, jf: int, k: int) -> bytes:
 
 
 def seccomp_filter() -> bytes:
-    """The BPF program: EPERM for the denied calls and for clone() with namespace flags, ENOSYS for
-    clone3 (its flags cannot be inspected; libc falls back to clone), everything else allowed."""
-    LD_W_ABS, JEQ_K, JSET_K, RET_K = 0x20, 0x15, 0x45, 0x06
+    """The BPF program: EPERM for the denied calls, for clone() with namespace flags and for a socketpair() other
+    than a connected pair of unix stream (or seqpacket) sockets, which can reach nothing but each other (what
+    Python's multiprocessing makes); ENOSYS for clone3 (its flags cannot be inspected; libc falls back to
+    clone); everything else allowed."""
+    LD_W_ABS, JEQ_K, JSET_K, RET_K, AND_K = 0x20, 0x15, 0x45, 0x06, 0x54
     ALLOW, ERRNO = 0x7FFF0000, 0x00050000
     prog = [_bpf(LD_W_ABS, 0, 0, 4),  # seccomp_data.arch
             _bpf(JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
@@ -310,6 +355,14 @@ def seccomp_filter() -> bytes:
     prog += [_bpf(JEQ_K, 0, 3, SYS_CLONE),
              _bpf(LD_W_ABS, 0, 0, 16),  # seccomp_data.args[0], low 32 bits (little-endian): the flags
              _bpf(JSET_K, 0, 1, NAMESPACE_FLAGS),
+             _bpf(RET_K, 0, 0, ERRNO | EPERM)]
+    prog += [_bpf(JEQ_K, 0, 7, SYS_SOCKETPAIR),
+             _bpf(LD_W_ABS, 0, 0, 16),  # args[0]: the domain
+             _bpf(JEQ_K, 0, 4, AF_UNIX),
+             _bpf(LD_W_ABS, 0, 0, 24),  # args[1]: the type, with SOCK_NONBLOCK and SOCK_CLOEXEC
+             _bpf(AND_K, 0, 0, SOCK_TYPE_MASK),
+             _bpf(JEQ_K, 2, 0, SOCK_STREAM),
+             _bpf(JEQ_K, 1, 0, SOCK_SEQPACKET),
              _bpf(RET_K, 0, 0, ERRNO | EPERM)]
     prog += [_bpf(RET_K, 0, 0, ALLOW)]
     return b"".join(prog)
@@ -335,8 +388,11 @@ class Plan:
     hidden: list[str] = field(default_factory=list)
     cuda: bool = False
     private: tuple[str, ...] = ("grader",)  # packages never readable from site-packages: ours holds the answers
-    disk: int | None = None  # the work dir's tmpfs size (bytes); None: the work dir as it is
+    disk: int = 512 << 20  # the sandbox's tmpfs (work dir, /tmp, /dev/shm...), bytes of its memory budget
     allowed: tuple[str, ...] | None = None  # `readable()` as the judge computed it (a sandbox of the zygote's)
+    memory: int | None = None  # the whole memory budget, for a memory cgroup where one can be made (cgroup.py)
+    emptied: tuple[str, ...] = ()  # the user's home and XDG folders: seen empty (`user_folders`)
+    sockets: tuple[str, ...] = ()  # the warm service's folders: masked, whatever else is seen
 
     def readable(self) -> list[str]:
         """Python's import path and the system's libraries, minus the hidden folders and any installed copy
@@ -395,6 +451,13 @@ class Report:
 def enter_before_fork(plan: Plan, report: Report) -> bool:
     """In the sandbox's first process: identity, then the namespaces. True when the namespaces are made:
     the caller must then fork once more, the child being PID 1 of the new PID namespace."""
+    if plan.memory:
+        try:
+            cgroup.join(plan.memory)
+            report.applied.append("memory cgroup")
+        except OSError as exc:
+            report.missing["memory cgroup"] = f"{exc.strerror or exc}: each process of the sandbox has its own " \
+                                              f"memory limit, its files count in it"
     if os.geteuid() == 0:
         blocked = readable_by_others(python_paths())
         if blocked is None:
@@ -418,7 +481,7 @@ def enter_after_fork(plan: Plan, report: Report, namespaces: bool) -> None:
     """In the process that will run learner code: mounts, capabilities, Landlock, seccomp."""
     if namespaces:
         try:
-            build_mounts(plan.workdir, plan.hidden, plan.readable(), plan.disk)
+            build_mounts(plan.workdir, [*plan.hidden, *plan.sockets], plan.readable(), plan.disk, plan.emptied)
         except (LayerError, OSError) as exc:
             report.applied.remove("namespaces")
             report.missing["namespaces"] = f"mounts: {exc}"

@@ -54,9 +54,19 @@ def seed_torch(seed: int, gpu: bool) -> None:
         torch.default_generator.manual_seed(seed)
 
 
+def _tensors_travel_by_value() -> None:
+    """DataLoader workers (and any multiprocessing queue) send tensors to their parent by value, through the queue's
+    pipe. torch's own reducers hand over a shared-memory file descriptor through a unix socket, and a sandbox can
+    make no socket (isolation.py's seccomp)."""
+    from multiprocessing.reduction import ForkingPickler
+
+    for cls in [c for c in ForkingPickler._extra_reducers if c.__module__.split(".")[0] == "torch"]:  # type: ignore[attr-defined]
+        del ForkingPickler._extra_reducers[cls]  # type: ignore[attr-defined]
+
+
 def _set_limits(limits: Limits) -> None:
     for name, value in (
-        ("RLIMIT_AS", limits.memory),
+        ("RLIMIT_AS", limits.address_space()),
         ("RLIMIT_CPU", limits.cpu),
         ("RLIMIT_FSIZE", limits.file_size),
         ("RLIMIT_CORE", 0),
@@ -334,6 +344,7 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
         sys.stderr = open(2, "w", buffering=1, closefd=False)
         tempfile.tempdir = None  # tempfile reads TMPDIR again
         torch.set_num_threads(1)
+        _tensors_travel_by_value()
         seed_torch(seed, limits.cuda)
         random.seed(seed)
         _hide_solutions()

@@ -124,6 +124,7 @@ class Channel:
         self.probes = probes  # the code of the probes its sandboxes may run (probecode.bundle)
         self._buf = b""
         self._exits: dict[int, int] = {}
+        self.out_of_memory: set[int] = set()  # sandboxes the kernel killed a process of for their memory cgroup
 
     def _message(self, timeout: float | None) -> dict | None:
         """The next line the zygote sent; None if none came within `timeout`."""
@@ -158,7 +159,12 @@ class Channel:
                 raise Lost("the zygote did not start a sandbox")
             if "pid" in message:
                 return int(message["pid"])
-            self._exits[int(message["exit"])] = int(message["status"])
+            self._exit(message)
+
+    def _exit(self, message: dict) -> None:
+        self._exits[int(message["exit"])] = int(message["status"])
+        if message.get("oom"):
+            self.out_of_memory.add(int(message["exit"]))
 
     def wait(self, pid: int, timeout: float | None) -> int | None:
         """The wait status of the sandbox `pid`, once it ended; None if it did not end within `timeout`."""
@@ -167,7 +173,7 @@ class Channel:
             if message is None:
                 return None
             if "exit" in message:
-                self._exits[int(message["exit"])] = int(message["status"])
+                self._exit(message)
         return self._exits.pop(pid)
 
 
@@ -191,11 +197,12 @@ def serve(control_fd: int) -> None:
     each sandbox by its pidfd. Ends when the process that started it closes its end."""
     import torch
 
-    from grader.sandbox import isolation, process, warmup  # noqa: F401 - the sandbox runtime, imported once here
+    from grader.sandbox import cgroup, isolation, process, warmup  # noqa: F401 - the sandbox runtime, imported here
 
     import torch.fx.experimental.symbolic_shapes  # as `judge.prewarm`: not once per sandbox
 
     isolation.protect_self()  # no process of our uid opens our descriptors (the judges' connections)
+    cgroup.sweep()  # what the sandboxes of a zygote killed before it could clean left
     torch.set_num_threads(1)
     warmup.run()  # every sandbox's first module, backward and DataLoader: run once here
     gc.freeze()  # what we imported: never collected in a sandbox, so its pages stay shared
@@ -208,6 +215,7 @@ def serve(control_fd: int) -> None:
         idle = spare.pid is None and not any(children.values())
         events = selector.select(SPARE_AFTER if idle else None)
         if not events:
+            cgroup.sweep()  # what a sandbox's end left busy a moment ago
             spare.make()  # nothing asked of us for a while, and no sandbox of ours running
         for key, _ in events:
             if key.data == "control":
@@ -227,9 +235,10 @@ def serve(control_fd: int) -> None:
                 selector.unregister(key.fd)
                 os.close(key.fd)
                 _, status = os.waitpid(pid, 0)
+                oom = cgroup.remove(pid)
                 if judge in children:
                     children[judge].discard(pid)
-                    _tell(judge, {"exit": pid, "status": status})
+                    _tell(judge, {"exit": pid, "status": status, "oom": oom})
 
 
 def _request(judge: socket.socket, selector: selectors.BaseSelector, children: dict, spare: Spare) -> None:
@@ -412,8 +421,8 @@ def _sandbox(conn: socket.socket, out: int) -> None:  # pragma: no cover - runs 
                     filename=setup["source"]["filename"], path=Path(setup["source"]["path"]),
                     notebook=setup["source"]["notebook"], cells=setup["source"]["cells"])
     limits = Limits(**{**setup["limits"], "hidden": tuple(setup["limits"]["hidden"])})
-    plan = isolation.Plan(**{**setup["plan"], "private": tuple(setup["plan"]["private"]),
-                             "allowed": tuple(setup["plan"]["allowed"])})
+    plan = isolation.Plan(**{**setup["plan"], **{key: tuple(setup["plan"][key])
+                                                  for key in ("private", "allowed", "emptied", "sockets")}})
     seed = int(setup["seed"])
     sys.modules.update(probe_shipping.install(setup["probes"], process.PROBES))  # a probe's objects pickle by name
     process.SHIPPED = True  # we never imported a module of a hidden folder (`_preload`), and rebuilt the probes
