@@ -189,3 +189,17 @@ def visible(text: str) -> str:
     raised or named, on its way to a terminal. ESC, BEL, backspace, a carriage return, C1 codes and the
     bidirectional overrides that reorder a line are made visible; newlines and tabs stay."""
     return text.translate(_INVISIBLE)
+
+
+def lang_in(args: list[str]) -> str | None:
+    """The value of a --lang among `args` (read before click parses them, so that --help obeys it)."""
+    for i, arg in enumerate(args):
+        if arg.startswith("--lang="):
+            value = arg.removeprefix("--lang=")
+        elif arg == "--lang" and i + 1 < len(args):
+            value = args[i + 1]
+        else:
+            continue
+        if value in LANGUAGES:
+            return value
+    return None

@@ -16,7 +16,7 @@ import click
 from grader.cli import click_text, options
 from grader.course.exercises import CourseError, UnknownExercise, all_exercises, find_exercise
 from grader.learner.workspace import default_lang
-from grader.text import LANGUAGES, Text, message_of, say
+from grader.text import LANGUAGES, Text, lang_in, message_of, say
 
 LANG_KEY = "torch_katas.lang"  # in click's ctx.meta: the --lang found anywhere on the command line
 
@@ -44,20 +44,6 @@ def cli_lang() -> str:
 def command(name: str):
     """A `grade` subcommand whose --help speaks the CLI's language (`LocalCommand`)."""
     return click.command(name, cls=LocalCommand)
-
-
-def lang_in(args: list[str]) -> str | None:
-    """The value of a --lang among `args` (read before click parses them, so that --help obeys it)."""
-    for i, arg in enumerate(args):
-        if arg.startswith("--lang="):
-            value = arg.removeprefix("--lang=")
-        elif arg == "--lang" and i + 1 < len(args):
-            value = args[i + 1]
-        else:
-            continue
-        if value in LANGUAGES:
-            return value
-    return None
 
 
 class UsageProblem(click.ClickException):

@@ -112,10 +112,11 @@ for audience in (learner, practice, teacher, author):
         main.add_command(command)
 
 
-def run() -> None:
-    """Entry point: a grader bug ends with one line (the traceback with GRADER_DEBUG=1), exit 3."""
+def run(prog_name: str | None = None) -> None:
+    """Entry point: a grader bug ends with one line (the traceback with GRADER_DEBUG=1), exit 3. `prog_name`: how
+    the usage lines name the command (click's guess from sys.argv[0] where None)."""
     try:
-        main()
+        main(prog_name=prog_name)
     except Exception as exc:  # click handles usage errors; this is a last resort
         if os.environ.get("GRADER_DEBUG"):
             raise

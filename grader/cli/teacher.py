@@ -239,8 +239,9 @@ def gradescope_cmd(exercises, assignment, out, time_limit, memory, lang):
 def doctor_cmd(as_json, lang):
     """Show what isolates learner code on this machine, proved by a test sandbox."""
     from grader.judge.doctor import render, run_self_test
+    from grader.service.address import folder_path
 
-    report = run_self_test()
+    report = run_self_test(folders=[folder_path()])  # where the warm service keeps its sockets: dialled from inside
     click.echo(json.dumps(report) if as_json else render(report, lang))
     sys.exit(1 if any(report["managed"].values()) else 0)
 

@@ -11,12 +11,12 @@ never computes; the end of its input (the worker ended) stops its judges and end
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import replace
 from pathlib import Path
 
+from grader import framing
 from grader.cluster.dispatch import differences, grading_environment, missing_layers
 from grader.course.exercises import course_from, use_course
 from grader.sandbox.source import Source
@@ -27,9 +27,9 @@ def main() -> None:
     os.dup2(2, 1)  # what anything prints goes to the worker's log, never among the replies
 
     def reply(message: dict) -> None:
-        replies.write(json.dumps(message) + "\n")
+        replies.write(framing.encode(message).decode())
 
-    config = json.loads(sys.stdin.buffer.readline())
+    config = framing.decode(sys.stdin.buffer.readline(framing.MAX_LINE))
     course = course_from(config["course"])
     use_course(course)
     mine = grading_environment(course)
@@ -60,7 +60,7 @@ def serve(exercises: dict, hidden: tuple[str, ...], reply) -> None:
     from grader.judge.pool import JudgePool
 
     pool = JudgePool()
-    pending = b""
+    lines = framing.Lines()
     while True:
         ready, done = pool.wait(others=[0])  # the input, and each judge's pipe
         if ready:
@@ -68,9 +68,7 @@ def serve(exercises: dict, hidden: tuple[str, ...], reply) -> None:
             if not chunk:  # the worker is gone
                 pool.stop()
                 return
-            *lines, pending = (pending + chunk).split(b"\n")
-            for line in filter(bytes.strip, lines):
-                request = json.loads(line)
+            for request in lines.feed(chunk):  # (a malformed line from its own worker: this process ends)
                 try:
                     start(pool, request, exercises, hidden)
                 except Exception as exc:  # the grader's failure, for the batch to grade again

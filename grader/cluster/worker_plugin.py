@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import io
 import itertools
-import json
 import shutil
 import socket
 import subprocess
@@ -25,6 +24,8 @@ from concurrent.futures import Future
 
 from distributed import WorkerPlugin, get_worker
 from distributed.core import Status
+
+from grader import framing
 
 
 class GraderGone(RuntimeError):
@@ -39,10 +40,10 @@ class WarmGrader:
                                         stdout=subprocess.PIPE)
         assert self.process.stdin is not None and self.process.stdout is not None
         self.stdin, self.stdout = self.process.stdin, self.process.stdout
-        self.stdin.write((json.dumps(config) + "\n").encode())
+        self.stdin.write(framing.encode(config))
         self.stdin.flush()
         line = self.stdout.readline()  # after its imports, the course check and the self-test
-        self.hello = json.loads(line) if line else {"refused": "its grading process ended as it started"}
+        self.hello = framing.decode(line) if line else {"refused": "its grading process ended as it started"}
         self.pending: dict[int, Future] = {}
         self.ids = itertools.count()
         self.lock = threading.Lock()
@@ -51,7 +52,7 @@ class WarmGrader:
 
     def _replies(self) -> None:
         for line in self.stdout:
-            reply = json.loads(line)
+            reply = framing.decode(line)
             with self.lock:
                 future = self.pending.pop(reply["id"])
             future.set_result(reply)
@@ -70,7 +71,7 @@ class WarmGrader:
             key = next(self.ids)
             self.pending[key] = future
             try:
-                self.stdin.write((json.dumps({**request, "id": key}) + "\n").encode())
+                self.stdin.write(framing.encode({**request, "id": key}))
                 self.stdin.flush()
             except OSError as exc:  # it ended before the reader saw it
                 self.pending.pop(key)

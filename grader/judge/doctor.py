@@ -2,14 +2,20 @@
 
 A small self-test runs as learner code in a real sandbox, set up exactly as for grading, and tries what a
 hostile submission would: read the reference solutions, see and signal the grading process, open its
-descriptors, ptrace it, connect to a TCP port this process opens, write outside its work dir, read the
-grader's environment (and its block in memory), reach the hidden checks and the grader's variables in
-memory, have the grader read a file through a link in its work dir, run a program; and the grader parses a
-malformed notebook. What it managed is reported beside the layers the sandbox applied.
+descriptors, ptrace it, connect to a TCP port this process opens, reach a unix socket of the user's (one this
+process listens on in the folder of the warm service's sockets, by its name, by listing the folder, and an
+abstract one), write outside its work dir, read the grader's environment (and its block in memory), reach the
+hidden checks and the grader's variables in memory, have the grader read a file through a link in its work dir,
+run a program, draw on the terminal with escape sequences; and the grader parses a malformed notebook. What it
+managed is reported beside the layers the sandbox applied.
+
+Runs in: `grade doctor`'s process, a batch's and a cluster worker's grading process (the judge's side of a
+test sandbox, driven through the submission proxy).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import secrets
@@ -19,6 +25,7 @@ import sys
 import tempfile
 import time
 import types
+from collections.abc import Sequence
 from pathlib import Path
 
 from grader.sandbox import isolation, zygote
@@ -27,12 +34,12 @@ from grader.sandbox.problems import LearnerProblem
 from grader.sandbox.limits import Limits
 from grader.judge.submission import Submission
 from grader.sandbox.source import Source, SubmissionError, load_source
-from grader.text import Text, quoted, verbatim
+from grader.text import Text, quoted, verbatim, visible
 
 SELF_TEST = '''
 import ctypes, os, socket, subprocess, sys
 
-def attempts(solution, grader_pid, port, secret, outside, linked):
+def attempts(solution, grader_pid, port, secret, outside, linked, sockets, folders, abstract):
     done = {}
     def attempt(name, action):
         try:
@@ -51,6 +58,30 @@ def attempts(solution, grader_pid, port, secret, outside, linked):
         libc.ptrace(17, grader_pid, None, None)  # PTRACE_DETACH
     attempt("ptrace the grading process", ptrace)
     attempt("connect to a TCP port on 127.0.0.1", lambda: socket.create_connection(("127.0.0.1", port), 2).close())
+    def dial(path):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(2)
+        s.connect(path)
+        s.close()
+    def dial_all(paths):
+        for path in paths:
+            try:
+                dial(path)
+                return
+            except OSError:
+                pass
+        raise OSError("none answered")
+    def listed():
+        found = [os.path.join(f, n) for f in folders if os.path.isdir(f) for n in os.listdir(f)]
+        dial_all([p for p in found if p.endswith(".sock")])
+    attempt("connect to a unix socket of the user's, by its name", lambda: dial_all(sockets))
+    attempt("find the user's sockets by listing their folders", listed)
+    attempt("connect to an abstract unix socket of the grader's", lambda: dial("\\0" + abstract))
+    def pair_then_dial():
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+        a.connect(sockets[0])
+    attempt("dial a socket through a socket pair of its own", pair_then_dial)
+    print("\\x1b]0;pwned\\x07\\x1b[2J\\x1b[1;1HScore: 10/10")
     attempt("write outside its work dir", lambda: open(outside, "w").write("x"))
     done["read the grader's environment"] = secret in os.environ
     attempt("run a program", lambda: subprocess.run(["true"], check=True))
@@ -80,8 +111,12 @@ LAYERS = {
                      "文件：Python 和库只读，只能在工作目录中写入，不能运行程序；TCP 被拒绝；"
                      "信号、ptrace 和抽象套接字都限制在沙箱内"),
     "dedicated uid": Text("learner code runs as a uid that owns nothing", "学生代码以一个什么也不拥有的 uid 运行"),
-    "seccomp": Text("ptrace, process_vm_*, mount, bpf, kexec, io_uring and new namespaces refused",
-                    "ptrace、process_vm_*、mount、bpf、kexec、io_uring 和新的命名空间都被拒绝"),
+    "seccomp": Text("no new socket (its one channel is inherited); ptrace, process_vm_*, pidfd_getfd, mount, bpf, "
+                    "kexec, io_uring and new namespaces refused",
+                    "不能新建套接字（唯一的通道是继承来的）；ptrace、process_vm_*、pidfd_getfd、mount、bpf、kexec、"
+                    "io_uring 和新的命名空间都被拒绝"),
+    "memory cgroup": Text("one memory budget: its processes, their children and the files it writes together",
+                          "同一份内存预算：进程、子进程和它写的文件合计"),
     "process limit": Text("fewer processes and threads at once than the limit: a fork bomb stops there",
                           "同时存在的进程和线程少于上限：fork 炸弹到此为止"),
     "non-dumpable grader": Text("same-uid processes cannot open the grader's /proc/<pid>/fd or mem",
@@ -104,6 +139,11 @@ ATTEMPTS_ZH = {
     "read the grader's variables (the frames it was forked in)": "读取评分程序的变量（fork 出它的那些栈帧）",
     "have the grader read a file through a link in its work dir": "让评分程序通过工作目录中的链接读取文件",
     "crash the grader with a malformed notebook": "用格式错误的 notebook 让评分程序崩溃",
+    "connect to a unix socket of the user's, by its name": "按名字连接用户的 unix 套接字",
+    "find the user's sockets by listing their folders": "列出用户的文件夹来寻找套接字",
+    "connect to an abstract unix socket of the grader's": "连接评分程序的抽象 unix 套接字",
+    "dial a socket through a socket pair of its own": "用自己建的套接字对去连接别的套接字",
+    "draw on the terminal with escape sequences": "用转义序列在终端上作画",
 }
 
 
@@ -137,9 +177,37 @@ def _malformed_notebook_raises(folder: Path) -> bool:
     return False
 
 
-def run_self_test() -> dict:
-    """Start a sandbox as grading does, run the self-test in it; return what was applied and what it managed."""
+def _listening(folders: Sequence[str]) -> tuple[list[socket.socket], list[str]]:
+    """Unix sockets this process listens on, as the warm service does: one in the first of `folders` that is ours
+    (made 0700 if need be), and an abstract one; the sockets and (their path, the abstract name)."""
+    listeners, paths = [], []
+    for folder in folders:
+        try:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            if os.stat(folder).st_uid != os.getuid():
+                continue
+            path = os.path.join(folder, f"doctor-{secrets.token_hex(4)}.sock")
+            listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            listener.bind(path)
+            listener.listen(1)
+        except OSError:
+            continue
+        listeners.append(listener)
+        paths.append(path)
+        break
+    abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    name = f"torch-katas-doctor-{secrets.token_hex(4)}"
+    abstract.bind("\0" + name)
+    abstract.listen(1)
+    return [*listeners, abstract], [*paths, name]
+
+
+def run_self_test(folders: Sequence[str] = ()) -> dict:
+    """Start a sandbox as grading does, run the self-test in it; return what was applied and what it managed.
+    `folders`: where the user's processes keep their sockets (the warm service's folder): the self-test dials one
+    this process listens on there, by its name and by listing them."""
     isolation.protect_self()
+    listeners, (*sockets, abstract) = _listening(folders)
     secret = f"TORCH_KATAS_DOCTOR_{secrets.token_hex(4)}"
     os.environ[secret] = "1"
     solutions = current_course().solutions_dir
@@ -160,7 +228,8 @@ def run_self_test() -> dict:
         started = time.perf_counter()
         try:
             done = submission.call("attempts", str(solution or "/nonexistent"), os.getpid(),
-                                   server.getsockname()[1], secret, str(outside_dir / "written"), str(linked))
+                                   server.getsockname()[1], secret, str(outside_dir / "written"), str(linked),
+                                   sockets or ["/nonexistent.sock"], list(folders), abstract)
         except LearnerProblem as problem:  # the test sandbox itself failed: say so, never pretend
             done = {f"finish the self-test ({problem.message})": True}
         elapsed = time.perf_counter() - started
@@ -169,7 +238,9 @@ def run_self_test() -> dict:
         if solution is None:
             done.pop("read the reference solutions", None)
         submission.close()
-        done["have the grader read a file through a link in its work dir"] = secret in submission.output()
+        printed = submission.output()
+        done["have the grader read a file through a link in its work dir"] = secret in printed
+        done["draw on the terminal with escape sequences"] = "\x1b" in visible(printed)
         done["crash the grader with a malformed notebook"] = _malformed_notebook_raises(outside_dir)
     finally:
         submission.close()
@@ -177,6 +248,11 @@ def run_self_test() -> dict:
         if spawner is not None:
             spawner.close()
         server.close()
+        for listener, path in zip(listeners, sockets):
+            listener.close()
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        listeners[-1].close()
         shutil.rmtree(outside_dir, ignore_errors=True)
         del os.environ[secret]
         sys.modules.pop(checks, None)

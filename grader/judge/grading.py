@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
-import json
 import os
 import pickle
 import random
@@ -30,6 +29,7 @@ import pytest
 import pytest_timeout
 import torch
 
+from grader import framing
 from grader.sandbox import isolation, probe_shipping, safefs, scrub, warmup, zygote
 from grader.checking import routes
 from grader.course.exercises import CHECKS_DIR, PACKAGE_DIR, SOLUTIONS_DIR, Exercise
@@ -79,11 +79,43 @@ def prewarm(exercises: Sequence[Exercise] = ()) -> None:
 
 
 def import_checks(exercise: Exercise):
-    """Import the exercise's checks module as pytest will (a course's checks folder is put first on
-    sys.path, as pytest does for a folder that is not a package), so the judge finds it imported."""
-    if not exercise.course.checks_package and str(exercise.course.checks_dir) not in sys.path:
-        sys.path.insert(0, str(exercise.course.checks_dir))
-    return importlib.import_module(exercise.checks_module)
+    """The exercise's checks module, imported as pytest will (a course's checks folder first on sys.path, as
+    pytest puts a folder that is not a package), so the judge finds it imported. Two courses may each have an
+    exercise of the same name (a course and its release, a teacher's hw1 and another's): one process keeps one
+    module by that name, so one of another file is dropped first, with what was made of it (`_forget_checks`)."""
+    name = exercise.checks_module
+    module = sys.modules.get(name)
+    if module is not None and not _same_file(getattr(module, "__file__", None), exercise.checks):
+        _forget_checks(name)
+    if not exercise.course.checks_package:
+        folder = str(exercise.course.checks_dir)
+        if sys.path[:1] != [folder]:
+            sys.path[:] = [folder, *(p for p in sys.path if p != folder)]
+    return importlib.import_module(name)
+
+
+def _same_file(path: str | None, expected: Path) -> bool:
+    try:
+        return path is not None and os.path.samefile(path, expected)
+    except OSError:
+        return False
+
+
+def _forget_checks(name: str) -> None:
+    """Drop the checks module `name` (another course's, of the same name), its probe bundle and its probes; a spare
+    judge forked before is stale (`_warm_state`)."""
+    from grader.sandbox.process import PROBES
+
+    global _forgotten
+    for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
+        del sys.modules[key]
+    _bundles.pop(name, None)
+    for key in [k for k in PROBES if k.startswith(name + ".")]:
+        del PROBES[key]
+    _forgotten += 1
+
+
+_forgotten = 0  # checks modules dropped for another of the same name: a spare judge forked before is stale
 
 
 def preload(exercise: Exercise) -> None:
@@ -99,7 +131,7 @@ def probe_bundle(exercise: Exercise) -> dict:
     as it travels to a sandbox started by the zygote (probe_shipping.py)."""
     from grader.sandbox.process import PROBES
 
-    checks = sys.modules[exercise.checks_module]
+    checks = import_checks(exercise)  # this exercise's own, whichever course last used its name
     made = _bundles.get(exercise.checks_module)
     if made is None or made[0] is not checks:
         used = {getattr(value, "__module__", None) for value in vars(checks).values()}
@@ -258,7 +290,7 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
     out = os.fdopen(fd, "w", buffering=1)
 
     def emit(event: dict) -> None:
-        out.write(json.dumps(event) + "\n")
+        out.write(framing.encode(event).decode())
 
     grading = (source, limits, seed, lang, device, emit, languages, exercise.overrides, variant)
     try:
@@ -334,7 +366,7 @@ class SpareJudge:
 
 def _warm_state() -> tuple:
     """What a spare judge must have been forked with to be used: the same modules, prepared pytests and zygote."""
-    return len(sys.modules), len(_prepared), len(_bundles), zygote.shared()
+    return len(sys.modules), len(_prepared), len(_bundles), _forgotten, zygote.shared()
 
 
 def _spare_main(order: int, fd: int, spawner: int | None) -> None:  # pragma: no cover - runs in the spare
@@ -413,8 +445,8 @@ class Grading:
         *lines, self._buf = self._buf.split(b"\n")
         for line in filter(bytes.strip, lines):
             try:
-                self.events.append(json.loads(line))
-            except ValueError:
+                self.events.append(framing.decode(line))
+            except framing.FrameError:
                 self.events.append({"event": "garbled"})  # refused by `assemble`
         return not chunk
 
@@ -534,17 +566,19 @@ def assemble(exercise: Exercise, source: Source, events: list[dict], timed_out: 
                     score=0.0, max_score=exercise.points, duration_s=round(duration, 3), seed=seed,
                     notes=list(source.notes),
                     flags=routes.scan(source.chunks, exercise.banned))  # for a person to look at; never a score
+    checks = [CheckResult.from_json(e) for e in events if e.get("event") == "check"] if broken is None else []
+    reported = sum(c.max_points for c in checks)
+    if broken is None and end is not None and reported < exercise.points:  # the checks collected are not the
+        broken = (f"its checks are worth {reported:g} points, the exercise {exercise.points:g}: "  # exercise's
+                  "the checks graded are not this exercise's")
     if broken is not None:
         result.grader_failure, result.message = True, grader_failure(broken)
         return result
-    checks = [CheckResult.from_json(e) for e in events if e["event"] == "check"]
-    reported = sum(c.max_points for c in checks)
     if reported < exercise.points:
         checks.append(CheckResult(
             id="unreported", title=Text("Checks that never reported", "没有报告结果的检查"), outcome="failed",
             points=0.0, max_points=exercise.points - reported,
-            message=Text("The grading stopped before these checks ran.", "评分在这些检查运行之前就停止了。")
-            if end is None else Text("Some checks did not report a result.", "有些检查没有报告结果。")))
+            message=Text("The grading stopped before these checks ran.", "评分在这些检查运行之前就停止了。")))
     result.checks = checks
     result.status = end["status"] if end else "timeout" if timed_out else "crashed"
     result.max_score = round(exercise.points - result.skipped_points, 4)

@@ -1,4 +1,11 @@
-"""Show a grading result: a table of checks for the terminal, or one JSON object."""
+"""Show a grading result: a table of checks for the terminal, or one JSON object.
+
+Whatever learner code printed, raised or named reaches the terminal with its control characters made visible
+(`text.visible`): an escape sequence in a submission's output or exception message never sets a window title,
+writes the clipboard, clears the screen or draws a fake score. The only escape sequences written are our colours.
+
+Runs in: the `grade` process or a fork of the front, watch, a notebook's text display. No torch.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,7 @@ import unicodedata
 import click
 
 from grader.judge.result import CheckResult, Result
-from grader.text import say
+from grader.text import say, visible
 
 SYMBOLS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "not_started": ("·", "yellow"),
            "skipped": ("–", "blue"), "not_run": ("○", "red")}
@@ -63,8 +70,8 @@ def render(result: Result, lang: str = "en", color: bool | None = None, *, noteb
     color = use_color() if color is None else color
     style = click.style if color else (lambda text, **_: text)
     heading = f"{result.exercise} · {result.title.render(lang)}" if result.title.render(lang) else result.name
-    lines = [style(heading, bold=True)]
-    titles = {c.id: c.title.render(lang) for c in result.checks}
+    lines = [style(visible(heading), bold=True)]
+    titles = {c.id: visible(c.title.render(lang)) for c in result.checks}
     width = max(map(display_width, titles.values()), default=10)
     plain = {outcome: say(lang, word) for outcome, word in PLAIN.items()}
     plain_width = max(map(display_width, plain.values()))
@@ -77,24 +84,24 @@ def render(result: Result, lang: str = "en", color: bool | None = None, *, noteb
         if c is first:
             line += style(say(lang, "  ← first to fix"), fg="red", bold=True)
         lines.append(line)
-        message = c.message.render(lang)
+        message = visible(c.message.render(lang))
         if message:
             lines.append(f"      {message}")
-    message = result.message.render(lang)
+    message = visible(result.message.render(lang))
     if result.status in STATUS_TEXT:
         status = say(lang, STATUS_TEXT[result.status])
         lines.append(style(status + ("" if status.endswith(("：", "。")) else " ") + message, fg="red"))
     elif message:  # graded, with something to say (notebook cells that raised)
         lines.append(style(message, fg="yellow"))
     if result.output:
-        shown = "\n".join("      " + line for line in result.output.rstrip().splitlines()[-8:])
+        shown = "\n".join("      " + line for line in visible(result.output).rstrip().splitlines()[-8:])
         lines += ["  " + say(lang, "Your code printed:"), shown]
     for note in result.notes:
-        lines.append("  " + say(lang, "note: {note}", note=note))
+        lines.append("  " + visible(say(lang, "note: {note}", note=note)))
     total = score_text(result, lang)
     lines.append(style(total, fg="green" if result.score >= result.max_score else "yellow", bold=True)
                  + say(lang, "  ({duration:.1f} s, seed {seed})", duration=result.duration_s, seed=result.seed))
-    lines.append(next_step(result, lang, notebook=notebook, watch=watch))
+    lines.append(visible(next_step(result, lang, notebook=notebook, watch=watch)))
     return "\n".join(lines)
 
 
@@ -134,8 +141,13 @@ def _watch_step(result: Result, lang: str) -> str:
     return say(lang, "Next: fix the first failing check above, then save again.")
 
 
+JSON_INVISIBLE = {c: f"\\u{c:04x}" for c in [0x7F, *range(0x80, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
+                                             *range(0x2066, 0x206A)]}
+
+
 def to_json(result: Result, lang: str | None = None) -> str:
-    return json.dumps(result.to_json(lang), ensure_ascii=False)
+    """One JSON object; the control characters JSON leaves raw (DEL, C1, bidirectional overrides) escaped too."""
+    return json.dumps(result.to_json(lang), ensure_ascii=False).translate(JSON_INVISIBLE)
 
 
 def hint_lines(hints: list[str], shown: int, lang: str, again: str) -> list[str]:

@@ -27,6 +27,8 @@ import subprocess
 import sys
 from collections.abc import Callable
 
+from grader import framing
+
 SWITCH = "TORCH_KATAS_ZYGOTE"
 PASSED = ("CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH")  # what torch needs of the caller's environment, nothing else
 READY_TIMEOUT = 300.0  # seconds a judge waits for the zygote's first answer (it imports torch once)
@@ -122,13 +124,13 @@ class Channel:
         self.judge = judge  # a judge's: a lost zygote ends it (a grader failure), never a check's verdict
         self.preload = preload
         self.probes = probes  # the code of the probes its sandboxes may run (probecode.bundle)
-        self._buf = b""
+        self._lines, self._pending = framing.Lines(), list[dict]()
         self._exits: dict[int, int] = {}
         self.out_of_memory: set[int] = set()  # sandboxes the kernel killed a process of for their memory cgroup
 
     def _message(self, timeout: float | None) -> dict | None:
-        """The next line the zygote sent; None if none came within `timeout`."""
-        while b"\n" not in self._buf:
+        """The next message the zygote sent; None if none came within `timeout`."""
+        while not self._pending:
             self.sock.settimeout(timeout)
             try:
                 chunk = self.sock.recv(4096)
@@ -138,14 +140,16 @@ class Channel:
                 raise Lost(str(exc)) from None
             if not chunk:
                 raise Lost("the zygote closed the connection")
-            self._buf += chunk
-        line, self._buf = self._buf.split(b"\n", 1)
-        return json.loads(line)
+            try:
+                self._pending += self._lines.feed(chunk)
+            except framing.FrameError as exc:
+                raise Lost(f"the zygote sent {exc}") from None
+        return self._pending.pop(0)
 
     def request(self, sock: socket.socket, output: int, hidden: tuple[str, ...] = ()) -> None:
         """Ask for a sandbox that serves `sock` and writes to `output`, without waiting for its pid (`spawned` reads
         it); `hidden`: the folders it must not see (the zygote imports no preload from them)."""
-        request = json.dumps({"preload": list(self.preload), "hidden": list(hidden)}).encode() + b"\n"
+        request = framing.encode({"preload": list(self.preload), "hidden": list(hidden)})
         try:
             socket.send_fds(self.sock, [request], [sock.fileno(), output])
         except OSError as exc:
@@ -249,8 +253,8 @@ def _request(judge: socket.socket, selector: selectors.BaseSelector, children: d
     try:
         message, fds, _, _ = socket.recv_fds(judge, 4096, 2)
         if message and len(fds) == 2:
-            pid = _spawn(json.loads(message), fds, selector, spare)
-    except (OSError, ValueError):
+            pid = _spawn(framing.decode(message), fds, selector, spare)
+    except (OSError, ValueError, framing.FrameError):
         pass
     if pid is None:
         for fd in fds:
@@ -272,7 +276,7 @@ def _drop(judge: socket.socket, selector: selectors.BaseSelector, children: dict
 
 def _tell(judge: socket.socket, message: dict) -> None:
     try:
-        judge.sendall(json.dumps(message).encode() + b"\n")
+        judge.sendall(framing.encode(message))
     except OSError:
         pass  # the judge is gone: its connection's end is read next
 

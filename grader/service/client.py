@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import hashlib
-import json
 import os
 import signal
 import socket
@@ -23,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from grader import framing
 from grader.service import address
 from grader.service.address import ServiceError, signed, wanted
 
@@ -118,34 +118,35 @@ def connect(folder: Path, path: Path | None = None) -> socket.socket | None:
     return address.connect(str(path or socket_path(folder)))
 
 
-def exchange(sock: socket.socket, message: dict, timeout: float | None = None, until_closed=False) -> dict | None:
-    """Send one request, read its one-line answer (and with `until_closed`, wait for the service to close the
-    connection: a stopped service closes it as it exits); None if the service closed without answering."""
+def exchange(sock: socket.socket, folder: Path, message: dict, timeout: float | None = None,
+             until_closed=False) -> dict | None:
+    """The handshake (address.py), one signed request, its one-line answer (and with `until_closed`, wait for the
+    service to close the connection: a stopped service closes it as it exits); None if the service closed
+    without answering. Refused (a ServiceError) where the other end is not the service it claims to be."""
     with sock:
+        conn, proof = address.handshake(sock, str(folder))
         sock.settimeout(timeout)
         try:
-            sock.sendall(json.dumps(message).encode() + b"\n")
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = sock.recv(1 << 20)
-                if not chunk:
-                    return None
-                data += chunk
+            conn.send(signed({**message, **proof}))
+            answer, _ = conn.receive()
             while until_closed and sock.recv(4096):
                 pass
-        except OSError:  # reset, timed out
+        except (OSError, EOFError, framing.FrameError):  # reset, timed out, closed, garbled
             return None
-    try:
-        answer = json.loads(data)
-    except ValueError:
-        return None
-    return answer if isinstance(answer, dict) else None
+    return answer
 
 
 def ask(folder: Path, message: dict, timeout: float | None = None, until_closed=False) -> dict | None:
-    """One request to the service; None if none answers."""
+    """One request to the service; None if none answers (or none is running: no secret to prove)."""
     sock = connect(folder)
-    return None if sock is None else exchange(sock, signed(message), timeout, until_closed)
+    if sock is None:
+        return None
+    try:
+        return exchange(sock, folder, message, timeout, until_closed)
+    except address.Refused:
+        raise
+    except ServiceError:
+        return None
 
 
 # -- lifecycle ------------------------------------------------------------------------------------------
@@ -161,12 +162,16 @@ def starting(folder: Path):
         os.close(fd)
 
 
-def start(folder: Path) -> bool:
-    """Start the service unless one answers; wait until it listens. True if one answers now."""
+START = True  # False in a fork of the front: a relayed command never starts a service (cli/front.py)
+
+
+def start(folder: Path, replace: bool = False) -> bool:
+    """Start the service unless one answers (`replace`: or one answers but cannot be used); wait until it listens.
+    True if one answers now."""
     import subprocess
 
     with starting(folder):
-        if ask(folder, {"op": "status"}) is not None:
+        if not replace and ask(folder, {"op": "status"}) is not None:
             return True
         with contextlib.suppress(FileNotFoundError):
             socket_path(folder).unlink()  # stale: nothing answers on it (a crashed service)
@@ -245,7 +250,7 @@ def _pid_of_server(path: Path) -> int | None:
 def served(exercise: Exercise, path: Path, options: dict) -> Result | None:
     """The result of grading `path` as `exercise` by the service (started if need be), as `judge.grade`
     gives it (its texts in the language asked for); None if the service cannot give one (then grade here)."""
-    if not wanted():
+    if not wanted() or address.REFUSED:  # (a service that did not prove itself was said once, and is not asked)
         return None
     from grader.judge.result import Result
     from grader.text import message_of, say
@@ -259,9 +264,14 @@ def served(exercise: Exercise, path: Path, options: dict) -> Result | None:
         for _ in range(2):  # once more after a restart (a change of the grader, torch or the course)
             sock = connect(folder)
             if sock is None:
-                if not start(folder) or (sock := connect(folder)) is None:
+                if not START or not start(folder) or (sock := connect(folder)) is None:
                     return None
-            answer = exchange(sock, signed(request), limit)
+            try:
+                answer = exchange(sock, folder, request, limit)
+            except address.Refused:
+                raise
+            except ServiceError:  # a socket left behind, a service stopping: start a fresh one, once
+                answer = {"restart": "no secret"} if START and start(folder, replace=True) else None
             if answer is None:  # it crashed mid-grading, or was stopped: never a grade
                 return None
             if "result" in answer:

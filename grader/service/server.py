@@ -1,49 +1,66 @@
 """The warm grading service behind `grade`, `grade watch` and `check()`: one per user and install.
 
 It imports torch, pytest and the grader once, then grades each request as `grade batch` grades a
-submission: the file is loaded here (a trusted parse), and a judge is forked per grading (`judge.Grading`,
-the same judge and OS sandbox, so the same result); it never runs learner code itself, and each grading
-forks from the same clean state. Several gradings may be in flight: two clients at once are both answered.
-Once nobody waits, it imports the rest of what exercises use (torch._dynamo, every exercise's checks).
+submission: the file is loaded here (a trusted parse), and a judge is forked per grading (judge/pool.py, the
+same judge and OS sandbox, so the same result); it never runs learner code itself, and each grading forks from
+the same clean state. Several gradings may be in flight: two clients at once are both answered. Once nobody
+waits, it imports the rest of what exercises use (torch._dynamo, every exercise's checks).
 
-It listens on a unix socket in a folder only its owner can enter (grader/service/client.py) and answers only peers
-of its own uid. Beside it, its front (relay.py) runs a client's `grade EXERCISE` on the client's terminal, and
-asks this service to grade as any client does. A request from another version or install, or a change of the
-grader, torch or a course (a content fingerprint, checked per request), closes its socket: the client starts a
-fresh service.
-It stops after `--idle` seconds without a request, or on `grade server stop`, leaving no socket, pid file
+It listens on a unix socket in a folder only its owner can enter, and believes no peer on its uid alone: a
+connection must come from a process in its own user, PID and network namespaces and prove, in a handshake, that
+it can read the secret the service wrote in that folder (address.py). Whatever a connection sends, it is read
+with bounds (framing.py): a malformed, huge, deep, slow or unproven request closes that connection and nothing
+else. Beside it, its front (cli/front.py) runs a client's `grade EXERCISE` on the client's terminal, and asks
+this service to grade as any client does. A proven request from another version or install, or a change of the
+grader or torch (a content hash, checked per request), closes its socket: the client starts a fresh service.
+What it keeps warm (a checks module, the pytest prepared for it) is keyed by the file it came from, so two courses
+with an exercise of the same name, or a course and its release, are each graded with their own checks.
+It stops after `--idle` seconds without a request, or on `grade server stop`, leaving no socket, secret, pid file
 or process behind.
 
-    python -m grader.service.server --dir FOLDER --idle SECONDS [--ready-fd FD]   (started by grader/service/client.py)
+    python -m grader.service.server --dir FOLDER --idle SECONDS [--ready-fd FD]   (started by service/client.py)
+
+Runs in: the service, a process of its own parented by init. Trusted; a door, so it opens to no one unproven.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
-import selectors
 import signal
 import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
-from grader.service import client, address
-from grader.version import __version__
-from grader.course.exercises import Course, CourseError, UnknownExercise, load_course
+from grader import framing
+from grader.course.exercises import CourseError, UnknownExercise, load_course
 from grader.sandbox.source import SubmissionError, load_source
+from grader.service import address, client
+from grader.version import __version__
 
 if TYPE_CHECKING:
     from grader.judge.grading import SpareJudge  # imported with torch, once the service runs
+    from grader.judge.pool import JudgePool
 
 OPTIONS = ("seed", "lang", "device", "time_limit", "memory", "languages", "variant")  # those of judge.grade
 QUIET = 0.3  # seconds without a grading before warming up the rest (so a first request never waits on it)
 SPARE_AFTER = 0.3  # seconds without a grading, once warm, before a spare judge is forked for the next one
-MAX_REQUEST = 1 << 20
+MAX_ARRIVING = 64  # connections proving themselves at once: more are closed as they come
+
+
+@dataclass(eq=False)
+class Arriving:
+    """A connection that has not made its request yet: the bytes so far, the nonce its request must prove."""
+
+    sock: socket.socket
+    since: float = field(default_factory=time.monotonic)
+    lines: framing.Lines = field(default_factory=framing.Lines)
+    nonce: str | None = None  # set once it said hello and got our proof
 
 
 class Service:
@@ -52,33 +69,40 @@ class Service:
     def __init__(self, folder: Path, idle: float):
         self.folder, self.idle = folder, idle
         self.path, self.pid_file = client.socket_path(folder), client.pid_path(folder)
-        self.selector = selectors.DefaultSelector()
+        self.secret_file = folder / address.file_name(address.SECRET)
+        self.door = address.Door(address.write_secret(str(folder)))
         self.listener: socket.socket | None = None
         self.inode: int | None = None
-        self.front: subprocess.Popen | None = None  # relay.py
+        self.front: subprocess.Popen | None = None  # cli/front.py
         self.front_inode: int | None = None
-        self.arriving: dict[socket.socket, bytes] = {}
-        self.running: dict = {}  # judge.Grading -> the connection waiting for its result
+        self.arriving: dict[socket.socket, Arriving] = {}
+        self.pool: JudgePool | None = None  # the gradings in flight: each answered on its connection
         self.base = client.contents_hash()  # the grader's code and torch, as imported
-        self.courses: dict[str, str] = {}  # course root -> its fingerprint when first graded
-        self.cold: list[Course] = []  # courses whose exercises are not all imported yet
+        self.courses: dict[str, str] = {}  # course root -> its contents hash when first graded
+        self.cold: list = []  # courses whose exercises are not all imported yet
         self.warmed = False
         self.spared = 0  # gradings judged by a spare judge
         self.spare: SpareJudge | None = None  # forked ahead for the next grading, while nothing runs
         self.stop_request: socket.socket | None = None
         self.started, self.last, self.graded = time.time(), time.monotonic(), 0
 
+    @property
+    def running(self) -> int:
+        return len(self.pool) if self.pool is not None else 0
+
     def listen(self) -> None:
         """Our socket in place, then the pid file, then the front's socket and process."""
+        from grader.judge.pool import JudgePool
+
+        self.pool = JudgePool()
         self.listener, self.inode = self.bound(self.path)
         self.pid_file.write_text(str(os.getpid()))
         self.listener.setblocking(False)
-        self.selector.register(self.listener, selectors.EVENT_READ, "accept")
         self.start_front()
 
     def start_front(self) -> None:
-        """The front (relay.py): a small process with the CLI imported, on a socket of its own beside ours, that runs
-        a client's `grade EXERCISE` on its terminal. Without it, clients run the command themselves."""
+        """The front (cli/front.py): a small process with the CLI imported, on a socket of its own beside ours, that
+        runs a client's `grade EXERCISE` on its terminal. Without it, clients run the command themselves."""
         path = client.front_path(self.folder)
         try:
             sock, self.front_inode = self.bound(path)
@@ -86,7 +110,8 @@ class Service:
             return
         with sock:
             try:
-                self.front = subprocess.Popen([sys.executable, "-m", "grader.cli.front", str(sock.fileno())],
+                self.front = subprocess.Popen([sys.executable, "-m", "grader.cli.front", str(sock.fileno()),
+                                               str(self.folder)],
                                               pass_fds=[sock.fileno()], stdin=subprocess.DEVNULL,
                                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/")
             except OSError:  # no front: nobody listens on its socket, so it goes
@@ -108,10 +133,10 @@ class Service:
             raise
 
     def close(self) -> None:
-        """Take no more requests: the socket goes (if it is still ours); gradings in flight finish."""
+        """Take no more requests: the socket goes (if it is still ours), the secret with it; gradings in flight
+        finish."""
         if self.listener is None:
             return
-        self.selector.unregister(self.listener)
         self.listener.close()
         self.listener = None
         if self.spare is not None:
@@ -121,6 +146,9 @@ class Service:
             with contextlib.suppress(OSError):
                 if os.stat(path).st_ino == inode:
                     path.unlink()
+        with contextlib.suppress(OSError):
+            if address.read_secret(str(self.folder)) == self.door.secret:
+                self.secret_file.unlink()
         if self.front is not None:  # a command it runs asks us (or, once we are gone, a new service) to grade
             self.front.kill()
             self.front.wait()
@@ -129,35 +157,33 @@ class Service:
     def cleanup(self) -> None:
         """Nothing left: no socket, no judge, no pid file."""
         self.close()
-        for conn in self.arriving:
-            conn.close()
-        for grading, conn in self.running.items():
-            grading.kill()
-            grading.result()
-            conn.close()
-        self.running.clear()
+        for arriving in self.arriving.values():
+            arriving.sock.close()
+        if self.pool is not None:
+            for conn in self.pool.running.values():
+                cast(socket.socket, conn).close()
+            self.pool.stop()
         with contextlib.suppress(OSError):
             if self.pid_file.read_text() == str(os.getpid()):
                 self.pid_file.unlink()
 
     def serve(self) -> None:
-        from grader.judge.grading import finished
-
+        assert self.pool is not None
         while self.listener is not None or self.running:
             now = time.monotonic()
-            if self.running:
-                timeout = max(0.0, min(g.deadline for g in self.running) - now)
-            else:
-                timeout = max(0.0, self.last + self.next_task()[0] - now)
-            events = self.selector.select(timeout)
-            for key, _ in events:
-                if key.data == "accept":
+            waits = [a.since + address.HANDSHAKE_TIMEOUT - now for a in self.arriving.values()]
+            if not self.running:
+                waits.append(self.last + self.next_task()[0] - now)
+            readable = [self.listener] if self.listener is not None else []
+            ready, done = self.pool.wait(others=[*readable, *self.arriving], timeout=max(0.0, min(waits, default=60)))
+            for sock in ready:
+                if sock is self.listener:
                     self.accept()
-                elif key.data == "request":
-                    self.receive(key.fileobj)  # type: ignore[arg-type]  # registered as a socket
-            ready = {key.fileobj for key, _ in events if key.data == "grading"}
-            for grading in finished(self.running, ready):
-                self.finish(grading)
+                else:
+                    self.receive(sock)
+            for conn, result in done:
+                self.finish(conn, result)
+            self.drop_slow()
             if self.stop_request is not None:
                 return
             if not self.running:  # (a request arriving takes microseconds: it never holds the service up)
@@ -182,6 +208,8 @@ class Service:
             return SPARE_AFTER, "spare"
         return self.idle, "stop"
 
+    # -- a connection, from its first byte to its request ------------------------------------------------
+
     def accept(self) -> None:
         if self.listener is None:
             return
@@ -189,37 +217,48 @@ class Service:
             conn, _ = self.listener.accept()
         except OSError:
             return
-        if address.peer_uid(conn) != os.getuid():  # never another user's client
+        if len(self.arriving) >= MAX_ARRIVING or not address.ours(conn):  # another user, a sandbox, a flood
             conn.close()
             return
         conn.setblocking(False)
-        self.arriving[conn] = b""
-        self.selector.register(conn, selectors.EVENT_READ, "request")
+        self.arriving[conn] = Arriving(conn)
 
     def receive(self, conn: socket.socket) -> None:
+        """What a connection sent: its hello (answered with our proof), then its request (handled once proven).
+        Anything else, or a connection that closes, drops that connection alone."""
+        arriving = self.arriving[conn]
         try:
             chunk = conn.recv(65536)
-        except OSError:
-            chunk = b""
-        data = self.arriving[conn] + chunk
-        if chunk and b"\n" not in data and len(data) < MAX_REQUEST:
-            self.arriving[conn] = data
-            return
-        self.selector.unregister(conn)
-        del self.arriving[conn]
-        try:
-            request = json.loads(data.split(b"\n")[0])
-        except ValueError:
-            request = None
-        if not isinstance(request, dict):
+            if not chunk:
+                raise EOFError
+            for message in arriving.lines.feed(chunk):
+                if arriving.nonce is None:
+                    answer, arriving.nonce = self.door.greet(message)
+                    conn.sendall(framing.encode(answer))
+                    continue
+                del self.arriving[conn]
+                conn.setblocking(True)
+                if not self.door.admits(message, arriving.nonce):
+                    conn.close()
+                    return
+                try:
+                    self.handle(conn, message)
+                except Exception as exc:  # one request's failure never stops the service
+                    reply(conn, {"error": f"{type(exc).__name__}: {exc}"})
+                return
+        except (OSError, EOFError, framing.FrameError):
+            self.arriving.pop(conn, None)
             conn.close()
-            return
-        try:
-            self.handle(conn, request)
-        except Exception as exc:  # one request's failure never stops the service
-            reply(conn, {"error": f"{type(exc).__name__}: {exc}"})
+
+    def drop_slow(self) -> None:
+        """Close the connections that did not make their request in time (a legitimate client takes microseconds)."""
+        late = time.monotonic() - address.HANDSHAKE_TIMEOUT
+        for conn in [c for c, a in self.arriving.items() if a.since < late]:
+            del self.arriving[conn]
+            conn.close()
 
     def handle(self, conn: socket.socket, request: dict) -> None:
+        """A proven request: from another version or install, a restart; else its operation."""
         if not address.signed_here(request):
             self.close()
             return reply(conn, {"restart": "a service of another version or install"})
@@ -236,19 +275,22 @@ class Service:
 
     def status(self) -> dict:
         return {"pid": os.getpid(), "version": __version__, "since": self.started, "graded": self.graded,
-                "running": len(self.running), "idle_stop_s": self.idle, "memory_mib": resident_mib(),
+                "running": self.running, "idle_stop_s": self.idle, "memory_mib": resident_mib(),
                 "socket": str(self.path), "warm": self.warmed, "front": self.front.pid if self.front else None,
                 "spare": self.spare.pid if self.spare else None, "spared": self.spared}
 
+    # -- grading ---------------------------------------------------------------------------------------
+
     def grade(self, conn: socket.socket, request: dict) -> None:
         """Fork a judge for the request's file, as `grade batch` does; answer when it is done."""
-        from grader.judge.grading import Grading, prewarm
+        from grader.judge.grading import prewarm
 
+        assert self.pool is not None
         self.last = time.monotonic()  # only gradings keep the service up (not `grade server status`)
         try:
             ref = request["course"]
             course = load_course(Path(ref["root"]), ref["spec"])
-            exercise = course.find(request["exercise"])
+            exercise = course.find(request["exercise"], request.get("assignment"))
             now = client.contents_hash(course, grader=False)
             if client.contents_hash() != self.base or self.courses.setdefault(ref["root"], now) != now:
                 self.close()
@@ -262,17 +304,13 @@ class Service:
             self.cold.append(course)
             self.warmed = False
         with contextlib.suppress(Exception):  # a check that does not import: its judge reports it, as without us
-            prewarm([exercise])  # its checks and preloads, in this process: once
+            prewarm([exercise])  # its checks (this course's own, whatever else has its name) and preloads: once
         spare, self.spare = self.spare, None
-        grading = Grading(exercise, source, spare=spare, **options)
+        grading = self.pool.start(conn, exercise, source, spare=spare, **options)
         self.spared += spare is not None and grading.pid == spare.pid
-        self.running[grading] = conn
-        self.selector.register(grading, selectors.EVENT_READ, "grading")
 
-    def finish(self, grading) -> None:
-        self.selector.unregister(grading)
-        conn = self.running.pop(grading)
-        reply(conn, {"result": grading.result().to_json()})  # its texts in the language asked for
+    def finish(self, conn, result) -> None:
+        reply(conn, {"result": result.to_json()})  # its texts in the language asked for
         self.graded += 1
         self.last = time.monotonic()
 
@@ -295,7 +333,7 @@ class Service:
 def reply(conn: socket.socket, answer: dict) -> None:
     with conn, contextlib.suppress(OSError):  # a client gone (Ctrl-C) misses its answer, nothing more
         conn.settimeout(30)
-        conn.sendall(json.dumps(answer).encode() + b"\n")
+        conn.sendall(framing.encode(answer))
 
 
 def resident_mib() -> float:
@@ -320,7 +358,7 @@ def main() -> None:
     from grader.sandbox import zygote
 
     zygote.shared()  # the sandboxes' clean parent: its torch import runs beside ours
-    import grader.judge.grading  # noqa: F401 - torch, pytest, the grader: the one slow import
+    import grader.judge.pool  # noqa: F401 - torch, pytest, the grader: the one slow import
 
     service = Service(args.dir, args.idle)
     try:
@@ -334,7 +372,7 @@ def main() -> None:
     if service.stop_request is not None:  # answered after the cleanup; the connection closes as the process ends
         with contextlib.suppress(OSError):
             service.stop_request.setblocking(True)
-            service.stop_request.sendall(b'{"stopped": true}\n')
+            service.stop_request.sendall(framing.encode({"stopped": True}))
         os._exit(0)
 
 

@@ -3,7 +3,9 @@
 Student names, folder and file names come from learners (an LMS builds them from the display name), so a
 name like `=HYPERLINK("http://evil","x")` must reach Excel or LibreOffice as text. OWASP's rule: a text
 cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`. A number stays a
-number (`-1.5` is a score an LMS import must read as one), so only cells that are not a number change.
+number (`-1.5` is a score an LMS import must read as one), so only cells that are not a number change. And
+no control character reaches a cell (an ESC sequence, a BEL, a bidirectional override): each is dropped, a tab
+or a line break becomes a space.
 """
 
 from __future__ import annotations
@@ -15,9 +17,17 @@ FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
+CONTROLS = {c: None for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), 0x061C, 0x200E, 0x200F,
+                              *range(0x202A, 0x202F), *range(0x2066, 0x206A)]} | {0x09: " ", 0x0A: " ", 0x0D: " "}
+
+
 def cell(value):
-    """`value` as a spreadsheet reads it only as data: text that would start a formula is prefixed with `'`."""
-    if not isinstance(value, str) or not value.startswith(FORMULA_START) or NUMBER.fullmatch(value):
+    """`value` as a spreadsheet reads it only as data: no control character, and text that would start a formula
+    prefixed with `'`."""
+    if not isinstance(value, str):
+        return value
+    value = value.translate(CONTROLS)
+    if not value.lstrip(" ").startswith(FORMULA_START) or NUMBER.fullmatch(value):
         return value
     return "'" + value
 
