@@ -2,13 +2,18 @@
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
 from grader.sandbox import isolation
+from grader.service import address, client
 
 ROOT = Path(__file__).resolve().parent.parent
 os.environ["TORCH_KATAS_NO_SERVER"] = "1"  # the suite never starts the user's grading service (test_server.py: its own)
@@ -149,3 +154,57 @@ def namespaces_work() -> bool:
 
 
 NAMESPACES = namespaces_work()  # this kernel lets an unprivileged process make user namespaces
+
+
+# -- a warm grading service of a test's own (test_server.py, test_service_door.py) ---------------------------
+
+gone = client.exited  # a zombie waiting for its parent, pid 1 here, counts as exited
+
+
+def wait_for(condition, what: str, limit: float = 300):
+    """Poll `condition` until true; the limit only stops a broken run from hanging the suite."""
+    end = time.monotonic() + limit
+    while not condition():
+        assert time.monotonic() < end, f"never happened: {what}"
+        time.sleep(0.05)
+
+
+class Service:
+    """A test's own service folder and the environment that points `grade` at it."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.env = {k: v for k, v in os.environ.items() if k not in (address.NO_SERVER_ENV, "CI")}
+        self.env[address.DIR_ENV] = str(folder)
+        self.pids: set[int] = set()
+
+    def grade(self, *args, **kwargs):
+        return run_grade(*args, env={**self.env, **kwargs.pop("env", {})}, **kwargs)
+
+    def status(self) -> dict | None:
+        info = client.status(self.folder)
+        if info:
+            self.pids.update(pid for pid in (info["pid"], info["front"], info["spare"]) if pid)
+        return info
+
+    def left(self) -> list[str]:
+        return sorted(p.name for p in self.folder.iterdir())
+
+
+@pytest.fixture
+def service(monkeypatch):
+    folder = Path(tempfile.mkdtemp(prefix="tk-srv-"))  # short: a socket's path is at most 107 bytes
+    for var in (address.NO_SERVER_ENV, "CI", client.IDLE_ENV):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv(address.DIR_ENV, str(folder))
+    svc = Service(folder)
+    yield svc
+    svc.status()
+    client.stop(folder)
+    for pid in svc.pids:
+        if not gone(pid):
+            os.kill(pid, signal.SIGKILL)
+            wait_for(lambda: gone(pid), f"the killed service {pid} has exited")  # noqa: B023 - called at once
+    left = svc.left()
+    shutil.rmtree(folder, ignore_errors=True)
+    assert all(gone(pid) for pid in svc.pids) and left == [], left

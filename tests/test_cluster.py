@@ -13,6 +13,8 @@ import pytest
 
 from conftest import ROOT, run_grade
 
+pytestmark = pytest.mark.slow
+
 distributed = pytest.importorskip("distributed", reason="the cluster extra is not installed")
 
 EX01 = "ex01_tensors"
@@ -286,3 +288,29 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_doubles_nothing(tmp_path):
             except ProcessLookupError:
                 pass
             process.wait()
+
+
+def test_a_cluster_worker_sandbox_reaches_nothing(local_cluster, tmp_path):
+    """A submission graded on a worker looks for the grader's sockets (the user's service under the home folder,
+    runtime folders, abstract names, a socket pair) and the scheduler's address: it reaches none of them, and its
+    score is its code's."""
+    import shutil
+
+    attack = ROOT / "tests" / "attacks" / "reach_the_service.py"
+    scheduler = local_cluster.scheduler_address.removeprefix("tcp://")
+    host, port = scheduler.rsplit(":", 1)
+    source = attack.read_text() + (
+        "\nimport socket as _s\ntry:\n"
+        f"    _s.create_connection(({host!r}, {port}), 2).close()\n    print('reached the scheduler')\n"
+        "except OSError:\n    pass\n")
+    (tmp_path / "subs" / "mallory").mkdir(parents=True)
+    (tmp_path / "subs" / "mallory" / "ex05.py").write_text(source)
+    shutil.copytree(tmp_path / "subs" / "mallory", tmp_path / "subs" / "alice")
+    shutil.copy(ROOT / "solutions" / "ex05_manual_backward.py", tmp_path / "subs" / "alice" / "ex05.py")
+    out = tmp_path / "out"
+    proc = run_grade("batch", tmp_path / "subs", "-e", "ex05", "--out", out, "--cluster",
+                     local_cluster.scheduler_address)
+    assert proc.returncode == 0, proc.stderr
+    results = {r["student"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert results["alice"]["score"] == results["mallory"]["score"] == 10
+    assert "reached: []" in results["mallory"]["output"] and "scheduler" not in results["mallory"]["output"]

@@ -8,6 +8,8 @@ import pytest
 from grader.course.exercises import CourseError, UnknownExercise, all_exercises, builtin_course, find_in, load_course
 from grader.author.validate import mistakes, validate
 
+pytestmark = pytest.mark.slow
+
 EXERCISES = all_exercises()
 
 

@@ -15,6 +15,8 @@ from conftest import (NAMESPACES, ROOT, dedicated_uid_or_skip, gets_a_dedicated_
                       run_grade, run_grade_as)
 from grader.sandbox import isolation
 
+pytestmark = pytest.mark.slow
+
 ATTACKS = ROOT / "tests" / "attacks"
 
 
@@ -590,3 +592,53 @@ def test_a_batch_of_broken_files_and_formula_names_finishes_with_its_gradebook(t
     assert not any(cell.startswith(("=", "+", "@")) for row in rows.values() for cell in row.values() if cell)
     assert "not a regular file" in rows["s5_fifo"]["problems"]
     assert "not a readable zip" in rows["s6_corrupt"]["problems"]
+
+
+# -- one memory budget, and learner text that drives nothing (issue 34) ------------------------------------
+
+def test_children_and_files_share_one_memory_budget(user, world_readable_tmp):
+    """Six children each holding 400 MiB and files filling the work dir and /dev/shm, under --memory 2048: with a
+    memory cgroup, all of it together stays within 2048 MiB (the kernel stops what passes it); without one (an
+    ordinary user whose cgroup is not delegated), the files stay within their share of the budget (512 MiB) and
+    `grade doctor` says the cgroup is missing."""
+    result = os_attack(user, world_readable_tmp, "hold_memory", "--memory", "2048", "--time-limit", "60")
+    assert result["score"] <= 1, result
+    held = re.search(r"held: (\d+) written: (\d+)", result["output"])
+    cgroup = "memory cgroup" in result["isolation"]
+    if held is None:  # the kernel stopped the sandbox's own process: said, and never a gain
+        assert cgroup and "memory" in result["message"], result
+        return
+    children, written = int(held.group(1)), int(held.group(2))
+    assert written <= 512, written
+    if cgroup:
+        assert children * 400 + written <= 2048, (children, written)
+    else:
+        assert "memory cgroup" in json.loads(run_grade_as(user, "doctor", "--json").stdout)["missing"]
+
+
+def test_learner_text_never_drives_a_terminal_a_spreadsheet_or_a_page(tmp_path):
+    """Escape sequences in what a submission prints and raises, and in a student's folder name beside an
+    `<img onerror=...>`: the terminal shows them as escapes, --json leaves none raw, grades.csv has none, and
+    the pages and the Markdown feedback escape the markup."""
+    import shutil
+
+    attack = ATTACKS / "draw_on_the_terminal.py"
+    shown = run_grade("ex05", "--file", attack)
+    assert "\x1b" not in shown.stdout + shown.stderr and "\x07" not in shown.stdout and "\x9b" not in shown.stdout
+    assert "\\x1b]0;pwned\\x07" in shown.stdout and "\\u202e" in shown.stdout
+    as_json = run_grade("ex05", "--file", attack, "--json").stdout
+    assert not any(c in as_json for c in "\x1b\x07\x9b\u202e") and json.loads(as_json)["score"] == 0
+    subs = tmp_path / "subs"
+    name = "eve\x1b]0;pwned\x07<img src=x onerror=alert(1)>"
+    for student, source in ((name, attack), ("ann", ROOT / "solutions" / "ex05_manual_backward.py")):
+        (subs / student).mkdir(parents=True)
+        shutil.copy(source, subs / student / "ex05.py")
+    out = tmp_path / "grades"
+    batch = run_grade("batch", subs, "-e", "ex05", "--out", out)
+    assert batch.returncode == 0 and "\x1b" not in batch.stdout + batch.stderr, batch.stderr
+    csv_text = (out / "grades.csv").read_text()
+    assert not any(c in csv_text for c in "\x1b\x07\x9b\u202e") and "ann" in csv_text
+    for page in [out / "index.html", *(out / "feedback").glob("*.html"), *(out / "feedback").glob("*.md")]:
+        text = page.read_text()
+        assert "<img src=x" not in text and "\x1b" not in text, page
+    assert any("&lt;img src=x" in p.read_text() for p in (out / "feedback").glob("*.md"))

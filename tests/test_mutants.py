@@ -1,10 +1,13 @@
 """Generated mutants: each is one learner slip with a stable id, and the checks kill a fast sample of them
 (the whole course: `grade validate --mutants`)."""
 
+import pytest
 import ast
 
 from grader.course.exercises import all_exercises, find_exercise
 from grader.author.mutants import equivalent_marks, generate, given_code, mutants_of, run_mutants
+
+pytestmark = pytest.mark.slow
 
 CODE = '''
 import torch

@@ -3,6 +3,7 @@ workspace with public checks, a Canvas batch with a late submission and two file
 points (scores recomputed, nothing regraded), a fixed check (regraded, and said so), a teacher's override with a
 comment (in every output, kept after a rerun), the choice of a file, and the exports for Canvas and Moodle."""
 
+import pytest
 import csv
 import json
 import os
@@ -15,6 +16,8 @@ from conftest import run_grade
 
 from grader.judge.result import CheckResult, Result
 from grader.text import Text
+
+pytestmark = pytest.mark.slow
 
 CHECKS = '''"""Checks of hw1_double."""
 

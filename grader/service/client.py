@@ -54,6 +54,11 @@ def pid_path(folder: Path) -> Path:
     return folder / address.file_name(address.PID_FILE)
 
 
+def secret_path(folder: Path) -> Path:
+    """The running service's secret, which each end of a connection proves it can read (address.py)."""
+    return folder / address.file_name(address.SECRET)
+
+
 def front_path(folder: Path) -> Path:
     """The socket of the service's front, which runs a client's `grade EXERCISE` on its terminal (relay.py)."""
     return folder / address.file_name(address.FRONT)
@@ -207,7 +212,7 @@ def stop(folder: Path) -> bool:
         os.kill(pid, signal.SIGTERM)
     if pid:
         _wait_until_gone(pid)
-    for leftover in (socket_path(folder), pid_path(folder), front_path(folder)):
+    for leftover in (socket_path(folder), pid_path(folder), front_path(folder), secret_path(folder)):
         with contextlib.suppress(FileNotFoundError):
             leftover.unlink()
     return answer is not None or bool(pid)

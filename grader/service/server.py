@@ -69,7 +69,7 @@ class Service:
     def __init__(self, folder: Path, idle: float):
         self.folder, self.idle = folder, idle
         self.path, self.pid_file = client.socket_path(folder), client.pid_path(folder)
-        self.secret_file = folder / address.file_name(address.SECRET)
+        self.secret_file = client.secret_path(folder)
         self.door = address.Door(address.write_secret(str(folder)))
         self.listener: socket.socket | None = None
         self.inode: int | None = None
