@@ -11,8 +11,9 @@ asks the service to grade as any client does, writes straight to the learner's t
 status back. So a relayed `grade ex05` prints, writes and exits exactly as one run here.
 
 Only a single grading is relayed (`main.relayable`, decided in the front's fork). Anything else (no service
-running, --no-server, TORCH_KATAS_NO_SERVER or CI, another command, another version) and the command runs in this
-process as before, which starts the service when there is none. This module, framing.py and address.py are all
+running, --no-server, TORCH_KATAS_NO_SERVER or CI, another command, another version, a service that restarts
+because the grader, torch or the course changed) and the command runs in this process as before, which starts the
+service when there is none. This module, framing.py and address.py are all
 the client imports, and it ends with os._exit once the front's fork has (it has nothing to tear down, and
 Python's finalization took 17 ms).
 
@@ -87,8 +88,9 @@ def run(argv: list[str]) -> int | None:
             return None
 
 
-def _exit_status(conn, pid: int) -> int:
-    """Wait for the fork's exit status; Ctrl-C here interrupts the command there, as it would here."""
+def _exit_status(conn, pid: int) -> int | None:
+    """Wait for the fork's exit status (None: run the command here, its service restarts); Ctrl-C here interrupts
+    the command there, as it would here."""
     from grader import framing
 
     while True:
@@ -102,6 +104,8 @@ def _exit_status(conn, pid: int) -> int:
             continue
         except (OSError, EOFError, framing.FrameError):
             answer = {}
+        if answer.get("rerun") is True:
+            return None
         if not isinstance(answer.get("exit"), int):  # the fork died: never silently a success
             from grader.learner.workspace import default_lang
             from grader.text import lang_in, say

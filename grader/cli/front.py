@@ -53,7 +53,8 @@ def front(listen_fd: int, folder: str) -> None:
 def serve(sock: socket.socket, door: address.Door) -> None:
     """In the front's fork: the handshake, the request, then become the client's command; send its exit status.
     Ends the process whatever happens."""
-    code, started = 3, False
+    code: int | None = 3
+    started = False
     conn = framing.Connection(sock)
     fds: list[int] = []
     try:
@@ -72,6 +73,8 @@ def serve(sock: socket.socket, door: address.Door) -> None:
         conn.send({"pid": os.getpid()})
         started = True
         code = _command()
+    except client.Restarting:  # nothing printed yet: the client runs the command itself
+        code = None
     except BaseException:  # whatever happened, the client hears (if it can) and the fork ends
         pass
     finally:
@@ -82,7 +85,7 @@ def serve(sock: socket.socket, door: address.Door) -> None:
                 pass
     try:
         if started:  # (a connection that never became a command hears nothing more)
-            conn.send({"exit": code})
+            conn.send({"exit": code} if code is not None else {"rerun": True})
     finally:
         os._exit(0)
 

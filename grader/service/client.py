@@ -170,6 +170,11 @@ def starting(folder: Path):
 START = True  # False in a fork of the front: a relayed command never starts a service (cli/front.py)
 
 
+class Restarting(BaseException):
+    """In a fork of the front: the service restarts (the grader, torch or the course changed), so the client runs
+    the command itself, which starts a fresh one. (A BaseException: no handler of the command's may keep it.)"""
+
+
 def start(folder: Path, replace: bool = False) -> bool:
     """Start the service unless one answers (`replace`: or one answers but cannot be used); wait until it listens.
     True if one answers now."""
@@ -288,6 +293,8 @@ def served(exercise: Exercise, path: Path, options: dict) -> Result | None:
                 return result
             if not answer.get("restart"):
                 return None
+            if not START:
+                raise Restarting
             # it has closed its socket and stops once idle: the next turn starts a fresh one
     except (ServiceError, OSError) as exc:
         print(say(lang, "grade: {message}", message=message_of(exc)), file=sys.stderr)
