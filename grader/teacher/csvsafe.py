@@ -2,7 +2,8 @@
 
 Student names, folder and file names come from learners (an LMS builds them from the display name), so a
 name like `=HYPERLINK("http://evil","x")` must reach Excel or LibreOffice as text. OWASP's rule: a text
-cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`. A number stays a
+cell that starts with `=`, `+`, `-`, `@` (after spaces) gets a leading `'` (its other two, a tab or a carriage
+return first, cannot happen here: see below). A number stays a
 number (`-1.5` is a score an LMS import must read as one), so only cells that are not a number change. And
 no control character reaches a cell (an ESC sequence, a BEL, a bidirectional override): each is dropped, a tab
 or a line break becomes a space.
@@ -13,7 +14,7 @@ from __future__ import annotations
 import csv
 import re
 
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+FORMULA_START = ("=", "+", "-", "@")
 NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
