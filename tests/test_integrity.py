@@ -521,14 +521,31 @@ def test_a_batch_sandbox_holds_no_job_and_no_classmates_folder(tmp_path, zygote)
         assert "a Job" in output and "a function of grader.teacher.batch" in output, output
 
 
-@pytest.mark.parametrize("route", ["engine", "default argument", "torch.func", "jacobian"])
+ROUTES = ["engine", "default argument", "torch.func", "jacobian", "thread", "own hooks", "fork", "forward mode",
+          "sympy", "finite differences"]
+
+
+@pytest.mark.parametrize("route", ROUTES)
 def test_gradients_from_autograd_by_any_route_are_not_earned(tmp_path, route):
+    """Whatever machine differentiates for linear_grads (autograd by any entry point or thread, forward-mode AD,
+    torch.func, a child process, sympy, finite differences): its values earn nothing, and the source is flagged."""
     path = tmp_path / "ex05.py"
     path.write_text((ATTACKS / "autograd_routes.py").read_text().replace('ROUTE = "engine"', f"ROUTE = {route!r}"))
     result = grade_json("ex05", "--file", path)
     assert result["score"] == 3  # what predict and mse_loss earn
     assert {c["id"] for c in result["checks"] if not c["passed"]} == {"grad_shapes", "dw", "db", "by_hand"}
-    assert result["flags"] and {f["route"] for f in result["flags"]} == {"autograd"}
+    assert result["flags"] and "autograd" in {f["route"] for f in result["flags"]}
+
+
+def test_code_that_is_honest_only_while_watched_gains_nothing(tmp_path):
+    """linear_grads that derives by hand only while the grader's saved-tensor hooks are set, and uses autograd
+    otherwise: every value the checks judge comes from a watched call, so it earns what its derivation earns, and
+    what it looks at is flagged for a person."""
+    path = tmp_path / "ex05.py"
+    path.write_text((ATTACKS / "autograd_routes.py").read_text().replace('ROUTE = "engine"',
+                                                                         'ROUTE = "tell the probe apart"'))
+    result = grade_json("ex05", "--file", path)
+    assert any("_top_saved_tensors_default_hooks" in f["what"] for f in result["flags"]), result["flags"]
 
 
 def test_replacing_the_graders_probe_is_tampering():

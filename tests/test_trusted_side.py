@@ -236,8 +236,11 @@ def test_bad_zips_fifos_and_odd_names_are_problems_never_a_crash(tmp_path):
 # -- CSV cells ---------------------------------------------------------------------------------------------------
 
 def test_cells_that_would_run_as_formulas_are_text_numbers_stay_numbers():
-    for value in ('=HYPERLINK("http://evil","x")', "+cmd", "-cmd|' /C calc'!A0", "@SUM(A1)", "\tx", "\rx", "-"):
+    for value in ('=HYPERLINK("http://evil","x")', "+cmd", "-cmd|' /C calc'!A0", "@SUM(A1)", "-", "  =1+1"):
         assert csvsafe.cell(value) == "'" + value
+    for value in ("\tx", "\rx", "\t=1+1", "\x1b[31m=x", "a\u202eb"):  # no control character: then as text
+        assert csvsafe.cell(value) == {"\tx": " x", "\rx": " x", "\t=1+1": "' =1+1", "\x1b[31m=x": "[31m=x",
+                                       "a\u202eb": "ab"}[value]
     for value in ("-1.5", "+2", "10", "0.25", "-3e-2", "alice", "", 7, -2.5, None):
         assert csvsafe.cell(value) == value
 
@@ -309,6 +312,31 @@ def test_a_forged_huge_or_deep_message_is_refused_cheaply():
 def test_the_scan_flags_each_banned_route(code, route):
     flags = routes.scan([("f.py", code)], {"f": ["autograd", "torch.optim"]})
     assert route in {f["route"] for f in flags}, flags
+
+
+SOFTMAX = ["torch.nn.functional.softmax", "torch.Tensor.softmax", "torch.nn.Softmax", "torch.optim.Adam"]
+
+
+@pytest.mark.parametrize("code", [
+    "import torch.nn.functional as F\ny = F.softmax(x, dim=-1)",
+    "y = x.softmax(-1)",
+    "y = torch.nn.functional.softmax(x, 1)",
+    "from torch.nn.functional import softmax as s",
+    "layer = nn.Softmax(dim=1)",
+    "f = getattr(F, 'softmax')",
+    "f = eval('torch.nn.functional.softmax')",
+    "opt = torch.optim.Adam(ps)",
+])
+def test_the_scan_flags_a_banned_built_in_however_it_is_reached(code):
+    flags = routes.scan([("f.py", code)], {"softmax": SOFTMAX})
+    assert set(SOFTMAX) & {f["route"] for f in flags}, flags
+
+
+def test_the_scan_of_built_ins_leaves_the_learners_own_names_alone():
+    own = ("def softmax(x, dim=-1):\n    m = x.amax(dim=dim, keepdim=True)\n    e = (x - m).exp()\n"
+           "    return e / e.sum(dim=dim, keepdim=True)\n\nclass Adam:\n    def step(self):\n"
+           "        return self.softmax(softmax(self.x))\n\nname = 'Adam'\n")
+    assert routes.scan([("own.py", own)], {"softmax": SOFTMAX}) == []
 
 
 def test_the_scan_flags_nothing_in_honest_code_and_never_raises():

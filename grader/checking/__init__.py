@@ -17,7 +17,7 @@ __all__ = [  # what a checks module may import: the stable surface (docs/authori
     "CheckFailed", "LearnerError", "Opaque", "Text", "check", "describe", "does_not_define", "expect_close",
     "expect_number", "expect_tensor", "explain", "fail", "learner_error", "names", "patched",
     "pretend_cuda", "probe", "record_curve", "relation", "relation_cause", "relation_key", "relation_text",
-    "tensor_info", "variant", "verbatim", "where", "engine_ran",
+    "tensor_info", "variant", "verbatim", "where", "engine_ran", "machine_derivatives", "joined",
 ]
 
 

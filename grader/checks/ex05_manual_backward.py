@@ -5,8 +5,8 @@ reduction='sum'), so the expected loss, gradients and factor-N diagnoses follow 
 
 import torch
 
-from grader.checking import Text, check, engine_ran, expect_close, expect_tensor, fail, patched, probe, variant, \
-    verbatim
+from grader.checking import Text, check, expect_close, expect_tensor, fail, joined, machine_derivatives, probe, \
+    variant, verbatim
 from grader.gradients import autograd_gradient, expect_gradient, numerical_gradient
 
 BATCHES = (8, 1, 50)  # one sample too: a sum and a mean agree there, a squeeze() does not keep [1, 1]
@@ -91,10 +91,22 @@ def test_mse_loss(submission, rng):
         "factor 0.5": ("Is the error squared, and not halved?", "误差平方了吗？有没有多乘了 1/2？")})
 
 
+@probe
+def observed_grads(module, x, y, w, b):
+    """linear_grads(x, y, w, b), and the machines that differentiated for it (any route: autograd in any thread,
+    forward-mode AD, torch.func, a child process, sympy, the loss evaluated at several points): every value the
+    checks judge comes from a call watched so, so code that behaves only while watched gains nothing."""
+    grads, machines = machine_derivatives(lambda: module.linear_grads(x, y, w, b), module, "mse_loss")
+    return {"grads": grads, "machines": machines}
+
+
 def _grads(submission, rng, n):
-    """linear_grads on a fresh draw of n samples: (inputs, (dw, db)); fail unless it returns a pair."""
+    """linear_grads on a fresh draw of n samples: (inputs, (dw, db)); fail unless it returns a pair, or where a
+    machine differentiated for it."""
     x, y, w, b = draw(rng, n)
-    grads = submission.linear_grads(x, y, w, b)
+    seen = submission.probe(observed_grads, x, y, w, b, what="`linear_grads`")
+    grads = seen["grads"]
+    not_by_hand(seen["machines"])
     if not isinstance(grads, (tuple, list)) or len(grads) != 2:
         fail("linear_grads should return two tensors, (dw, db).", "linear_grads 应返回两个 tensor：(dw, db)。",
              key="not-a-pair")
@@ -166,39 +178,39 @@ def expect_grads(submission, rng, which: int):
                         hints=grad_hints(), n=n)
 
 
-@probe
-def autograd_calls(module, x, y, w, b):
-    """The autograd entry points linear_grads called (also through names the learner imported), and whether the
-    autograd engine ran at all (any other route: `Variable._execution_engine`, torch.func, a bound default...)."""
-    calls = []
-
-    def counting(name, real):
-        return lambda *a, **k: (calls.append(name), real(*a, **k))[1]
-
-    with patched(module, torch.autograd, "backward", counting("backward", torch.autograd.backward)), \
-            patched(module, torch.autograd, "grad", counting("grad", torch.autograd.grad)):
-        _, engine = engine_ran(lambda: module.linear_grads(x, y, w, b))
-    return sorted(set(calls)) or (["torch.autograd"] if engine else [])  # its engine, reached another way
+MACHINES = {"torch.autograd": ("autograd", "autograd"), "forward-mode AD": ("forward-mode AD", "前向模式自动微分"),
+            "torch.func": ("torch.func", "torch.func"), "a child process": ("a child process", "一个子进程"),
+            "sympy": ("sympy's symbolic derivative", "sympy 的符号求导"),
+            "finite differences": ("finite differences (the loss evaluated at several points)",
+                                   "有限差分（在多个点上计算了损失）")}
 
 
-def autograd_route(submission, rng) -> list[str]:
-    """What the learner's linear_grads called, probed once per grading."""
-    return submission.once("route", lambda: submission.probe(autograd_calls, *draw(rng, 8), what="`linear_grads`"))
+def machine_route(submission, rng) -> list[str]:
+    """The machines that differentiated for linear_grads on one draw, probed once per grading."""
+    return submission.once("route", lambda: submission.probe(observed_grads, *draw(rng, 8),
+                                                             what="`linear_grads`")["machines"])
+
+
+def not_by_hand(machines: list[str], earned: bool = True) -> None:
+    """Fail where a machine differentiated for linear_grads (`earned`: its values are not earned either)."""
+    if not machines:
+        return
+    used = joined([Text(*MACHINES.get(m, (m, m))) for m in machines], ", ", "、")
+    numeric = set(machines) <= {"finite differences"}
+    key = "finite-differences" if numeric else "autograd-used"
+    if earned:
+        fail("linear_grads got its gradients from {used}: its values are not yours. Derive dw and db with the chain "
+             "rule.", "linear_grads 的梯度来自 {used}：这些值不是你推导的。请用链式法则手动推导 dw 和 db。",
+             used=used, key=key)
+    fail("linear_grads got its gradients from {used}: derive dw and db with the chain rule instead.",
+         "linear_grads 的梯度来自 {used}：请用链式法则手动推导 dw 和 db。", used=used, key=key)
 
 
 def by_hand_only(submission, rng) -> None:
-    """A gradient autograd computed is not earned here: fail the gradient checks when linear_grads used it."""
-    calls = autograd_route(submission, rng)
-    if calls:
-        fail("linear_grads called autograd ({calls}): its values are autograd's, not yours. Derive dw and db with the "
-             "chain rule.", "linear_grads 调用了 autograd（{calls}）：这些值是 autograd 算的，不是你推导的。请用链式法则手动推导 dw 和 db。",
-             calls=", ".join(f"`{c}`" for c in calls), key="autograd-used")
+    """A gradient a machine computed is not earned here: fail the gradient checks when linear_grads used one."""
+    not_by_hand(machine_route(submission, rng))
 
 
 @check("linear_grads derives the gradients by hand (no autograd)", points=1, zh="linear_grads 手动求梯度（不用 autograd）")
 def test_by_hand(submission, rng):
-    calls = autograd_route(submission, rng)
-    if calls:
-        fail("linear_grads called autograd ({calls}): derive dw and db with the chain rule instead.",
-             "linear_grads 调用了 autograd（{calls}）：请用链式法则手动推导 dw 和 db。",
-             calls=", ".join(f"`{c}`" for c in calls), key="autograd-used")
+    not_by_hand(machine_route(submission, rng), earned=False)

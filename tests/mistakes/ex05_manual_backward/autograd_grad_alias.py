@@ -1,5 +1,5 @@
 # Mistake: lets autograd do the work through a name imported from torch.autograd.
-# Expect: called autograd
+# Expect: gradients from autograd
 
 import torch
 from torch.autograd import grad
