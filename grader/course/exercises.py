@@ -46,6 +46,7 @@ SOLUTIONS_DIR = PACKAGE_DIR.parent / "solutions"  # in a clone only: the wheel s
 
 
 E = TypeVar("E", "Exercise", "Named")
+ROUTE = re.compile(r"autograd|[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")  # a [banned] route: autograd, or a dotted name
 
 
 def exercise_id(name: str, short: bool = False) -> str:
@@ -141,6 +142,18 @@ class Exercise:
         }
 
 
+class Track(NamedTuple):
+    """A path through a course (course.toml's `[[tracks]]`): its exercises, in teaching order."""
+
+    name: str  # as `grade list --track` and `grade init --track` name it
+    title: str
+    zh: str  # its title in Chinese ("": the English one)
+    exercises: list[str]  # folder names
+
+    def text(self, lang: str) -> str:
+        return self.zh if lang == "zh" and self.zh else self.title
+
+
 @dataclass
 class Course:
     """A course: its exercises in teaching order and where their solutions, checks, mistakes and variants are."""
@@ -161,6 +174,7 @@ class Course:
     min_mistakes: int = 1  # what `grade validate` asks of each exercise
     min_hints: int = 1
     short_ids: bool = False  # ex05 for ex05_manual_backward
+    tracks: list[Track] = field(default_factory=list)  # none: one path, the teaching order
 
     @property
     def built_in(self) -> bool:
@@ -187,6 +201,17 @@ class Course:
                          for number, name in enumerate(self._names(), 1)], key)
         return self._with_points(self._load(found.name, found.number), self.points)
 
+    def track(self, name: str) -> Track:
+        """The track called `name` (or a unique prefix of its name)."""
+        found = [t for t in self.tracks if t.name == name] or [t for t in self.tracks if t.name.startswith(name)]
+        if len(found) != 1:
+            known = ", ".join(t.name for t in self.tracks) or "none"
+            raise CourseError(f"course {self.name} has no track '{name}' (tracks: {known})")
+        return found[0]
+
+    def track_of(self, exercise: Exercise) -> Track | None:
+        return next((t for t in self.tracks if exercise.name in t.exercises), None)
+
     def _names(self) -> list[str]:
         """The exercises' folder names in teaching order."""
         if self.order or not self.exercises_dir.is_dir():
@@ -210,7 +235,7 @@ class Course:
             hints=list(meta.get("hints", [])),
             zh=dict(meta.get("zh", {})),
             preload=list(meta.get("preload", [])),
-            banned={str(k): list(v) for k, v in meta.get("banned", {}).items()},
+            banned=_banned(meta.get("banned", {}), folder),
             hidden_points=float(meta.get("hidden_points", 0)),
             variants=dict(meta.get("variants", {})),
             number=number,
@@ -270,6 +295,17 @@ def find_in(exercises: Sequence[E], key: str) -> E:
     raise UnknownExercise(Text("unknown exercise '{key}' (see `grade list`)", key=verbatim(key)))
 
 
+def _banned(table: object, folder: Path) -> dict[str, list[str]]:
+    """exercise.toml's `[banned]`: function -> routes, each `autograd` or a dotted name (checking/routes.py)."""
+    if not isinstance(table, dict):
+        raise CourseError(f"{folder / 'exercise.toml'}: [banned] must be a table: function = [routes]")
+    for function, names in table.items():
+        if not isinstance(names, list) or not all(isinstance(n, str) and ROUTE.fullmatch(n) for n in names):
+            raise CourseError(f"{folder / 'exercise.toml'}: [banned] {function} = {names!r}: each route is "
+                              "autograd or a dotted name (torch.optim, torch.nn.functional.softmax)")
+    return {str(k): list(v) for k, v in table.items()}
+
+
 def declared_checks(path: Path) -> list[dict]:
     """The `@check(title, points=..., zh=..., visibility=...)` functions of a checks module, read from its source
     (no import, no torch). A check whose title or points are not written as literals is read as points 0; zh is
@@ -317,6 +353,10 @@ def load_course(root: Path, spec: str | None = None) -> Course:
     checks = meta.get("validate", {})
     layout = {part: str(place) for part, place in meta.get("layout", {}).items()}
     package = layout.get("checks") if "/" not in layout.get("checks", "/") else None  # checks as an importable package
+    tracks = _tracks(meta.get("tracks", []), path)
+    order = [name for track in tracks for name in track.exercises] or list(meta.get("exercises", []))
+    if tracks and "exercises" in meta:
+        raise CourseError(f"{path}: a course with [[tracks]] lists its exercises in them, not in `exercises`")
     if spec is None:  # the built-in course, found from a folder of the clone, is still the built-in course
         spec = BUILTIN if root.resolve() == BUILTIN_ROOT.resolve() else str(root)
     return Course(name=meta.get("name", root.name), spec=spec, root=root,
@@ -324,11 +364,28 @@ def load_course(root: Path, spec: str | None = None) -> Course:
                   solutions_dir=root / layout.get("solutions", "solutions"),
                   checks_dir=_package_dir(package) if package else root / layout.get("checks", "checks"),
                   mistakes_dir=root / layout.get("mistakes", "mistakes"),
-                  variants_dir=root / layout.get("variants", "variants"), order=list(meta.get("exercises", [])),
+                  variants_dir=root / layout.get("variants", "variants"), order=order, tracks=tracks,
                   languages=list(meta.get("languages", ["en"])), assignments=dict(meta.get("assignments", {})),
                   points={k: float(v) for k, v in meta.get("points", {}).items()}, checks_package=package,
                   min_mistakes=int(checks.get("mistakes", 1)), min_hints=int(checks.get("hints", 1)),
                   short_ids=bool(meta.get("short_ids", False)))
+
+
+def _tracks(tables: object, path: Path) -> list[Track]:
+    """course.toml's `[[tracks]]`: each a name, a title (and its Chinese, `zh`) and its exercises."""
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise CourseError(f"{path}: tracks are tables: [[tracks]] name = ..., title = ..., exercises = [...]")
+    tracks = []
+    for table in tables:
+        name, exercises = table.get("name"), table.get("exercises")
+        if not isinstance(name, str) or not isinstance(exercises, list) \
+                or not all(isinstance(e, str) for e in exercises):
+            raise CourseError(f"{path}: each of [[tracks]] needs a name and a list of exercises")
+        tracks.append(Track(name, str(table.get("title", name)), str(table.get("zh", "")), list(exercises)))
+    named = [n for t in tracks for n in t.exercises]
+    if len(set(named)) != len(named) or len({t.name for t in tracks}) != len(tracks):
+        raise CourseError(f"{path}: each track and each exercise of the tracks is named once")
+    return tracks
 
 
 def _package_dir(name: str) -> Path:
