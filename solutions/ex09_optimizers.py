@@ -16,9 +16,12 @@ def train_by_hand(model, batches, epochs, lr):
 
 
 def make_optimizer(model, kind: str, lr: float, momentum: float = 0.0, weight_decay: float = 0.0):
+    # model.parameters() holds every layer's parameters. Keywords, because SGD's fourth positional parameter is
+    # dampening, not weight_decay: SGD(params, lr, momentum, weight_decay) would set dampening without a word.
     if kind == "sgd":
         return torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
     if kind == "adam":
+        # Adam, not AdamW: Adam adds weight_decay to the gradient, AdamW decays the weights apart from it.
         return torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     raise ValueError(f"unknown optimizer kind {kind!r}")
 
@@ -27,6 +30,7 @@ def make_scheduler(optimizer, kind: str, epochs: int, step_size: int = 10, gamma
     if kind == "step":
         return torch.optim.lr_scheduler.StepLR(optimizer, step_size=step_size, gamma=gamma)
     if kind == "cosine":
+        # T_max counts scheduler steps: one per epoch here, so the rate reaches 0 (eta_min) after the last epoch.
         return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
     raise ValueError(f"unknown scheduler kind {kind!r}")
 
@@ -36,11 +40,12 @@ def train(model, batches, epochs: int, optimizer, scheduler) -> list[float]:
     for epoch in range(epochs):
         total = 0.0
         for x, y in batches:
+            # Clear before backward, not between backward and step; None rather than zeros saves the memory.
             optimizer.zero_grad(set_to_none=True)
             loss = F.mse_loss(model(x), y)
             loss.backward()
             optimizer.step()
-            total += loss.item()
-        scheduler.step()  # once per epoch, after the epoch's optimizer steps
-        losses.append(total / len(batches))
+            total += loss.item()  # a float: a sum of loss tensors would keep every batch's graph
+        scheduler.step()  # once per epoch, after its optimizer steps: the whole epoch trains at its own rate
+        losses.append(total / len(batches))  # the mean of the batch losses, each batch counting once
     return losses

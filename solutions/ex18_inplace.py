@@ -4,12 +4,11 @@ import torch
 
 
 def sgd_update(params, lr):
-    # The update itself must not be recorded by autograd: no_grad makes the in-place change of a
-    # leaf legal, and (unlike .data) it still bumps the tensor's version counter, so a graph that
-    # saved the old value refuses to backward instead of silently using the new one.
+    # The update is not part of the model: no_grad lets a leaf change in place. Unlike .data, it still bumps
+    # the version counter, so a graph that saved the old value raises rather than silently using the new one.
     with torch.no_grad():
         for p in params:
-            p -= lr * p.grad
+            p -= lr * p.grad  # in place: the same tensor objects the model holds, still leaves
 
 
 def swish(x):

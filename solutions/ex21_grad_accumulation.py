@@ -12,9 +12,11 @@ def train_accumulated(model: nn.Module, optimizer: torch.optim.Optimizer,
         group = batches[start:start + k]  # k micro-batches; the last group may hold fewer
         group_loss = 0.0
         for x, y in group:
+            # Divide by the group's own size, not by k: a shorter last group is a smaller big batch, with its own mean.
             loss = F.mse_loss(model(x), y) / len(group)  # the group's scaled losses add up to its big batch's mean
             loss.backward()  # gradients add up in .grad; this micro-batch's graph is freed
             group_loss += loss.item()
+        # One update per group, then clear: the next group's gradients must start from zero.
         optimizer.step()
         optimizer.zero_grad()
         losses.append(group_loss)

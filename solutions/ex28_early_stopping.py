@@ -13,16 +13,18 @@ class EarlyStopping:
         self.min_delta = min_delta
         self.best_loss = float("inf")
         self.best_state = None
-        self.bad_epochs = 0
+        self.bad_epochs = 0  # epochs in a row without improvement
 
     def step(self, val_loss: float, model: nn.Module) -> bool:
+        # An improvement is strictly lower than the best by more than min_delta: an equal loss does not count.
         if val_loss < self.best_loss - self.min_delta:
             self.best_loss = val_loss
+            # A deep copy: state_dict() holds the live tensors, which the next epochs keep changing.
             self.best_state = copy.deepcopy(model.state_dict())
-            self.bad_epochs = 0
+            self.bad_epochs = 0  # the count is of epochs in a row: an improvement starts it again
         else:
             self.bad_epochs += 1
-        return self.bad_epochs >= self.patience
+        return self.bad_epochs >= self.patience  # stop at the patience-th bad epoch, not one later
 
 
 def fit(model: nn.Module, train_epoch, validate, max_epochs: int, patience: int, min_delta: float,
@@ -36,11 +38,11 @@ def fit(model: nn.Module, train_epoch, validate, max_epochs: int, patience: int,
             train_loss = train_epoch()
             val_loss = validate()
             log.writerow([epoch, train_loss, val_loss])
-            f.flush()
+            f.flush()  # on disk as the epoch ends: a crash or a kill later still leaves the log so far
             stop = stopper.step(val_loss, model)
-            if stopper.bad_epochs == 0:
+            if stopper.bad_epochs == 0:  # this epoch improved: it is the best so far
                 best_epoch = epoch
             if stop:
                 break
-    model.load_state_dict(stopper.best_state)
+    model.load_state_dict(stopper.best_state)  # the model ends with the best epoch's weights, not the last
     return best_epoch
