@@ -81,8 +81,8 @@ def prewarm(exercises: Sequence[Exercise] = ()) -> None:
 def import_checks(exercise: Exercise):
     """Import the exercise's checks module as pytest will (a course's checks folder is put first on
     sys.path, as pytest does for a folder that is not a package), so the judge finds it imported."""
-    if not exercise.course.checks_package and str(exercise.course.checks_dir) not in sys.path:
-        sys.path.insert(0, str(exercise.course.checks_dir))
+    if not exercise.home.checks_package and str(exercise.home.checks_dir) not in sys.path:
+        sys.path.insert(0, str(exercise.home.checks_dir))
     return importlib.import_module(exercise.checks_module)
 
 
@@ -118,9 +118,9 @@ _bundles: dict[str, tuple] = {}
 def hidden_paths(exercise: Exercise, extra=()) -> tuple[str, ...]:
     """Folders learner code must never see: the reference solutions, the hidden checks, the known mistakes
     (in a clone), and what the caller adds (a batch's submissions and gradebook)."""
-    course = exercise.course
-    folders = {SOLUTIONS_DIR, CHECKS_DIR, PACKAGE_DIR.parent / "tests", course.solutions_dir, course.checks_dir,
-               course.mistakes_dir, course.variants_dir, *map(Path, extra)}
+    courses = {exercise.course.root: exercise.course, exercise.home.root: exercise.home}.values()
+    folders = {SOLUTIONS_DIR, CHECKS_DIR, PACKAGE_DIR.parent / "tests", *map(Path, extra),
+               *(folder for c in courses for folder in (c.solutions_dir, c.checks_dir, c.mistakes_dir, c.variants_dir))}
     return tuple(sorted(str(f.resolve()) for f in folders if f.is_dir()))
 
 
@@ -144,7 +144,7 @@ def timeout_for(limits: Limits) -> int:
 def pytest_args(exercise: Exercise, timeout: int) -> list[str]:
     """A judge's pytest command line: the exercise's checks, none of pytest's plugins it has no use for, no capture
     (the judge's output goes nowhere), pytest-timeout by signal."""
-    return [str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(exercise.course.checks_dir),
+    return [str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(exercise.home.checks_dir),
             *DISABLED, "--noconftest", "--assert=plain", "--capture=no", "-q", "--tb=line",
             "--timeout", str(timeout), "--timeout-method", "signal"]
 
@@ -532,7 +532,7 @@ def assemble(exercise: Exercise, source: Source, events: list[dict], timed_out: 
         broken = "the judge process ended before it finished"
     result = Result(exercise=exercise.id, name=exercise.name, submission=str(source.path), status="error",
                     score=0.0, max_score=exercise.points, duration_s=round(duration, 3), seed=seed,
-                    notes=list(source.notes),
+                    notes=list(source.notes), hidden_points=exercise.hidden_points or None,
                     flags=routes.scan(source.chunks, exercise.banned))  # for a person to look at; never a score
     if broken is not None:
         result.grader_failure, result.message = True, grader_failure(broken)
