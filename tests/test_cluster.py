@@ -1,6 +1,7 @@
 """`grade batch --cluster` on real Dask clusters: the same records and class outputs as a local batch, resume,
 workers that refuse a batch, and a worker killed mid-batch whose submissions are graded elsewhere, once."""
 
+import contextlib
 import json
 import os
 import re
@@ -220,6 +221,7 @@ def test_ctrl_c_keeps_what_is_done_and_the_same_command_goes_on(local_cluster, t
     (["--cluster", "local:0"], "--cluster local:N needs a number of workers, not local:0"),
     (["--cluster", "nowhere.json"], "no such scheduler file: nowhere.json"),
     (["--require-isolation", "landlock"], "--require-isolation goes with --cluster"),
+    (["--cluster-timeout", "5"], "--cluster-timeout goes with --cluster"),
     (["--cluster", "local:1", "--require-isolation", "landlock,moat"], "unknown isolation layer moat (known: "),
 ])
 def test_bad_cluster_options_are_one_line_errors(tmp_path, args, error):
@@ -238,13 +240,10 @@ def test_extra_missing_says_what_to_install(tmp_path):
     assert proc.stderr.strip() == "grade: error: --cluster needs Dask: pip install 'torch-katas[cluster]'"
 
 
-def test_a_worker_killed_mid_batch_loses_nothing_and_doubles_nothing(tmp_path):
-    """A scheduler and two workers as the `dask` command starts them on a machine of a cluster; one worker is
-    killed while it grades, then the other's grading process: the submissions they held are graded again (by
-    the other worker, by a new grading process), each recorded once, none as a failure."""
-    subs = tmp_path / "subs"
-    solution = (ROOT / "solutions" / f"{EX05}.py").read_text()
-    stage(subs, {f"s{i:02d}": {"ex05.py": SLOW + solution} for i in range(12)})
+@contextlib.contextmanager
+def dask_command_cluster(tmp_path, workers: int):
+    """A scheduler and `workers` workers as the `dask` command starts them on a machine of a cluster (no nanny: a
+    worker killed stays dead); yields the scheduler file."""
     scheduler_file = tmp_path / "scheduler.json"
     dask = [sys.executable, "-m", "distributed.cli.dask_scheduler"]
     started = [subprocess.Popen([*dask, "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file",
@@ -255,32 +254,9 @@ def test_a_worker_killed_mid_batch_loses_nothing_and_doubles_nothing(tmp_path):
             time.sleep(0.1)
         worker = [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", scheduler_file,
                   "--host", "127.0.0.1", "--nthreads", "1", "--no-nanny", "--no-dashboard"]
-        started += [subprocess.Popen(worker, start_new_session=True, stderr=subprocess.DEVNULL) for _ in range(2)]
-        out = tmp_path / "out"
-        batch = subprocess.Popen([sys.executable, "-m", "grader.cli.main", "batch", subs, "--out", out, "--cluster",
-                                  scheduler_file, "--json"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True)
-        with distributed.Client(scheduler_file=str(scheduler_file)) as client:
-            client.wait_for_workers(2)
-            pids = client.run(os.getpid)
-            busy = None
-            while busy is None and batch.poll() is None:  # a worker in the middle of a grading
-                results = out / "results.jsonl"
-                done = results.exists() and results.read_text().count("\n")
-                busy = next((w for w, keys in client.processing().items() if keys and done), None)
-                time.sleep(0.1)
-            assert busy is not None, "the batch ended before a worker could be killed"
-            os.kill(pids[busy], signal.SIGKILL)
-            survivor = next(w for w in pids if w != busy)
-            grading = client.run(lambda dask_worker: [p.grader.process.pid for n, p in dask_worker.plugins.items()
-                                                      if n.startswith("torch-katas-")], workers=[survivor])
-            os.kill(grading[survivor][0], signal.SIGKILL)  # and the other's grading process: started again there
-            stdout, stderr = batch.communicate()
-        assert batch.returncode == 0, stderr
-        lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-        assert sorted(r["student"] for r in lines) == [f"s{i:02d}" for i in range(12)]  # all, once each
-        assert all(r["status"] == "graded" and r["score"] == r["max_score"] for r in lines), stderr
-        assert json.loads(stdout)["full"] == 12
+        started += [subprocess.Popen(worker, start_new_session=True, stderr=subprocess.DEVNULL)
+                    for _ in range(workers)]
+        yield scheduler_file
     finally:
         for process in started:
             try:
@@ -314,3 +290,73 @@ def test_a_cluster_worker_sandbox_reaches_nothing(local_cluster, tmp_path):
     results = {r["student"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
     assert results["alice"]["score"] == results["mallory"]["score"] == 10
     assert "reached: []" in results["mallory"]["output"] and "scheduler" not in results["mallory"]["output"]
+
+
+def kill_a_busy_worker(client, batch, out) -> tuple[str, dict]:
+    """Kill a worker in the middle of a grading, once a first result is recorded; its address, and every worker's
+    pid."""
+    pids = client.run(os.getpid)
+    busy = None
+    while busy is None and batch.poll() is None:
+        results = out / "results.jsonl"
+        done = results.exists() and results.read_text().count("\n")
+        busy = next((w for w, keys in client.processing().items() if keys and done), None)
+        time.sleep(0.1)
+    assert busy is not None, "the batch ended before a worker could be killed"
+    os.kill(pids[busy], signal.SIGKILL)
+    return busy, pids
+
+
+def test_a_worker_killed_mid_batch_loses_nothing_and_doubles_nothing(tmp_path):
+    """One worker is killed while it grades, then the other's grading process: the submissions they held are graded
+    again (by the other worker, by a new grading process), each recorded once, none as a failure; the lost worker
+    is said as it happens, and in workers.json."""
+    subs = tmp_path / "subs"
+    solution = (ROOT / "solutions" / f"{EX05}.py").read_text()
+    stage(subs, {f"s{i:02d}": {"ex05.py": SLOW + solution} for i in range(12)})
+    with dask_command_cluster(tmp_path, 2) as scheduler_file:
+        out = tmp_path / "out"
+        batch = subprocess.Popen([sys.executable, "-m", "grader.cli.main", "batch", subs, "--out", out, "--cluster",
+                                  scheduler_file, "--json"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
+        with distributed.Client(scheduler_file=str(scheduler_file)) as client:
+            client.wait_for_workers(2)
+            busy, pids = kill_a_busy_worker(client, batch, out)
+            survivor = next(w for w in pids if w != busy)
+            grading = client.run(lambda dask_worker: [p.grader.process.pid for n, p in dask_worker.plugins.items()
+                                                      if n.startswith("torch-katas-")], workers=[survivor])
+            os.kill(grading[survivor][0], signal.SIGKILL)  # and the other's grading process: started again there
+            stdout, stderr = batch.communicate()
+    assert batch.returncode == 0, stderr
+    lines = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["student"] for r in lines) == [f"s{i:02d}" for i in range(12)]  # all, once each
+    assert all(r["status"] == "graded" and r["score"] == r["max_score"] for r in lines), stderr
+    assert json.loads(stdout)["full"] == 12
+    assert f"{busy} (" in stderr and ": LOST; what it was grading goes to another worker." in stderr
+    workers = {w["worker"]: w for w in json.loads((out / "workers.json").read_text())}
+    assert workers[busy].get("lost") and not workers[survivor].get("lost")
+
+
+def test_a_cluster_left_without_workers_waits_says_so_and_stops_keeping_what_is_done(tmp_path):
+    """Its only worker killed mid-batch: the batch says the worker is lost, says it waits for one, and after the
+    teacher's timeout stops with a message and exit 124, what was graded kept; the same command goes on later."""
+    subs = tmp_path / "subs"
+    solution = (ROOT / "solutions" / f"{EX05}.py").read_text()
+    stage(subs, {f"s{i:02d}": {"ex05.py": SLOW + solution} for i in range(6)})
+    with dask_command_cluster(tmp_path, 1) as scheduler_file:
+        out = tmp_path / "out"
+        batch = subprocess.Popen([sys.executable, "-m", "grader.cli.main", "batch", subs, "--out", out, "--cluster",
+                                  scheduler_file, "--cluster-timeout", "5"], cwd=ROOT, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        with distributed.Client(scheduler_file=str(scheduler_file)) as client:
+            client.wait_for_workers(1)
+            busy, _ = kill_a_busy_worker(client, batch, out)
+            _, stderr = batch.communicate(timeout=300)
+    assert batch.returncode == 124, stderr
+    assert ": LOST;" in stderr and "No worker of the cluster can grade this batch: waiting for one" in stderr
+    assert stderr.rstrip().endswith("grade: no worker of the cluster could grade this batch for 5 s: stopped; what "
+                                    "was graded is kept, and the same command goes on"), stderr
+    kept = [json.loads(line)["student"] for line in (out / "results.jsonl").read_text().splitlines()]
+    assert 1 <= len(kept) < 6 and len(set(kept)) == len(kept)
+    assert (out / "grades.csv").is_file()  # the gradebook of what is done
+    assert json.loads((out / "workers.json").read_text())[0]["lost"]

@@ -252,3 +252,37 @@ def test_the_worked_example_in_docs_authoring_validates(tmp_path):
         path.write_text(text)
     proved = run_grade("validate", "hw1", "--seeds", "2", cwd=root)
     assert proved.returncode == 0, proved.stdout
+
+
+def test_a_course_uses_built_in_exercises_by_name(tmp_path):
+    """`torch-katas:ex05` in course.toml: the built-in exercise as it is (its id, checks and stub), graded in a batch
+    with the course's own; a bare folder name of another course is a one-line error (exit 2) that says how to name
+    it; a Gradescope bundle of an assignment carries that assignment's exercises only."""
+    root = tmp_path / "mixed"
+    assert grade_in(tmp_path, "new", "hw1_double", "--course", root).returncode == 0
+    toml = root / "course.toml"
+    toml.write_text('name = "mixed"\nexercises = ["hw1_double", "ex05_manual_backward"]\n')
+    bare = grade_in(root, "list")
+    assert bare.returncode == 2 and bare.stderr.count("\n") == 1 and "internal error" not in bare.stderr
+    assert 'to use the built-in exercise, write "torch-katas:ex05" in exercises' in bare.stderr
+    toml.write_text('name = "mixed"\nexercises = ["hw1_double", "torch-katas:ex05"]\n\n'
+                    '[assignments.week2]\nexercises = ["ex05"]\n')
+    listed = json.loads(grade_in(root, "list", "--json").stdout)
+    assert [e["id"] for e in listed] == ["hw1_double", "ex05"]
+    subs = tmp_path / "subs"
+    for student, file in {"ann": ROOT / "solutions/ex05_manual_backward.py",
+                          "bob": ROOT / "tests/mistakes/ex05_manual_backward/sign_flipped.py"}.items():
+        (subs / student).mkdir(parents=True)
+        shutil.copy(file, subs / student / "ex05.py")
+    batch = grade_in(root, "batch", subs, "--out", tmp_path / "grades", "--workers", "2", "--json")
+    assert batch.returncode == 0, batch.stderr
+    scores = {r["student"]: r["score"] for r in map(json.loads, (tmp_path / "grades/results.jsonl").read_text()
+                                                    .splitlines())}
+    assert scores["ann"] == 10 and scores["bob"] < 10
+    built = grade_in(root, "gradescope", "--assignment", "week2", "--out", tmp_path / "week2.zip")
+    assert built.returncode == 0, built.stderr
+    import zipfile
+
+    names = zipfile.ZipFile(tmp_path / "week2.zip").namelist()
+    assert "grader/checks/ex05_manual_backward.py" in names and "course/course.toml" in names
+    assert not [n for n in names if "ex07" in n or "ex01" in n or "hw1_double" in n], names

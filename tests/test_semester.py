@@ -3,7 +3,7 @@ workspace with public checks, a Canvas batch with a late submission and two file
 points (scores recomputed, nothing regraded), a fixed check (regraded, and said so), a teacher's override with a
 comment (in every output, kept after a rerun), the choice of a file, and the exports for Canvas and Moodle."""
 
-import pytest
+import calendar
 import csv
 import json
 import os
@@ -11,6 +11,8 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
+
+import pytest
 
 from conftest import run_grade
 
@@ -94,7 +96,7 @@ def test_a_semester(tmp_path):
     shown = run_grade("show", "hw1", cwd=release).stdout
     assert "hidden checks run when your teacher grades (their points: 1)" in shown
     stub = run_grade("hw1", cwd=release)
-    assert stub.returncode == 1 and "hidden checks run when your teacher grades (their points: 1)" in stub.stdout
+    assert stub.returncode == 1 and "Public checks: 0/2; the hidden checks (points: 1) are graded by" in stub.stdout
     assert run_grade("init", tmp_path / "ws", cwd=release).returncode == 0
     assert (tmp_path / "ws/exercises/hw1_double/hw1_double.py").read_text() == STUB
     assert run_grade("--course", release, "init", tmp_path / "ws2").returncode == 0
@@ -121,7 +123,7 @@ def test_a_semester(tmp_path):
     assert rows["ben_102"]["hw1_double"] == "2"  # twice x, but x changed in place
     assert rows["dan_105"]["hw1_double"] == "0"  # x unchanged, but that check builds on the values dan got wrong
     assert rows["cai_103"]["hw1_double"] == "" and rows["cai_103"]["hw1_double_status"] == "needs a look"
-    assert "no files submitted" in rows["104"]["problems"]  # Dee submitted nothing, as a folder would say
+    assert "no files submitted" in rows["dee_104"]["problems"]  # Dee submitted nothing: named as Canvas names them
     kept = json.loads((out / "results.jsonl").read_text().splitlines()[0])["submission"]
     assert os.path.exists(kept)
 
@@ -138,6 +140,15 @@ def test_a_semester(tmp_path):
     checks.write_text(checks.read_text().replace("SIZE = 5", "SIZE = 6"))
     fixed = run_grade("batch", subs, "--out", out, "--roster", roster, cwd=course)
     assert "3 regraded: hw1_double's checks changed" in fixed.stdout and "2 already graded" not in fixed.stdout
+
+    # a message and a title reworded: only the results whose feedback quotes a message are graded again
+    checks.write_text(checks.read_text().replace("return a new tensor.", "return a new tensor instead.")
+                      .replace("double(x) leaves x unchanged", "double(x) leaves its input unchanged"))
+    reworded = run_grade("batch", subs, "--out", out, "--roster", roster, cwd=course)
+    assert "2 regraded: hw1_double's messages changed, which their feedback quotes" in reworded.stdout, reworded.stdout
+    assert "1 already graded" in reworded.stdout  # ana passed every check: her outcomes stand
+    assert "return a new tensor instead." in (out / "feedback/ben_102.md").read_text()
+    assert "double(x) leaves its input unchanged" in (out / "feedback/ana_101.md").read_text()  # titles: read again
 
     # the teacher overrides ben's score with a comment: every output, kept after a rerun
     reviewed = run_grade("review", out, "ben_102", "hw1", "--score", "2.5", "--comment", "In place: see me.",
@@ -167,6 +178,227 @@ def test_a_semester(tmp_path):
     # the teacher chooses cai's latest file: graded
     picked = run_grade("batch", subs, "--out", out, "--roster", roster, "--pick", "latest", "--json", cwd=course)
     assert json.loads(picked.stdout)["full"] == 1 and table(out)["cai_103"]["hw1_double"] == "5"
+
+
+HIDDEN_ONLY = CHECKS.replace(', visibility="public"', "").replace("double", "halve").replace("2 * x", "x / 2") \
+    .replace("x * 2", "x / 2").replace(', depends="values"', "")
+
+
+def test_a_release_never_says_done_before_the_teacher_grades(tmp_path):
+    """A release's `grade`, check() and `grade list` tell the public checks from the teacher's grading: "public checks
+    pass; N points of hidden checks are graded by your teacher", never "done" or "all checks pass"; an exercise with
+    no public check says so, exits 1 and is never counted done."""
+    course = tmp_path / "sem"
+    make_course(course)
+    (course / "exercises/hw2_halve").mkdir()
+    (course / "exercises/hw2_halve/exercise.toml").write_text('title = "Halve"\npoints = 3\nhints = ["x / 2"]\n')
+    (course / "exercises/hw2_halve/README.md").write_text("# Halve\n")
+    (course / "exercises/hw2_halve/hw2_halve.py").write_text(STUB.replace("double", "halve"))
+    (course / "checks/hw2_halve.py").write_text(HIDDEN_ONLY)
+    (course / "course.toml").write_text('name = "sem"\nexercises = ["hw1_double", "hw2_halve"]\n')
+    release = tmp_path / "release"
+    assert run_grade("release", "--out", release, "--notebooks", cwd=course).returncode == 0
+    assert "Never solutions, checks" not in run_grade("release", "--help").stdout
+    assert "the checks marked public" in run_grade("release", "--help").stdout
+
+    untouched = run_grade("hw2", cwd=release)  # nothing public: nothing passes, nothing is done
+    assert untouched.returncode == 1, untouched.stdout
+    assert "No public check: nothing is checked here; the hidden checks (points: 3) are graded by your teacher." \
+        in untouched.stdout and "all checks pass" not in untouched.stdout and "Score: 0/0" not in untouched.stdout
+    (release / "exercises/hw1_double/hw1_double.py").write_text(IN_PLACE)  # passes the public check, not the hidden
+    public = run_grade("hw1", cwd=release)
+    assert public.returncode == 0, public.stdout
+    assert "Next: public checks pass; the hidden checks (points: 1) are graded by your teacher." in public.stdout
+    assert "all checks pass" not in public.stdout
+    listed = run_grade("list", cwd=release).stdout
+    assert "0/2 done, 1 with their public checks passing" in listed, listed
+    assert "public checks pass hw1_double" in listed and "no public check    hw2_halve" in listed, listed
+    assert "the hidden checks (points: 4) are graded by your teacher, so an exercise here is done only then" in listed
+    assert "Every exercise's public checks pass (or it has none)" in run_grade("next", cwd=release).stdout
+    states = {e["id"]: e["state"] for e in json.loads(run_grade("list", "--json", cwd=release).stdout)}
+    assert states == {"hw1_double": "public checks pass", "hw2_halve": "no public check"}
+
+    notebook_check = ("from grader import check; print(repr(check('hw1', cells=[open('answer.py').read()])))")
+    (release / "notebooks/answer.py").write_text(SOLUTION)
+    ran = subprocess.run([sys.executable, "-c", notebook_check], cwd=release / "notebooks", capture_output=True,
+                         text=True)
+    assert "Public checks: 2/2; the hidden checks (points: 1) are graded by your teacher." in ran.stdout, ran.stderr
+    assert "all checks pass" not in ran.stdout
+
+
+SEED_PARITY = "import torch\n\n\ndef double(x):\n    return (2 if torch.initial_seed() % 2 == 0 else 3) * x\n"
+
+
+def seeds_of(out) -> dict:
+    return {r["student"]: r["seed"] for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+
+
+def test_equal_code_earns_an_equal_score_in_a_class(tmp_path):
+    """One seed per exercise per batch, recorded and reused by reruns; `--seed` overrides it; the class page flags a
+    check whose outcome differs between students with the same code (here: code right on even seeds only)."""
+    course = tmp_path / "sem"
+    make_course(course)
+    subs, out = tmp_path / "subs", tmp_path / "grades"
+    for student, text in {"ana": SEED_PARITY, "ben": "# mine\n" + SEED_PARITY.replace(" * x", " * x  # twice")}.items():
+        (subs / student).mkdir(parents=True)
+        (subs / student / "hw1_double.py").write_text(text)
+    assert run_grade("batch", subs, "--out", out, "--workers", "2", cwd=course).returncode == 0
+    seed = json.loads((out / "batch.json").read_text())["seeds"]["hw1_double"]
+    assert seeds_of(out) == {"ana": seed, "ben": seed}
+    assert table(out)["ana"]["hw1_double"] == table(out)["ben"]["hw1_double"]
+    book = json.loads((out / "gradebook.json").read_text())
+    assert book["seeds"] == {"hw1_double": [seed]} and book["differing"] == []
+
+    (subs / "ana" / "hw1_double.py").write_text(SEED_PARITY + "# resubmitted\n")  # regraded with the batch's seed
+    assert run_grade("batch", subs, "--out", out, cwd=course).returncode == 0
+    assert seeds_of(out) == {"ana": seed, "ben": seed}
+
+    (subs / "cai").mkdir()
+    (subs / "cai" / "hw1_double.py").write_text(SEED_PARITY)
+    other = seed + 1  # the other parity: cai's verdict differs from ana's and ben's for the same code
+    assert run_grade("batch", subs, "--out", out, "--seed", other, cwd=course).returncode == 0
+    assert seeds_of(out) == {"ana": seed, "ben": seed, "cai": other}
+    book = json.loads((out / "gradebook.json").read_text())
+    assert book["seeds"] == {"hw1_double": sorted([seed, other])}
+    assert [(d["check"], sorted(d["outcomes"].values())) for d in book["differing"]] == [
+        ("values", [["ana", "ben"], ["cai"]])], book["differing"]
+    page = (out / "index.html").read_text()
+    assert f"hw1_double was graded with 2 seeds ({min(seed, other)}, {max(seed, other)})" in page
+    assert "Checks whose outcome differs between students who handed in the same code" in page
+
+
+def test_validate_warns_of_a_verdict_that_changes_with_the_seed_and_reads_the_keys_file(tmp_path):
+    course = tmp_path / "sem"
+    make_course(course)
+    (course / "variants/hw1_double").mkdir(parents=True)
+    (course / "variants/hw1_double/parity.py").write_text(SEED_PARITY)
+    (course / "checks/hw1_double.keys.toml").write_text('in-place = ["x changed in place"]\n')
+    proc = run_grade("validate", "hw1", "--seeds", "2", cwd=course)
+    assert 'hw1_double.keys.toml: in-place = ["x changed in place"]: a description is ["English", "中文"]' \
+        in proc.stdout, proc.stdout
+    assert "warning: hw1_double: the check values on parity.py changes its verdict with the seed (failed with seed " \
+           "1; passed with seed 0)" in proc.stdout, proc.stdout
+    assert proc.stdout.count("warning:") == 1  # the solution, the stub and the mistake: the same on both seeds
+
+
+def page_problems(out) -> int:
+    import re
+
+    return int(re.search(r"Problems \((\d+)\)", (out / "index.html").read_text()).group(1))
+
+
+def test_every_problem_is_in_one_list_counted_the_same_everywhere(tmp_path):
+    """A broken notebook, a file that matches nothing, a student with no files: each in problems.json, the page's
+    list, the problems column and the summary's count alike; the roster's student named as the download names the
+    others; work nobody handed in has a blank total, never 0."""
+    course = tmp_path / "sem"
+    make_course(course)
+    subs = tmp_path / "canvas"
+    subs.mkdir()
+    (subs / "ana_101_9001_hw1_double.py").write_text(SOLUTION)
+    (subs / "ben_102_9002_hw1_double.ipynb").write_text('{"cells": "not a list"}')  # broken
+    (subs / "cai_103_9003_notes.txt").write_text("my notes")
+    roster = tmp_path / "roster.csv"
+    roster.write_text("Student,ID,Email\nAna,101,ana@uni.edu\nBen,102,ben@uni.edu\nCai,103,cai@uni.edu\n"
+                      "\"Doe, Jane\",1008,jane@uni.edu\n")
+    out = tmp_path / "grades"
+    proc = run_grade("batch", subs, "--out", out, "--roster", roster, "--json", cwd=course)
+    assert proc.returncode == 0, proc.stderr
+    listed = json.loads((out / "problems.json").read_text())
+    rows = table(out)
+    in_rows = sum(len(r["problems"].split(" | ")) for r in rows.values() if r["problems"])
+    assert json.loads(proc.stdout)["problems"] == len(listed) == page_problems(out) == in_rows == 3, listed
+    assert any(p["student"] == "ben_102" and "hw1_double" in p["message"] for p in listed)  # the broken notebook
+    assert rows["ben_102"]["hw1_double_status"] == "needs a look" and "cannot be read" in rows["ben_102"]["problems"]
+    assert sorted(rows) == ["ana_101", "ben_102", "cai_103", "doejane_1008"]  # named as Canvas names the others
+    assert rows["doejane_1008"]["total"] == "" and rows["cai_103"]["total"] == "" and rows["ana_101"]["total"] == "3"
+    assert "Total: –/3" in (out / "feedback" / "doejane_1008.md").read_text()
+
+
+def test_reviews_stay_true(tmp_path):
+    """A check passed by review releases the checks that build on it; a review of a file since replaced is stale on
+    the page and in the CSV (not in the student's feedback) until confirmed; a final score has no late penalty
+    beside it; the reviewer is named by the course, never by the login."""
+    course = tmp_path / "sem"
+    make_course(course)
+    (course / "course.toml").write_text('name = "sem"\nexercises = ["hw1_double"]\nreviewer = "Prof. Li"\n\n'
+                                        '[late]\ndue = 2026-01-10T00:00:00+00:00\npenalty = 0.1\n')
+    subs, out = tmp_path / "subs", tmp_path / "grades"
+    for student, text in {"ana": SOLUTION, "dan": WRONG}.items():
+        (subs / student).mkdir(parents=True)
+        (subs / student / "hw1_double.py").write_text(text)
+    late = calendar.timegm((2026, 1, 12, 12, 0, 0))  # 2.5 days after the due date: 3 started days
+    os.utime(subs / "ana" / "hw1_double.py", (late, late))
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_KATAS_REVIEWER"}
+    assert run_grade("batch", subs, "--out", out, cwd=course).returncode == 0
+    assert table(out)["dan"]["hw1_double"] == "0" and "late 3 days (-30%)" in table(out)["ana"]["late"]
+
+    assert run_grade("review", out, "dan", "hw1", "--check", "values=passed", cwd=course, env=env).returncode == 0
+    assert table(out)["dan"]["hw1_double"] == "3"  # "x unchanged" passed on its own: released with "values"
+    feedback = (out / "feedback" / "dan.md").read_text()
+    dan = next(r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines()) if r["student"] == "dan")
+    failed = [c["message"] for c in dan["checks"]]
+    assert "Passed, by your teacher’s review." in feedback and "above does not pass" not in feedback
+    assert failed[0] and failed[0] not in feedback  # no ✓ beside the old failure text
+    assert 'by = "Prof. Li"' in (out / "review.toml").read_text()
+
+    scored = run_grade("review", out, "ana", "hw1", "--score", "2", "--comment", "ok", cwd=course, env=env)
+    assert scored.returncode == 0, scored.stderr
+    ana = table(out)["ana"]
+    assert ana["hw1_double"] == "2" and "(the teacher’s score is final)" in ana["late"] and "-30%" not in ana["late"]
+    (subs / "ana" / "hw1_double.py").write_text(SOLUTION + "# resubmitted\n")
+    assert run_grade("batch", subs, "--out", out, cwd=course).returncode == 0
+    assert "stale: the file changed after this review" in table(out)["ana"]["review"]
+    assert "stale review" in (out / "index.html").read_text()
+    assert "stale" not in (out / "feedback" / "ana.md").read_text()  # the student reads the review, not our note
+    assert run_grade("review", out, "ana", "hw1", "--confirm", cwd=course, env=env).returncode == 0
+    assert "stale" not in table(out)["ana"]["review"] and table(out)["ana"]["hw1_double"] == "2"
+
+
+def test_extensions_and_excused_work_in_the_late_policy(tmp_path):
+    """[late]'s extensions (days, or a due date of one's own) and excused students, from course.toml and from a
+    roster's columns: no penalty within the extension, excused missing work out of the total."""
+    course = tmp_path / "sem"
+    make_course(course)
+    (course / "course.toml").write_text(
+        'name = "sem"\nexercises = ["hw1_double"]\n\n[late]\ndue = 2026-01-10T00:00:00+00:00\npenalty = 0.1\n'
+        'excused = ["eve"]\n\n[late.extensions]\nben = 3\n')
+    subs, out = tmp_path / "subs", tmp_path / "grades"
+    late = calendar.timegm((2026, 1, 12, 12, 0, 0))
+    for student in ("ana", "ben", "cai"):
+        (subs / student).mkdir(parents=True)
+        (subs / student / "hw1_double.py").write_text(SOLUTION)
+        os.utime(subs / student / "hw1_double.py", (late, late))
+    (subs / "eve").mkdir()
+    roster = tmp_path / "roster.csv"
+    roster.write_text("folder,id,extension,excused\nana,1,,\nben,2,,\ncai,3,2026-01-13,\neve,4,,\nflo,5,,yes\n")
+    assert run_grade("batch", subs, "--out", out, "--roster", roster, cwd=course).returncode == 0
+    rows = table(out)
+    assert rows["ana"]["hw1_double"] == "2.1" and "late 3 days (-30%)" in rows["ana"]["late"]
+    assert rows["ben"]["hw1_double"] == "3" and rows["ben"]["late"] == ""  # within his 3 more days
+    assert rows["cai"]["hw1_double"] == "3" and rows["cai"]["late"] == ""  # the roster's own due date
+    for student in ("eve", "flo"):  # excused: missing work counts neither way
+        assert rows[student]["hw1_double_status"] == "excused" and rows[student]["max_total"] == "0"
+        assert rows[student]["total"] == ""
+
+
+def test_validate_names_a_missing_template_on_a_draw(tmp_path):
+    """An exercise copied by hand without its solution's template: the other draw's failure says the template is
+    missing, not only what the checks saw."""
+    course = tmp_path / "sem"
+    make_course(course)
+    folder = course / "exercises/hw1_double"
+    (folder / "exercise.toml").write_text((folder / "exercise.toml").read_text() + "\n[variants]\nfactor = [2, 3]\n")
+    (folder / "hw1_double.py.tmpl").write_text(STUB.replace("# TODO", "# TODO: {{factor}} times x"))
+    (folder / "hw1_double.py").write_text(STUB.replace("# TODO", "# TODO: 2 times x"))
+    checks = course / "checks/hw1_double.py"
+    checks.write_text(checks.read_text().replace("import check,", "import check, variant,")
+                      .replace("expect_close(submission.double(x), 2 * x,", "expect_close(submission.double(x), "
+                               "variant(\"factor\") * x,"))
+    proc = run_grade("validate", "hw1", cwd=course)
+    assert proc.returncode == 1
+    assert "hw1_double.py has no template hw1_double.py.tmpl: it is graded as written on this draw" in proc.stdout, \
+        proc.stdout
 
 
 def test_a_due_date_and_late_policy_apply_and_show():

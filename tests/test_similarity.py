@@ -1,20 +1,19 @@
-"""Similar submissions: a copy with renamed variables and reordered functions is found; ten
-independently written correct solutions are not flagged; scores never change; without the extra the
-command says how to install it."""
+"""Similar submissions: a copy with renamed variables, reordered functions and changed comments is found, in a long
+exercise and in a short one; ten independently written correct solutions are not flagged, nor a class of identical
+correct answers; scores never change; nothing to install."""
 
 import csv
 import json
+import os
 import shutil
-
-import pytest
 
 from conftest import ROOT, run_grade
 
 SOLUTIONS = ROOT / "tests" / "similarity" / "ex14"  # s01..s10 written independently; copy_of_s03 is s03 disguised
+SHORT = ROOT / "tests" / "similarity" / "ex05"  # the same for a short exercise: copy_of_s06 is s06 disguised
 
 
 def test_a_disguised_copy_is_found_and_independent_solutions_are_not(tmp_path):
-    pytest.importorskip("copydetect")
     subs = tmp_path / "subs"
     for path in SOLUTIONS.glob("*.py"):
         (subs / path.stem).mkdir(parents=True)
@@ -31,15 +30,25 @@ def test_a_disguised_copy_is_found_and_independent_solutions_are_not(tmp_path):
     assert "copy_of_s03 · s03" in (out / "index.html").read_text()
 
 
-def test_without_copydetect_the_command_says_how_to_install_it(tmp_path):
-    blocker = tmp_path / "blocker" / "copydetect"
-    blocker.mkdir(parents=True)
-    (blocker / "__init__.py").write_text("raise ImportError('not installed')\n")
-    (tmp_path / "subs" / "ann").mkdir(parents=True)
-    env = {"PYTHONPATH": str(tmp_path / "blocker"), "PATH": "/usr/bin:/bin"}
-    proc = run_grade("batch", tmp_path / "subs", "--out", tmp_path / "out", "--similarity", env=env)
-    assert proc.returncode == 2 and "pip install 'torch-katas[similarity]'" in proc.stderr
-    assert not (tmp_path / "out").exists()
+def test_a_short_exercise_copy_is_found_without_flooding_a_class_of_identical_answers(tmp_path):
+    """ex05: a few lines of the students' own under a long stub. The disguised copy is found; ten independent
+    solutions and twelve students handing in the same correct answer (the class's common answer) are not listed."""
+    subs = tmp_path / "subs"
+    for path in SHORT.glob("*.py"):
+        (subs / path.stem).mkdir(parents=True)
+        shutil.copy(path, subs / path.stem / "ex05_manual_backward.py")
+    for n in range(12):
+        (subs / f"same{n:02d}").mkdir()
+        shutil.copy(ROOT / "solutions" / "ex05_manual_backward.py", subs / f"same{n:02d}" / "ex05.py")
+    out = tmp_path / "grades"
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path / 'blocker'}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    (tmp_path / "blocker" / "copydetect").mkdir(parents=True)  # not needed: a copydetect that cannot import
+    (tmp_path / "blocker" / "copydetect" / "__init__.py").write_text("raise ImportError('not installed')\n")
+    proc = run_grade("batch", subs, "--out", out, "--workers", "2", "--similarity", env=env)
+    assert proc.returncode == 0, proc.stderr
+    pairs = json.loads((out / "similarity.json").read_text())
+    assert [(p["students"], p["identical"]) for p in pairs] == [(["copy_of_s06", "s06"], False)], pairs
+    assert pairs[0]["similarity"] == 1
 
 
 def test_groups_are_listed_as_maximal_sets():

@@ -330,7 +330,7 @@ def mutants_of(exercise: Exercise) -> list[Mutant]:
 # -- equivalence marks ----------------------------------------------------------------------------
 
 def marks_file(exercise: Exercise) -> Path:
-    return exercise.course.mistakes_dir.parent / "mutants" / f"{exercise.name}.toml"
+    return exercise.home.mistakes_dir.parent / "mutants" / f"{exercise.name}.toml"
 
 
 def equivalent_marks(exercise: Exercise) -> dict[str, str]:

@@ -27,7 +27,7 @@ from grader.course import stub_text
 from grader.course import variants as draws
 from grader.course.exercises import Exercise
 from grader.judge.grading import grade, prewarm
-from grader.course.mistake_keys import describe, registered, registry_file
+from grader.course.mistake_keys import describe, registered, registry_file, registry_problems
 from grader.course.notebook_writer import write_notebook
 from grader.report.terminal import pad
 from grader.judge.result import CheckResult, Result
@@ -62,11 +62,11 @@ def drawn(path: Path, draw: dict, folder: Path) -> Path:
 
 
 def mistakes(exercise: Exercise) -> list[Path]:
-    return sorted((exercise.course.mistakes_dir / exercise.name).glob("*.py"))
+    return sorted((exercise.home.mistakes_dir / exercise.name).glob("*.py"))
 
 
 def variants(exercise: Exercise) -> list[Path]:
-    return sorted((exercise.course.variants_dir / exercise.name).glob("*.py"))
+    return sorted((exercise.home.variants_dir / exercise.name).glob("*.py"))
 
 
 NOTHING = {"empty.py": "", "defines_nothing.py": "import torch\n"}  # must score 0
@@ -120,6 +120,7 @@ def validate(exercise: Exercise, seed: int | None = None, device: str = "cpu") -
                 other = _validate(exercise, seed, device, Path(tmp) / f"draw{i}", draw)
                 report["rows"] += [{**row, "kind": row["kind"], "file": f"{row['file']} [{draws.label(draw)}]"}
                                    for row in other["rows"]]
+                report["verdicts"].update(other["verdicts"])
         report["draws"] = len(every)
         report["ok"] = all(r["ok"] for r in report["rows"])
         report["rows"] = [_in_languages(row) for row in report["rows"]]
@@ -167,9 +168,9 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path, draw
                          "why": Text("points are given to {checks}, which {id} does not have",
                                      "给 {checks} 设了分数，但 {id} 没有这些检查",
                                      checks=", ".join(unknown), id=exercise.id)})
+        failed = Text("{score}: {messages}", "{score}：{messages}", score=score, messages=_cut(_messages(result)))
         rows.append({"kind": kind, "file": path.name, "ok": result.full,
-                     "why": score if result.full else Text("{score}: {messages}", "{score}：{messages}", score=score,
-                                                           messages=_cut(_messages(result)))})
+                     "why": score if result.full else failed + untemplated(path, default)})
     result, score = run(exercise.stub)
     ok = result.score < result.max_score and result.status != "error"
     rows.append({"kind": "stub", "file": exercise.stub.name, "ok": ok,
@@ -198,7 +199,8 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path, draw
                                   "没有 `# Expect:` 行指出这个错误示例必须得到的消息")
         elif result.score >= result.max_score:
             ok, why = False, Text("{score}: this mistake scores full: the checks miss it",
-                                  "{score}：这个错误示例得了满分：检查漏掉了它", score=score)
+                                  "{score}：这个错误示例得了满分：检查漏掉了它", score=score) \
+                + untemplated(path, default)
         elif want.lower() not in messages.render("en").lower():
             ok, why = False, Text("{score}: no message says '{want}'; got: {messages}",
                                   "{score}：没有消息包含 {want}；实际得到：{messages}", score=score, want=expected,
@@ -220,7 +222,7 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path, draw
                                      "template)", "这次抽取中没有任何已知错误示例：加一个（用 `# Variant:` 行"
                                      "或模板）")})
         return {"exercise": exercise.id, "name": exercise.name, "seed": seed, "ok": all(r["ok"] for r in rows),
-                "rows": rows}
+                "rows": rows, "verdicts": verdicts(results, draw)}
     course = exercise.course
     problems = []
     languages = [lang for lang in course.languages if lang in ("en", "zh")]
@@ -238,15 +240,52 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path, draw
                                  "exercise.toml 的 {where} 中至少需要 {n} 条 {lang} 提示（现在有 {has} 条）",
                                  n=course.min_hints, lang=lang, where=where, has=len(hints[lang])))
     if sum(r["kind"] == "mistake" for r in rows) < course.min_mistakes:
-        folder = course.mistakes_dir / exercise.name
+        folder = exercise.home.mistakes_dir / exercise.name
         problems.append(Text("needs at least {n} known mistake(s) in {folder}/",
                              "{folder}/ 中至少需要 {n} 个已知错误示例", n=course.min_mistakes, folder=verbatim(folder)))
     rows += [{"kind": "metadata", "file": "exercise.toml", "ok": False, "why": p} for p in problems]
     rows += [{"kind": "trace", "file": "README", "ok": False, "why": p} for p in trace_problems(exercise)]
+    rows += [{"kind": "key", "file": registry_file(exercise).name, "ok": False, "why": p}
+             for p in registry_problems(exercise)]
     rows += [{"kind": "language", "file": stub_text.catalogue_file(exercise, lang).name, "ok": False, "why": p}
              for lang in languages for p in stub_text.problems(exercise, lang)]
     return {"exercise": exercise.id, "name": exercise.name, "seed": seed, "ok": all(r["ok"] for r in rows),
-            "rows": rows}
+            "rows": rows, "verdicts": verdicts(results, draw)}
+
+
+def untemplated(path: Path, default: bool) -> Text:
+    """On a draw other than the `default` one, for a file with no template: that it is graded as written (the template
+    missing is the likely cause of what failed, when an exercise was copied without it)."""
+    if default or draws.template_of(path).is_file():
+        return Text("", "")
+    return Text(" ({file} has no template {template}: it is graded as written on this draw)",
+                "（{file} 没有模板 {template}：这次抽取按原样评分）", file=path.name,
+                template=draws.template_of(path).name)
+
+
+def verdicts(results: dict[str, Result], draw: dict) -> dict[str, dict[str, str]]:
+    """Each file's outcome per check, on its own (not failed for a check it builds on); a draw other than the default
+    one named beside the file."""
+    where = f" [{draws.label(draw)}]" if draw else ""
+    return {f"{name}{where}": {c.id: c.alone["outcome"] if c.alone else c.outcome for c in result.checks}
+            for name, result in results.items()}
+
+
+def seed_warnings(reports: list[dict]) -> list[Text]:
+    """Each check whose verdict on a file changes with the seed, across the reports of several seeds: a detection
+    (or a pass) that depends on the inputs drawn, which a class would see as equal code earning unequal scores."""
+    seen: dict[tuple[str, str, str], dict[str, list]] = {}
+    for report in reports:
+        for name, outcomes in report.get("verdicts", {}).items():
+            for check, outcome in outcomes.items():
+                seen.setdefault((report["name"], name, check), {}).setdefault(outcome, []).append(report["seed"])
+    return [Text("{exercise}: the check {check} on {file} changes its verdict with the seed ({outcomes}): make it "
+                 "decide the same on every input it draws", "{exercise}：检查 {check} 对 {file} 的结果随种子变化"
+                 "（{outcomes}）：让它对抽取的每个输入都给出同样的结论", exercise=exercise, check=check, file=name,
+                 outcomes=joined([Text("{outcome} with seed {seeds}", "种子为 {seeds} 时{outcome}",
+                                       outcome=Text(outcome), seeds=", ".join(map(str, used)))
+                                  for outcome, used in sorted(by.items())], "; ", "；"))
+            for (exercise, name, check), by in seen.items() if len(by) > 1]
 
 
 def unknown_keys(exercise: Exercise, results: dict[str, Result]) -> list[tuple[str, Text]]:

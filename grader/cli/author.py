@@ -45,11 +45,14 @@ def validate_cmd(exercises, seeds, device, mutants, workers, assignment, as_json
         found = run_mutants(chosen, seeds=list(range(seeds)), workers=workers, device=device)
         click.echo(json.dumps(found) if as_json else render_mutants(found, MINIMUM, lang))
         sys.exit(0 if all(mutation_ok(r, MINIMUM) for r in found) else 1)
-    from grader.author.validate import render_validation, validate
+    from grader.author.validate import render_validation, seed_warnings, validate
 
     seed_list = list(range(seeds)) if seeds > 1 else [None]
     reports = [validate(ex, seed=seed, device=device) for ex in chosen for seed in seed_list]
+    warnings = seed_warnings(reports)
     click.echo(json.dumps(reports) if as_json else render_validation(reports, lang))
+    for warning in warnings:
+        click.echo(say(lang, "warning: {warning}", warning=warning.render(lang)), err=as_json)
     sys.exit(0 if all(r["ok"] for r in reports) else 1)
 
 
@@ -91,8 +94,9 @@ def new_cmd(exercise_id, course_dir, notebook, title, lang):
               help="First prove that each stub scores less than full and each solution full; refuse if not.")
 @lang_option
 def release_cmd(assignment, out, notebooks, check_first, lang):
-    """Write the student version of the course (or of an assignment): stubs, statements, metadata, notebooks.
-    Never solutions, checks or mistakes."""
+    """Write the student version of the course (or of an assignment): stubs, statements, metadata, notebooks, and
+    the checks marked public, so that the student version grades itself. Never solutions, hidden checks, mistakes or
+    variants."""
     from grader.author.scaffold import release
     from grader.course.exercises import current_course
 

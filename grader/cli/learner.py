@@ -84,15 +84,10 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, in_kata,
         from grader.report.pages import write_report
 
         write_report([result], report, f"{ex.id} · {result.title.render(lang)}", lang=lang)
-    if ex.hidden_points:
-        result.hidden_points = ex.hidden_points
     if as_json:
         click.echo(to_json(result))
     else:
         click.echo(render(result, lang))
-        if ex.hidden_points:
-            click.echo(say(lang, "These are the public checks; hidden checks run when your teacher grades (their "
-                                 "points: {points}).", points=f"{ex.hidden_points:g}"))
         if kata_line:
             click.echo(kata_line)
         elif file is not None:
@@ -139,12 +134,15 @@ def kata_record(ex, practice, result, lang: str) -> str:
     return attempt_line(ex, record(practice[0], ex, practice[1]["n"], result), lang)
 
 
-def progress_bar(done: int, total: int, lang: str, width: int = 30) -> str:
+def progress_bar(done: int, total: int, lang: str, width: int = 30, public: int = 0) -> str:
+    """The bar of exercises done; in a release, also those whose public checks pass (never counted done)."""
     filled = round(width * done / total) if total else 0
-    return f"[{'#' * filled}{'-' * (width - filled)}] " + say(lang, "{done}/{total} done", done=done, total=total)
+    bar = f"[{'#' * filled}{'-' * (width - filled)}] " + say(lang, "{done}/{total} done", done=done, total=total)
+    return bar + (say(lang, ", {n} with their public checks passing", n=public) if public else "")
 
 
-STATES = {"done": ("✓", "green"), "in progress": ("…", "yellow"), "not started": (" ", None)}
+STATES = {"done": ("✓", "green"), "public checks pass": ("◐", "cyan"), "no public check": ("?", None),
+          "in progress": ("…", "yellow"), "not started": (" ", None)}
 
 
 @command("list")
@@ -171,7 +169,8 @@ def list_cmd(as_json, lang):
         return
     color = use_color()
     states = {state: say(lang, state) for state in STATES}
-    state_width = max(map(display_width, states.values()))
+    shown = {progress.state(ex) for ex in exercises} | {"done", "in progress", "not started"}
+    state_width = max(display_width(states[state]) for state in shown)
     width = max(display_width(ex.text("title", lang)) for ex in exercises) + 2
     for ex in exercises:
         state = progress.state(ex)
@@ -182,7 +181,13 @@ def list_cmd(as_json, lang):
                        hints=hints, best=best_time, due=due) if attempts else ""
         click.echo(f"{mark} {ex.id}  {pad(ex.text('title', lang), width)}{'*' * ex.difficulty:<4} {pad(best, 6)}"
                    f"{practice}".rstrip())
-    click.echo(progress_bar(sum(progress.state(ex) == "done" for ex in exercises), len(exercises), lang))
+    states_now = [progress.state(ex) for ex in exercises]
+    public = states_now.count("public checks pass")
+    click.echo(progress_bar(states_now.count("done"), len(exercises), lang, public=public))
+    hidden = sum(ex.hidden_points for ex in exercises)
+    if hidden:
+        click.echo(say(lang, "Public checks run here; the hidden checks (points: {points}) are graded by your teacher, "
+                             "so an exercise here is done only then.", points=f"{hidden:g}"))
     click.echo(say(lang, "Stars: difficulty, from * (gentle) to *** (hard)."))
 
 
@@ -224,11 +229,11 @@ def show_cmd(exercise, assignment, as_json, lang):
 @click.pass_context
 def next_cmd(ctx, as_json, lang):
     """Show the first exercise you have not finished."""
-    from grader.learner.workspace import current_exercise
+    from grader.learner.workspace import Progress, current_exercise, workspace_root
 
     ex = current_exercise()
     if ex is None:
-        click.echo(json.dumps(None) if as_json else say(lang, "Every exercise is done. Well done!"))
+        click.echo(json.dumps(None) if as_json else Progress(workspace_root()).all_finished_line(all_exercises(), lang))
         return
     ctx.invoke(show_cmd, exercise=ex.id, assignment=None, as_json=as_json, lang=lang)
 

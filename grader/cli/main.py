@@ -21,7 +21,7 @@ import click
 
 from grader.cli import author, click_text, learner, practice, teacher
 from grader.cli.common import LANG_KEY, LocalCommand, cli_lang, json_error, problem, remember_lang
-from grader.course.exercises import CourseError, course_from, use_course
+from grader.course.exercises import CourseError, UnknownExercise, course_from, use_course
 from grader.learner.workspace import default_lang
 from grader.text import LANGUAGES, say
 
@@ -49,6 +49,13 @@ class GradeGroup(LocalCommand, click.Group):
         if args and args[0] not in self.commands and not args[0].startswith("-"):
             return "check", self.commands["check"], args
         return super().resolve_command(ctx, args)
+
+    def invoke(self, ctx):
+        """A course that cannot be read, wherever a command meets it, is bad input: one line, exit 2."""
+        try:
+            return super().invoke(ctx)
+        except (CourseError, UnknownExercise) as exc:
+            raise problem(exc) from None
 
     def format_options(self, ctx, formatter):
         super().format_options(ctx, formatter)
@@ -100,11 +107,6 @@ def show_version(ctx) -> None:
 
     click.echo(say(cli_lang(), "{prog}, version {version}", prog=ctx.info_name or "grade", version=__version__))
     ctx.exit()
-
-
-
-
-
 
 
 for audience in (learner, practice, teacher, author):

@@ -26,7 +26,7 @@ from grader.cli.common import (
 )
 from grader.text import Text, say
 
-SIMILARITY = 0.8  # ten independently written correct ex14 solutions share at most 0.65 (tests/similarity)
+SIMILARITY = 0.8  # independent correct ex14 solutions share at most 0.46, disguised copies 1 (bench_similarity.py)
 
 
 @command("batch")
@@ -51,6 +51,9 @@ SIMILARITY = 0.8  # ten independently written correct ex14 solutions share at mo
 @click.option("--cluster", metavar="ADDRESS",
               help="Grade on a Dask cluster's workers: its scheduler's address (tcp://host:8786), a scheduler file "
               "(.json), or local:N for N worker processes here (needs the cluster extra; see docs/cluster.md).")
+@click.option("--cluster-timeout", type=click.FloatRange(1), metavar="SECONDS",
+              help="With --cluster: how long to wait while no worker can grade before stopping (keeping what is "
+              "done; default 600).")
 @click.option("--require-isolation", metavar="LAYERS",
               help="With --cluster: refuse every worker whose sandbox lacks one of these layers (comma-separated: "
               "namespaces, landlock, dedicated uid, seccomp, process limit).")
@@ -58,7 +61,7 @@ SIMILARITY = 0.8  # ten independently written correct ex14 solutions share at mo
 @json_option
 @lang_option
 def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory, roster, similarity, pick, cluster,
-              require_isolation, assignment, as_json, lang):
+              cluster_timeout, require_isolation, assignment, as_json, lang):
     """Grade SUBMISSIONS: a folder (or a download-all .zip) of one folder or .zip per student, files named
     after the exercise (ex05*.py); Canvas and Moodle downloads as they come."""
     import zipfile
@@ -75,14 +78,7 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
             roster = read_roster(roster)
         except RosterError as exc:
             raise problem(exc) from None
-    if similarity is not None:
-        from grader.teacher.similarity import MissingExtra, require
-
-        try:
-            require()
-        except MissingExtra as exc:
-            raise problem(exc) from None
-    target = cluster_target(cluster, require_isolation, lang)
+    target = cluster_target(cluster, require_isolation, lang, cluster_timeout)
     from grader.teacher.batch import run_batch
     from grader.course.exercises import current_course
     from grader.teacher.late import LateError, late_policy
@@ -116,14 +112,20 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
     if summary["interrupted"]:
         click.echo(say(lang, "Interrupted: what was graded is kept; run the same command to go on."), err=True)
         sys.exit(130)
+    if summary["stopped"]:
+        click.echo(say(lang, "grade: {message}", message=summary["stopped"]), err=True)
+        sys.exit(124)
 
 
-def cluster_target(address: str | None, layers: str | None, lang: str):
-    """`--cluster` and `--require-isolation` as a grader.cluster.dispatch.Target (None without --cluster)."""
-    from grader.cluster.dispatch import LAYERS, MissingExtra, Target, require
+def cluster_target(address: str | None, layers: str | None, lang: str, timeout: float | None = None):
+    """`--cluster`, `--require-isolation` and `--cluster-timeout` as a grader.cluster.dispatch.Target (None without
+    --cluster)."""
+    from grader.cluster.dispatch import LAYERS, TIMEOUT, MissingExtra, Target, require
 
     if layers and not address:
         raise UsageProblem(say(lang, "--require-isolation goes with --cluster"))
+    if timeout is not None and not address:
+        raise UsageProblem(say(lang, "--cluster-timeout goes with --cluster"))
     required = tuple(layer.strip() for layer in (layers or "").split(",") if layer.strip())
     unknown = [layer for layer in required if layer not in LAYERS]
     if unknown:
@@ -139,7 +141,7 @@ def cluster_target(address: str | None, layers: str | None, lang: str):
         require()
     except MissingExtra as exc:
         raise problem(exc) from None
-    return Target(address, required)
+    return Target(address, required, TIMEOUT if timeout is None else timeout)
 
 
 @command("export")
@@ -177,12 +179,17 @@ def export_cmd(grades, fmt, out, column, lang):
               "(repeatable).")
 @click.option("--comment", help="A comment the student reads in their feedback.")
 @click.option("--file", "file", help="Of two files for the exercise, the one to grade (used by the next grade batch).")
-@click.option("--by", help="Who reviews (default: $TORCH_KATAS_REVIEWER, else the login name).")
+@click.option("--confirm", is_flag=True, help="Keep the review of a file the student has since replaced (no longer "
+              "stale).")
+@click.option("--by", help="Who reviews, as students read it (default: $TORCH_KATAS_REVIEWER, else course.toml's "
+              "reviewer, else nobody is named).")
 @lang_option
-def review_cmd(grades, student, exercise, score, checks, comment, file, by, lang):
+def review_cmd(grades, student, exercise, score, checks, comment, file, confirm, by, lang):
     """Review STUDENT's EXERCISE in GRADES (a `grade batch --out` folder): override a score or a check, add a
-    comment. Kept in GRADES/review.toml with who and when, applied to every output now and after every rerun."""
-    from grader.teacher.gradebook import rebuild
+    comment. Kept in GRADES/review.toml with who, when and of which file, applied to every output now and after every
+    rerun."""
+    from grader.course.exercises import current_course
+    from grader.teacher.gradebook import read_results, rebuild
     from grader.teacher.review import ReviewError, add_review, students_of
 
     verdicts = {}
@@ -191,8 +198,8 @@ def review_cmd(grades, student, exercise, score, checks, comment, file, by, lang
         if verdict not in ("passed", "failed"):
             raise UsageProblem(say(lang, "--check takes ID=passed or ID=failed, not {item}", item=item))
         verdicts[cid] = verdict
-    if score is None and not verdicts and not comment and not file:
-        raise UsageProblem(say(lang, "say what to review: --score, --check, --comment or --file"))
+    if score is None and not verdicts and not comment and not file and not confirm:
+        raise UsageProblem(say(lang, "say what to review: --score, --check, --comment, --file or --confirm"))
     students = students_of(grades)
     if students is None:
         raise UsageProblem(say(lang, "no batch in {out}: run `grade batch SUBMISSIONS --out {out}` first", out=grades))
@@ -204,8 +211,12 @@ def review_cmd(grades, student, exercise, score, checks, comment, file, by, lang
     if unknown:
         raise UsageProblem(say(lang, "{ex} has no check {checks} (see `grade show {ex}`)", ex=ex.id,
                                checks=", ".join(unknown)))
+    graded = next((r for r in read_results(grades / "results.jsonl") if (r.student, r.exercise) == (student, ex.id)),
+                  None)
+    by = by or os.environ.get("TORCH_KATAS_REVIEWER") or current_course().reviewer
     try:
-        add_review(grades, student, ex.id, by=by, score=score, checks=verdicts, comment=comment, file=file)
+        add_review(grades, student, ex.id, by=by, score=score, checks=verdicts, comment=comment, file=file,
+                   sha256=graded.sha256 if graded else None)
         rebuild(grades)
     except ReviewError as exc:
         raise problem(exc) from None
@@ -222,10 +233,13 @@ def review_cmd(grades, student, exercise, score, checks, comment, file, by, lang
 @lang_option
 def gradescope_cmd(exercises, assignment, out, time_limit, memory, lang):
     """Build a Gradescope autograder bundle that grades EXERCISES (or an assignment, or the whole course)."""
-    from grader.teacher.gradescope import build_bundle
+    from grader.teacher.gradescope import BundleError, build_bundle
 
     chosen = exercises_or_fail(exercises, assignment)
-    bundle = build_bundle(chosen, out, time_limit=time_limit, memory=memory, lang=lang, assignment=assignment)
+    try:
+        bundle = build_bundle(chosen, out, time_limit=time_limit, memory=memory, lang=lang, assignment=assignment)
+    except BundleError as exc:
+        raise problem(exc) from None
     from grader.teacher.gradescope import validated_torch
 
     click.echo(say(lang, "wrote {path}: upload it as the assignment's autograder", path=bundle))

@@ -53,7 +53,7 @@ def collected_checks(exercise: Exercise) -> list[dict]:
     """Each check of `exercise` as the judge will run it: id, title, zh (its Chinese title) and points, with the
     course's points overrides applied; in the order they run."""
     collector = _Collector()
-    args = [str(exercise.checks), "-c", str(PYTEST_INI), "--rootdir", str(exercise.course.checks_dir),
+    args = [str(exercise.checks), "-c", str(PYTEST_INI), "--rootdir", str(exercise.home.checks_dir),
             "--collect-only", "-q", "--noconftest", "-p", "no:cacheprovider"]
     with contextlib.redirect_stdout(io.StringIO()):
         pytest.main(args, plugins=[collector])

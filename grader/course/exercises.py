@@ -9,9 +9,12 @@ points overrides) and the four places of an exercise:
     mistakes/<id>/*.py, variants/<id>/*.py              known wrong answers and correct variants
 
 where its `[layout]` may put them elsewhere (the built-in course's checks are the package grader.checks, its
-mistakes and variants under tests/). The built-in course (course.toml at the project's top, or in the wheel's
-grader/_bundle) is the default course, read by the same code as any other; a course can also be an installed
-package that names itself in the `torch_katas.courses` entry point group. `grade --course PATH|NAME`, the
+mistakes and variants under tests/). An entry `COURSE:EXERCISE` of `exercises` is another course's exercise, used
+as it is from where it lies: `torch-katas:ex05` (the built-in course), `dl101:hw1` (an installed course), or
+`../shared:hw1` (a course folder, relative to this one); its id is the one it has there. The built-in course
+(course.toml at the project's top, or in the wheel's grader/_bundle) is the default course, read by the same code
+as any other; a course can also be an installed package that names itself in the `torch_katas.courses` entry point
+group. `grade --course PATH|NAME`, the
 TORCH_KATAS_COURSE variable, a `course.toml` in the current folder or a parent, or a workspace made by
 `grade init --course` select one (`find_course`); `use_course` makes it the one every command sees.
 """
@@ -27,7 +30,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from grader.text import LANGUAGES, Text, verbatim
+from grader.text import LANGUAGES, Text, message_of, verbatim
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -41,7 +44,6 @@ ENTRY_POINTS = "torch_katas.courses"
 BUILTIN = "torch-katas"  # the built-in course's name, as --course and a workspace name it
 BUILTIN_ROOT = PACKAGE_DIR / "_bundle" if (PACKAGE_DIR / "_bundle" / COURSE_FILE).is_file() else PACKAGE_DIR.parent
 CHECKS_DIR = PACKAGE_DIR / "checks"  # the built-in course's checks (and the judge's pytest.ini)
-EXERCISES_DIR = BUILTIN_ROOT / "exercises"
 SOLUTIONS_DIR = PACKAGE_DIR.parent / "solutions"  # in a clone only: the wheel ships no solutions
 
 
@@ -84,10 +86,16 @@ class Exercise:
     overrides: dict[str, float] = field(default_factory=dict)  # check id -> points, from course.toml
     hidden_points: float = 0.0  # in a release: the points of the checks that run only at grading time
     variants: dict[str, list] = field(default_factory=dict)  # parameter -> values drawn per kata (course/variants.py)
+    origin: Course | None = None  # the course its pieces lie in, when it is another's (`COURSE:EXERCISE`)
+
+    @property
+    def home(self) -> Course:
+        """The course whose folders hold its stub, solution, checks, mistakes and variants."""
+        return self.origin or self.course
 
     @property
     def id(self) -> str:
-        return exercise_id(self.name, self.course.short_ids)
+        return exercise_id(self.name, self.home.short_ids)
 
     @property
     def stub(self) -> Path:
@@ -95,17 +103,17 @@ class Exercise:
 
     @property
     def solution(self) -> Path:
-        return self.course.solutions_dir / f"{self.name}.py"
+        return self.home.solutions_dir / f"{self.name}.py"
 
     @property
     def checks(self) -> Path:
-        return self.course.checks_dir / f"{self.name}.py"
+        return self.home.checks_dir / f"{self.name}.py"
 
     @property
     def checks_module(self) -> str:
         """The module name the judge imports the checks as (pytest's own rule for the checks folder)."""
-        if self.course.checks_package:
-            return f"{self.course.checks_package}.{self.name}"
+        if self.home.checks_package:
+            return f"{self.home.checks_package}.{self.name}"
         return self.name
 
     def statement(self, lang: str = "en") -> str:
@@ -166,7 +174,7 @@ class Course:
     checks_dir: Path
     mistakes_dir: Path
     variants_dir: Path
-    order: list[str] = field(default_factory=list)  # exercise folder names; empty: every folder, sorted
+    order: list[str] = field(default_factory=list)  # exercise folder names or COURSE:EXERCISE; empty: every folder
     languages: list[str] = field(default_factory=lambda: ["en"])
     assignments: dict[str, dict] = field(default_factory=dict)  # name -> {"exercises": [...], "points": {...}}
     points: dict[str, float] = field(default_factory=dict)  # "exercise.check" -> points
@@ -175,6 +183,8 @@ class Course:
     min_hints: int = 1
     short_ids: bool = False  # ex05 for ex05_manual_backward
     tracks: list[Track] = field(default_factory=list)  # none: one path, the teaching order
+    reviewer: str = ""  # who reviews, as students read it (`grade review`'s default --by)
+    _others: dict[str, Course] = field(default_factory=dict, repr=False, compare=False)  # COURSE -> it, once read
 
     @property
     def built_in(self) -> bool:
@@ -183,23 +193,21 @@ class Course:
 
     def exercises(self, assignment: str | None = None) -> list[Exercise]:
         """The exercises in teaching order, or an assignment's, with their points overrides applied."""
-        every = [self._load(name, number) for number, name in enumerate(self._names(), 1)]
+        entries = self.entries()
         if assignment is None:
-            return [self._with_points(ex, self.points) for ex in every]
+            return [self._with_points(self._load(entry), self.points) for entry in entries]
         if assignment not in self.assignments:
             known = ", ".join(sorted(self.assignments)) or "none"
             raise CourseError(f"course {self.name} has no assignment '{assignment}' (assignments: {known})")
         spec = self.assignments[assignment]
-        chosen = [find_in(every, key) for key in spec.get("exercises", [])]
-        return [self._with_points(ex, {**self.points, **spec.get("points", {})}) for ex in chosen]
+        chosen = [find_in(entries, key) for key in spec.get("exercises", [])]  # only these are read
+        return [self._with_points(self._load(entry), {**self.points, **spec.get("points", {})}) for entry in chosen]
 
     def find(self, key: str, assignment: str | None = None) -> Exercise:
         """The exercise `key` names (see `find_in`); outside an assignment, only its own exercise.toml is read."""
         if assignment is not None:
             return find_in(self.exercises(assignment), key)
-        found = find_in([Named(name, number, exercise_id(name, self.short_ids))
-                         for number, name in enumerate(self._names(), 1)], key)
-        return self._with_points(self._load(found.name, found.number), self.points)
+        return self._with_points(self._load(find_in(self.entries(), key)), self.points)
 
     def track(self, name: str) -> Track:
         """The track called `name` (or a unique prefix of its name)."""
@@ -212,22 +220,60 @@ class Course:
     def track_of(self, exercise: Exercise) -> Track | None:
         return next((t for t in self.tracks if exercise.name in t.exercises), None)
 
-    def _names(self) -> list[str]:
-        """The exercises' folder names in teaching order."""
-        if self.order or not self.exercises_dir.is_dir():
-            return self.order
-        return sorted(p.name for p in self.exercises_dir.iterdir() if (p / "exercise.toml").is_file())
+    def entries(self) -> list[Named]:
+        """The exercises in teaching order, known by folder name, place, id and the course they lie in."""
+        if not self.order:
+            names = sorted(p.name for p in self.exercises_dir.iterdir() if (p / "exercise.toml").is_file()) \
+                if self.exercises_dir.is_dir() else []
+            return [Named(name, number, exercise_id(name, self.short_ids), self) for number, name in
+                    enumerate(names, 1)]
+        entries = []
+        for number, item in enumerate(self.order, 1):
+            spec, borrowed, key = str(item).rpartition(":")
+            if borrowed:
+                home = self.other(spec)
+                try:
+                    found = find_in(home.entries(), key)
+                except UnknownExercise as exc:
+                    raise CourseError(Text("{path}: {item}: {error}", "{path}：{item}：{error}",
+                                           path=self.root / COURSE_FILE, item=item, error=message_of(exc))) from None
+                entries.append(found._replace(number=number))
+            else:
+                entries.append(Named(item, number, exercise_id(item, self.short_ids), self))
+        return entries
 
-    def _load(self, name: str, number: int) -> Exercise:
-        folder = self.exercises_dir / name
+    def borrowed(self) -> list[Course]:
+        """The other courses some of its exercises lie in (`COURSE:EXERCISE` entries), each once."""
+        homes = {id(entry.home): entry.home for entry in self.entries() if entry.home is not self}
+        return list(homes.values())
+
+    def other(self, spec: str) -> Course:
+        """The course `spec` names in a `COURSE:EXERCISE` entry: the built-in one, an installed one, or a folder
+        (relative to this course's)."""
+        if spec not in self._others:
+            try:
+                course = course_from(str(self.root / spec) if "/" in spec or spec.startswith(".") else spec)
+            except CourseError as exc:
+                raise CourseError(Text("{path}: {error}", "{path}：{error}", path=self.root / COURSE_FILE,
+                                       error=message_of(exc))) from None
+            if course.root.resolve() == self.root.resolve():
+                raise CourseError(f"{self.root / COURSE_FILE}: {spec}: names this course itself")
+            self._others[spec] = course
+        return self._others[spec]
+
+    def _load(self, entry: Named) -> Exercise:
+        home = entry.home
+        folder = home.exercises_dir / entry.name
         try:
             meta = tomllib.loads((folder / "exercise.toml").read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise CourseError(missing_exercise(self, entry.name, folder)) from None
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise CourseError(f"{folder / 'exercise.toml'}: {exc}") from None
         return Exercise(
-            name=name,
+            name=entry.name,
             folder=folder,
-            title=meta.get("title", name),
+            title=meta.get("title", entry.name),
             topics=list(meta.get("topics", [])),
             difficulty=int(meta.get("difficulty", 1)),
             points=float(meta.get("points", 0)),
@@ -238,8 +284,9 @@ class Course:
             banned=_banned(meta.get("banned", {}), folder),
             hidden_points=float(meta.get("hidden_points", 0)),
             variants=dict(meta.get("variants", {})),
-            number=number,
+            number=entry.number,
             course=self,
+            origin=home if home is not self else None,
         )
 
     def _with_points(self, ex: Exercise, points: dict[str, float]) -> Exercise:
@@ -265,11 +312,27 @@ class Course:
 
 
 class Named(NamedTuple):
-    """An exercise known by its folder name, place and id only (what `find_in` reads), its metadata unread."""
+    """An exercise known by its folder name, place, id and the course it lies in (what `find_in` reads), its metadata
+    unread."""
 
     name: str
     number: int
     id: str
+    home: Course
+
+
+def missing_exercise(course: Course, name: str, folder: Path) -> Text:
+    """Why an exercise course.toml names cannot be read: no folder, and how to name another course's exercise."""
+    said = Text("{path} names {name}, but {folder} has no exercise.toml", "{path} 列出了 {name}，但 {folder} 中没有 "
+                "exercise.toml", path=course.root / COURSE_FILE, name=name, folder=folder)
+    if course.spec != BUILTIN:
+        try:
+            found = find_in(builtin_course().entries(), name)
+        except (UnknownExercise, CourseError):
+            return said
+        return Text("{said}: to use the built-in exercise, write \"{builtin}:{id}\" in exercises", "{said}：要使用"
+                    "内置练习，请在 exercises 中写 \"{builtin}:{id}\"", said=said, builtin=BUILTIN, id=found.id)
+    return said
 
 
 def find_in(exercises: Sequence[E], key: str) -> E:
@@ -368,7 +431,7 @@ def load_course(root: Path, spec: str | None = None) -> Course:
                   languages=list(meta.get("languages", ["en"])), assignments=dict(meta.get("assignments", {})),
                   points={k: float(v) for k, v in meta.get("points", {}).items()}, checks_package=package,
                   min_mistakes=int(checks.get("mistakes", 1)), min_hints=int(checks.get("hints", 1)),
-                  short_ids=bool(meta.get("short_ids", False)))
+                  short_ids=bool(meta.get("short_ids", False)), reviewer=str(meta.get("reviewer", "")))
 
 
 def _tracks(tables: object, path: Path) -> list[Track]:

@@ -7,8 +7,9 @@ counts students per key and shows its description. The keys the toolkit itself n
 
     zero-grad-missing = ["the gradients are not zeroed before backward", "backward 之前没有把梯度清零"]
 
-A key ending in `*` stands for every key it begins (`init-*` for `init-weight`, `init-bias`). `grade validate`
-fails a result whose key is registered nowhere (a typo would silently make a new category), and
+A key ending in `*` stands for every key it begins (`init-*` for `init-weight`, `init-bias`); a course in English
+only may give one string. `grade validate` fails a registry that is not so written (`registry_problems`) and a
+result whose key is registered nowhere (a typo would silently make a new category), and
 `python -m grader.course.mistake_keys` prints the keys the check modules name that are not registered yet, as lines to
 paste, each with a first draft of its description taken from the message it comes with.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import json
 import re
 import sys
 from pathlib import Path
@@ -27,7 +29,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from grader.course.exercises import Exercise, all_exercises
-from grader.text import Text
+from grader.text import Text, verbatim
 
 COMMON = {  # keys the check toolkit, the sandbox and the judge name for every exercise
     "moved-to-gpu": Text("with a GPU pretended, the code sent tensors to it though every input is on the CPU",
@@ -74,14 +76,40 @@ def registry_file(exercise: Exercise) -> Path:
     return exercise.checks.with_suffix(".keys.toml")
 
 
+def read_registry(exercise: Exercise) -> tuple[dict[str, Text], list[Text]]:
+    """The exercise's own keys with their descriptions, and what is wrong in its registry file (a key whose value is
+    neither "text" nor ["English", "中文"] is left out, never shown as Python's repr of it)."""
+    path = registry_file(exercise)
+    if not path.is_file():
+        return {}, []
+    try:
+        entries = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        return {}, [Text("{file} cannot be read: {error}", "无法读取 {file}：{error}", file=path.name,
+                         error=verbatim(str(exc)))]
+    own: dict[str, Text] = {}
+    problems = []
+    for key, value in entries.items():
+        if isinstance(value, str):
+            own[key] = Text(value)
+        elif isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) for v in value):
+            own[key] = Text(*value)
+        else:
+            problems.append(Text("{file}: {key} = {value}: a description is [\"English\", \"中文\"] (or one string)",
+                                 "{file}：{key} = {value}：描述应写成 [\"English\", \"中文\"]（或者一个字符串）",
+                                 file=path.name, key=verbatim(key), value=verbatim(json.dumps(value, ensure_ascii=False,
+                                                                                              default=str))))
+    return own, problems
+
+
 def registered(exercise: Exercise) -> dict[str, Text]:
     """Every key `exercise`'s checks may name: COMMON's and its own, with their descriptions."""
-    path = registry_file(exercise)
-    own: dict[str, Text] = {}
-    if path.is_file():
-        for key, value in tomllib.loads(path.read_text(encoding="utf-8")).items():
-            own[key] = Text(*value) if isinstance(value, list) and len(value) == 2 else Text(str(value))
-    return {**COMMON, **own}
+    return {**COMMON, **read_registry(exercise)[0]}
+
+
+def registry_problems(exercise: Exercise) -> list[Text]:
+    """What `grade validate` refuses in the exercise's registry file."""
+    return read_registry(exercise)[1]
 
 
 def describe(key: str, keys: dict[str, Text]) -> Text | None:
@@ -177,8 +205,6 @@ def draft(message: str, stop: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the unregistered keys of every exercise (or those named) as lines for its registry file."""
-    import json
-
     names = argv if argv is not None else sys.argv[1:]
     missing = 0
     for exercise in all_exercises():

@@ -117,7 +117,7 @@ def statement(exercise: Exercise, draw: dict, lang: str = "en") -> str:
 
 def templates(exercise: Exercise) -> list[Path]:
     """Every template of the exercise: stub, statements, solution, mistakes and variants."""
-    course = exercise.course
+    course = exercise.home
     found = [p for p in (template_of(exercise.stub), template_of(exercise.folder / "README.md"),
                          template_of(exercise.folder / "README.zh.md"), template_of(exercise.solution)) if p.is_file()]
     for folder in (course.mistakes_dir / exercise.name, course.variants_dir / exercise.name):

@@ -87,8 +87,8 @@ def import_checks(exercise: Exercise):
     module = sys.modules.get(name)
     if module is not None and not _same_file(getattr(module, "__file__", None), exercise.checks):
         _forget_checks(name)
-    if not exercise.course.checks_package:
-        folder = str(exercise.course.checks_dir)
+    if not exercise.home.checks_package:
+        folder = str(exercise.home.checks_dir)
         if sys.path[:1] != [folder]:
             sys.path[:] = [folder, *(p for p in sys.path if p != folder)]
     return importlib.import_module(name)
@@ -150,9 +150,9 @@ _bundles: dict[str, tuple] = {}
 def hidden_paths(exercise: Exercise, extra=()) -> tuple[str, ...]:
     """Folders learner code must never see: the reference solutions, the hidden checks, the known mistakes
     (in a clone), and what the caller adds (a batch's submissions and gradebook)."""
-    course = exercise.course
-    folders = {SOLUTIONS_DIR, CHECKS_DIR, PACKAGE_DIR.parent / "tests", course.solutions_dir, course.checks_dir,
-               course.mistakes_dir, course.variants_dir, *map(Path, extra)}
+    courses = {exercise.course.root: exercise.course, exercise.home.root: exercise.home}.values()
+    folders = {SOLUTIONS_DIR, CHECKS_DIR, PACKAGE_DIR.parent / "tests", *map(Path, extra),
+               *(folder for c in courses for folder in (c.solutions_dir, c.checks_dir, c.mistakes_dir, c.variants_dir))}
     return tuple(sorted(str(f.resolve()) for f in folders if f.is_dir()))
 
 
@@ -176,7 +176,7 @@ def timeout_for(limits: Limits) -> int:
 def pytest_args(exercise: Exercise, timeout: int) -> list[str]:
     """A judge's pytest command line: the exercise's checks, none of pytest's plugins it has no use for, no capture
     (the judge's output goes nowhere), pytest-timeout by signal."""
-    return [str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(exercise.course.checks_dir),
+    return [str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(exercise.home.checks_dir),
             *DISABLED, "--noconftest", "--assert=plain", "--capture=no", "-q", "--tb=line",
             "--timeout", str(timeout), "--timeout-method", "signal"]
 
@@ -564,7 +564,7 @@ def assemble(exercise: Exercise, source: Source, events: list[dict], timed_out: 
         broken = "the judge process ended before it finished"
     result = Result(exercise=exercise.id, name=exercise.name, submission=str(source.path), status="error",
                     score=0.0, max_score=exercise.points, duration_s=round(duration, 3), seed=seed,
-                    notes=list(source.notes),
+                    notes=list(source.notes), hidden_points=exercise.hidden_points or None,
                     flags=routes.scan(source.chunks, exercise.banned))  # for a person to look at; never a score
     checks = [CheckResult.from_json(e) for e in events if e.get("event") == "check"] if broken is None else []
     reported = sum(c.max_points for c in checks)

@@ -21,3 +21,4 @@ class Job:
     path: Path
     sha256: str
     lms: dict = field(default_factory=dict)  # what the LMS said of it: {"late": True}, and the file's "submitted" time
+    seed: int | None = None  # in a batch: its exercise's seed (one per exercise: equal code, equal score)

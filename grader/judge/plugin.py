@@ -17,6 +17,7 @@ from grader.sandbox.limits import Limits
 from grader.sandbox.problems import LearnerError, LearnerProblem
 from grader.judge.submission import Submission
 from grader.sandbox.source import Source
+from grader.judge.result import blocked_failure, blocked_text
 from grader.text import Text, quoted
 
 STATUS_ORDER = ["graded", "timeout", "crashed", "tampered", "error"]
@@ -103,16 +104,14 @@ class JudgePlugin:
         points = self._points(item)
         title = Text(meta["title"], meta.get("zh"))
         outcome, text, key = self._outcome(call, report)
-        after = next((d for d in meta.get("depends", ()) if d in self.failed), None)
+        depends = list(meta.get("depends", ()))
+        after = next((d for d in depends if d in self.failed), None)
+        alone = {"outcome": outcome, "message": text.render(self.lang), "key": key}  # its verdict on its own
         if after and outcome == "passed":  # it builds on a check that did not pass: no points for it alone
             outcome, key = "failed", None
-            text = Text("“{check}” above does not pass, and this check builds on it: it earns its points once that "
-                        "one passes.", "上面的“{check}”没有通过，而这个检查依赖它：那个通过后，这个才得分。",
-                        check=self.failed[after])
+            text = blocked_text(self.failed[after])
         elif after and outcome == "failed":
-            text = Text("“{check}” above fails too, and this check builds on it: fix that first. {text}",
-                        "上面的“{check}”也没有通过，而这个检查依赖它：请先修正它。{text}", check=self.failed[after],
-                        text=text)
+            text = blocked_failure(self.failed[after], text)
         else:
             after = None
         if outcome in ("failed", "not_started", "not_run"):
@@ -129,8 +128,11 @@ class JudgePlugin:
             "key": key,
             "visibility": meta.get("visibility", "hidden"),
         }
+        if depends:
+            result["depends"] = depends
         if after:
             result["after"] = after  # it failed after a check it builds on: that mistake's consequence
+            result["alone"] = alone  # what it said on its own: a review that passes `after` gives it back
         if self.languages:
             result["messages"] = {lang: text.render(lang, mask=True) for lang in self.languages}
         return result

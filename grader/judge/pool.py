@@ -91,7 +91,8 @@ def grade_all(jobs: list[Job], workers: int, record, options: dict) -> bool:
                         record(result, job)
                         bar.update(1)
                         continue
-                    pool.start(job, job.exercise, source, **options)
+                    seed = options.get("seed") if job.seed is None else job.seed  # a batch's: its exercise's
+                    pool.start(job, job.exercise, source, **{**options, "seed": seed})
                 if not len(pool):
                     continue
                 for key, result in pool.wait()[1]:

@@ -41,6 +41,8 @@ class CheckResult:
     message: Text = field(default_factory=lambda: text(""))  # what went wrong and the likely cause
     key: str | None = None  # the diagnosed mistake ("sign", "zero-grad-missing"), None when none was named
     after: str | None = None  # the check it builds on, when it failed (or earned nothing) after that one did not pass
+    depends: list[str] = field(default_factory=list)  # the checks it builds on (`@check(depends=...)`)
+    alone: dict | None = None  # with `after`: its own verdict {outcome, message, key}, which a review may give back
     visibility: str = "hidden"  # "public", "hidden" or "after_due_date", as @check declares it
     messages: dict[str, str] | None = None  # grade validate only: the message in each language
     reviewed: bool = False  # the gradebook's outputs only: the teacher's review overrode its points
@@ -53,8 +55,12 @@ class CheckResult:
         data = {"id": self.id, "title": self.title.render(lang), "outcome": self.outcome, "passed": self.passed,
                 "points": self.points, "max_points": self.max_points, "message": self.message.render(lang),
                 "key": self.key, "visibility": self.visibility}
+        if self.depends:
+            data["depends"] = self.depends
         if self.after:
             data["after"] = self.after
+        if self.alone is not None:
+            data["alone"] = self.alone
         if self.reviewed:
             data["reviewed"] = True
         if self.messages is not None:
@@ -66,6 +72,7 @@ class CheckResult:
         return cls(id=data["id"], title=text(data.get("title", data["id"])), outcome=data["outcome"],
                    points=float(data["points"]), max_points=float(data["max_points"]),
                    message=text(data.get("message", "")), key=data.get("key"), after=data.get("after"),
+                   depends=list(data.get("depends", [])), alone=data.get("alone"),
                    visibility=data.get("visibility", "hidden"), messages=data.get("messages"),
                    reviewed=bool(data.get("reviewed")))
 
@@ -92,6 +99,7 @@ class Result:
     student: str | None = None  # batch only: the student's folder (or LMS id)
     sha256: str | None = None  # batch only: of the graded file, so a rerun skips what is graded
     fingerprint: dict[str, str] | None = None  # batch only: what it was graded against (teacher/graded_against.py)
+    code_hash: str | None = None  # batch only: of its code, comments and layout left out (teacher/consistency.py)
     needs_look: str | None = None  # batch only: why the file could not be read (no score until the teacher decides)
     late: bool = False  # batch only: the LMS flagged it late
     submitted: str | None = None  # batch only: the submission time the download stored (ISO 8601)
@@ -102,8 +110,15 @@ class Result:
 
     @property
     def full(self) -> bool:
-        """Graded, with every point: the one definition of a full score (exit code 0, "done", a solution)."""
-        return self.status == "graded" and self.score >= self.max_score
+        """Graded, with every point of the checks that ran: the one definition of a full score (exit code 0, the next
+        exercise, a solution). In a release, never for an exercise with no public check: nothing was checked."""
+        return self.status == "graded" and self.score >= self.max_score and (self.max_score > 0
+                                                                              or not self.hidden_points)
+
+    @property
+    def done(self) -> bool:
+        """Full, with no hidden check left for the teacher's grading: the exercise is done ("done" in `grade list`)."""
+        return self.full and not self.hidden_points
 
     @property
     def outcome(self) -> str:
@@ -142,7 +157,7 @@ class Result:
         if self.student is not None:
             data["student"] = self.student
             data["sha256"] = self.sha256
-        for name in ("fingerprint", "needs_look", "submitted", "hidden_points", "late_work", "review"):
+        for name in ("fingerprint", "code_hash", "needs_look", "submitted", "hidden_points", "late_work", "review"):
             if getattr(self, name) is not None:
                 data[name] = getattr(self, name)
         if self.late:
@@ -161,9 +176,22 @@ class Result:
                    isolation=list(data.get("isolation", [])), flags=list(data.get("flags", [])),
                    grader_failure=bool(data.get("grader_failure")),
                    student=data.get("student"), sha256=data.get("sha256"), fingerprint=data.get("fingerprint"),
+                   code_hash=data.get("code_hash"),
                    needs_look=data.get("needs_look"), late=bool(data.get("late")), submitted=data.get("submitted"),
                    hidden_points=data.get("hidden_points"), late_work=data.get("late_work"),
                    review=data.get("review"))
+
+
+def blocked_text(title: Text | str) -> Text:
+    """The message of a check that passed on its own after a check it builds on (titled `title`) did not."""
+    return Text("“{check}” above does not pass, and this check builds on it: it earns its points once that one passes.",
+                "上面的“{check}”没有通过，而这个检查依赖它：那个通过后，这个才得分。", check=title)
+
+
+def blocked_failure(title: Text | str, own: Text | str) -> Text:
+    """The message of a check that failed (`own`: its message) after a check it builds on (`title`) did not pass."""
+    return Text("“{check}” above fails too, and this check builds on it: fix that first. {text}",
+                "上面的“{check}”也没有通过，而这个检查依赖它：请先修正它。{text}", check=title, text=own)
 
 
 def error_result(student: str, exercise, message: str | Text, submission: str = "",

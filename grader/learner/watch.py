@@ -110,7 +110,7 @@ def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | 
             progress = Progress(workspace_root())
             ex = exercise or progress.first_unfinished(all_exercises())
             if ex is None:
-                click.echo(say(lang, "Every exercise is done. Well done!"))
+                click.echo(progress.all_finished_line(all_exercises(), lang))
                 return
             level = max(1, progress.entry(ex).get("hints", 0)) if ex.hints else 0
             if ex.id in failing and level and shown.get(ex.id) != level:  # `grade hint` ran in another terminal
@@ -156,8 +156,10 @@ def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | 
                 if level and ex.id not in shown:
                     click.echo(hint_line(ex, level, lang, draw))
                     shown[ex.id] = level
-            if result.full and follow:
-                click.echo(say(lang, "{ex} is done: moving on to the next exercise.", ex=ex.id))
+            if (result.full or progress.finished(ex)) and follow:
+                click.echo(say(lang, "{ex} is done: moving on to the next exercise.", ex=ex.id) if result.done else
+                           say(lang, "{ex}: moving on to the next exercise (its hidden checks are graded by your "
+                                     "teacher).", ex=ex.id))
                 exercise = None
             else:
                 click.echo(say(lang, "Watching {path}: save it to grade it again (Ctrl-C to stop)...", path=path)

@@ -22,7 +22,7 @@ else:  # pragma: no cover
 from grader.course import stub_text
 from grader.course.exercises import WORKSPACE_FILE, Exercise, all_exercises, current_course
 from grader.judge.result import Result
-from grader.text import LANGUAGES, locale_lang
+from grader.text import LANGUAGES, locale_lang, say
 
 PROGRESS_FILE = ".torch-katas-progress.json"
 BACKUP_DIR = ".torch-katas-backup"
@@ -60,7 +60,7 @@ def own_work(exercise: Exercise, path: Path) -> Path | None:
 
 
 def current_exercise(start: Path | None = None) -> Exercise | None:
-    """The exercise the learner is on: the first one not done (None when every one is)."""
+    """The exercise the learner is on: the first one not finished (None when every one is)."""
     return Progress(workspace_root(start)).first_unfinished(all_exercises())
 
 
@@ -166,18 +166,32 @@ class Progress:
         return self.data.get(exercise.id, {})
 
     def state(self, exercise: Exercise) -> str:
-        """'done', 'in progress' or 'not started'."""
+        """'done', 'public checks pass' (in a release: the rest is graded by the teacher), 'no public check' (in a
+        release: nothing to check here, never done), 'in progress' or 'not started'."""
         entry = self.entry(exercise)
         if entry.get("done"):
             return "done"
+        if exercise.hidden_points and not exercise.points:
+            return "no public check"
+        if entry.get("public_pass"):
+            return "public checks pass"
         return "in progress" if entry.get("attempts") else "not started"
+
+    def finished(self, exercise: Exercise) -> bool:
+        """Whether `grade next` and `grade watch` move past it: done, its public checks pass, or it has no public
+        check and was graded once (which said so)."""
+        state = self.state(exercise)
+        return state in ("done", "public checks pass") or (state == "no public check"
+                                                            and bool(self.entry(exercise).get("attempts")))
 
     def record(self, exercise: Exercise, result: Result) -> None:
         entry = self.data.setdefault(exercise.id, {})
         entry["attempts"] = entry.get("attempts", 0) + 1
         entry["best"] = max(entry.get("best", 0.0), result.score)
         entry["max"] = result.max_score
-        entry["done"] = entry.get("done", False) or result.full
+        entry["done"] = entry.get("done", False) or result.done
+        if result.full and result.hidden_points:
+            entry["public_pass"] = True
         entry["last"] = time.strftime("%Y-%m-%d %H:%M:%S")
         self.save()
 
@@ -189,7 +203,14 @@ class Progress:
         return entry["hints"]
 
     def first_unfinished(self, exercises: list[Exercise]) -> Exercise | None:
-        return next((ex for ex in exercises if self.state(ex) != "done"), None)
+        return next((ex for ex in exercises if not self.finished(ex)), None)
+
+    def all_finished_line(self, exercises: list[Exercise], lang: str) -> str:
+        """What `grade next` and `grade watch` say once every exercise is finished: done only if every one is."""
+        if all(self.state(ex) == "done" for ex in exercises):
+            return say(lang, "Every exercise is done. Well done!")
+        return say(lang, "Every exercise's public checks pass (or it has none); the hidden checks (points: {points}) "
+                         "are graded by your teacher.", points=f"{sum(ex.hidden_points for ex in exercises):g}")
 
     def save(self) -> None:
         self.path.write_text(json.dumps(self.data, indent=1, sort_keys=True), encoding="utf-8")

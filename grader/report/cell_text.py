@@ -9,20 +9,30 @@ from grader.text import Text, say
 
 
 def late_text(cell: dict, lang: str = "en") -> str:
-    """'late' or 'late 2 days (-20%)'."""
+    """'late', 'late 2 days (-20%)', 'late 2 days (the teacher's score is final)', 'excused', with the student's own
+    due date where they have an extension."""
     late = cell.get("late_work")
     if not late:
         return ""
+    if late.get("excused"):
+        return Text("excused", "已免除").render(lang)
+    extended = Text(" (extended to {due})", "（延期至 {due}）", due=late.get("due", "")).render(lang) \
+        if late.get("extended") else ""
     if "days" not in late:
-        return say(lang, "late")
+        return say(lang, "late") + extended
     penalty = f"{100 * late['penalty']:g}" if late.get("penalty") else ""
+    if late.get("final"):
+        said = Text(" (the teacher’s score is final)", "（以老师给的分数为准）").render(lang)
+    else:
+        said = Text(" (-{penalty}%)", "（-{penalty}%）", penalty=penalty).render(lang) if penalty else ""
     if lang == "zh":
-        return f"迟交 {late['days']} 天" + (f"（-{penalty}%）" if penalty else "")
-    return f"late {plural(late['days'], 'day')}" + (f" (-{penalty}%)" if penalty else "")
+        return f"迟交 {late['days']} 天{said}{extended}"
+    return f"late {plural(late['days'], 'day')}{said}{extended}"
 
 
-def review_text(cell: dict, lang: str = "en") -> str:
-    """The teacher's review of a cell: 'score set to 3; 'comment' (by x, 2026-...)'."""
+def review_text(cell: dict, lang: str = "en", teacher: bool = False) -> str:
+    """The teacher's review of a cell: 'score set to 3; 'comment' (by x, 2026-...)'; for the `teacher`, marked stale
+    when the student handed in another file after it."""
     review = cell.get("review")
     if not review:
         return ""
@@ -36,7 +46,11 @@ def review_text(cell: dict, lang: str = "en") -> str:
         parts.append(review["comment"])
     who = ", ".join(str(review[k]) for k in ("by", "at") if review.get(k))
     said = ("；" if lang == "zh" else "; ").join(parts)
-    return said + ((f"（{who}）" if lang == "zh" else f" ({who})") if who else "")
+    said += (f"（{who}）" if lang == "zh" else f" ({who})") if who else ""
+    if teacher and review.get("stale"):
+        said += Text(" [stale: the file changed after this review; `grade review … --confirm` keeps it]",
+                     "［已过时：复核之后文件又换了；`grade review … --confirm` 保留它］").render(lang)
+    return said
 
 
 def plural(n: int, word: str) -> str:

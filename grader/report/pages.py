@@ -286,12 +286,12 @@ def section(result: Result, lang: str = "en", show_heading: bool = True, cell: d
 
 
 def write_report(results: list[Result], path: Path, title: str, notes: list[Text] | None = None,
-                 lang: str = "en", total: tuple[float, float] | None = None,
+                 lang: str = "en", total: tuple[str, float] | None = None,
                  cells: dict[str, dict] | None = None) -> Path:
     """One page for one learner, in `lang`: the total (in a batch), every result's checks and charts, then notes
     (missing files, problems). A section's heading is left out when it would repeat the page's title (a
     one-exercise report). `cells`, in a batch: the gradebook's cell of each exercise (review, late work)."""
-    said = say(lang, "Total: {score}/{max_score}", score=f"{total[0]:g}", max_score=f"{total[1]:g}") if total else ""
+    said = say(lang, "Total: {score}/{max_score}", score=total[0], max_score=f"{total[1]:g}") if total else ""
     every_note = [note for r in results for note in r.notes] + list(notes or [])
     return write(path, "learner.html.j2", lang=lang, title=title, total=said,
                  sections=[section(r, lang, show_heading=heading(r, lang) != title,
@@ -319,11 +319,12 @@ def _t(lang: str, en: str, zh: str, **values) -> str:
 
 CELL_TEXT = {"missing": Text("missing", "未提交"), "error": Text("error", "出错"),
              "grader error": Text("grader error: regrade", "评分器出错：请重评"),
-             "needs a look": Text("look", "待查看")}
+             "needs a look": Text("look", "待查看"), "excused": Text("excused", "已免除")}
 STATE_TITLE = {
     "needs a look": Text("needs a look: no score until the teacher chooses (see the problems)",
                          "需要查看：老师决定之前没有分数（见问题）"),
     "missing": Text("no file submitted", "没有提交文件"),
+    "excused": Text("excused (the late policy): counts neither way", "已免除（迟交规定）：不计入总分"),
     "error": Text("the file could not be graded (see the feedback)", "文件无法评分（见反馈）"),
     "timeout": Text("ran past its time limit", "超过了时间限制"),
     "crashed": Text("crashed the sandbox", "让沙箱崩溃了"),
@@ -347,15 +348,19 @@ def _cell(student: str, ex_id: str, cell: dict, lang: str) -> dict:
     else:
         kind = state.replace(" ", "_")
         text = CELL_TEXT[state].render(lang) if state in CELL_TEXT else f"{STATE_WORD[state].render(lang)} {score:g}"
-    value = {"missing": -1, "grader error": -2, "needs a look": -3}[state] if score is None else score
+    value = {"missing": -1, "excused": -1, "grader error": -2, "needs a look": -3}[state] if score is None else score
     title = STATE_TITLE[state].render(lang) if state in STATE_TITLE else f"{score:g}/{cell['max_score']:g}"
     if state == "needs a look":
         title = _t(lang, "needs a look: {why}", "需要查看：{why}", why=cell["message"])
-    reviewed = review_text(cell, lang)
+    reviewed = review_text(cell, lang, teacher=True)
     marks = [mark for mark in (late_text(cell, lang), reviewed and _t(lang, "reviewed: {review}", "已复核：{review}",
                                                                          review=reviewed)) if mark]
     if marks:
-        text += " *" if reviewed else _t(lang, " (late)", "（迟交）")
+        if reviewed:
+            text += " *" + (_t(lang, " (stale review)", "（复核已过时）") if cell["review"].get("stale") else "")
+        else:
+            text += _t(lang, " (excused)", "（已免除）") if cell["late_work"].get("excused") else \
+                _t(lang, " (late)", "（迟交）")
         title += " | " + " | ".join(marks)
     return {"kind": kind, "value": f"{value:g}", "title": title, "link": feedback_link(student, ex_id), "text": text}
 
@@ -415,6 +420,14 @@ def write_index(book: dict, path: Path, lang: str = "en") -> Path:
     problems += [{"link": "", "student": "", "message": p["message"]} for p in book.get("stray", [])]
     similar = book.get("similar")
     comma = _t(lang, ", ", "、")  # 、: the layers' names stay apart
+    seeds = book.get("seeds", {})
+    mixed = [_t(lang, "{ex} was graded with {n} seeds ({seeds}): `grade batch --force` grades every submission of it "
+                "with one.", "{ex} 用了 {n} 个种子评分（{seeds}）：`grade batch --force` 会用同一个种子重评它的"
+                "全部提交。",
+                ex=ex, n=len(used), seeds=", ".join(map(str, used))) for ex, used in seeds.items() if len(used) > 1]
+    differing = [{**d, "outcomes": _t(lang, "; ", "；").join(f"{say(lang, outcome)}: {', '.join(students)}"
+                                                            for outcome, students in d["outcomes"].items()),
+                  "seeds": ", ".join(map(str, d["seeds"]))} for d in book.get("differing", [])]
     isolation = [{"line": (comma.join(g["layers"]) or _t(lang, "none reported", "未报告")) + _t(lang, ": ", "：")
                   + _t(lang, "{n} submissions", "{n} 份提交", n=g["count"]), "submissions": g["submissions"]}
                  for g in book.get("isolation") or []]
@@ -424,11 +437,16 @@ def write_index(book: dict, path: Path, lang: str = "en") -> Path:
         mistakes=mistakes, mistake_tables=tables, exercises=exercises, named=any(row.get("name") for row in rows),
         rows=[{"student": row["student"], "name": row.get("name", ""), "link": feedback_link(row["student"]),
                "cells": [_cell(row["student"], ex["id"], row["cells"][ex["id"]], lang) for ex in exercises],
-               "total": f"{row['total']:g}", "problems": row["problems"]} for row in rows],
-        histogram=histogram([row["total"] for row in submitted], book["max_total"], lang),
+               "total": "" if row["total"] is None else f"{row['total']:g}",
+               "value": -1 if row["total"] is None else f"{row['total']:g}", "problems": row["problems"]}
+              for row in rows],
+        histogram=histogram([row["total"] for row in submitted if row["total"] is not None], book["max_total"], lang),
         checks=[{**c, "rate": f"{100 * c['rate']:.0f}"} for c in book["checks"]], problems=problems,
         similar=None if similar is None else [{**p, "shared": f"{100 * p['similarity']:.0f}"} for p in similar],
-        isolation=isolation,
+        isolation=isolation, differing=differing, mixed=mixed,
+        seeds=_t(lang, "Each exercise is graded with one seed for the whole class, so equal code earns an equal score: "
+                 "{seeds}.", "每个练习对全班使用同一个种子评分，所以相同的代码得到相同的分数：{seeds}。",
+                 seeds=comma.join(f"{ex} {' '.join(map(str, used))}" for ex, used in seeds.items())) if seeds else "",
         words={"wrong": t("What the class got wrong", "全班常见的错误"),
                "no_failed": t("No failed checks.", "没有未通过的检查。"),
                "mistake_head": [t("students", "学生数"), t("mistake", "错误"), t("failed check", "未通过的检查"),
@@ -455,6 +473,14 @@ def write_index(book: dict, path: Path, lang: str = "en") -> Path:
                    "请人工在 {link} 中并排查看；分数不受影响。",
                    link=Markup("<a href='similarity.html'>similarity.html</a>")), lang),
                "similar_head": [t("exercise", "练习"), t("students", "学生"), t("shared", "相同部分")],
+               "equal": t("Equal code, equal score", "相同的代码，相同的分数"),
+               "differing": t("Checks whose outcome differs between students who handed in the same code (comments and "
+                              "layout left out): a check that depends on something else than the code, or learner code "
+                              "that draws its own random numbers. For a person to look at.",
+                              "提交了相同代码（不计注释和排版）的学生之间结果不同的检查：检查依赖于代码以外的东西，或者学生代码"
+                              "自己抽取随机数。请人工查看。"),
+               "differing_head": [t("exercise", "练习"), t("check", "检查"), t("outcomes", "结果"),
+                                  t("seeds", "种子")],
                "isolation": t("Isolation", "隔离"),
                "isolation_note": t("The layers of the sandbox that graded each submission.",
                                    "为每份提交评分的沙箱所用的隔离层。"),

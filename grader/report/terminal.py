@@ -56,7 +56,15 @@ def points_text(check: CheckResult, lang: str) -> str:
 
 
 def score_text(result: Result, lang: str) -> str:
-    """"Score: 7/10", with the points skipped here when there are any."""
+    """"Score: 7/10", with the points skipped here when there are any; in a release, the public checks' score and
+    the points the teacher's grading holds."""
+    if result.hidden_points and not result.checks and result.status == "graded":
+        return say(lang, "No public check: nothing is checked here; the hidden checks (points: {hidden}) are graded "
+                         "by your teacher.", hidden=_points(result.hidden_points))
+    if result.hidden_points:
+        return say(lang, "Public checks: {score}/{max_score}; the hidden checks (points: {hidden}) are graded by your "
+                         "teacher.", score=_points(result.score), max_score=_points(result.max_score),
+                   hidden=_points(result.hidden_points))
     total = say(lang, "Score: {score}/{max_score}", score=_points(result.score), max_score=_points(result.max_score))
     if result.skipped_points:
         total += say(lang, " ({points} points skipped: not verified here)", points=_points(result.skipped_points))
@@ -109,8 +117,13 @@ def next_step(result: Result, lang: str, *, notebook: bool = False, watch: bool 
     """One next step: the next exercise, the error to fix, the TODOs to fill in, or the hint to ask for; in
     `grade watch`'s words with `watch` (save again; watch itself says where it goes next)."""
     ex = result.exercise
+    if result.hidden_points and not result.checks and result.status == "graded":
+        return say(lang, "Next: write {ex} as its statement asks; `grade next` shows the next exercise.", ex=ex)
     if watch:
         return _watch_step(result, lang)
+    if result.full and result.hidden_points:
+        return say(lang, "Next: public checks pass; the hidden checks (points: {points}) are graded by your teacher. "
+                         "`grade next` shows the next exercise.", points=_points(result.hidden_points))
     if result.full:
         if notebook:
             return say(lang, "Next: all checks pass! `grade next` in a terminal shows the next exercise.")
@@ -131,6 +144,9 @@ def next_step(result: Result, lang: str, *, notebook: bool = False, watch: bool 
 
 
 def _watch_step(result: Result, lang: str) -> str:
+    if result.full and result.hidden_points:
+        return say(lang, "Public checks pass; the hidden checks (points: {points}) are graded by your teacher.",
+                   points=_points(result.hidden_points))
     if result.full:
         return say(lang, "All checks pass!")
     if result.status == "error":

@@ -85,9 +85,9 @@ def contents_hash(course: Course | None = None, grader: bool = True) -> str:
         spec = importlib.util.find_spec("torch")
         if spec and spec.origin:
             paths.append(os.path.join(os.path.dirname(spec.origin), "version.py"))
-    if course is not None:
-        paths += [str(course.root / "course.toml"), *sorted(map(str, course.exercises_dir.glob("*/exercise.toml"))),
-                  *_files(course.checks_dir, (".py",))]
+    for each in [course, *course.borrowed()] if course is not None else []:
+        paths += [str(each.root / "course.toml"), *sorted(map(str, each.exercises_dir.glob("*/exercise.toml"))),
+                  *_files(each.checks_dir, (".py",))]
     for path in paths:
         digest.update(path.encode() + b"\0" + _content_hash(path))
     return digest.hexdigest()

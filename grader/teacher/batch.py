@@ -20,6 +20,7 @@ from grader.course.exercises import Exercise, all_exercises
 from grader.teacher.gradebook import read_results, write_gradebook
 from grader.judge.job import Job
 from grader.judge.result import Result
+from grader.text import message_of
 
 
 def assignment(found: Collection, recorded: dict) -> list[Exercise]:
@@ -37,7 +38,8 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
     pairs of submissions of one exercise are listed for a person to look at; `pick` ("latest") resolves two
     files for one exercise (review.toml's `file` does it for one student); `cluster` (a grader.cluster.dispatch.Target)
     grades on a Dask cluster's workers instead of `workers` here."""
-    from grader.teacher.graded_against import changed, verdict_hashes, why
+    from grader.teacher.consistency import code_hash, exercise_seeds
+    from grader.teacher.graded_against import changed, regrade, verdict_hashes, why
     from grader.teacher.review import kept_copy, make_picker, save_state
 
     out.mkdir(parents=True, exist_ok=True)
@@ -57,12 +59,15 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
             before = recorded.get((job.student, job.exercise.id))
             if force or not before or before.grader_failure or before.sha256 != job.sha256:
                 todo.append(job)
-            elif parts := changed(before.fingerprint, prints[job.exercise.id]):
+            elif regrade(before, parts := changed(before.fingerprint, prints[job.exercise.id])):
                 todo.append(job)
                 reasons[why(job.exercise.id, parts)] += 1
         skipped = len(found.jobs) - len(todo)
+        seeds = exercise_seeds(out, {job.exercise.id for job in found.jobs}, options.pop("seed", None))
+        for job in todo:
+            job.seed = seeds[job.exercise.id]
         counts: Counter = Counter()
-        interrupted = False
+        interrupted, stopped = False, None
         with records.open("a", encoding="utf-8") as log:
             def record(result: Result, job: Job) -> None:
                 result.student, result.sha256 = job.student, job.sha256
@@ -70,14 +75,18 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
                 result.late = bool(job.lms.get("late"))
                 result.submitted = job.lms.get("submitted")
                 result.submission = kept_copy(job.path, out, job.student)
+                result.code_hash = code_hash(job.path)
                 log.write(json.dumps(result.to_json(options.get("lang", "en")), ensure_ascii=False) + "\n")
                 log.flush()
                 counts[result.outcome] += 1
 
             if todo and cluster is not None:
-                from grader.cluster.dispatch import grade_on_cluster  # the workers import torch, not this process
+                from grader.cluster.dispatch import ClusterStopped, grade_on_cluster  # the workers import torch
 
-                interrupted = grade_on_cluster(cluster, todo, record, options, out)
+                try:
+                    interrupted = grade_on_cluster(cluster, todo, record, options, out)
+                except ClusterStopped as exc:  # no worker for too long: what was graded is kept, and written
+                    stopped = message_of(exc).render(options.get("lang", "en"))
             elif todo:
                 from grader.sandbox import zygote
 
@@ -94,8 +103,8 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
 
             similar = find_similar(found.jobs, similarity)
             write_similarity(similar, out)
-    save_state(out, chosen, found.problems, found.students, similar, options.get("lang", "en"), assignment_name)
-    write_gradebook(out, chosen, found.problems, found.students, roster, similar, lang=options.get("lang", "en"),
-                    assignment=assignment_name)
-    return {"graded": sum(counts.values()), "skipped": skipped, "problems": len(found.problems),
-            "regraded": dict(reasons), "interrupted": interrupted, **counts}
+    save_state(out, chosen, found.problems, found.students, similar, options.get("lang", "en"), assignment_name, seeds)
+    book = write_gradebook(out, chosen, found.problems, found.students, roster, similar,
+                           lang=options.get("lang", "en"), assignment=assignment_name)
+    return {"graded": sum(counts.values()), "skipped": skipped, "problems": len(book["problems"]),
+            "regraded": dict(reasons), "interrupted": interrupted, "stopped": stopped, **counts}

@@ -23,11 +23,11 @@ import re
 import stat
 import tempfile
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from grader.course.exercises import Exercise, all_exercises
+from grader.course.exercises import Exercise, Named, current_course
 from grader.judge.job import Job
 from grader.text import Text, verbatim
 
@@ -200,7 +200,7 @@ def _gather(submissions: Path, unpack_dir: Path) -> tuple[dict[str, tuple[_Stude
     return students, stray
 
 
-def match_exercise(filename: str, exercises: list[Exercise]) -> Exercise | None:
+def match_exercise(filename: str, exercises: Sequence[Exercise | Named]) -> Exercise | Named | None:
     """The exercise whose id or name stands in `filename` as a word of its own (`ex05`, `HW1_backprop`);
     where several do, the longest match (`hw1_backprop_extra` before `hw1`)."""
     stem = Path(filename).stem.lower()
@@ -222,7 +222,7 @@ def collect(submissions: Path, exercises: list[Exercise], unpack_dir: Path, pick
     `pick(student, exercise, files)` may choose one; without a choice it is a problem that needs a look."""
     students, stray = _gather(submissions, unpack_dir)
     chosen = {ex.name: ex for ex in exercises}
-    known = [*exercises, *(ex for ex in all_exercises() if ex.name not in chosen)]
+    known: list[Exercise | Named] = [*exercises, *(e for e in current_course().entries() if e.name not in chosen)]
     found = Collection(problems=stray)
     for student, (given, (lms_id, name)) in students.items():
         found.students[student] = {"id": lms_id, "name": name} if lms_id else {}

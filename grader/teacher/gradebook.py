@@ -8,9 +8,11 @@ Every student gets a row: each one found in the submissions (even with nothing g
 results.jsonl, and each roster entry. A cell tells "missing" (no file), "needs a look" (two files for it, a
 file that could not be read, a file or zip that matched nothing: no score until the teacher chooses), "error"
 (the student's code could not be graded: 0), "grader error" (the grader failed: no score, regraded by the
-next run) and a real score apart. Scores are computed with the current points from the stored per-check
-outcomes, then the late policy and the teacher's review (review.toml) are applied (`current_results`).
-Totals count the assignment's exercises only.
+next run), "excused" (an excused student's missing work: out of their maximum) and a real score apart. Scores are
+computed with the current points from the stored per-check outcomes, then the late policy and the teacher's review
+(review.toml) are applied (`current_results`). Totals count the assignment's exercises only, and a student with
+nothing scored has none. Every problem is in one list (`class_problems`), which problems.json, the class page, the
+rows and the batch's count all read.
 """
 
 from __future__ import annotations
@@ -75,12 +77,13 @@ def _needs_look(cell: dict, reason: str) -> dict:
     return {**cell, "state": "needs a look", "score": None, "message": reason}
 
 
-def current_results(results: list[Result], exercises: list[Exercise], out: Path,
-                    assignment: str | None = None) -> list[Result]:
+def current_results(results: list[Result], exercises: list[Exercise], out: Path, assignment: str | None = None,
+                    people: dict[str, dict] | None = None) -> list[Result]:
     """The results as they count now: scored with the current points (grader/teacher/graded_against.py), less the late
-    policy's penalty (grader/teacher/late.py), with the teacher's review applied (grader/teacher/review.py)."""
+    policy's penalty (grader/teacher/late.py; `people`: each student's identity, for their extension or excuse), with
+    the teacher's review applied (grader/teacher/review.py)."""
     from grader.teacher.graded_against import rescore
-    from grader.teacher.late import apply_late, late_policy
+    from grader.teacher.late import apply_late, late_policy, student_policy
     from grader.teacher.review import apply_review, read_reviews
 
     by_key = {**{ex.name: ex for ex in exercises}, **{ex.id: ex for ex in exercises}}
@@ -92,7 +95,8 @@ def current_results(results: list[Result], exercises: list[Exercise], out: Path,
     for key in sorted(set(latest) | set(reviews)):
         result, ex = latest.get(key), by_key.get(key[1])
         if ex is not None:
-            scored = apply_late(rescore(result, ex, points[ex.id]), policy) if result else None
+            mine = student_policy(policy, key[0], (people or {}).get(key[0]))
+            scored = apply_late(rescore(result, ex, points[ex.id]), mine) if result else None
             result = apply_review(scored, reviews.get(key), ex)
         if result is not None:
             result = replace(result, student=key[0])
@@ -165,29 +169,56 @@ def isolation_groups(results: list[Result]) -> list[dict]:
             for layers, names in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))]
 
 
-def build_gradebook(results: list[Result], exercises: list[Exercise], students: dict[str, dict], problems: list[dict],
-                    roster: list[dict] | None = None, similar: list[dict] | None = None, lang: str = "en") -> dict:
-    """The class's gradebook: one row per student, one cell per exercise of the assignment; its words in `lang`."""
-    ids = {ex.id for ex in exercises}
-    results = [r for r in results if r.exercise in ids]
-    latest = {(r.student, r.exercise): r for r in results}
+def class_list(results: list[Result], students: dict[str, dict], roster: list[dict] | None,
+               lang: str = "en") -> tuple[dict[str, dict], list[dict]]:
+    """Every student of the class (those found, those with a result, the roster's) with their identity, and the
+    problems matching them to the roster found."""
     identities = {key: dict(identity) for key, identity in students.items()}
     for r in results:
         identities.setdefault(r.student or "", {})
-    problems = [{**p, "message": Text.of(p["message"]).render(lang)} for p in problems]  # JSON from here on
-    if roster is not None:
-        identities, unmatched = match_roster(identities, roster)
-        problems += unmatched
+    if roster is None:
+        return identities, []
+    merged, unmatched = match_roster(identities, roster)
+    return merged, [{**p, "message": Text.of(p["message"]).render(lang)} for p in unmatched]
+
+
+def class_problems(problems: list[dict], results: list[Result], lang: str) -> list[dict]:
+    """Every problem of the batch in one list, each once: what collecting the files found, the roster's, a file
+    that could not be read when graded, and a banned route seen in a source (for a person, never a score)."""
+    listed = [{**p, "message": Text.of(p["message"]).render(lang)} for p in problems]  # JSON from here on
+    said = {(p["student"], p.get("exercise")) for p in listed if p.get("look")}
+    for r in results:
+        student = r.student or ""
+        if r.needs_look and (student, r.exercise) not in said:
+            listed.append({"student": student, "exercise": r.exercise, "look": True,
+                           "message": f"{r.exercise}: {r.needs_look}"})
+        if r.flags:
+            seen = ", ".join(f"{f['what']} (line {f['line']})" for f in r.flags[:3]) + (" ..." if len(r.flags) > 3
+                                                                                         else "")
+            listed.append({"student": student, "exercise": r.exercise, "message": Text(
+                "{exercise} flagged for a look: {seen}", "{exercise} 需要人工查看：{seen}", exercise=r.exercise,
+                seen=verbatim(seen)).render(lang)})
+    return listed
+
+
+def build_gradebook(results: list[Result], exercises: list[Exercise], students: dict[str, dict], problems: list[dict],
+                    roster: list[dict] | None = None, similar: list[dict] | None = None, lang: str = "en",
+                    assignment: str | None = None) -> dict:
+    """The class's gradebook: one row per student, one cell per exercise of the assignment; its words in `lang`.
+    A student with nothing scored has no total (blank), and an excused student's missing work counts neither way."""
+    from grader.teacher.consistency import differing_checks, seeds_used
+    from grader.teacher.late import late_policy, student_policy
+
+    ids = {ex.id for ex in exercises}
+    results = [r for r in results if r.exercise in ids]
+    latest = {(r.student, r.exercise): r for r in results}
+    identities, unmatched = class_list(results, students, roster, lang)
+    problems = sorted(class_problems(problems, list(latest.values()), lang) + unmatched,
+                      key=lambda p: natural_key(p["student"]))
+    policy = late_policy(exercises[0].course, assignment) if exercises else {}
     notes = defaultdict(list)
     for p in problems:
         notes[p["student"]].append(p["message"])
-    for (student, exercise), r in latest.items():
-        if r.flags:  # a banned route seen in the source: for a person to look at, never a score
-            seen = ", ".join(f"{f['what']} (line {f['line']})" for f in r.flags[:3])
-            seen += " ..." if len(r.flags) > 3 else ""
-            notes[student or ""].append(Text("{exercise} flagged for a look: {seen}", "{exercise} 需要人工查看：{seen}",
-                                             exercise=exercise, seen=verbatim(seen)).render(lang))
-    max_total = sum(ex.points for ex in exercises)
     # student -> exercise (or "" for all their missing work) -> why it needs a look
     look: defaultdict[str, dict[str, str]] = defaultdict(dict)
     for p in problems:
@@ -195,22 +226,33 @@ def build_gradebook(results: list[Result], exercises: list[Exercise], students: 
             look[p["student"]].setdefault(p.get("exercise", ""), p["message"])
     rows = []
     for key in sorted(identities, key=natural_key):
+        excused = student_policy(policy, key, identities[key])["excused"]
         cells = {ex.id: _cell(latest.get((key, ex.id)), ex, lang) for ex in exercises}
         for ex_id, cell in cells.items():
             reason = look[key].get(ex_id) or (look[key].get("") if cell["state"] == "missing" else None)
             teacher_scored = (cell.get("review") or {}).get("score") is not None
             if reason and not teacher_scored:
                 cells[ex_id] = _needs_look(cell, reason)
+            elif excused and cell["state"] == "missing":
+                cells[ex_id] = {**cell, "state": "excused", "max_score": 0.0}
+        scored = [c["score"] for c in cells.values() if c["score"] is not None]
         rows.append({"student": key, **{f: identities[key].get(f, "") for f in IDENTITY_FIELDS},
-                     "cells": cells, "total": round(sum(c["score"] or 0 for c in cells.values()), 4),
-                     "max_total": max_total, "problems": notes[key]})
+                     "cells": cells, "total": round(sum(scored), 4) if scored else None,
+                     "max_total": sum(ex.points for ex in exercises if cells[ex.id]["state"] != "excused"),
+                     "problems": notes[key]})
     return {"exercises": [{"id": ex.id, "name": ex.name, "title": ex.text("title", lang), "points": ex.points}
                           for ex in exercises],
-            "max_total": max_total, "rows": rows, "misconceptions": explained(misconceptions(results, lang), exercises,
-                                                                             lang),
+            "seeds": seeds_used(results), "differing": differing_checks(results, lang),
+            "max_total": sum(ex.points for ex in exercises), "rows": rows,
+            "misconceptions": explained(misconceptions(results, lang), exercises, lang),
             "checks": check_rates(results, lang), "isolation": isolation_groups(results),
             "problems": problems, "lang": lang,
             "stray": [p for p in problems if p["student"] not in identities], "similar": similar}
+
+
+def total_text(row: dict, blank: str = "") -> str:
+    """A row's total as shown: `blank` when nothing of the student's is scored (missing work is no 0)."""
+    return blank if row["total"] is None else f"{row['total']:g}"
 
 
 def write_csv(book: dict, path: Path) -> None:
@@ -225,11 +267,12 @@ def write_csv(book: dict, path: Path) -> None:
         for row in book["rows"]:
             cells = [row["cells"][i] for i in ids]
             writer.writerow([row["student"], *["" if c["score"] is None else f"{c['score']:g}" for c in cells],
-                             f"{row['total']:g}", f"{row['max_total']:g}", *[c["state"] for c in cells],
+                             total_text(row), f"{row['max_total']:g}", *[c["state"] for c in cells],
                              row["id"], row["name"], row["email"], " | ".join(row["problems"]),
                              " | ".join(f"{i}: {late_text(c)}" for i, c in zip(ids, cells) if late_text(c)),
                              " | ".join(f"{i}: {c['submitted']}" for i, c in zip(ids, cells) if c.get("submitted")),
-                             " | ".join(f"{i}: {review_text(c)}" for i, c in zip(ids, cells) if review_text(c))])
+                             " | ".join(f"{i}: {review_text(c, teacher=True)}" for i, c in zip(ids, cells)
+                                        if review_text(c))])
 
 
 def feedback_markdown(row: dict, results: dict[str, Result], exercises: list[Exercise], lang: str = "en") -> str:
@@ -267,7 +310,7 @@ def feedback_markdown(row: dict, results: dict[str, Result], exercises: list[Exe
     notes = [n.render(lang) for ex in exercises if ex.id in results for n in results[ex.id].notes] + row["problems"]
     return render("feedback.md.j2",
                   heading=say(lang, "Feedback for {student}", student=row.get("name") or row["student"]),
-                  total=Text("Total: {total}/{max}", "总分：{total}/{max}", total=f"{row['total']:g}",
+                  total=Text("Total: {total}/{max}", "总分：{total}/{max}", total=total_text(row, "–"),
                              max=f"{row['max_total']:g}").render(lang),
                   exercises=shown, notes=notes,
                   words={"review": say(lang, "Your teacher’s review:"), "check": say(lang, "check"),
@@ -301,8 +344,10 @@ def write_gradebook(out: Path, exercises: list[Exercise], problems: list[dict], 
     `lang`); return the gradebook."""
     from grader.report.pages import write_index, write_report
 
-    results = current_results(read_results(out / "results.jsonl"), exercises, out, assignment)
-    book = build_gradebook(results, exercises, students or {}, problems, roster, similar, lang)
+    recorded = read_results(out / "results.jsonl")
+    people = class_list(recorded, students or {}, roster)[0]
+    results = current_results(recorded, exercises, out, assignment, people)
+    book = build_gradebook(results, exercises, students or {}, problems, roster, similar, lang, assignment)
     (out / "gradebook.json").write_text(json.dumps(book, indent=1, ensure_ascii=False), encoding="utf-8")
     write_csv(book, out / "grades.csv")
     write_junit(results, out / "junit.xml", lang)
@@ -320,7 +365,8 @@ def write_gradebook(out: Path, exercises: list[Exercise], problems: list[dict], 
         write_report([mine[student][ex.id] for ex in exercises if ex.id in mine[student]],
                      feedback / f"{student}.html",
                      say(lang, "Feedback for {student}", student=row.get("name") or student),
-                     missing + [Text.of(p) for p in row["problems"]], lang=lang, total=(row["total"], row["max_total"]),
+                     missing + [Text.of(p) for p in row["problems"]], lang=lang,
+                     total=(total_text(row, "–"), row["max_total"]),
                      cells=row["cells"])
     write_index(book, out / "index.html", lang)
     (out / "problems.json").write_text(json.dumps(book["problems"], indent=1, ensure_ascii=False), encoding="utf-8")

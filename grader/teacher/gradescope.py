@@ -3,7 +3,7 @@
 `grade gradescope ex05 ex06 --out autograder.zip` (or `grade --course dl101 gradescope --assignment week1`)
 writes a zip with `setup.sh` (installs the grader's dependencies in a virtual environment),
 `run_autograder` (grades /autograder/submission), the grader itself and, for a course of a teacher's own,
-the course's exercises and checks (never its solutions, mistakes or variants).
+the exercises graded and their checks (never their solutions, mistakes or variants, nor any other exercise).
 Gradescope runs every submission in its own container, so a course of any size is graded in
 parallel. Inside, `python -m grader.teacher.gradescope --root /autograder ex05 ex06` writes
 /autograder/results/results.json in Gradescope's schema.
@@ -20,7 +20,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from grader.course.exercises import BUILTIN_ROOT, COURSE_FILE, EXERCISES_DIR, PACKAGE_DIR, Exercise
+from grader.course.exercises import BUILTIN_ROOT, CHECKS_DIR, COURSE_FILE, PACKAGE_DIR, Exercise
 from grader.judge.result import Result
 from grader.text import Text, message_of
 
@@ -43,7 +43,6 @@ python="${{AUTOGRADER_PYTHON:-{venv}/bin/python}}"
 cd "$source" && PYTHONPATH="$source" exec "$python" -m grader.teacher.gradescope \\
     --root "${{AUTOGRADER_ROOT:-/autograder}}" {args}
 """
-COURSE_PARTS = ("exercises", "checks")  # what the bundle carries of a teacher's course
 
 
 def validated_torch() -> str:
@@ -69,27 +68,48 @@ def setup_script() -> str:
 
 def build_bundle(exercises: list[Exercise], out: Path, *, time_limit: float | None = None, memory: int | None = None,
                  lang: str = "en", assignment: str | None = None) -> Path:
-    """Write the autograder zip: setup.sh, run_autograder and the grader package with its exercises (and a
-    teacher's course: its course.toml, exercises and checks). `time_limit` (seconds per call), `memory` (MiB)
-    and `lang` are the runner's options; `assignment` gives the points of that assignment of the course.
+    """Write the autograder zip: setup.sh, run_autograder and the grader package with the exercises graded and their
+    checks only (and a teacher's course: its course.toml, and those of its exercises and checks). `time_limit`
+    (seconds per call), `memory` (MiB) and `lang` are the runner's options; `assignment` gives the points of that
+    assignment of the course.
 
-    The reference solutions stay out: student code runs in that container.
+    The reference solutions stay out: student code runs in that container. So does every other exercise.
     """
     course = exercises[0].course
     args = ["--lang", lang] + (["--time-limit", f"{time_limit:g}"] if time_limit else []) \
         + (["--memory", str(memory)] if memory else [])
     if not course.built_in:
         args += ["--course", "course"] + (["--assignment", assignment] if assignment else [])
+    elsewhere = [ex for ex in exercises if ex.home is not course and not ex.home.built_in]
+    if elsewhere:
+        raise BundleError(Text("{ex} lies in the course {home}, which a bundle does not carry: copy it into {course} "
+                               "(docs/authoring.md)", "{ex} 在课程 {home} 中，打包时不会带上它：请把它复制到 "
+                               "{course} 中（docs/authoring.md）", ex=elsewhere[0].id, home=elsewhere[0].home.name,
+                               course=course.name))
     ignore = shutil.ignore_patterns("__pycache__", ".*")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         package = root / "grader"
-        shutil.copytree(PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__", "_bundle"))
-        shutil.copytree(EXERCISES_DIR, package / "_bundle" / "exercises", ignore=ignore)
+        shutil.copytree(PACKAGE_DIR, package, ignore=lambda folder, names: {"__pycache__", *(
+            ("_bundle", "checks") if Path(folder) == PACKAGE_DIR else ())} & set(names))  # checks: the chosen only
+        (package / "checks").mkdir()
+        for name in ("__init__.py", "pytest.ini"):
+            shutil.copy(CHECKS_DIR / name, package / "checks" / name)
+        (package / "_bundle" / "exercises").mkdir(parents=True)
         shutil.copy(BUILTIN_ROOT / COURSE_FILE, package / "_bundle" / COURSE_FILE)
+        for ex in exercises:
+            home = ex.home
+            if home.built_in:
+                folder, checks = package / "_bundle" / "exercises" / ex.name, package / "checks"
+            else:
+                folder, checks = root / "course" / "exercises" / ex.name, root / "course" / "checks"
+            shutil.copytree(ex.folder, folder, ignore=ignore)
+            checks.mkdir(parents=True, exist_ok=True)
+            for path in (ex.checks, ex.checks.with_suffix(".keys.toml")):
+                if path.is_file():
+                    shutil.copy(path, checks / path.name)
         if not course.built_in:
-            for part in COURSE_PARTS:
-                shutil.copytree(course.root / part, root / "course" / part, ignore=ignore)
+            (root / "course").mkdir(exist_ok=True)
             shutil.copy(course.root / COURSE_FILE, root / "course" / COURSE_FILE)
         (root / "setup.sh").write_text(setup_script())
         (root / "run_autograder").write_text(RUN.format(venv=VENV, args=shlex.join(
@@ -104,6 +124,10 @@ def build_bundle(exercises: list[Exercise], out: Path, *, time_limit: float | No
                     info.compress_type = zipfile.ZIP_DEFLATED
                     zf.writestr(info, path.read_bytes())
     return out
+
+
+class BundleError(ValueError):
+    """The exercises cannot travel in a bundle."""
 
 
 NOT_RUN = Text("Not run: the file did not load (the reason is at the top).", "没有运行：文件没能加载（原因见最上面）。")

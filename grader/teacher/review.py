@@ -1,12 +1,17 @@
 """A teacher's word on a batch: review.toml in the grades folder, applied to every output of every run.
 
 Each `[[review]]` entry names a student and an exercise, and may
-- override the exercise's score (`score = 3.5`) or a check's verdict (`checks = { dw = "passed" }`),
+- override the exercise's score (`score = 3.5`) or a check's verdict (`checks = { dw = "passed" }`): the checks that
+  build on an overridden one follow it (a check that passed on its own earns its points once those it builds on
+  pass),
 - add a comment the student reads (`comment = "..."`),
 - choose which of two files for the exercise is graded (`file = "hw1_final.py"`),
-and records who wrote it and when (`by`, `at`). `grade review` appends entries; a later entry for the same
-student and exercise completes or replaces an earlier one's fields. Nothing here regrades: results.jsonl keeps
-what the checks said, and the review is applied on top of it each time the gradebook is written.
+and records who wrote it (`by`: --by, $TORCH_KATAS_REVIEWER or the course's `reviewer`; none is recorded otherwise),
+when (`at`) and of which file (`sha256`). `grade review` appends entries; a later entry for the same student and
+exercise completes or replaces an earlier one's fields. A review of a file the student has since replaced is
+stale: applied still, and marked so everywhere, until an entry for the new file confirms it (`--confirm`).
+Nothing here regrades: results.jsonl keeps what the checks said, and the review is applied on top of it each
+time the gradebook is written.
 
 Also here: the state a batch leaves for `grade review` to rebuild the outputs without the submissions
 (batch.json), and the kept copy of each graded file.
@@ -14,7 +19,6 @@ Also here: the state a batch leaves for `grade review` to rebuild the outputs wi
 
 from __future__ import annotations
 
-import getpass
 import json
 import os
 import shutil
@@ -25,7 +29,7 @@ from pathlib import Path
 
 from grader.teacher.collect import natural_key
 from grader.course.exercises import Exercise
-from grader.judge.result import Result
+from grader.judge.result import CheckResult, Result, blocked_failure, blocked_text, text
 from grader.text import Text
 
 if sys.version_info >= (3, 11):
@@ -37,6 +41,9 @@ REVIEW_FILE = "review.toml"
 STATE_FILE = "batch.json"
 KEPT = "files"  # out/files/<student>/<file>: the graded files, kept
 VERDICTS = ("passed", "failed")
+REVIEWED = {"passed": Text("Passed, by your teacher’s review.", "老师复核后判为已通过。"),
+            "failed": Text("Not passed, by your teacher’s review.", "老师复核后判为未通过。")}
+BLOCKING = ("failed", "not_started", "not_run")  # a check that builds on one of these earns nothing (judge/plugin.py)
 
 
 class ReviewError(ValueError):
@@ -79,11 +86,11 @@ def _toml(value) -> str:
 
 
 def add_review(out: Path, student: str, exercise: str, by: str | None = None, **fields) -> dict:
-    """Append a review entry (the fields given, with who and when) to out/review.toml; return it."""
+    """Append a review entry (the fields given, with who when given, when, and `sha256`: of the file reviewed) to
+    out/review.toml; return it."""
     entry = {"student": student, "exercise": exercise,
              **{k: v for k, v in fields.items() if v not in (None, {}, "")},
-             "by": by or os.environ.get("TORCH_KATAS_REVIEWER") or getpass.getuser(),
-             "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+             **({"by": by} if by else {}), "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     lines = ["", "[[review]]", *(f"{key} = {_toml(value)}" for key, value in entry.items())]
     path = Path(out) / REVIEW_FILE
     with path.open("a", encoding="utf-8") as f:
@@ -97,7 +104,8 @@ def add_review(out: Path, student: str, exercise: str, by: str | None = None, **
 
 def apply_review(result: Result | None, review: dict | None, exercise: Exercise) -> Result | None:
     """`result` with the teacher's overrides applied and the review attached (`review`: the comment, who,
-    when, and what was overridden); a score given for work that has no result makes one."""
+    when, what was overridden, and `stale` when it reviewed another file than the one graded); a score given for
+    work that has no result makes one. A final score is final: no late penalty beside it."""
     if not review:
         return result
     shown = {k: review[k] for k in ("comment", "by", "at", "score", "checks") if review.get(k) not in (None, "", {})}
@@ -106,12 +114,9 @@ def apply_review(result: Result | None, review: dict | None, exercise: Exercise)
             return None
         result = Result(exercise=exercise.id, name=exercise.name, submission="", status="graded", score=0.0,
                         max_score=exercise.points, title=Text(exercise.title, exercise.zh.get("title")))
-    checks = []
-    for c in result.checks:
-        verdict = review.get("checks", {}).get(c.id)
-        if verdict:
-            c = replace(c, outcome=verdict, points=c.max_points if verdict == "passed" else 0.0, reviewed=True)
-        checks.append(c)
+    if review.get("sha256") and result.sha256 and review["sha256"] != result.sha256:
+        shown["stale"] = True  # the student handed in another file since
+    checks = reviewed_checks(result.checks, review.get("checks", {}))
     score = min(sum(c.points for c in checks), result.max_score) if review.get("checks") else result.score
     if "score" in review:
         score = float(review["score"])
@@ -119,7 +124,36 @@ def apply_review(result: Result | None, review: dict | None, exercise: Exercise)
     if "score" in review:
         result.needs_look = None  # the teacher decided
         result.status = "graded"
+        if result.late_work:
+            result.late_work = {**result.late_work, "penalty": 0.0, "final": True}
     return result
+
+
+def reviewed_checks(checks: list[CheckResult], verdicts: dict[str, str]) -> list[CheckResult]:
+    """The checks with the teacher's verdicts, and those that build on them decided again as the judge decides: a
+    check's own verdict (`alone`) counts once every check it builds on passes; else it fails, and says why."""
+    if not verdicts:
+        return checks
+    now: dict[str, CheckResult] = {}
+    for c in checks:
+        verdict = verdicts.get(c.id)
+        if verdict:
+            c = replace(c, outcome=verdict, points=c.max_points if verdict == "passed" else 0.0, reviewed=True,
+                        message=c.message if verdict == c.outcome else REVIEWED[verdict],
+                        key=c.key if verdict == c.outcome == "failed" else None, after=None, alone=None)
+        elif c.depends and (c.after is None or c.alone is not None):  # an older record without `alone`: as it is
+            own = c.alone or {"outcome": c.outcome, "message": str(c.message), "key": c.key}
+            blocking = next((now[d] for d in c.depends if d in now and now[d].outcome in BLOCKING), None)
+            if blocking is None or own["outcome"] not in ("passed", "failed"):
+                c = replace(c, outcome=own["outcome"], message=text(own["message"]), key=own["key"], after=None,
+                            alone=None, points=c.max_points if own["outcome"] == "passed" else 0.0)
+            else:
+                message = blocked_text(blocking.title) if own["outcome"] == "passed" else \
+                    blocked_failure(blocking.title, text(own["message"]))
+                c = replace(c, outcome="failed", message=message, after=blocking.id, alone=own, points=0.0,
+                            key=None if own["outcome"] == "passed" else own["key"])
+        now[c.id] = c
+    return list(now.values())
 
 
 def make_picker(out: Path, pick: str | None):
@@ -156,11 +190,12 @@ def kept_copy(path: Path, out: Path, student: str) -> str:
 
 
 def save_state(out: Path, exercises: list[Exercise], problems: list[dict], students: dict, similar, lang: str,
-               assignment: str | None = None) -> None:
-    """What `grade review` needs to write the outputs again without the submissions."""
+               assignment: str | None = None, seeds: dict[str, int] | None = None) -> None:
+    """What `grade review` needs to write the outputs again without the submissions, and the seed of each exercise
+    (grader/teacher/consistency.py), which the next run grades with."""
     problems = [{**p, "message": Text.of(p["message"]).render(lang)} for p in problems]  # JSON: in the batch's words
     state = {"exercises": [ex.id for ex in exercises], "assignment": assignment, "problems": problems,
-             "students": students, "similar": similar, "lang": lang}
+             "students": students, "similar": similar, "lang": lang, "seeds": seeds or {}}
     (Path(out) / STATE_FILE).write_text(json.dumps(state, indent=1, ensure_ascii=False), encoding="utf-8")
 
 

@@ -4,10 +4,13 @@ Any CSV with a header row works, with these columns (case and spacing ignored; t
 folder, id (or "student id", "user id", Moodle's "identifier"), name (or "student", "full name"), email
 (or "email address"), section, "sis user id", "sis login id" (or "login", "username"). So a gradebook
 exported from Canvas (Student, ID, SIS User ID, SIS Login ID, Section) or Moodle's grading worksheet
-(Identifier "Participant 1234567", Full name, Email address) is a roster as it is.
+(Identifier "Participant 1234567", Full name, Email address) is a roster as it is. Two more columns set the late
+policy per student (grader/teacher/late.py): extension (a due date of their own, or days more) and excused.
 
 A submission matches the entry whose folder, id, e-mail or SIS login is its folder name, or whose id is
-the id its LMS download carried (Canvas user id, Moodle participant id).
+the id its LMS download carried (Canvas user id, Moodle participant id). A roster entry nobody's files matched
+is named as the download names the others: `doejane_1008` beside Canvas's `lastfirst_userid`, `Jane Doe_1008`
+beside Moodle's `Full Name_participantid`, else by its folder, id or e-mail.
 """
 
 from __future__ import annotations
@@ -25,7 +28,10 @@ HEADERS = {
     "section": ("section",),
     "sis_user_id": ("sis user id",),
     "sis_login_id": ("sis login id", "login", "username"),
+    "extension": ("extension", "extended due", "due date"),
+    "excused": ("excused",),
 }
+POLICY_FIELDS = ("extension", "excused")  # the late policy's, per student
 MATCHED_BY = ("folder", "id", "email", "sis_login_id", "sis_user_id")
 
 
@@ -51,7 +57,8 @@ def read_roster(path: Path) -> list[dict]:
         raise RosterError(f"the roster {path} has no folder, id or email column (its header: {', '.join(header)})")
     entries = []
     for values in reader:
-        entry = {field: "" for field in ("folder", *IDENTITY_FIELDS)}
+        entry = {field: "" for field in ("folder", *IDENTITY_FIELDS, *(f for f in POLICY_FIELDS
+                                                                       if f in columns.values()))}
         for i, value in enumerate(values):
             column = columns.get(i)
             if column and not entry[column]:
@@ -82,10 +89,31 @@ def match_roster(identities: dict[str, dict], roster: list[dict]) -> tuple[dict[
             problems.append({"student": key, "message": f"{key} matches the same roster entry as another folder: "
                              "keep one"})
         matched.add(row)
-        merged[key] = {**identity, **{f: roster[row][f] for f in IDENTITY_FIELDS if roster[row][f]}}
+        merged[key] = {**identity, **{f: roster[row][f] for f in (*IDENTITY_FIELDS, *POLICY_FIELDS)
+                                      if roster[row].get(f)}}
+    naming = lms_naming(identities)
     for n, entry in enumerate(roster):
         if n not in matched:
-            key = next(entry[f] for f in MATCHED_BY if entry[f])
-            merged.setdefault(key, {f: entry[f] for f in IDENTITY_FIELDS})
+            key = naming(entry) if naming and entry["id"] and entry["name"] else \
+                next(entry[f] for f in MATCHED_BY if entry[f])
+            merged.setdefault(key, {f: entry.get(f, "") for f in (*IDENTITY_FIELDS, *POLICY_FIELDS)})
             problems.append({"student": key, "message": "no files submitted"})  # as an empty folder says
     return merged, problems
+
+
+def canvas_name(name: str) -> str:
+    """A name as Canvas writes it in a download's file names: lower case, letters and digits only ("Doe, Jane" ->
+    "doejane")."""
+    return re.sub(r"[^0-9a-z]", "", name.lower())
+
+
+def lms_naming(identities: dict[str, dict]):
+    """How the download named its students, as a function roster entry -> key: Canvas's `lastfirst_userid`, Moodle's
+    `Full Name_participantid`; None when the students are not named by an LMS download."""
+    named = [(key, identity) for key, identity in identities.items()
+             if identity.get("id") and key == f"{identity.get('name')}_{identity['id']}"]
+    if not named:
+        return None
+    if all(canvas_name(identity["name"]) == identity["name"] for _, identity in named):
+        return lambda entry: f"{canvas_name(entry['name'])}_{entry['id']}"
+    return lambda entry: f"{entry['name']}_{entry['id']}"
