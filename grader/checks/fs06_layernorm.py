@@ -46,8 +46,7 @@ def _tensor_attributes(node) -> list[str]:
     return sorted(names)
 
 
-@probe
-def run_forward(module, tensors, eps):
+def _forward(module, tensors, eps):
     """layer_norm(x, weight, bias[, eps]) through the learner's wrapper, recording the torch functions called; the
     output, and what forward left on ctx (tensors saved, tensor attributes). eps None: the default."""
     from torch.overrides import TorchFunctionMode
@@ -71,6 +70,25 @@ def run_forward(module, tensors, eps):
     elif node is not None:
         info["node_other"] = type(node).__name__
     return info
+
+
+@probe
+def run_forward(module, tensors, eps):
+    """One call of the learner's wrapper, described (see _forward)."""
+    return _forward(module, tensors, eps)
+
+
+@probe
+def run_forwards(module, cases, eps):
+    """_forward on each case (a list of tensors), in one trip to the sandbox; a case that raised is reported by
+    name, so that the judge can call it again on its own and explain its error."""
+    results = []
+    for tensors in cases:
+        try:
+            results.append(_forward(module, tensors, eps))
+        except Exception as exc:  # noqa: BLE001 - judged case by case
+            results.append({"raised": type(exc).__name__})
+    return results
 
 
 @probe
@@ -244,10 +262,11 @@ def what_of(x, w, eps=None) -> Text:
     return Text("`layer_norm({args})`", "`layer_norm({args})`", args=verbatim(args))
 
 
-def judge_forward(submission, x, w, b, eps) -> None:
+def judge_forward(submission, x, w, b, eps, info=None) -> None:
     what = what_of(x, w, eps)
     with explain({"must match the size": CHANNELS} if channels_first() else {}, key="channels-not-broadcast"):
-        info = submission.probe(run_forward, [x, w, b], eps, what=what)
+        if info is None or "raised" in info:
+            info = submission.probe(run_forward, [x, w, b], eps, what=what)
     by_hand_forward(info, what)
     out = expect_tensor(info["out"], what, shape=list(x.shape), floating=True)
     if out.dtype != x.dtype:
@@ -284,8 +303,11 @@ def judge_forward(submission, x, w, b, eps) -> None:
        points=2, zh="forward 在多种形状的随机输入上与 F.layer_norm 一致（只有一行、大小为 1 的维度、空 batch）")
 def test_forward(submission, rng):
     eps = float(10 ** torch.empty(()).uniform_(-6, -4, generator=rng))
-    for x, w, b in forward_cases(rng):
-        judge_forward(submission, x, w, b, eps)
+    cases = forward_cases(rng)
+    infos = submission.probe(run_forwards, [list(case) for case in cases], eps,
+                             what=Text("`layer_norm`", "`layer_norm`"))
+    for (x, w, b), info in zip(cases, infos):
+        judge_forward(submission, x, w, b, eps, info=info)
 
 
 @check("eps sits inside the square root: rows of nearly equal values and a constant row, the default eps included",

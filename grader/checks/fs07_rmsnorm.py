@@ -43,8 +43,7 @@ def _tensor_attributes(node) -> list[str]:
     return sorted(names)
 
 
-@probe
-def run_forward(module, tensors, eps):
+def _forward(module, tensors, eps):
     """rms_norm(x, weight[, eps]) through the learner's wrapper, recording the torch functions called; the output,
     and what forward left on ctx. eps None: the default."""
     from torch.overrides import TorchFunctionMode
@@ -68,6 +67,25 @@ def run_forward(module, tensors, eps):
     elif node is not None:
         info["node_other"] = type(node).__name__
     return info
+
+
+@probe
+def run_forward(module, tensors, eps):
+    """One call of the learner's wrapper, described (see _forward)."""
+    return _forward(module, tensors, eps)
+
+
+@probe
+def run_forwards(module, cases, eps):
+    """_forward on each case (a list of tensors), in one trip to the sandbox; a case that raised is reported by
+    name, so that the judge can call it again on its own and explain its error."""
+    results = []
+    for tensors in cases:
+        try:
+            results.append(_forward(module, tensors, eps))
+        except Exception as exc:  # noqa: BLE001 - judged case by case
+            results.append({"raised": type(exc).__name__})
+    return results
 
 
 @probe
@@ -203,9 +221,10 @@ def what_of(x, w, eps=None) -> Text:
     return Text("`rms_norm({args})`", "`rms_norm({args})`", args=verbatim(f"{args}"))
 
 
-def judge_forward(submission, x, w, eps, rtol=1e-4, atol=1e-5) -> torch.Tensor:
+def judge_forward(submission, x, w, eps, rtol=1e-4, atol=1e-5, info=None) -> torch.Tensor:
     what = what_of(x, w, eps)
-    info = submission.probe(run_forward, [x, w], eps, what=what)
+    if info is None or "raised" in info:
+        info = submission.probe(run_forward, [x, w], eps, what=what)
     by_hand_forward(info, what)
     out = expect_tensor(info["out"], what, shape=list(x.shape), floating=True)
     if out.dtype != x.dtype:
@@ -247,9 +266,13 @@ def test_forward(submission, rng):
     eps = float(10 ** torch.empty(()).uniform_(-7, -5, generator=rng))
     d = int(torch.randint(4, 7, (), generator=rng))
     n = int(torch.randint(2, 5, (), generator=rng))
+    cases = []
     for shape in ((n, d), (2, 3, d), (1, d), (n, 1), (0, d)):
         x = 2 * torch.randn(shape, generator=rng) + 0.5  # not centred: the variance and the mean square differ
-        judge_forward(submission, x, draw_weight(rng, shape[-1], torch.float32), eps)
+        cases.append([x, draw_weight(rng, shape[-1], torch.float32)])
+    infos = submission.probe(run_forwards, cases, eps, what=Text("`rms_norm`", "`rms_norm`"))
+    for (x, w), info in zip(cases, infos):
+        judge_forward(submission, x, w, eps, info=info)
 
 
 @check("eps sits inside the square root: rows of tiny values and a row of zeros, the default eps included", points=1,
