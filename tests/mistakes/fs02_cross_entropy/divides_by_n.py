@@ -1,0 +1,14 @@
+# Mistake: masks the ignored rows out of the sum, but still divides by all N rows.
+# Expect: divides by all
+# Variant: reduction=mean
+import torch
+
+
+def cross_entropy(logits: torch.Tensor, targets: torch.Tensor, ignore_index: int = -100,
+                  label_smoothing: float = 0.0) -> torch.Tensor:
+    logp = logits - torch.logsumexp(logits, dim=1, keepdim=True)
+    keep = targets != ignore_index
+    picked = torch.where(keep, targets, torch.zeros_like(targets))
+    nll = -logp.gather(1, picked[:, None])[:, 0]
+    per_row = (1 - label_smoothing) * nll - label_smoothing * logp.mean(dim=1)
+    return torch.where(keep, per_row, torch.zeros_like(per_row)).mean()

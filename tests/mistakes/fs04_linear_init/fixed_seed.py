@@ -1,0 +1,32 @@
+# Mistake: seeds torch inside reset_parameters "for reproducibility": every layer gets the same weights.
+# Expect: a fixed seed inside
+import math
+
+import torch
+import torch.nn as nn
+
+
+class Linear(nn.Module):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(out_features, in_features))
+        if bias:
+            self.bias = nn.Parameter(torch.empty(out_features))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        torch.manual_seed(0)
+        fan_in = self.weight.shape[1]  # in_features: how many inputs each output sums
+        bound = 1 / math.sqrt(fan_in)
+        with torch.no_grad():
+            self.weight.uniform_(-bound, bound)
+            if self.bias is not None:
+                self.bias.uniform_(-bound, bound)  # nn.Linear: the bias bound is 1 / sqrt(fan_in) too
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = x @ self.weight.t()
+        if self.bias is not None:
+            out = out + self.bias
+        return out

@@ -1,0 +1,23 @@
+# Mistake: draws with torch.rand and no generator: the generator passed in is never used.
+# Expect: generator passed in is
+import torch
+import torch.nn as nn
+
+
+def dropout(x: torch.Tensor, p: float = 0.5, training: bool = True,
+            generator: torch.Generator | None = None) -> torch.Tensor:
+    if not training:
+        return x
+    if p == 1:
+        return torch.zeros_like(x)
+    keep = (torch.rand(x.shape) < 1 - p).to(x.dtype)
+    return x * keep / (1 - p)
+
+
+class Dropout(nn.Module):
+    def __init__(self, p: float = 0.5):
+        super().__init__()
+        self.p = p
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return dropout(x, self.p, self.training)
