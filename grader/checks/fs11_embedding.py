@@ -396,7 +396,7 @@ def test_tied_forward(submission, rng):
     if scale(dim) == 1.0:
         slip = (lm_reference(ids, weight * math.sqrt(dim), proj_weight, proj_bias, padding_idx, dim, head=weight), Text(
             "the embeddings are scaled by sqrt(dim) before proj: this model uses them as they are.",
-            "嵌入在进入 proj 之前被乘了 sqrt(dim)：这个模型直接使用嵌入，不做缩放。"), "scaled")
+            "嵌入在进入 proj 之前被乘了 sqrt(dim)：这个模型直接使用嵌入，不做缩放。"), "scaled-anyway")
     else:
         slip = (lm_reference(ids, weight / math.sqrt(dim), proj_weight, proj_bias, padding_idx, dim, head=weight), Text(
             "the embeddings are not scaled: multiply them by sqrt(dim) before proj, as the Transformer does.",

@@ -223,7 +223,7 @@ def moment_slips(params, grads, s: dict, decoupled: bool) -> list:
             "the denominator uses v itself: this optimizer is AMSGrad, which keeps the largest v seen so far "
             "(torch.maximum(v_max, v)) and divides by its square root.",
             "分母直接用了 v：这个优化器是 AMSGrad，它保存到目前为止最大的 v（`torch.maximum(v_max, v)`），并除以它的平方根。"),
-         "amsgrad"),
+         "amsgrad-denominator"),
     ]
     return found
 
