@@ -316,7 +316,8 @@ def test_weight_decay(submission, rng):
         "the decay is decoupled, p *= 1 - lr * weight_decay, as AdamW does. Adam's weight decay is L2: it joins the "
         "gradient, g + weight_decay * p, and goes through the moments.",
         "weight decay 被解耦了（p *= 1 - lr * weight_decay），这是 AdamW 的做法。Adam 的 weight decay 是 L2："
-        "它加到梯度上（g + weight_decay * p），并参与矩的计算。"), "decay-decoupled-in-adam")]
+        "它加到梯度上（g + weight_decay * p），并参与矩的计算。"), "decay-decoupled-in-adam")] \
+        + moment_slips(params, grads, settings, decoupled=False)
     expect_run(result, want, step_text("Adam", settings), slips)
 
 
@@ -350,7 +351,7 @@ def test_adamw(submission, rng):
             "weight_decay is ignored: AdamW shrinks p by lr * weight_decay at every step.",
             "完全没有 weight decay：AdamW 的 weight_decay 默认是 1e-2，不是 0。" if decay is None else
             "忽略了 weight_decay：AdamW 每一步都按 lr * weight_decay 收缩 p。"), "adamw-default-decay" if decay is None
-                  else "decay-ignored")]
+                  else "decay-ignored")] + moment_slips(params, grads, settings, decoupled=True)
         expect_run(result, want, step_text("AdamW", settings), slips)
 
 
@@ -373,7 +374,7 @@ def test_skipped(submission, rng):
         "the bias correction uses one step count for all parameters: a parameter that was skipped has taken fewer "
         "steps, and torch.optim keeps a count per parameter (state[p][\"step\"]).",
         "偏差修正对所有参数用了同一个步数：被跳过的参数走过的步数更少，torch.optim 为每个参数各自计数"
-        "（`state[p][\"step\"]`）。"), "global-step")]
+        "（`state[p][\"step\"]`）。"), "global-step")] + moment_slips(params, grads, settings, decoupled=False)
     expect_run(result, want, step_text("Adam", settings), slips)
 
 
@@ -394,7 +395,7 @@ def test_zero_grad(submission, rng):
              "zero_grad() 之后 .grad 是全 0：torch.optim 的默认做法（set_to_none=True）是把它设为 None。这对 Adam 很重要："
              "梯度为 0 仍然会走一步（m 还在推动参数），而 None 会跳过它。", key="zero-grad-zeros")
     want = reference("Adam", params, grads, settings, zero_after=True)
-    expect_run(result, want, step_text("Adam", settings), list)
+    expect_run(result, want, step_text("Adam", settings), lambda: moment_slips(params, grads, settings, False))
 
 
 @check("Adam and AdamW are your own: torch.optim does none of the work", points=1,
