@@ -33,22 +33,26 @@ def test_exercise_is_complete(exercise):
 
 
 def test_teaching_order():
-    """The built-in course is taught in one order, numbered 1..N (`grade 5` is the 5th, `grade next` after it the
-    6th): every id once, ex01-ex21 in the order of their ids, and the later ones placed after the exercise they build
-    on (course.toml's exercises) without renumbering anything. Fails if the numbers and the order drift apart."""
+    """The built-in course is taught in one order, numbered 1..N across its tracks (`grade 5` is the 5th, `grade
+    next` after it the 6th): the basics are every exNN once, ex01-ex21 in the order of their ids and the later ones
+    placed after the exercise they build on, without renumbering anything; the from-scratch track follows, fsNN in
+    order. Fails if the numbers, the tracks and the order drift apart."""
     ids = [ex.id for ex in EXERCISES]
     assert [ex.number for ex in EXERCISES] == list(range(1, len(EXERCISES) + 1))
-    assert sorted(ids) == [f"ex{n:02d}" for n in range(1, len(ids) + 1)]
-    first = [i for i in ids if int(i[2:]) <= 21]
+    basics, scratch = (builtin_course().track(name).exercises for name in ("basics", "from-scratch"))
+    assert [ex.name for ex in EXERCISES] == basics + scratch
+    assert sorted(ids[:len(basics)]) == [f"ex{n:02d}" for n in range(1, len(basics) + 1)]
+    first = [i for i in ids if i.startswith("ex") and int(i[2:]) <= 21]
     assert first == sorted(first)
+    assert ids[len(basics):] == [f"fs{n:02d}" for n in range(1, len(scratch) + 1)]
 
 
 def test_find_resolves_every_key_as_the_full_list_does():
     course = builtin_course()
     every = course.exercises()
-    for key in ("5", "29", "ex05", "ex17", "ex05_manual_backward", "ex05_man", "EX05"):
+    for key in ("5", "29", "30", str(len(every)), "ex05", "ex17", "ex05_manual_backward", "ex05_man", "EX05", "fs01"):
         assert course.find(key) == find_in(every, key)
-    for key in ("ex", "ex2", "30", "nope"):  # ambiguous, out of range, unknown: the same one-line error
+    for key in ("ex", "ex2", "fs", str(len(every) + 1), "nope"):  # ambiguous, out of range, unknown: one error
         with pytest.raises(UnknownExercise) as full:
             find_in(every, key)
         with pytest.raises(UnknownExercise, match=re.escape(str(full.value))):

@@ -156,7 +156,7 @@ def test_hint_in_a_notebook_climbs_like_grade_hint(tmp_path, monkeypatch):
 def test_notebook_for_every_exercise(tmp_path):
     proc = run_grade("notebook", "--all", "--out", tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert len(list(tmp_path.glob("ex*.ipynb"))) == len(json.loads(run_grade("list", "--json").stdout))
+    assert len(list(tmp_path.glob("*.ipynb"))) == len(json.loads(run_grade("list", "--json").stdout))
 
 
 def test_check_in_a_real_kernel(tmp_path):

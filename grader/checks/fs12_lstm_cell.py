@@ -83,7 +83,7 @@ def cell_run(module, input_size, hidden_size, weights, cases):
                 out = cell(x, state)
         except NotImplementedError:
             raise
-        except Exception as exc:  # noqa: BLE001 - the judge explains it, and the other cases still run
+        except Exception as exc:  # the judge explains it, and the other cases still run
             records.append({"error": learner_error(exc, module)})
             continue
         record = {"out": _pair(out)}
@@ -107,7 +107,7 @@ def sequence_run(module, input_size, hidden_size, weights, xs, state):
             result = module.lstm(cell, xs, state)
     except NotImplementedError:
         raise
-    except Exception as exc:  # noqa: BLE001 - explained by the judge
+    except Exception as exc:  # explained by the judge
         return {"error": learner_error(exc, module), "calls": sorted(called)}
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
         return {"returned": _pair(result), "calls": sorted(called)}
