@@ -79,7 +79,7 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, in_kata,
         from grader.learner.workspace import Progress
 
         Progress(workspace).record(ex, result)
-    kata_line = kata_record(ex, practice, result, lang) if practice else None
+    kata_line = kata_record(ex, practice, result, source, lang) if practice else None
     if report:
         from grader.report.pages import write_report
 
@@ -89,7 +89,7 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, in_kata,
     if as_json:
         click.echo(to_json(result))
     else:
-        click.echo(render(result, lang))
+        click.echo(render(result, lang, kata=practice is not None))
         if ex.hidden_points:
             click.echo(say(lang, "These are the public checks; hidden checks run when your teacher grades (their "
                                  "points: {points}).", points=f"{ex.hidden_points:g}"))
@@ -115,7 +115,7 @@ def kata_attempt(ex, file, latest: bool):
         found = (workspace_root(), kata.current(workspace_root(), ex)) if latest else \
             kata.attempt_of(ex, file) if file is not None else None
         if found is not None and found[1] is not None:
-            kata.usable(ex, found[1])
+            found = found[0], kata.usable(ex, found[1])
     except kata.KataError as exc:
         raise problem(exc) from None
     if found is not None and found[1] is None:
@@ -129,14 +129,14 @@ def kata_file(practice) -> Path:
     return attempt_file(*practice)
 
 
-def kata_record(ex, practice, result, lang: str) -> str:
-    """Count a kata grading in the kata state; the line that says where the attempt stands."""
-    from grader.learner.kata import record
+def kata_record(ex, practice, result, source, lang: str) -> str:
+    """Count a kata grading (of `source`) in the kata state; the line that says where the attempt stands."""
+    from grader.learner.kata import record, source_code
     from grader.learner.kata_report import attempt_line
 
     if result.grader_failure:
         return ""
-    return attempt_line(ex, record(practice[0], ex, practice[1]["n"], result), lang)
+    return attempt_line(ex, record(practice[0], ex, practice[1]["n"], result, source_code(source)), lang)
 
 
 def progress_bar(done: int, total: int, lang: str, width: int = 30) -> str:
@@ -244,9 +244,14 @@ def hint_cmd(exercise, show_all, as_json, lang):
     from grader.learner.workspace import Progress, workspace_root
 
     ex = exercise_or_current(exercise, "hint")
-    draw = count_kata_hint(ex)  # an open kata attempt's draw: its hints
-    hints = ex.text("hints", lang) if draw is None else variants.hints(ex, draw, lang)
-    shown = len(hints) if show_all else Progress(workspace_root()).next_hint(ex)
+    attempt = count_kata_hint(ex)  # an open kata attempt: its draw's hints, counted in it
+    hints = ex.text("hints", lang) if attempt is None else variants.hints(ex, attempt["variant"], lang)
+    if show_all:
+        shown = len(hints)
+    elif attempt is not None:
+        shown = min(attempt["hints"], len(hints))
+    else:
+        shown = Progress(workspace_root()).next_hint(ex)
     if as_json:
         click.echo(json.dumps({"exercise": ex.id, "hints": hints[:shown], "total": len(hints)}, ensure_ascii=False))
         return
@@ -256,12 +261,13 @@ def hint_cmd(exercise, show_all, as_json, lang):
 
 
 def count_kata_hint(ex) -> dict | None:
-    """A hint asked for while a kata attempt of `ex` is open counts in that attempt; return its draw (else None)."""
-    from grader.learner.kata import KataError, hint_used
+    """A hint asked for while a kata attempt of `ex` is open counts in that attempt; return it (else None)."""
+    from grader.learner.kata import KataError, hint_used, usable
     from grader.learner.workspace import workspace_root
 
     try:
-        return hint_used(workspace_root(), ex)
+        attempt = hint_used(workspace_root(), ex)
+        return usable(ex, attempt) if attempt is not None else None
     except KataError as exc:
         raise problem(exc) from None
 

@@ -153,7 +153,8 @@ def restub(root: Path, lang: str) -> list[Path]:
 
 
 class Progress:
-    """Per exercise: best score, whether it is done, attempts, hints revealed. A plain JSON file."""
+    """Per exercise: best score, whether it is done, attempts, hints revealed. A plain JSON file; an exercise whose
+    kata (grader/learner/kata.py) has passed is done too."""
 
     def __init__(self, root: Path):
         self.path = root / PROGRESS_FILE
@@ -161,16 +162,29 @@ class Progress:
             self.data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             self.data = {}
+        self._kata_passed: set[str] | None = None
 
     def entry(self, exercise: Exercise) -> dict:
         return self.data.get(exercise.id, {})
 
     def state(self, exercise: Exercise) -> str:
-        """'done', 'in progress' or 'not started'."""
+        """'done' (a full score here, or a kata of it passed), 'in progress' or 'not started'."""
         entry = self.entry(exercise)
-        if entry.get("done"):
+        if entry.get("done") or exercise.id in self.kata_passed():
             return "done"
         return "in progress" if entry.get("attempts") else "not started"
+
+    def kata_passed(self) -> set[str]:
+        """The exercises with a passed kata (none where the kata state cannot be read: its commands say why)."""
+        if self._kata_passed is None:
+            from grader.learner import kata
+
+            try:
+                katas = kata.State(self.path.parent).load()["katas"]
+            except kata.KataError:
+                katas = {}
+            self._kata_passed = {ex_id for ex_id, k in katas.items() if kata.passes(k)}
+        return self._kata_passed
 
     def record(self, exercise: Exercise, result: Result) -> None:
         entry = self.data.setdefault(exercise.id, {})

@@ -57,9 +57,10 @@ def score_text(result: Result, lang: str) -> str:
 
 
 def render(result: Result, lang: str = "en", color: bool | None = None, *, notebook: bool = False,
-           mark_first: bool = False, watch: bool = False) -> str:
+           mark_first: bool = False, watch: bool = False, kata: bool = False) -> str:
     """The terminal report of one result, in `lang`; with `mark_first`, the first failing check is marked
-    (watch mode); a `notebook` result ends with the next step in a notebook's words."""
+    (watch mode); a `notebook` result ends with the next step in a notebook's words, a `kata` attempt's in a
+    kata's."""
     color = use_color() if color is None else color
     style = click.style if color else (lambda text, **_: text)
     heading = f"{result.exercise} · {result.title.render(lang)}" if result.title.render(lang) else result.name
@@ -94,16 +95,20 @@ def render(result: Result, lang: str = "en", color: bool | None = None, *, noteb
     total = score_text(result, lang)
     lines.append(style(total, fg="green" if result.score >= result.max_score else "yellow", bold=True)
                  + say(lang, "  ({duration:.1f} s, seed {seed})", duration=result.duration_s, seed=result.seed))
-    lines.append(next_step(result, lang, notebook=notebook, watch=watch))
+    lines.append(next_step(result, lang, notebook=notebook, watch=watch, kata=kata))
     return "\n".join(lines)
 
 
-def next_step(result: Result, lang: str, *, notebook: bool = False, watch: bool = False) -> str:
-    """One next step: the next exercise, the error to fix, the TODOs to fill in, or the hint to ask for; in
-    `grade watch`'s words with `watch` (save again; watch itself says where it goes next)."""
+def next_step(result: Result, lang: str, *, notebook: bool = False, watch: bool = False, kata: bool = False) -> str:
+    """One next step: the next exercise (after a kata, the next kata), the error to fix, the TODOs to fill in, or the
+    hint to ask for; in `grade watch`'s words with `watch` (save again; watch itself says where it goes next)."""
     ex = result.exercise
     if watch:
         return _watch_step(result, lang)
+    if result.full and kata:
+        if notebook:
+            return say(lang, "Next: all checks pass! `grade today` in a terminal shows what else to practise today.")
+        return say(lang, "Next: all checks pass! `grade today` shows what else to practise today.")
     if result.full:
         if notebook:
             return say(lang, "Next: all checks pass! `grade next` in a terminal shows the next exercise.")
