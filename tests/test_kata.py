@@ -505,3 +505,15 @@ def test_a_draw_is_told_in_the_learners_words_and_the_statement_only_when_it_cha
     swapped, reordered = (d for d in variants.all_draws(ex07) if d["planted"]["name"] != "classic")
     assert variants.statement(ex07, swapped) == variants.statement(ex07, reordered)  # the same story, other bugs
     assert variants.describe(swapped) != variants.describe(reordered)
+
+
+def test_the_solution_after_a_kata_is_the_one_of_its_draw(workspace, monkeypatch):
+    me = Learner(workspace, monkeypatch)
+    me.practise("ex05", 3)
+    if me.attempt("ex05")["variant"]["reduction"]["name"] != "sum":
+        me.practise("ex05", 3)  # a redo draws the other one
+    out = me.grade("solution", "ex05", code=0)
+    assert "For the variant of your last kata: the loss summed over the batch." in out
+    assert ".sum()" in out and ".mean()" not in out and "dL/dy_pred = 2 * error" in out
+    zh = me.grade("solution", "ex05", code=0, lang="zh")
+    assert "对应你上一次 kata 的变体：损失对 batch 求和。" in zh and "（求和）" in zh

@@ -349,7 +349,7 @@ def reset_cmd(exercise, yes, lang):
 @click.option("--force", is_flag=True, help="Show it before you have solved the exercise.")
 @lang_option
 def solution_cmd(exercise, force, lang):
-    """Show the reference solution of EXERCISE (default: the current one), once you have a full score."""
+    """Show the reference solution of EXERCISE (default: the current one), explained, once you have a full score."""
     from grader.learner.workspace import Progress, workspace_root
 
     ex = exercise_or_current(exercise, "solution")
@@ -367,7 +367,34 @@ def solution_cmd(exercise, force, lang):
                                   if last and exercise is None else ""))
         click.echo(say(lang, "Warning: reading the solution before solving it teaches much less. Try `grade hint` "
                              "first."), err=True)
-    click.echo(ex.solution.read_text(encoding="utf-8"))
+    click.echo("\n".join(solution_lines(ex, lang)))
+
+
+def solution_lines(ex, lang: str) -> list[str]:
+    """The explained solution: the idea, the code with its comments in `lang`, the mistakes it avoids (each with its
+    key's meaning); for the draw of the learner's last kata of `ex` when it passed, else the exercise as written."""
+    from grader.course import explained, variants
+    from grader.learner import kata
+    from grader.learner.workspace import workspace_root
+
+    try:
+        last = kata.latest_attempt(kata.State(workspace_root()).kata(ex))
+        shown = explained.explanation(ex, lang, kata.usable(ex, last)["variant"] if last and last.get("passed")
+                                      else None)
+    except (kata.KataError, explained.ExplainError) as exc:
+        raise problem(exc) from None
+    lines = [say(lang, "{ex} · {title}: the reference solution", ex=ex.id, title=ex.text("title", lang))]
+    if last and last.get("passed") and len(variants.all_draws(ex)) > 1:
+        lines.append(say(lang, "For the variant of your last kata: {variant}.",
+                         variant=variants.describe(kata.usable(ex, last)["variant"], lang)))
+    if shown["idea"]:
+        lines += ["", say(lang, "The idea:"), *("  " + line for line in shown["idea"].splitlines())]
+    lines += ["", shown["code"].rstrip("\n")]
+    if shown["avoids"]:
+        lines += ["", say(lang, "The mistakes it avoids:")]
+        lines += ["  - " + say(lang, "{text} (mistake `{key}`: {meaning})", text=item["text"], key=item["key"],
+                              meaning=item["meaning"]) for item in shown["avoids"]]
+    return lines
 
 
 @command("watch")

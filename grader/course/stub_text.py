@@ -158,10 +158,14 @@ def translate(source: str, translations: dict[str, str]) -> str:
 
 
 def table(exercise: Exercise, lang: str, draw: dict) -> dict[str, str]:
-    """English text -> translation for `draw`, each entry rendered with the draw."""
-    where = catalogue_file(exercise, lang).name
+    """English text -> translation for `draw`, each entry of the stub's catalogue rendered with the draw."""
+    return table_of(entries(exercise, lang), lang, draw, catalogue_file(exercise, lang).name)
+
+
+def table_of(items: list[dict], lang: str, draw: dict, where: str) -> dict[str, str]:
+    """English text -> translation for `draw`, from [[text]] entries (`items`, read from `where`)."""
     return {variants.render(e["en"].strip("\n"), draw, where): variants.render(e[lang].strip("\n"), draw, where)
-            for e in entries(exercise, lang)}
+            for e in items if isinstance(e.get("en"), str) and isinstance(e.get(lang), str)}
 
 
 def stub(exercise: Exercise, lang: str = "en", draw: dict | None = None) -> str:
@@ -187,17 +191,28 @@ def problems(exercise: Exercise, lang: str) -> list[Text]:
     a translation with English prose, a code token changed, a catalogue entry no draw uses."""
     if lang == "en":
         return []
+    where = catalogue_file(exercise, lang).name
+    try:
+        items = entries(exercise, lang)
+    except tomllib.TOMLDecodeError as exc:
+        return [Text("{where}: {error}", "{where}：{error}", where=where, error=verbatim(exc))]
+    return translation_problems(exercise, lang, lambda draw: variants.stub_text(exercise, draw), items, where,
+                                Text("the stub", "初始代码"))
+
+
+def translation_problems(exercise: Exercise, lang: str, source_of, items: list[dict], where: str,
+                         what: Text) -> list[Text]:
+    """What `grade validate` refuses in a translated source of the exercise (`source_of(draw)`: its English text for
+    a draw; `items`: its [[text]] entries, from the file `where`; `what`: its name), on every draw: a comment or
+    docstring left in English, a translation with English prose, a code token changed, an entry no draw uses."""
     found: list[Text] = []
     used: set[str] = set()
-    where = catalogue_file(exercise, lang).name
     for draw in variants.all_draws(exercise):
         on = Text(" (draw {label})", "（抽取 {label}）", label=variants.label(draw)) if draw else ""
         try:
-            english, words_of = variants.stub_text(exercise, draw), table(exercise, lang, draw)
+            english, words_of = source_of(draw), table_of(items, lang, draw, where)
         except variants.VariantError as exc:
             return [message_of(exc)]
-        except tomllib.TOMLDecodeError as exc:
-            return [Text("{where}: {error}", "{where}：{error}", where=where, error=verbatim(exc))]
         translated = translate(english, words_of)
         originals = {s.text for s in spans(english)}
         used |= set(words_of) & originals
@@ -206,10 +221,10 @@ def problems(exercise: Exercise, lang: str) -> list[Text]:
         except (tokenize.TokenError, SyntaxError):
             same = False
         if not same:
-            found.append(Text("{where}{on}: a translation changes the code of the stub (a quote or a line break where "
+            found.append(Text("{where}{on}: a translation changes the code of {what} (a quote or a line break where "
                               "it ends a docstring or a comment?)",
-                              "{where}{on}：某条翻译改变了初始代码的代码（引号或换行提前结束了文档字符串或注释？）",
-                              where=where, on=on))
+                              "{where}{on}：某条翻译改变了{what}的代码（引号或换行提前结束了文档字符串或注释？）",
+                              where=where, on=on, what=what))
             continue
         for span in spans(translated):
             kind = Text(span.kind, "注释" if span.kind == "comment" else "文档字符串")
@@ -221,10 +236,12 @@ def problems(exercise: Exercise, lang: str) -> list[Text]:
                 found.append(Text("{where}{on}: the translation keeps English in the {kind} '{text}' ({prose})",
                                   "{where}{on}：{kind} '{text}' 的翻译里还有英文（{prose}）", where=where, on=on,
                                   kind=kind, text=text, prose=verbatim("; ".join(english_prose(span.text))[:80])))
-    for entry in entries(exercise, lang):
+    for entry in items:
+        if not isinstance(entry.get("en"), str):
+            continue
         drawn = {variants.render(entry["en"].strip("\n"), d, where) for d in variants.all_draws(exercise)}
         if not drawn & used:
-            found.append(Text("{where}: no comment or docstring of the stub is '{text}' (on any draw)",
-                              "{where}：初始代码中没有哪条注释或文档字符串是 '{text}'（在任何抽取中都没有）",
-                              where=where, text=verbatim(entry["en"].strip()[:80])))
+            found.append(Text("{where}: no comment or docstring of {what} is '{text}' (on any draw)",
+                              "{where}：{what}中没有哪条注释或文档字符串是 '{text}'（在任何抽取中都没有）",
+                              where=where, what=what, text=verbatim(entry["en"].strip()[:80])))
     return list({str(p) + p.render("zh"): p for p in found}.values())
