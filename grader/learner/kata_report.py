@@ -127,12 +127,12 @@ def kata_cells(kata_state: dict) -> tuple[str, str, str, str]:
 # -- the HTML page and the export ---------------------------------------------------------------------
 
 def history_chart(row: dict, lang: str) -> dict:
-    """Per attempt, numbered as its folder is (attempt-3): the minutes of active time of each pass, a gap where an
-    attempt did not pass; the hints of each."""
+    """Per attempt, numbered as its folder is (attempt-3): the minutes of active time of each timed pass, a gap where
+    an attempt did not pass or pasted its answer; the hints of each."""
     from grader.report.pages import chart
 
     history = row["history"]
-    minutes = [a["active_s"] / 60 if a["passed"] else math.nan for a in history]
+    minutes = [a["active_s"] / 60 if a["passed"] and not a.get("copy_of") else math.nan for a in history]
     return chart({"title": say(lang, "{ex}: minutes of active time to pass, and hints, per attempt",
                                ex=row["exercise"]),
                   "series": {say(lang, "minutes"): minutes, say(lang, "hints"): [float(a["hints"]) for a in history]},
@@ -177,9 +177,8 @@ def write_stats_html(rows: list[dict], path: Path, lang: str) -> Path:
         cells = []
         for a in row["history"]:
             rating = say(lang, kata.RATING_NAMES[a["rating"]]) if a["rating"] else "-"
-            time = kata.clock(a["active_s"]) if a["passed"] else say(lang, "not passed")
-            if a.get("copy_of"):
-                time += say(lang, " (pasted: not timed)")
+            time = say(lang, "passed, pasted: not timed") if a.get("copy_of") else \
+                kata.clock(a["active_s"]) if a["passed"] else say(lang, "not passed")
             cells.append([a["n"], (a["started"] or "")[:16].replace("T", " "), time, a["hints"], a["gradings"],
                           rating, variants.describe(a["variant"], lang) or "-"])
         charts = [c for c in (history_chart(row, lang), retention_chart(row, lang)) if c]
