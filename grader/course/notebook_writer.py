@@ -1,7 +1,10 @@
 """Write an exercise as a Jupyter notebook: the statement as markdown, the stub's code as code
-cells (one per top-level function or class), and a last cell that checks the work.
+cells (one per top-level function or class), a cell that checks the work, and the stub's demo last.
 
-The checking cell is tagged `skip-grading`, so grading the notebook never runs it.
+The checking cell is tagged `skip-grading`, so grading the notebook never runs it. The stub's `if __name__ ==
+"__main__":` demo runs in Jupyter (a kernel's `__name__` is "__main__") and raises on a function not written yet:
+it comes after the checking cell, so that Run All always reaches the check. Graded, it does not run (the module is
+named `submission`), wherever it is.
 """
 
 from __future__ import annotations
@@ -62,17 +65,34 @@ def notebook_statement(exercise: Exercise, lang: str = "en", statement: str | No
     return text
 
 
+def is_demo(cell: str) -> bool:
+    """Whether a cell is a module's `if __name__ == "__main__":` block."""
+    try:
+        body = ast.parse(cell).body
+    except SyntaxError:
+        return False
+    return len(body) == 1 and isinstance(body[0], ast.If) and ast.unparse(body[0].test).replace("'", '"') in (
+        '__name__ == "__main__"', '"__main__" == __name__')
+
+
 def build_notebook(exercise: Exercise, code: str, lang: str = "en", statement: str | None = None):
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+    parts = split_cells(code)
+    demos = [part for part in parts if is_demo(part)]
     cells = [new_markdown_cell(notebook_statement(exercise, lang, statement))]
-    cells += [new_code_cell(code) for code in split_cells(code)]
+    cells += [new_code_cell(part) for part in parts if part not in demos]
     cells.append(new_markdown_cell(say(lang, 'Run the cell below to check your work; stuck? `hint("{id}")` in any cell '
                                              "gives a hint, one more each time.", id=exercise.id)))
     check = new_code_cell(f'from grader import check, hint\n\ncheck("{exercise.id}")')
     check.metadata["tags"] = [CHECK_TAG]
     cells.append(check)
+    if demos:
+        cells.append(new_markdown_cell(say(lang, "A demo of your functions, as `python {file}` runs it. It stops at a "
+                                                 "function not written yet, so it comes after the check: Run All "
+                                                 "reaches the check first.", file=exercise.stub.name)))
+        cells += [new_code_cell(part) for part in demos]
     nb = new_notebook(cells=cells, metadata={
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},
