@@ -205,7 +205,7 @@ def cjk_typography(text: str) -> list[str]:
     space is a table's row, its columns spaced: only the first two are looked for there."""
     found = []
     for line in _CODE.sub(QUOTE, text).splitlines():
-        patterns = [rf" +[{CJK_PUNCTUATION}]", rf"[{CJK}][,:;!?]"] + ([] if line.startswith(" ") else
+        patterns = [rf"(?<=\S) +[{CJK_PUNCTUATION}]", rf"[{CJK}][,:;!?]"] + ([] if line.startswith(" ") else
                                                                       [rf"[{CJK}] +[{CJK}]"])
         for pattern in patterns:
             found += [line[max(0, m.start() - 6):m.end() + 6] for m in re.finditer(pattern, line)]

@@ -51,6 +51,7 @@ class JudgePlugin:
         self.emit = emit
         self.statuses = {"graded"}
         self.failed: dict[str, Text] = {}  # id -> title of the checks that failed so far
+        self.builds_on: set[str] = set()  # the failed checks whose dependents were told why, once in a table
         self.overrides = overrides or {}  # check id -> points, from the course's course.toml
         use_variant(variant or {})  # the drawn parameters the checks read with variant(name)
 
@@ -104,17 +105,24 @@ class JudgePlugin:
         title = Text(meta["title"], meta.get("zh"))
         outcome, text, key = self._outcome(call, report)
         after = next((d for d in meta.get("depends", ()) if d in self.failed), None)
+        told = after in self.builds_on  # said in full once per table; shortly for the next check building on it
         if after and outcome == "passed":  # it builds on a check that did not pass: no points for it alone
             outcome, key = "failed", None
-            text = Text("“{check}” above does not pass, and this check builds on it: it earns its points once that "
-                        "one passes.", "上面的“{check}”没有通过，而这个检查依赖它：那个通过后，这个才得分。",
-                        check=self.failed[after])
+            text = Text("Waits for “{check}” too (above).", "同样要等“{check}”通过（见上）。",
+                        check=self.failed[after]) if told else \
+                Text("“{check}” above does not pass, and this check builds on it: it earns its points once that "
+                     "one passes.", "上面的“{check}”没有通过，而这个检查依赖它：那个通过后，这个才得分。",
+                     check=self.failed[after])
         elif after and outcome == "failed":
-            text = Text("“{check}” above fails too, and this check builds on it: fix that first. {text}",
-                        "上面的“{check}”也没有通过，而这个检查依赖它：请先修正它。{text}", check=self.failed[after],
-                        text=text)
+            text = Text("Fix “{check}” first (above). {text}", "请先修正“{check}”（见上）。{text}",
+                        check=self.failed[after], text=text) if told else \
+                Text("“{check}” above fails too, and this check builds on it: fix that first. {text}",
+                     "上面的“{check}”也没有通过，而这个检查依赖它：请先修正它。{text}", check=self.failed[after],
+                     text=text)
         else:
             after = None
+        if after:
+            self.builds_on.add(after)
         if outcome in ("failed", "not_started", "not_run"):
             self.failed[check_id] = title
         passed = outcome == "passed"

@@ -14,7 +14,7 @@ from grader.text import say
 
 SYMBOLS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "not_started": ("·", "yellow"),
            "skipped": ("–", "blue"), "not_run": ("○", "red")}
-PLAIN = {"passed": "ok", "failed": "FAIL", "not_started": "todo", "skipped": "skip", "not_run": "----"}
+PLAIN = {"passed": "ok", "failed": "FAIL", "not_started": "todo", "skipped": "skip", "not_run": "not run"}
 STATUS_TEXT = {
     "error": "Your file could not be loaded:",
     "timeout": "Your code ran past its time limit.",
