@@ -7,10 +7,12 @@ translation:
     en = '''TODO: one line of tensor arithmetic; broadcasting does the rest.'''
     zh = '''TODO：一行张量运算即可，广播会完成其余的事。'''
 
-Only COMMENT tokens and docstrings (a string that is the first statement of the module, a class or a function)
-are replaced, found with `tokenize`: the code tokens stay as they are. A comment block (full-line comments at one
-column on consecutive lines) is one text, its lines joined by newlines without the `# `; a docstring is its text
-as `inspect.cleandoc` gives it. A translation may have more or fewer lines; they are indented as the original.
+Only COMMENT tokens, docstrings (a string that is the first statement of the module, a class or a function) and
+the strings a demo prints (a one-line literal given to `print()`, an f-string too: its text between the quotes is
+the entry's `en`) are replaced, found with `tokenize` and `ast`: the code stays as it is, an f-string's fields
+too. A comment block (full-line comments at one column on consecutive lines) is one text, its lines joined by
+newlines without the `# `; a docstring is its text as `inspect.cleandoc` gives it. A translation may have more or
+fewer lines; they are indented as the original.
 
 An exercise with variants (grader/course/variants.py) is translated after its template is rendered for the draw, and its
 entries are rendered with the same draw first, so `{{reduction.returns}}` in `en` and `{{reduction.returns_zh}}`
@@ -22,6 +24,7 @@ Never imports torch.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import io
 import re
@@ -51,7 +54,7 @@ class Span:
     start: int  # offsets in the source
     end: int
     text: str
-    kind: str  # "comment" or "docstring"
+    kind: str  # "comment", "docstring" or "string" (one that `print()` shows)
     indent: str
     lead: str = ""  # a docstring's quotes and the blank space before and after its text
     tail: str = ""
@@ -61,9 +64,15 @@ class Span:
         """`text` in this span's place, indented and marked as the original."""
         if self.kind == "comment":
             return f"\n{self.indent}".join(f"# {line}".rstrip() for line in text.split("\n"))
+        if self.kind == "string":
+            return self.lead + text + self.tail
         lines = text.split("\n")
         body = "\n".join([lines[0]] + [f"{self.indent}{line}" if line else "" for line in lines[1:]])
         return self.lead + body + self.tail
+
+
+KINDS = {"comment": Text("comment", "注释"), "docstring": Text("docstring", "文档字符串"),
+         "string": Text("printed string", "打印的字符串")}
 
 
 def catalogue_file(exercise: Exercise, lang: str) -> Path:
@@ -80,7 +89,7 @@ def entries(exercise: Exercise, lang: str) -> list[dict]:
 
 
 def spans(source: str) -> list[Span]:
-    """The comment blocks and docstrings of `source`, in order."""
+    """The comment blocks, docstrings and printed strings of `source`, in order."""
     offsets = [0]
     for line in source.splitlines(keepends=True):
         offsets.append(offsets[-1] + len(line))
@@ -114,6 +123,37 @@ def spans(source: str) -> list[Span]:
         elif not line_start and tok.type not in (tokenize.INDENT, tokenize.DEDENT):
             line_start = tok.string
         prev = tok
+    return sorted(found + _printed(source, offsets), key=lambda span: span.start)
+
+
+LITERAL = re.compile(r"([rRuUfF]{0,2})(['\"])(.*)\2", re.S)
+
+
+def _printed(source: str, offsets: list[int]) -> list[Span]:
+    """The strings `print()` is given in `source`: one-line literals, plain or f-strings, without an escape or a
+    quote inside (none where the source does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    lines = source.splitlines(keepends=True)
+
+    def at(line: int, column: int) -> int:  # ast counts a column in UTF-8 bytes
+        return offsets[line - 1] + len(lines[line - 1].encode()[:column].decode(errors="ignore"))
+
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"):
+            continue
+        for arg in node.args:
+            literal = isinstance(arg, ast.JoinedStr) or (isinstance(arg, ast.Constant) and isinstance(arg.value, str))
+            if not literal or arg.lineno != arg.end_lineno or arg.end_col_offset is None:
+                continue
+            start, end = at(arg.lineno, arg.col_offset), at(arg.end_lineno, arg.end_col_offset)
+            match = LITERAL.fullmatch(source[start:end])
+            if match and match.group(2) not in match.group(3) and "\\" not in match.group(3):
+                found.append(Span(start, end, match.group(3), "string", "", lead=match.group(1) + match.group(2),
+                                  tail=match.group(2), own_line=False))
     return found
 
 
@@ -176,14 +216,19 @@ def stub(exercise: Exercise, lang: str = "en", draw: dict | None = None) -> str:
 
 
 def code_tokens(source: str) -> list[tuple[int, str]]:
-    """The tokens of `source` that are code: neither comments, layout, nor docstrings."""
-    docstrings = {(s.start, s.end) for s in spans(source) if s.kind == "docstring"}
+    """The tokens of `source` that are code: neither comments, layout, docstrings nor printed strings; then the
+    fields of each printed f-string (`{loss:.3f}`), which are code too."""
+    found = spans(source)
+    docstrings = {(s.start, s.end) for s in found if s.kind == "docstring"}
+    printed = [s for s in found if s.kind == "string"]
     offsets = [0]
     for line in source.splitlines(keepends=True):
         offsets.append(offsets[-1] + len(line))
-    return [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(source).readline)
-            if t.type not in TEXT_TOKENS
-            and (offsets[t.start[0] - 1] + t.start[1], offsets[t.end[0] - 1] + t.end[1]) not in docstrings]
+    tokens = [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(source).readline)
+              if t.type not in TEXT_TOKENS
+              and (offsets[t.start[0] - 1] + t.start[1], offsets[t.end[0] - 1] + t.end[1]) not in docstrings
+              and not any(s.start <= offsets[t.start[0] - 1] + t.start[1] < s.end for s in printed)]
+    return tokens + [(-1, "".join(re.findall(r"\{[^{}]*\}", s.text))) for s in printed if "f" in s.lead.lower()]
 
 
 def problems(exercise: Exercise, lang: str) -> list[Text]:
@@ -227,7 +272,7 @@ def translation_problems(exercise: Exercise, lang: str, source_of, items: list[d
                               where=where, on=on, what=what))
             continue
         for span in spans(translated):
-            kind = Text(span.kind, "注释" if span.kind == "comment" else "文档字符串")
+            kind = KINDS[span.kind]
             text = verbatim(span.text[:80])
             if span.text in originals and words(span.text):
                 found.append(Text("{where}{on}: no translation for the {kind} '{text}'", "{where}{on}：{kind} '{text}' "
