@@ -15,7 +15,7 @@ clean pass or a best time. An attempt closed before any grading is no attempt: i
 The state is one JSON file in the workspace, versioned; every change re-reads it under an exclusive lock and
 replaces it atomically, so a crash never leaves half a file and two processes never lose each other's change.
 The clock is TORCH_KATAS_NOW's (an ISO time) when it is set, so that a month of katas can be played in a minute
-(docs/katas.md). Never imports torch.
+(README, "Katas"; tests/test_kata.py). Never imports torch.
 """
 
 from __future__ import annotations
@@ -495,7 +495,8 @@ def local_date(moment: datetime):
 
 def begun(kata: dict) -> list[dict]:
     """The attempts that count, and the open one: a kata is begun once one of them exists."""
-    return [a for a in kata.get("attempts", []) if a in counted(kata) or a is open_attempt(kata)]
+    still_open = open_attempt(kata)
+    return [a for a in kata.get("attempts", []) if a["gradings"] or a.get("passed") or a is still_open]
 
 
 def today(root: Path, exercises: list[Exercise], finished: set[str], new_per_day: int = NEW_PER_DAY) -> dict:
