@@ -29,7 +29,8 @@ def test_validate_refuses_english_an_unknown_key_a_missing_idea_and_a_comment_le
     broken = (text.replace('key = "sign"', 'key = "sgin"')
               .replace("它保留了平方带来的 2：u ** 2 的导数是 2 * u。", "It keeps the 2 of the square.")
               .replace("idea_zh = ", "idea_in_chinese = ")
-              .replace("ex05 的参考答案（手推 y = w*x + b 的 MSE 梯度）。", "Reference solution of ex05."))
+              .replace("ex05 的参考答案（手推 y = w*x + b 的 MSE 梯度）。", "Reference solution of ex05.")
+              .replace("而不是每个样本一个", "而不是 每个样本一个"))
     broken = broken[:broken.rindex("[[text]]")]  # the inline comment's entry gone
     path = tmp_path / "ex05_manual_backward.explain.toml"
     path.write_text(broken, encoding="utf-8")
@@ -41,6 +42,7 @@ def test_validate_refuses_english_an_unknown_key_a_missing_idea_and_a_comment_le
     assert "no translation for the comment 'dL/dy_pred = 2 * error / N'" in found
     assert "no translation for the comment 'dL/dy_pred = 2 * error'" in found  # the other draw's comment too
     assert "the translation keeps English in the docstring 'Reference solution of ex05.'" in found
+    assert "the Chinese avoids per-sample-grads breaks Chinese typography" in found
     path.write_text("idea = \n", encoding="utf-8")
     assert "ex05_manual_backward.explain.toml:" in str(explained.problems(find_exercise("ex05"))[0])
 

@@ -119,6 +119,9 @@ def test_the_strings_a_demo_prints_are_translated_their_fields_kept(tmp_path):
     assert stub_text.code_tokens(zh) == stub_text.code_tokens(STUB + DEMO)
     found = "\n".join(map(str, stub_text.problems(ex, "zh")))
     assert "no translation for the printed string 'shape:'" in found and found.count("\n") == 0
+    slipped = a_course(tmp_path / "3", STUB + DEMO, (CATALOGUE + PRINTED).replace("损失：", "损失, 值 ："))
+    found = "\n".join(map(str, stub_text.problems(slipped, "zh")))
+    assert "the printed string '损失, 值 ：' breaks Chinese typography" in found
     changed = (CATALOGUE + PRINTED).replace("位置 {loss.argmax()}", "位置 {loss.argmin()}")
     found = stub_text.problems(a_course(tmp_path / "2", STUB + DEMO, changed), "zh")
     assert any("changes the code of the stub" in str(p) for p in found)

@@ -31,7 +31,7 @@ else:  # pragma: no cover
 from grader.course import stub_text, variants
 from grader.course.exercises import Exercise
 from grader.course.mistake_keys import describe, registered, registry_file
-from grader.text import Text, english_prose, verbatim
+from grader.text import Text, cjk_typography, english_prose, verbatim
 
 
 class ExplainError(ValueError):
@@ -120,6 +120,10 @@ def problems(exercise: Exercise) -> list[Text]:
                        "{file}：中文的 {what} 含有英文：{prose}", file=where, what=verbatim(what),
                        prose=verbatim("; ".join(english_prose(text))[:160]))
                   for what, text in texts if english_prose(text)]
+        found += [Text("{file}: the Chinese {what} breaks Chinese typography: {slips}",
+                       "{file}：中文的 {what} 不合中文排版：{slips}", file=where, what=verbatim(what),
+                       slips=verbatim(" | ".join(cjk_typography(text))[:160]))
+                  for what, text in texts if cjk_typography(text)]
         found += stub_text.translation_problems(exercise, "zh", lambda draw: variants.rendered(exercise.solution, draw),
                                                 data.get("text", []), where, Text("the solution", "参考答案"))
     return found

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from grader.course import variants
 from grader.course.exercises import Exercise
-from grader.text import Text, english_prose, message_of, verbatim
+from grader.text import Text, cjk_typography, english_prose, message_of, verbatim
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -281,6 +281,10 @@ def translation_problems(exercise: Exercise, lang: str, source_of, items: list[d
                 found.append(Text("{where}{on}: the translation keeps English in the {kind} '{text}' ({prose})",
                                   "{where}{on}：{kind} '{text}' 的翻译里还有英文（{prose}）", where=where, on=on,
                                   kind=kind, text=text, prose=verbatim("; ".join(english_prose(span.text))[:80])))
+            elif span.text not in originals and lang == "zh" and cjk_typography(span.text):
+                found.append(Text("{where}{on}: the {kind} '{text}' breaks Chinese typography ({slips})",
+                                  "{where}{on}：{kind} '{text}' 不合中文排版（{slips}）", where=where, on=on,
+                                  kind=kind, text=text, slips=verbatim(" | ".join(cjk_typography(span.text))[:80])))
     for entry in items:
         if not isinstance(entry.get("en"), str):
             continue
