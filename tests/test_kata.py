@@ -517,3 +517,19 @@ def test_the_solution_after_a_kata_is_the_one_of_its_draw(workspace, monkeypatch
     assert ".sum()" in out and ".mean()" not in out and "dL/dy_pred = 2 * error" in out
     zh = me.grade("solution", "ex05", code=0, lang="zh")
     assert "对应你上一次 kata 的变体：损失对 batch 求和。" in zh and "（求和）" in zh
+
+
+def test_a_redo_never_draws_the_last_draw_even_once_its_words_changed(workspace, monkeypatch):
+    """An attempt stored before its draw's words changed (a label added, a typo fixed) is the same draw by name."""
+    me = Learner(workspace, monkeypatch)
+    ex07 = find_exercise("ex07")
+    for _ in range(6):
+        me.grade("kata", "ex07", code=0)
+        state = json.loads((workspace / kata.STATE_FILE).read_text())
+        last = state["katas"]["ex07"]["attempts"][-1]
+        last["variant"]["planted"] = {"name": last["variant"]["planted"]["name"]}  # as stored before the labels
+        (workspace / kata.STATE_FILE).write_text(json.dumps(state))
+        before = last["variant"]["planted"]["name"]
+        me.grade("kata", "ex07", code=0)
+        assert me.attempt("ex07")["variant"]["planted"]["name"] != before
+    assert len(variants.all_draws(ex07)) == 3

@@ -50,10 +50,11 @@ def all_draws(exercise: Exercise) -> list[dict]:
 
 
 def draw(exercise: Exercise, rng: random.Random, avoid: dict | None = None) -> dict:
-    """A random draw, other than `avoid` (the last attempt's) where the exercise has more than one."""
+    """A random draw, other than `avoid` (the last attempt's, by its values' names: their words may have changed since)
+    where the exercise has more than one."""
     choices = all_draws(exercise)
     if avoid is not None and len(choices) > 1:
-        choices = [c for c in choices if c != avoid] or choices
+        choices = [c for c in choices if label(c) != label(avoid)] or choices
     return rng.choice(choices)
 
 
