@@ -128,7 +128,7 @@ def test_check_in_notebook_code_grades_the_given_cells(tmp_path, monkeypatch):
 
 
 def test_a_notebook_speaks_notebook():
-    """The statement cell says "in the cells below" and "run the last cell", never the .py file or a grade
+    """The statement cell says "in the cells below" and "run `check()`", never the .py file or a grade
     command; the checking cell brings `hint` beside `check`."""
     from grader.course.exercises import all_exercises
     from grader.course.notebook_writer import build_notebook

@@ -37,7 +37,7 @@ NOTEBOOK_WORDS = {
     "en": [("Run the file (`python {file}`)", "Run the cells"),
            ("run `python {file}`", "run the cells"),
            ("Run `grade {id}`; stuck? `grade hint {id}`.",
-            'Run the last cell to check your work; stuck? Run `hint("{id}")`.'),
+            'Run `check("{id}")`, near the end, to check your work; stuck? Run `hint("{id}")`.'),
            ("`grade {id} --device cuda`", '`check("{id}", device="cuda")`'),
            ("In `{file}`", "In the cells below"),
            ("`{file}` already holds", "The cells below already hold"),
@@ -46,7 +46,7 @@ NOTEBOOK_WORDS = {
     "zh": [("运行这个文件（`python {file}`）", "运行这些单元格"),
            ("运行 `python {file}`", "运行这些单元格"),
            ("运行 `grade {id}`；卡住了？`grade hint {id}`。",
-            '运行最后一个单元格来检查；卡住了？运行 `hint("{id}")`。'),
+            '运行靠近末尾的 `check("{id}")` 来检查；卡住了？运行 `hint("{id}")`。'),
            ("`grade {id} --device cuda`", '`check("{id}", device="cuda")`'),
            ("在 `{file}` 中", "在下面的单元格中"),
            ("`{file}` 中", "下面的单元格中"),
@@ -57,7 +57,7 @@ NOTEBOOK_WORDS = {
 
 def notebook_statement(exercise: Exercise, lang: str = "en", statement: str | None = None) -> str:
     """The statement (`statement`, else the exercise's) as a notebook's first cell: "in the cells below" for "in
-    `ex05_....py`", "run the last cell" and `hint("ex05")` for `grade ex05` and `grade hint ex05`."""
+    `ex05_....py`", "run `check("ex05")`" and `hint("ex05")` for `grade ex05` and `grade hint ex05`."""
     text = exercise.statement(lang) if statement is None else statement
     for pattern, replacement in NOTEBOOK_WORDS.get(lang, NOTEBOOK_WORDS["en"]):
         values = {"file": exercise.stub.name, "id": exercise.id}

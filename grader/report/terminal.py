@@ -115,12 +115,16 @@ def next_step(result: Result, lang: str, *, notebook: bool = False, watch: bool 
         return say(lang, "Next: all checks pass! `grade next` shows the next exercise.")
     if result.status == "error":
         if notebook:
-            return say(lang, "Next: fix the error above, then run the last cell again.")
-        return say(lang, "Next: fix the error above, then `grade {ex}` again.", ex=ex)
+            return say(lang, 'Next: fix the error above, then run `check("{ex}")` again.', ex=ex)
+        return say(lang, "Next: fix the error above, then `grade {ex} --kata` again." if kata else
+                   "Next: fix the error above, then `grade {ex}` again.", ex=ex)
     if all(c.outcome in ("not_started", "skipped") for c in result.checks):
         if notebook:
-            return say(lang, "Next: fill in the TODOs in the cells above (the statement is at the top), then run the "
-                             "last cell again.")
+            return say(lang, 'Next: fill in the TODOs in the cells above (the statement is at the top), then run '
+                             '`check("{ex}")` again.', ex=ex)
+        if kata:  # the statement of the attempt's draw lies beside its file
+            return say(lang, "Next: open {file} and fill in the TODOs; this attempt's statement is beside it.",
+                       file=result.submission)
         return say(lang, "Next: open {file} and fill in the TODOs; `grade show {ex}` for the statement.",
                    file=result.submission, ex=ex)
     if notebook:
