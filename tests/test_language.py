@@ -199,7 +199,7 @@ def test_a_chinese_batch_writes_every_output_in_chinese(tmp_path):
     assert "全班常见的错误" in outputs["index.html"] and "成绩册" in outputs["index.html"]
     carl = next(json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if "carl" in line)
     quoted = carl["message"].splitlines()[0]  # Python's own words about the learner's file, quoted as they are
-    assert quoted.startswith("SyntaxError")
+    assert quoted.startswith("第 1 行有 SyntaxError：「") and quoted.endswith("」")
     assert {name: english_prose(text.replace(quoted, "")) for name, text in outputs.items()
             if english_prose(text.replace(quoted, ""))} == {}
     exported = run_grade("export", out, "--format", "csv", "--lang", "zh")  # its warnings: what it left blank
