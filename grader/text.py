@@ -20,6 +20,7 @@ import functools
 import locale
 import os
 import re
+import string
 import sys
 from pathlib import Path
 
@@ -95,7 +96,10 @@ class Text:
         template = self.template(lang)
         if not self.values:
             return template
-        return template.format_map({k: _value(v, lang, mask, escape) for k, v in self.values.items()})
+        values = {k: _value(v, lang, mask, escape) for k, v in self.values.items()}
+        if lang not in CJK_LANGUAGES:
+            return template.format_map(values)
+        return _cjk_format(template, values)
 
     def __add__(self, other) -> Text:
         """Two texts one after the other (a sentence, then the likely cause)."""
@@ -107,6 +111,31 @@ class Text:
 
     def __repr__(self) -> str:
         return f"Text({self.render('en')!r})"
+
+
+CJK_LANGUAGES = frozenset({"zh"})
+CJK = "\u3400-\u4dbf\u4e00-\u9fff"
+_FORMATTER = string.Formatter()
+
+
+def _cjk_format(template: str, values: dict) -> str:
+    """`template` filled from `values`, where a space the template puts beside a field (for a name or a number)
+    goes when the value on that side is Chinese: "{what} 应该" reads "返回的损失应该", not "返回的损失 应该"."""
+    out, value_ends_cjk = "", False
+    for literal, field, spec, conversion in _FORMATTER.parse(template):
+        if value_ends_cjk and re.match(rf" [{CJK}]", literal):
+            literal = literal[1:]
+        out += literal
+        if field is None:
+            value_ends_cjk = False
+            continue
+        value, _ = _FORMATTER.get_field(field, (), values)
+        text = _FORMATTER.format_field(_FORMATTER.convert_field(value, conversion), spec or "")
+        if re.match(rf"[{CJK}]", text) and re.search(rf"[{CJK}] $", literal):
+            out = out[:-1]
+        out += text
+        value_ends_cjk = bool(re.search(rf"[{CJK}]$", text))
+    return out
 
 
 def joined(items, en_sep: str, zh_sep: str | None = None) -> Text:
@@ -163,6 +192,23 @@ def english_prose(text: str) -> list[str]:
             if len(run) >= 3 or (len(run) == 2 and any(w.lower() in STOPWORDS for w in run)):
                 found.append(" ".join(run))
             run = []
+    return found
+
+
+CJK_PUNCTUATION = "，。：；！？、）」』》】"
+
+
+def cjk_typography(text: str) -> list[str]:
+    """Chinese typography slips in `text`, outside `code`, URLs and masked quotes, each with a few characters around
+    it: a space before Chinese punctuation ("得分 ："), an ASCII comma, colon, semicolon, ! or ? after a Chinese
+    character ("通过, 1 项"), a space between two Chinese characters ("损失 应该"). A line that begins with a
+    space is a table's row, its columns spaced: only the first two are looked for there."""
+    found = []
+    for line in _CODE.sub(QUOTE, text).splitlines():
+        patterns = [rf"(?<=\S) +[{CJK_PUNCTUATION}]", rf"[{CJK}][,:;!?]"] + ([] if line.startswith(" ") else
+                                                                      [rf"[{CJK}] +[{CJK}]"])
+        for pattern in patterns:
+            found += [line[max(0, m.start() - 6):m.end() + 6] for m in re.finditer(pattern, line)]
     return found
 
 

@@ -3,6 +3,8 @@ the state file under crashes and concurrent writers, variants' templates, watch 
 
 import json
 import multiprocessing
+import os
+import re
 import subprocess
 import sys
 import time
@@ -33,7 +35,8 @@ def workspace(tmp_path, monkeypatch):
 
 
 class Learner:
-    """Runs `grade` commands in this process at the moment the fake clock says."""
+    """Runs `grade` commands in this process at the moment the fake clock says (TORCH_KATAS_NOW), as a learner would:
+    a save of a file happens at that moment too."""
 
     def __init__(self, root, monkeypatch):
         self.root, self.monkeypatch, self.now = root, monkeypatch, START
@@ -46,15 +49,16 @@ class Learner:
     def later(self, **delta):
         self.at(self.now + timedelta(**delta))
 
-    def grade(self, *args, code=None):
-        result = CliRunner().invoke(main, [*args] + ([] if "--lang" in args else ["--lang", "en"]))
+    def grade(self, *args, code=None, lang="en"):
+        result = CliRunner().invoke(main, [*args] + ([] if "--lang" in args else ["--lang", lang]))
         assert result.exception is None or isinstance(result.exception, SystemExit), result.output
         if code is not None:
             assert result.exit_code == code, result.output
         return result.output
 
     def state(self, ex_id):
-        return json.loads((self.root / kata.STATE_FILE).read_text())["katas"].get(ex_id, {})
+        path = self.root / kata.STATE_FILE
+        return json.loads(path.read_text())["katas"].get(ex_id, {}) if path.exists() else {}
 
     def attempt(self, ex_id):
         return self.state(ex_id)["attempts"][-1]
@@ -62,130 +66,229 @@ class Learner:
     def today(self):
         return json.loads(self.grade("today", "--json", code=0))
 
-    def write(self, ex_id, draw):
-        """Write the reference solution of `draw` (another draw's solution: a memorised answer) in the attempt."""
-        ex = find_exercise(ex_id)
-        attempt = self.attempt(ex_id)
-        (self.root / attempt["folder"] / attempt["file"]).write_text(variants.rendered(ex.solution, draw))
+    def save(self, path, text):
+        """Save `text` to `path` now (its modification time is the fake clock's)."""
+        path.write_text(text)
+        os.utime(path, (self.now.timestamp(), self.now.timestamp()))
 
-    def practise(self, ex_id, minutes, *, hint=False, fail=False):
-        """One kata: start it, a first grading of the blank stub, then the answer; return the last output."""
-        out = self.grade("kata", ex_id, code=0)
+    def write(self, ex_id, text):
         attempt = self.attempt(ex_id)
-        assert f"attempt {attempt['n']}" in out and (self.root / attempt["folder"] / attempt["file"]).is_file()
+        self.save(self.root / attempt["folder"] / attempt["file"], text)
+
+    def finish(self, ex_id):
+        """Solve the exercise itself in the workspace (new katas come from finished exercises)."""
+        ex = find_exercise(ex_id)
+        self.save(self.root / "exercises" / ex.name / ex.stub.name, ex.solution.read_text())
+        self.grade(ex_id, code=0)
+
+    def practise(self, ex_id, minutes, *, hint=False, fail=False, lang="en", answer=None):
+        """One kata: start it, a first grading of the blank stub, then an answer of the learner's own (`answer`: this
+        text instead, as pasted); with `fail`, give up after that first grading. Return the last output."""
+        out = self.grade("kata", ex_id, code=0, lang=lang)
+        attempt = self.attempt(ex_id)
+        assert (self.root / attempt["folder"] / attempt["file"]).is_file(), out
         self.later(minutes=1)
-        assert "1 grading(s), 1:00 so far" in self.grade(ex_id, "--kata", code=1)
+        first = self.grade(ex_id, "--kata", code=1, lang=lang)
+        assert ("1 grading(s), 1:00 of active time so far" if lang == "en" else "已评分 1 次，到目前有效用时 1:00") \
+            in first, first
+        if fail:
+            return self.grade("kata", ex_id, "--give-up", code=0, lang=lang)
         if hint:
-            self.grade("hint", ex_id, code=0)
+            self.grade("hint", ex_id, code=0, lang=lang)
         self.later(minutes=minutes - 1)
-        draw = attempt["variant"]
-        if fail:  # the answer to another draw than this attempt's
-            other = next(d for d in variants.all_draws(find_exercise(ex_id)) if d != draw)
-            self.write(ex_id, other)
-            out = self.grade(ex_id, "--kata", code=1)
-            self.grade("kata", ex_id, "--give-up", code=0)
-            return out
-        self.write(ex_id, draw)
-        return self.grade(ex_id, "--kata", code=0)
+        self.write(ex_id, answer if answer is not None else own_answer(ex_id, attempt["variant"], attempt["n"]))
+        return self.grade(ex_id, "--kata", code=0, lang=lang)
+
+
+def own_answer(ex_id, draw, n):
+    """A learner's own correct answer for attempt `n`: the reference's functions and one of their own (each attempt's
+    differs: not the reference, not an earlier attempt, pasted)."""
+    return variants.rendered(find_exercise(ex_id).solution, draw) + f"\n\ndef _my_note():\n    return {n}\n"
 
 
 def due_day(learner, ex_id):
     return datetime.fromisoformat(learner.state(ex_id)["card"]["due"]).date()
 
 
-def test_two_weeks_of_practice(workspace, monkeypatch):
+def expected_due(reviews):
+    """The due date FSRS gives a card after `reviews` [(moment, rating)], computed here from fsrs itself."""
+    from fsrs import Card, Rating, Scheduler
+
+    scheduler = Scheduler(learning_steps=(), relearning_steps=(), enable_fuzzing=False)
+    card = Card(due=reviews[0][0])
+    for moment, grade in reviews:
+        card, _ = scheduler.review_card(card, Rating(grade), review_datetime=moment)
+    return card.due
+
+
+def expected_rating(kind, seconds, best):
+    """The rating the kata's rules give (kata.rating's docstring): what the learner expects."""
+    if kind in ("fail",):
+        return kata.AGAIN
+    if kind in ("hint", "paste", "paste-own"):
+        return kata.HARD
+    if best is None:
+        return kata.GOOD
+    if seconds > 2 * best:
+        return kata.HARD
+    return kata.EASY if seconds <= best else kata.GOOD
+
+
+PLAN = {  # each exercise's katas, in turn, as they come due
+    "ex01": ["clean:3", "hint:4", "fail", "clean:5", "paste-own", "ungraded", "overnight", "clean:2", "clean:3"],
+    "ex05": ["clean:4", "paste", "clean:3", "fail", "hint:6", "clean:3", "clean:7", "clean:3"],
+}
+
+
+def test_a_month_of_katas_in_both_languages(workspace, monkeypatch):
+    """Thirty days of a learner who finished ex01 and ex05: clean passes, hints, a failure, a give-up before any
+    grading, answers pasted from an earlier attempt and from the reference, an attempt left open overnight. Each day
+    `grade today` lists what FSRS (computed here, from the fsrs package) says is due; every card's due date is FSRS's;
+    every line reads in the day's language (en, then zh, in turn)."""
+    from grader.text import cjk_typography, english_prose
+
     me = Learner(workspace, monkeypatch)
-    ex05 = find_exercise("ex05")
-    assert len(variants.all_draws(ex05)) == 2
-
-    # day 0: nothing practised yet, so two new katas in teaching order
-    today = me.today()
-    assert today["due"] == [] and [i["exercise"] for i in today["new"]] == ["ex01", "ex02"]
-    out = me.practise("ex05", 4)
-    assert "Kata ex05 passed in 4:00 (your first pass), your 1st clean pass" in out
-    first_draw = me.state("ex05")["attempts"][0]["variant"]
-    out = me.practise("ex01", 6, hint=True)
-    assert "Kata ex01 passed in 6:00 (your first pass), with 1 hint(s)" in out
-    assert me.attempt("ex01")["hints"] == 1 and me.attempt("ex01")["rating"] == kata.HARD
-    assert me.attempt("ex05")["rating"] == kata.GOOD
-    # both katas started today used the day's allowance of new ones; the solved files were never touched
-    assert me.today()["new"] == []
-    assert (workspace / "exercises" / "ex05_manual_backward" / "ex05_manual_backward.py").read_text() == \
-        ex05.stub.read_text()
-    listed = me.grade("list", code=0)
-    assert "kata: 1 attempt(s), 1 hint(s), best 6:00" in listed
-
-    intervals = {ex: [(due_day(me, ex) - START.date()).days] for ex in ("ex05", "ex01")}
-    assert intervals["ex01"][0] < intervals["ex05"][0]  # a pass with a hint comes back sooner than a clean one
-    failed_on = None
-    for day in range(1, 15):
-        me.at(START + timedelta(days=day))
-        date = me.now.date()
-        expected_due = sorted(ex for ex in ("ex05", "ex01") if due_day(me, ex) <= date)
+    assert me.today() == {"open": [], "due": [], "new": [], "minutes": 0}  # nothing finished: no kata yet
+    assert "katas are for the exercises you have finished" in me.grade("today", code=0)
+    me.finish("ex01")
+    me.finish("ex05")
+    listed = [i["exercise"] for i in me.today()["new"]]
+    assert listed == ["ex01", "ex05"]  # the finished ones only: never ex02 or ex03, not started
+    reviews = {ex: [] for ex in PLAN}  # the test's own log of (moment, rating)
+    bests = {ex: None for ex in PLAN}
+    turn = {ex: 0 for ex in PLAN}
+    seen_kinds = set()
+    for day in range(30):
+        lang = "zh" if day % 2 else "en"
+        me.at(max(me.now, START + timedelta(days=day)))
+        due = sorted(ex for ex in PLAN if reviews[ex] and expected_due(reviews[ex]).date() <= me.now.date())
+        new = [ex for ex in PLAN if not reviews[ex]]
         today = me.today()
-        assert sorted(i["exercise"] for i in today["due"]) == expected_due, day
-        assert [i["exercise"] for i in today["new"]] == ["ex02", "ex03"]  # never practised: still new, two a day
-        assert today["minutes"] == pytest.approx(sum(i["minutes"] for k in ("due", "new") for i in today[k]))
-        for ex_id in expected_due:
-            before = due_day(me, ex_id)
-            previous = me.attempt(ex_id)
-            fail = ex_id == "ex05" and failed_on is None and day >= 3
-            out = me.practise(ex_id, 3, fail=fail)
-            attempt = me.state(ex_id)["attempts"][-1]
-            if ex_id == "ex05":
-                assert attempt["variant"] != previous["variant"]  # a redo never repeats the last draw
-            if fail:
-                failed_on = day
-                assert "Kata ex05" in out and "passed" not in out
-                assert attempt["rating"] == kata.AGAIN and attempt["passed"] is None
-                gap = (due_day(me, ex_id) - date).days
-                assert 1 <= gap < intervals[ex_id][-1]  # forgotten: it comes back sooner than the last interval
-                intervals[ex_id].append(gap)
-                continue
-            assert attempt["seconds"] == 180 and "passed in 3:00" in out
-            gap = (due_day(me, ex_id) - date).days
-            assert due_day(me, ex_id) > before and gap >= 1
-            if failed_on is None or day > failed_on + 1 or ex_id != "ex05":
-                assert gap >= intervals[ex_id][-1], (ex_id, day, intervals)  # clean passes move it further out
-            intervals[ex_id].append(gap)
-    assert failed_on is not None
-    # the memorised answer of the first draw failed on the other draw: variants differ between attempts
-    assert {json.dumps(a["variant"], sort_keys=True) for a in me.state("ex05")["attempts"]} == \
-        {json.dumps(d, sort_keys=True) for d in variants.all_draws(ex05)} and first_draw in variants.all_draws(ex05)
-    stats = me.grade("stats", code=0)
-    ex01_row = next(line for line in stats.splitlines() if line.startswith("ex01"))
-    assert "3:00" in ex01_row  # the best time
+        assert sorted(i["exercise"] for i in today["due"]) == due, (day, today)
+        assert [i["exercise"] for i in today["new"]] == new, (day, today)
+        listing = me.grade("today", code=0, lang=lang)
+        assert not english_prose(listing) if lang == "zh" else "Today:" in listing or "Nothing due" in listing
+        for ex_id in new + due:
+            kind = PLAN[ex_id][turn[ex_id] % len(PLAN[ex_id])]
+            turn[ex_id] += 1
+            seen_kinds.add(kind.split(":")[0])
+            before = me.state(ex_id).get("attempts", [])
+            previous = [a for a in before if a.get("passed")]
+            if kind == "ungraded":  # begun, given up before any grading: no attempt, no review; then done properly
+                me.grade("kata", ex_id, code=0, lang=lang)
+                out = me.grade("kata", ex_id, "--give-up", code=0, lang=lang)
+                assert ("counts for nothing" if lang == "en" else "不算一次尝试") in out
+                assert me.today()["due"] == today["due"]  # still due
+                kind = "clean:3"
+            if kind == "overnight":  # begun at night, graded once, finished next morning
+                me.at(me.now.replace(hour=21))
+                me.grade("kata", ex_id, code=0, lang=lang)
+                me.later(minutes=2)
+                me.grade(ex_id, "--kata", code=1, lang=lang)
+                me.later(hours=11)
+                attempt = me.attempt(ex_id)
+                me.write(ex_id, own_answer(ex_id, attempt["variant"], attempt["n"]))
+                out = me.grade(ex_id, "--kata", code=0, lang=lang)
+                seconds = 2 * 60 + kata.IDLE_S  # two minutes of work, then a pause counted as IDLE_S at most
+                assert kata.clock(seconds) in out and "11:0" not in out, out
+                rating = expected_rating("clean", seconds, bests[ex_id])
+            elif kind == "fail":
+                out = me.practise(ex_id, 3, fail=True, lang=lang)
+                assert ("counts as forgotten" if lang == "en" else "记为已遗忘") in out
+                rating, seconds = kata.AGAIN, None
+            elif kind in ("paste", "paste-own"):
+                attempt_text = None
+                if kind == "paste-own":  # the last passing attempt's file, copied in
+                    last_pass = previous[-1]
+                    attempt_text = (workspace / last_pass["folder"] / last_pass["file"]).read_text()
+                me.grade("kata", ex_id, code=0, lang=lang)
+                attempt = me.attempt(ex_id)
+                if attempt_text is None:
+                    attempt_text = variants.rendered(find_exercise(ex_id).solution, attempt["variant"])
+                elif previous[-1]["variant"] != attempt["variant"]:  # another draw: the learner's old answer
+                    attempt_text = own_answer(ex_id, attempt["variant"], previous[-1]["n"])  # written for it
+                me.later(minutes=1)
+                me.write(ex_id, attempt_text)
+                out = me.grade(ex_id, "--kata", code=0, lang=lang)
+                attempt = me.attempt(ex_id)
+                copied = "reference" if kind == "paste" else previous[-1]["n"]
+                assert attempt["copy_of"] == copied, (attempt, previous[-1])
+                assert ("not as a clean pass or a best time" if lang == "en" else "不算不看提示的通过") in out, out
+                rating, seconds = kata.HARD, None
+            else:
+                what, minutes = kind.split(":")
+                out = me.practise(ex_id, int(minutes), hint=what == "hint", lang=lang)
+                seconds = int(minutes) * 60
+                assert kata.clock(seconds) in out, out
+                rating = expected_rating(what, seconds, bests[ex_id])
+            attempt = me.attempt(ex_id)
+            assert attempt["rating"] == rating, (day, ex_id, kind, attempt, bests[ex_id])
+            if len(variants.all_draws(find_exercise(ex_id))) > 1 and before:
+                assert attempt["variant"] != before[-1]["variant"]  # a redo never draws the last draw again
+            when = datetime.fromisoformat(attempt["passed"] or attempt["closed"])
+            reviews[ex_id].append((when, rating))
+            if seconds is not None and rating != kata.AGAIN and kind != "hint":
+                bests[ex_id] = seconds if bests[ex_id] is None else min(bests[ex_id], seconds)
+            elif kind.startswith("hint") and seconds is not None:
+                bests[ex_id] = seconds if bests[ex_id] is None else min(bests[ex_id], seconds)
+            assert datetime.fromisoformat(me.state(ex_id)["card"]["due"]) == expected_due(reviews[ex_id])
+            if lang == "zh":
+                assert not english_prose(out) and not cjk_typography(out), out
+            else:
+                assert "Next review" in out or "comes back soon" in out, out
+    assert {"clean", "hint", "fail", "paste", "paste-own", "ungraded", "overnight"} <= seen_kinds
     rows = json.loads(me.grade("stats", "--json", code=0))
-    assert [r["exercise"] for r in rows] == ["ex01", "ex05"]
-    assert all(0 < r["retention"] <= 1 for r in rows)
+    for row in rows:
+        state = me.state(row["exercise"])
+        assert row["attempts"] == sum(1 for a in state["attempts"] if a["gradings"])  # the ungraded one: not counted
+        assert row["best_s"] == bests[row["exercise"]]
+        assert len(row["reviews"]) == len(reviews[row["exercise"]])
+    for lang in ("en", "zh"):
+        out = me.grade("stats", code=0, lang=lang)
+        assert not english_prose(out) if lang == "zh" else "of active practice" in out
 
 
 def test_pass_lines_bests_and_clean_passes(workspace, monkeypatch):
     me = Learner(workspace, monkeypatch)
     me.practise("ex01", 5)
     out = me.practise("ex01", 4)
-    assert "passed in 4:00, a new best (was 5:00), your 2nd clean pass" in out
+    assert "passed in 4:00 of active time, a new best (was 5:00), your 2nd clean pass" in out
     assert me.attempt("ex01")["rating"] == kata.EASY
     out = me.practise("ex01", 6)
-    assert "passed in 6:00, best 4:00, your 3rd clean pass" in out and me.attempt("ex01")["rating"] == kata.GOOD
-    zh = CliRunner().invoke(main, ["stats", "--lang", "zh"]).output
+    assert "passed in 6:00 of active time, best 4:00, your 3rd clean pass" in out
+    assert me.attempt("ex01")["rating"] == kata.GOOD
+    assert "Next: all checks pass! `grade today` shows what else to practise today." in out and "grade next" not in out
+    zh = me.grade("stats", lang="zh")
     assert "尝试次数" in zh and "次" in zh
 
 
-def test_stats_page_and_export(workspace, monkeypatch, tmp_path):
+def test_stats_page_draws_every_pass_in_the_learners_language(workspace, monkeypatch, tmp_path):
+    """A failed attempt between passes leaves a gap in the curve, not its end; the attempts are numbered as their
+    folders, in the chart and the table; the FSRS target in plain words; the exercise's title in the language."""
     me = Learner(workspace, monkeypatch)
-    me.practise("ex01", 5, hint=True)
-    me.practise("ex01", 4)
-    for lang, words in (("en", "minutes to pass"), ("zh", "通过用时")):
+    me.practise("ex05", 5, hint=True)
+    me.practise("ex05", 3, fail=True)
+    me.practise("ex05", 4)
+    me.practise("ex05", 3)
+    for lang, words in (("en", ["minutes of active time to pass", "due for review when it falls to 90%",
+                                "Backward by hand"]),
+                        ("zh", ["有效时间", "降到 90% 时安排复习", "手写反向传播"])):
         page = tmp_path / f"stats.{lang}.html"
-        CliRunner().invoke(main, ["stats", "--html", str(page), "--lang", lang])
+        me.grade("stats", "--html", str(page), code=0, lang=lang)
         text = page.read_text()
-        assert text.count("<svg") == 2 and words in text and "<table>" in text
+        assert text.count("<svg") == 2 and "<table>" in text
+        assert all(w in text for w in words), [w for w in words if w not in text]
+        assert "leaves the chart" not in text and "超出了图表" not in text
+        minutes = text.split("<svg")[1]
+        assert minutes.count("<circle") == 3 + 4  # three passes (minutes) and four attempts' hints, each a dot
+        assert re.findall(r'text-anchor="middle">(\d+)</text>', minutes) == ["1", "2", "3", "4"]  # from 1, as the table
+        cells = [row.split("</td>")[0] for row in text.split("<tr><td>")[1:]]
+        assert cells == ["1", "2", "3", "4"]
     export = tmp_path / "for-teacher.json"
-    CliRunner().invoke(main, ["stats", "--export", str(export)])
+    me.grade("stats", "--export", str(export), code=0)
     data = json.loads(export.read_text())
-    assert data["format"] == "torch-katas practice export" and data["katas"][0]["attempts"] == 2
-    assert [a["hints"] for a in data["katas"][0]["history"]] == [1, 0]
+    assert data["format"] == "torch-katas practice export" and data["katas"][0]["attempts"] == 4
+    assert [a["hints"] for a in data["katas"][0]["history"]] == [1, 0, 0, 0]
 
 
 def test_rating_from_objective_signals():
@@ -261,13 +364,19 @@ def test_every_template_renders_to_its_file_and_names_known_parameters():
 
 
 def test_watch_and_notebook_in_kata_mode(workspace, monkeypatch):
-    """`grade watch --kata` stops at the attempt's pass; check() in a kata notebook counts in the kata."""
+    """`grade watch --kata` shows no hint unasked (each one counts in the attempt) and stops at the attempt's pass;
+    check() in a kata notebook counts in the kata."""
     monkeypatch.setenv(kata.NOW_ENV, START.isoformat())
     assert run_grade("kata", "ex01", cwd=workspace).returncode == 0
+    proc = run_grade("watch", "ex01", "--kata", "--runs", "1", cwd=workspace, timeout=120)
+    assert proc.returncode == 0 and "Not started" in proc.stdout and "Hint" not in proc.stdout, proc.stdout
     attempt = json.loads((workspace / kata.STATE_FILE).read_text())["katas"]["ex01"]["attempts"][-1]
-    (workspace / attempt["folder"] / attempt["file"]).write_text((ROOT / "solutions" / "ex01_tensors.py").read_text())
+    assert attempt["hints"] == 0 and attempt["gradings"] == 1
+    (workspace / attempt["folder"] / attempt["file"]).write_text(own_answer("ex01", {}, 1))
     proc = run_grade("watch", "ex01", "--kata", "--interval", "0.1", cwd=workspace, timeout=120)
-    assert proc.returncode == 0 and "Kata ex01 passed in 0:00 (your first pass)" in proc.stdout, proc.stdout
+    assert proc.returncode == 0 and "Kata ex01 passed in 0:00 of active time (your first pass)" in proc.stdout, \
+        proc.stdout
+    assert "`grade today`" in proc.stdout or "All checks pass!" in proc.stdout
     proc = run_grade("kata", "ex01", "--notebook", cwd=workspace)
     assert proc.returncode == 0
     attempt = json.loads((workspace / kata.STATE_FILE).read_text())["katas"]["ex01"]["attempts"][-1]
@@ -319,3 +428,108 @@ def test_an_edited_state_file_is_refused_with_one_line(workspace, monkeypatch):
     for args in (["today"], ["list"], ["stats"], ["ex05", "--kata"], ["hint", "ex05"]):
         proc = run_grade(*args, cwd=workspace)
         assert proc.returncode == 2 and "not a kata state file" in proc.stderr, (args, proc.stderr)
+
+
+def test_the_same_code_names_and_layout_aside():
+    """A pasted answer is found whatever its names, comments, docstrings, annotations, layout, imports or demo; a
+    change to what the code does is another answer."""
+    from grader.learner.same_code import fingerprint
+
+    reference = (ROOT / "solutions" / "ex05_manual_backward.py").read_text()
+    renamed = (reference.replace("error", "e").replace("dw", "grad_w").replace(": torch.Tensor", "")
+               .replace("def predict", '# my own\ndef predict') + '\nif __name__ == "__main__":\n    print(1)\n')
+    assert fingerprint(renamed) == fingerprint(reference) is not None
+    reordered = "\n\n".join(reversed(reference.split("\n\n\n")[1:])) + "\nimport torch\n"
+    assert fingerprint(reordered) == fingerprint(reference)
+    assert fingerprint(reference.replace("2 * ", "2.0 * ")) != fingerprint(reference)
+    assert fingerprint("def f(:\n") is None and fingerprint("x = 1\n") is None and fingerprint("(" * 10**5) is None
+
+
+def test_active_time_pauses_when_nothing_happens():
+    start = START
+    attempt = {"active_s": 0.0, "last_active": start.isoformat()}
+    assert kata.active_until(attempt, start + timedelta(minutes=3)) == 180
+    assert kata.active_until(attempt, start + timedelta(hours=10)) == kata.IDLE_S  # away: a pause
+    saved = start + timedelta(minutes=4)  # a save at 4 minutes, then a grading at 30: 4 minutes and one pause
+    assert kata.active_until(attempt, start + timedelta(minutes=30), saved) == 240 + kata.IDLE_S
+    assert kata.active_until(attempt, start + timedelta(minutes=3), start + timedelta(days=300)) == 180  # clock skew
+    busy = {"active_s": kata.MAX_ACTIVE_S - 60, "last_active": start.isoformat()}
+    assert kata.active_until(busy, start + timedelta(minutes=4)) == kata.MAX_ACTIVE_S
+
+
+def test_a_state_of_version_1_is_read_with_its_times_capped(workspace, monkeypatch):
+    """An attempt left open overnight recorded 24:00:09 as its time before active time: read back, it is at most
+    MAX_ACTIVE_S, and `grade today` estimates that, not 1441 minutes."""
+    me = Learner(workspace, monkeypatch)
+    me.finish("ex01")
+    passed = (START + timedelta(hours=24, seconds=9)).isoformat()
+    old = {"version": 1, "katas": {"ex01": {"attempts": [
+        {"n": 1, "started": START.isoformat(), "folder": "practice/ex01_tensors/attempt-1", "file": "ex01_tensors.py",
+         "variant": {}, "gradings": 2, "hints": 0, "best_score": 10.0, "passed": passed, "seconds": 86409.0,
+         "rating": 3, "closed": None}], "reviews": [], "card": None}}}
+    (workspace / kata.STATE_FILE).write_text(json.dumps(old))
+    me.at(START + timedelta(days=1))
+    assert "2:00:00" in me.grade("stats", code=0) and "24:00:09" not in me.grade("stats")
+    me.grade("kata", "ex01", code=0)
+    state = json.loads((workspace / kata.STATE_FILE).read_text())
+    assert state["version"] == kata.VERSION and state["katas"]["ex01"]["attempts"][0]["active_s"] == kata.MAX_ACTIVE_S
+    assert me.today()["open"][0]["minutes"] == kata.MAX_ACTIVE_S / 60
+
+
+def test_list_counts_attempts_that_were_graded_and_a_passed_kata_finishes_its_exercise(workspace, monkeypatch):
+    me = Learner(workspace, monkeypatch)
+    me.grade("kata", "ex02", code=0)
+    me.grade("kata", "ex02", "--give-up", code=0)  # never graded: no attempt
+    assert "kata:" not in next(line for line in me.grade("list", code=0).splitlines() if "ex02" in line)
+    me.practise("ex02", 3)
+    line = next(line for line in me.grade("list", code=0).splitlines() if "ex02" in line)
+    assert "kata: 1 attempt(s)" in line and "done" in line  # not "not started" beside a passed kata
+    zh = next(line for line in me.grade("list", code=0, lang="zh").splitlines() if "ex02" in line)
+    assert "已完成" in zh and "未开始" not in zh
+    assert json.loads(me.grade("stats", "--json", code=0))[0]["attempts"] == 1
+
+
+def test_a_draw_is_told_in_the_learners_words_and_the_statement_only_when_it_changed(workspace, monkeypatch):
+    me = Learner(workspace, monkeypatch)
+    ex05 = find_exercise("ex05")
+    out = me.grade("kata", "ex05", code=0)
+    first = me.attempt("ex05")["variant"]
+    said = "the loss summed over the batch" if first["reduction"]["name"] == "sum" else \
+        "the loss averaged over the batch"
+    assert said in out and "reduction=" not in out
+    changed = variants.statement(ex05, first) != variants.statement(ex05, variants.default_draw(ex05))
+    assert ("differs from the exercise's: read it" in out) == changed and ("is the exercise's" in out) != changed
+    out = me.grade("kata", "ex05", code=0, lang="zh")  # the other draw: its statement differs from the last one
+    assert "题目和你上一次尝试的不同：请读题目" in out and "损失对 batch" in out and "reduction=" not in out
+    ex07 = find_exercise("ex07")
+    swapped, reordered = (d for d in variants.all_draws(ex07) if d["planted"]["name"] != "classic")
+    assert variants.statement(ex07, swapped) == variants.statement(ex07, reordered)  # the same story, other bugs
+    assert variants.describe(swapped) != variants.describe(reordered)
+
+
+def test_the_solution_after_a_kata_is_the_one_of_its_draw(workspace, monkeypatch):
+    me = Learner(workspace, monkeypatch)
+    me.practise("ex05", 3)
+    if me.attempt("ex05")["variant"]["reduction"]["name"] != "sum":
+        me.practise("ex05", 3)  # a redo draws the other one
+    out = me.grade("solution", "ex05", code=0)
+    assert "For the variant of your last kata: the loss summed over the batch." in out
+    assert ".sum()" in out and ".mean()" not in out and "dL/dy_pred = 2 * error" in out
+    zh = me.grade("solution", "ex05", code=0, lang="zh")
+    assert "对应你上一次 kata 的变体：损失对 batch 求和。" in zh and "（求和）" in zh
+
+
+def test_a_redo_never_draws_the_last_draw_even_once_its_words_changed(workspace, monkeypatch):
+    """An attempt stored before its draw's words changed (a label added, a typo fixed) is the same draw by name."""
+    me = Learner(workspace, monkeypatch)
+    ex07 = find_exercise("ex07")
+    for _ in range(6):
+        me.grade("kata", "ex07", code=0)
+        state = json.loads((workspace / kata.STATE_FILE).read_text())
+        last = state["katas"]["ex07"]["attempts"][-1]
+        last["variant"]["planted"] = {"name": last["variant"]["planted"]["name"]}  # as stored before the labels
+        (workspace / kata.STATE_FILE).write_text(json.dumps(state))
+        before = last["variant"]["planted"]["name"]
+        me.grade("kata", "ex07", code=0)
+        assert me.attempt("ex07")["variant"]["planted"]["name"] != before
+    assert len(variants.all_draws(ex07)) == 3

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from conftest import ROOT, run_grade
-from grader.text import Text, catalogue, english_prose, localized, message_of
+from grader.text import Text, catalogue, cjk_typography, english_prose, localized, message_of, verbatim
 
 SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
 MISTAKE = ROOT / "tests" / "mistakes" / "ex05_manual_backward" / "sign_flipped.py"
@@ -31,6 +31,20 @@ def workspace(tmp_path_factory):
 
 def stub(ws):
     return ws / "exercises" / "ex05_manual_backward" / "ex05_manual_backward.py"
+
+
+def test_the_catalogue_writes_chinese_typography():
+    """No space before Chinese punctuation, no ASCII comma or colon after a Chinese character, no space between two
+    Chinese characters, in any line of the CLI (a value's own spacing is Text.render's: see the next test)."""
+    assert {en: cjk_typography(zh) for en, zh in catalogue("zh").items() if cjk_typography(zh)} == {}
+    assert cjk_typography("项检查通过, 1 项") and cjk_typography("得分 ：7") and cjk_typography("返回的损失 应该")
+    assert not cjk_typography("第 3 行，`x` 中：ok") and not cjk_typography("  已通过 新的分类头")  # a table's columns
+
+
+def test_a_space_beside_a_value_goes_when_the_value_is_chinese():
+    template = Text("{what} should be {n}", "{what} 应该是 {n} 个", n=3, what=("the loss", "返回的损失"))
+    assert template.render("zh") == "返回的损失应该是 3 个" and template.render("en") == "the loss should be 3"
+    assert Text("x", "{what} 应该", what=verbatim("loss")).render("zh") == "loss 应该"
 
 
 def test_the_catalogue_keeps_every_field_of_its_templates():
@@ -81,18 +95,36 @@ def test_learner_commands_speak_chinese(workspace):
     assert "已记入你的进度" in outputs["check (the notebook, recorded)"]
     assert "← 先修这一项" in outputs["watch"] and "学习者" in outputs["--help"] and "用法" in outputs["hint --help"]
     assert {name: english_prose(text) for name, text in outputs.items() if english_prose(text)} == {}
+    assert {name: cjk_typography(text) for name, text in outputs.items() if cjk_typography(text)} == {}
 
 
 def test_a_load_error_is_shown_once_with_its_line_in_chinese(workspace, tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import torch\n\ndef predict(x, w, b):\n    return w * x + b\n  y = 2\n")
     out = zh("ex05", "--file", bad, cwd=workspace)
-    error = "IndentationError at line 5: unindent does not match any outer indentation level"
+    error = "第 5 行有 IndentationError：「unindent does not match any outer indentation level」"
     assert out.count(error) == 1 and out.count("无法加载你的文件") == 1
     lines = out.splitlines()
     at = next(i for i, line in enumerate(lines) if error in line)
     assert lines[at + 1].strip() == "y = 2" and lines[at + 2].strip() == "^"
-    assert not english_prose(out.replace(error, ""))  # the error is quoted as Python wrote it
+    assert "未运行" in out and "----" not in out  # the checks that could not run, named
+    assert not english_prose(out.replace(error, "")) and not cjk_typography(out)  # Python's words quoted as they are
+    english = run_grade("ex05", "--file", bad, "--lang", "en", cwd=workspace).stdout
+    assert "IndentationError at line 5: unindent does not match any outer indentation level" in english
+    assert "not run" in english and "----" not in english
+
+
+def test_a_check_that_builds_on_a_failed_one_says_so_once_per_table(workspace):
+    """Two checks of ex24 build on `fit`, which fails: the first says why in full, the second says it shortly."""
+    mistake = ROOT / "tests" / "mistakes" / "ex24_standardize" / "global_stats.py"
+    for lang, full, short in (("en", "and this check builds on it", "first (above)"),
+                              ("zh", "而这个检查依赖它", "（见上）")):
+        out = run_grade("ex24", "--file", mistake, "--seed", "1", "--lang", lang, cwd=workspace).stdout
+        fit = "fit_standardizer returns each feature" if lang == "en" else "fit_standardizer 返回训练样本上每个特征"
+        said = [line for line in out.splitlines() if fit in line and (full in line or short in line)]
+        assert len(said) == 2 and full in said[0] and short in said[1], out
+        if lang == "zh":
+            assert not english_prose(out) and not cjk_typography(out), out
 
 
 def test_where_a_learners_error_came_from_reads_in_chinese(workspace, tmp_path):
@@ -167,7 +199,7 @@ def test_a_chinese_batch_writes_every_output_in_chinese(tmp_path):
     assert "全班常见的错误" in outputs["index.html"] and "成绩册" in outputs["index.html"]
     carl = next(json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if "carl" in line)
     quoted = carl["message"].splitlines()[0]  # Python's own words about the learner's file, quoted as they are
-    assert quoted.startswith("SyntaxError")
+    assert quoted.startswith("第 1 行有 SyntaxError：「") and quoted.endswith("」")
     assert {name: english_prose(text.replace(quoted, "")) for name, text in outputs.items()
             if english_prose(text.replace(quoted, ""))} == {}
     exported = run_grade("export", out, "--format", "csv", "--lang", "zh")  # its warnings: what it left blank

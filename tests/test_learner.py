@@ -47,6 +47,29 @@ def test_progress_is_remembered_from_a_subfolder(workspace):
     assert f"1/{len(listed)} done" in text and "\x1b[" not in text and "Stars: difficulty" in text
 
 
+def test_grading_and_showing_write_nothing_in_the_workspace_but_its_progress(workspace, tmp_path):
+    """A pytest plugin installed beside the grader (pytest-benchmark makes ./.benchmarks when pytest configures) never
+    runs, in the judge nor where `grade show` collects the checks: the workspace holds the learner's files and the
+    progress file, nothing else."""
+    plugins = tmp_path / "site"
+    (plugins / "writes_here-1.0.dist-info").mkdir(parents=True)
+    (plugins / "writes_here-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: writes-here\n"
+                                                                      "Version: 1.0\n")
+    (plugins / "writes_here-1.0.dist-info" / "entry_points.txt").write_text("[pytest11]\nwrites_here = writes_here\n")
+    (plugins / "writes_here.py").write_text("import os\n\ndef pytest_configure(config):\n"
+                                            "    os.makedirs('.benchmarks', exist_ok=True)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugins), os.environ.get("PYTHONPATH", "")])}
+    probe = subprocess.run([sys.executable, "-c", "import importlib.metadata as m; "
+                            "print([e.name for e in m.entry_points(group='pytest11')])"], env=env,
+                           capture_output=True, text=True)
+    assert "writes_here" in probe.stdout  # pytest would load it, as it loads pytest-benchmark
+    before = sorted(p.name for p in workspace.iterdir())
+    assert run_grade("ex01", cwd=workspace, env=env).returncode == 1
+    assert run_grade("show", "ex01", cwd=workspace, env=env).returncode == 0
+    assert run_grade("next", cwd=workspace, env=env).returncode == 0
+    assert sorted(p.name for p in workspace.iterdir()) == sorted([*before, ".torch-katas-progress.json"])
+
+
 def test_grading_a_file_from_elsewhere_does_not_touch_progress_and_says_so(workspace):
     proc = run_grade("ex05", "--file", SOLUTION, cwd=workspace)
     assert "Not recorded in your progress" in proc.stdout and str(SOLUTION) in proc.stdout

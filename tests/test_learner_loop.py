@@ -26,22 +26,29 @@ def test_the_graders_own_statements_are_blanked_and_the_rest_kept():
     assert without_own_api('check("ex05")', set()) == 'check("ex05")'  # a check() of the learner's own
 
 
+def tagged_cell(nb) -> int:
+    """Where the checking cell `grade notebook` writes is (tagged skip-grading)."""
+    return next(i for i, cell in enumerate(nb.cells) if "skip-grading" in cell.metadata.get("tags", []))
+
+
 def test_a_notebook_with_check_and_hint_cells_grades_as_without_them(tmp_path):
     path = tmp_path / "work.ipynb"
     assert run_grade("notebook", "ex05", "--out", path).returncode == 0
     nb = nbformat.read(path, as_version=4)
     body = [new_code_cell(SOLUTION.read_text()), new_code_cell('from grader import hint\nhint("ex05")'),
             new_code_cell('%run helpers.py\nfrom grader import check\ncheck("ex05")\nchecked = True')]
-    nb.cells[1:-2] = body  # the solution, a hint cell, a copied check cell; the tool's own check cell stays last
+    at = tagged_cell(nb)
+    nb.cells[1:at - 1] = body  # the solution, a hint cell, a copied check cell; the tool's own check cell stays
     nbformat.write(nb, path)
     source = load_source(path)
-    assert source.notes == [] and len(source.chunks) == 2  # the hint cell is only the grader's: not even a cell
+    assert source.notes == [] and len(source.chunks) == 3  # the hint cell is only the grader's: not even a cell
+    assert source.chunks[-1][1].startswith('if __name__ == "__main__":')  # the stub's demo, after the check
     proc = run_grade("ex05", "--file", path, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for unsaid in ("skip-grading", "did not run", "not run", "PermissionError", str(ROOT), "%run", "raised"):
         assert unsaid not in proc.stdout, unsaid
     tagged = nbformat.read(path, as_version=4)
-    tagged.cells[-1].source += "\nprint('mine')"  # learner code in the tagged cell: left out, and said so
+    tagged.cells[tagged_cell(tagged)].source += "\nprint('mine')"  # learner code in the tagged cell: left out
     nbformat.write(tagged, path)
     assert "(tagged skip-grading) not run" in " ".join(note.render("en") for note in load_source(path).notes)
 

@@ -10,6 +10,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from conftest import ROOT, grade_json, run_grade
 from grader.course import stub_text
+from grader.course.exercises import all_exercises, find_exercise
 from grader.learner.jupyter import CheckResult, check
 from grader.sandbox.source import cell_to_python, not_run
 
@@ -32,7 +33,8 @@ def test_stub_notebook_grades_like_the_stub(tmp_path, exercise):
     assert proc.returncode == 0, proc.stderr
     nb = nbformat.read(str(tmp_path / "stub.ipynb"), as_version=4)
     assert nb.cells[0].cell_type == "markdown" and exercise in nb.cells[0].source
-    assert "skip-grading" in nb.cells[-1].metadata["tags"] and f'check("{exercise}")' in nb.cells[-1].source
+    checking = [c for c in nb.cells if "skip-grading" in c.metadata.get("tags", [])]
+    assert len(checking) == 1 and f'check("{exercise}")' in checking[0].source
     as_notebook = grade_json(exercise, "--file", tmp_path / "stub.ipynb", "--seed", "5")
     stub = next((ROOT / "exercises").glob(f"{exercise}_*/{exercise}_*.py"))
     as_py = grade_json(exercise, "--file", stub, "--seed", "5")
@@ -126,7 +128,7 @@ def test_check_in_notebook_code_grades_the_given_cells(tmp_path, monkeypatch):
 
 
 def test_a_notebook_speaks_notebook():
-    """The statement cell says "in the cells below" and "run the last cell", never the .py file or a grade
+    """The statement cell says "in the cells below" and "run `check()`", never the .py file or a grade
     command; the checking cell brings `hint` beside `check`."""
     from grader.course.exercises import all_exercises
     from grader.course.notebook_writer import build_notebook
@@ -136,8 +138,11 @@ def test_a_notebook_speaks_notebook():
             nb = build_notebook(ex, stub_text.stub(ex, lang), lang)
             statement = nb.cells[0].source
             assert ex.stub.name not in statement and "grade " not in statement and f'hint("{ex.id}")' in statement
-            assert f'hint("{ex.id}")' in nb.cells[-2].source
-            assert nb.cells[-1].source.startswith("from grader import check, hint")
+            at = next(i for i, c in enumerate(nb.cells) if "skip-grading" in c.metadata.get("tags", []))
+            assert f'hint("{ex.id}")' in nb.cells[at - 1].source
+            assert nb.cells[at].source.startswith("from grader import check, hint")
+            assert at == len(nb.cells) - 1 or "Run All reaches the check first" in nb.cells[at + 1].source \
+                or "Run All 总能先运行到检查" in nb.cells[at + 1].source
     ex05 = next(ex for ex in all_exercises() if ex.id == "ex05")
     assert "In the cells below:" in build_notebook(ex05, stub_text.stub(ex05)).cells[0].source
     assert "在下面的单元格中：" in build_notebook(ex05, stub_text.stub(ex05, "zh"), "zh").cells[0].source
@@ -199,3 +204,52 @@ def test_a_py_file_never_imports_ipython():
             f"load_source({str(SOLUTION)!r}); print('IPython' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+@pytest.fixture(scope="module")
+def kernel_grading():
+    """Jupyter kernels whose check() goes to a grading service of this module's own (each kernel would import torch
+    for a grader of its own otherwise), stopped at the end, leaving nothing behind."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from grader.service import address, client
+
+    pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    folder = Path(tempfile.mkdtemp(prefix="tk-nb-"))  # short: a socket's path is at most 107 bytes
+    with pytest.MonkeyPatch.context() as patch:
+        for var in (address.NO_SERVER_ENV, "CI", "LC_ALL", "LC_MESSAGES"):
+            patch.delenv(var, raising=False)
+        patch.setenv(address.DIR_ENV, str(folder))
+        yield patch
+        client.stop(folder)
+    left = sorted(p.name for p in folder.iterdir())
+    shutil.rmtree(folder, ignore_errors=True)
+    assert left == []
+
+
+@pytest.mark.parametrize("exercise", [ex.id for ex in all_exercises()])
+def test_every_notebook_runs_to_its_check_in_a_real_kernel(exercise, kernel_grading, tmp_path):
+    """Run All on the exercise's notebook, written from its untouched stub (in English or Chinese, in turn, with the
+    learner's locale), in a Jupyter kernel of its own: no cell before the check raises, and the check grades and
+    shows its table. The stub's `if __name__ == "__main__":` demo, which raises on a function not written yet in a
+    kernel, comes after the check."""
+    import nbclient
+
+    from grader.course.notebook_writer import CHECK_TAG, build_notebook, is_demo
+
+    ex = find_exercise(exercise)
+    lang = ("en", "zh")[int(ex.id[2:]) % 2] if ex.id[2:].isdigit() else "en"
+    kernel_grading.setenv("LANG", "zh_CN.UTF-8" if lang == "zh" else "en_US.UTF-8")
+    nb = build_notebook(ex, stub_text.stub(ex, lang), lang)
+    nbclient.NotebookClient(nb, timeout=240, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    at = next(i for i, c in enumerate(code) if CHECK_TAG in c.metadata.get("tags", []))
+    raised = [c.source[:60] for c in code[:at] if any(o.output_type == "error" for o in c.outputs)]
+    assert not raised, raised
+    shown = [o["data"]["text/plain"] for o in code[at].outputs if o.output_type == "execute_result"]
+    assert shown and ("Score: " if lang == "en" else "得分：") in shown[0], code[at].outputs
+    assert all(is_demo(c.source) for c in code[at + 1:]) and not any(is_demo(c.source) for c in code[:at])

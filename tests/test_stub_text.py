@@ -90,6 +90,43 @@ def test_every_text_read_back_as_it_is_gives_the_stub_byte_for_byte():
             assert stub_text.translate(source, {s.text: s.text for s in stub_text.spans(source)}) == source
 
 
+DEMO = """
+
+if __name__ == "__main__":
+    loss = softmax(torch.zeros(2, 3))
+    print("loss:", loss, "(rows sum to 1)", f"max {loss.max():.2f} at {loss.argmax()}", "shape:")
+"""
+
+PRINTED = """
+[[text]]
+en = '''loss:'''
+zh = '''损失：'''
+
+[[text]]
+en = '''(rows sum to 1)'''
+zh = '''（每行之和为 1）'''
+
+[[text]]
+en = '''max {loss.max():.2f} at {loss.argmax()}'''
+zh = '''最大值 {loss.max():.2f}，位置 {loss.argmax()}'''
+"""
+
+
+def test_the_strings_a_demo_prints_are_translated_their_fields_kept(tmp_path):
+    ex = a_course(tmp_path, STUB + DEMO, CATALOGUE + PRINTED)
+    zh = stub_text.stub(ex, "zh")
+    assert 'print("损失：", loss, "（每行之和为 1）", f"最大值 {loss.max():.2f}，位置 {loss.argmax()}", "shape:")' in zh
+    assert stub_text.code_tokens(zh) == stub_text.code_tokens(STUB + DEMO)
+    found = "\n".join(map(str, stub_text.problems(ex, "zh")))
+    assert "no translation for the printed string 'shape:'" in found and found.count("\n") == 0
+    slipped = a_course(tmp_path / "3", STUB + DEMO, (CATALOGUE + PRINTED).replace("损失：", "损失, 值 ："))
+    found = "\n".join(map(str, stub_text.problems(slipped, "zh")))
+    assert "the printed string '损失, 值 ：' breaks Chinese typography" in found
+    changed = (CATALOGUE + PRINTED).replace("位置 {loss.argmax()}", "位置 {loss.argmin()}")
+    found = stub_text.problems(a_course(tmp_path / "2", STUB + DEMO, changed), "zh")
+    assert any("changes the code of the stub" in str(p) for p in found)
+
+
 def test_validate_refuses_english_left_a_translation_in_english_and_an_entry_nothing_uses(tmp_path):
     catalogue = CATALOGUE.replace("zh = '''原始分数'''", "zh = '''the scores of the model'''") + \
         "\n[[text]]\nen = '''a comment that is gone'''\nzh = '''一条已删除的注释'''\n"

@@ -8,7 +8,7 @@ def test_one_template_per_language_filled_from_the_same_values():
     text = Text("{what} should have shape {want}.", "{what} 的形状应为 {want}。",
                 what=Text("the loss", "损失"), want=[8, 1])
     assert text.render("en") == "the loss should have shape [8, 1]."
-    assert text.render("zh") == "损失 的形状应为 [8, 1]。"
+    assert text.render("zh") == "损失的形状应为 [8, 1]。"  # no space beside a Chinese value
 
 
 def test_a_text_without_values_is_shown_as_written():

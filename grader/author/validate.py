@@ -8,7 +8,9 @@ tests/mistakes/<exercise>/ less than full, with a failure message that contains 
 one) with the same seed, and must score the same there.
 
 The stub in each language of the course (grader/course/stub_text.py) must have every comment and docstring
-translated, on every draw, and the same code as the English stub.
+translated, on every draw, and the same code as the English stub; so must the explained solution
+(grader/course/explained.py), which also needs its idea and the mistakes it avoids in each language, each by a
+registered key (and must exist, where course.toml's [validate] says `explained = true`).
 
 An exercise with variants (grader/course/variants.py) is proved on every draw: its templates rendered with the default
 draw must be its files, and on each other draw the rendered solution and variants score full and the rendered
@@ -23,7 +25,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from grader.course import stub_text
+from grader.course import explained, stub_text
 from grader.course import variants as draws
 from grader.course.exercises import Exercise
 from grader.judge.grading import grade, prewarm
@@ -249,6 +251,8 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path, draw
              for p in registry_problems(exercise)]
     rows += [{"kind": "language", "file": stub_text.catalogue_file(exercise, lang).name, "ok": False, "why": p}
              for lang in languages for p in stub_text.problems(exercise, lang)]
+    rows += [{"kind": "explain", "file": explained.explain_file(exercise).name, "ok": False, "why": p}
+             for p in explained.problems(exercise)]
     return {"exercise": exercise.id, "name": exercise.name, "seed": seed, "ok": all(r["ok"] for r in rows),
             "rows": rows, "verdicts": verdicts(results, draw)}
 
@@ -315,7 +319,7 @@ def english_in_chinese(results: dict[str, Result]) -> list[tuple[str, Text]]:
 # A row's kind, as the Chinese report names it (English: the kind itself, as the JSON has it).
 KINDS_ZH = {"solution": "参考答案", "variant": "正确变体", "stub": "初始代码", "nothing": "空作业",
             "mistake": "错误示例", "notebook": "notebook", "metadata": "元数据", "language": "语言", "key": "错误键",
-            "trace": "追踪"}
+            "trace": "追踪", "explain": "讲解"}
 
 
 def render_validation(reports: list[dict], lang: str = "en") -> str:

@@ -79,7 +79,7 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, in_kata,
         from grader.learner.workspace import Progress
 
         Progress(workspace).record(ex, result)
-    kata_line = kata_record(ex, practice, result, lang) if practice else None
+    kata_line = kata_record(ex, practice, result, source, lang) if practice else None
     if report:
         from grader.report.pages import write_report
 
@@ -87,7 +87,7 @@ def check_cmd(exercise, file, seed, device, time_limit, memory, report, in_kata,
     if as_json:
         click.echo(to_json(result))
     else:
-        click.echo(render(result, lang))
+        click.echo(render(result, lang, kata=practice is not None))
         if kata_line:
             click.echo(kata_line)
         elif file is not None:
@@ -110,7 +110,7 @@ def kata_attempt(ex, file, latest: bool):
         found = (workspace_root(), kata.current(workspace_root(), ex)) if latest else \
             kata.attempt_of(ex, file) if file is not None else None
         if found is not None and found[1] is not None:
-            kata.usable(ex, found[1])
+            found = found[0], kata.usable(ex, found[1])
     except kata.KataError as exc:
         raise problem(exc) from None
     if found is not None and found[1] is None:
@@ -124,14 +124,14 @@ def kata_file(practice) -> Path:
     return attempt_file(*practice)
 
 
-def kata_record(ex, practice, result, lang: str) -> str:
-    """Count a kata grading in the kata state; the line that says where the attempt stands."""
-    from grader.learner.kata import record
+def kata_record(ex, practice, result, source, lang: str) -> str:
+    """Count a kata grading (of `source`) in the kata state; the line that says where the attempt stands."""
+    from grader.learner.kata import record, source_code
     from grader.learner.kata_report import attempt_line
 
     if result.grader_failure:
         return ""
-    return attempt_line(ex, record(practice[0], ex, practice[1]["n"], result), lang)
+    return attempt_line(ex, record(practice[0], ex, practice[1]["n"], result, source_code(source)), lang)
 
 
 def progress_bar(done: int, total: int, lang: str, width: int = 30, public: int = 0) -> str:
@@ -249,9 +249,14 @@ def hint_cmd(exercise, show_all, as_json, lang):
     from grader.learner.workspace import Progress, workspace_root
 
     ex = exercise_or_current(exercise, "hint")
-    draw = count_kata_hint(ex)  # an open kata attempt's draw: its hints
-    hints = ex.text("hints", lang) if draw is None else variants.hints(ex, draw, lang)
-    shown = len(hints) if show_all else Progress(workspace_root()).next_hint(ex)
+    attempt = count_kata_hint(ex)  # an open kata attempt: its draw's hints, counted in it
+    hints = ex.text("hints", lang) if attempt is None else variants.hints(ex, attempt["variant"], lang)
+    if show_all:
+        shown = len(hints)
+    elif attempt is not None:
+        shown = min(attempt["hints"], len(hints))
+    else:
+        shown = Progress(workspace_root()).next_hint(ex)
     if as_json:
         click.echo(json.dumps({"exercise": ex.id, "hints": hints[:shown], "total": len(hints)}, ensure_ascii=False))
         return
@@ -261,12 +266,13 @@ def hint_cmd(exercise, show_all, as_json, lang):
 
 
 def count_kata_hint(ex) -> dict | None:
-    """A hint asked for while a kata attempt of `ex` is open counts in that attempt; return its draw (else None)."""
-    from grader.learner.kata import KataError, hint_used
+    """A hint asked for while a kata attempt of `ex` is open counts in that attempt; return it (else None)."""
+    from grader.learner.kata import KataError, hint_used, usable
     from grader.learner.workspace import workspace_root
 
     try:
-        return hint_used(workspace_root(), ex)
+        attempt = hint_used(workspace_root(), ex)
+        return usable(ex, attempt) if attempt is not None else None
     except KataError as exc:
         raise problem(exc) from None
 
@@ -348,7 +354,7 @@ def reset_cmd(exercise, yes, lang):
 @click.option("--force", is_flag=True, help="Show it before you have solved the exercise.")
 @lang_option
 def solution_cmd(exercise, force, lang):
-    """Show the reference solution of EXERCISE (default: the current one), once you have a full score."""
+    """Show the reference solution of EXERCISE (default: the current one), explained, once you have a full score."""
     from grader.learner.workspace import Progress, workspace_root
 
     ex = exercise_or_current(exercise, "solution")
@@ -366,7 +372,34 @@ def solution_cmd(exercise, force, lang):
                                   if last and exercise is None else ""))
         click.echo(say(lang, "Warning: reading the solution before solving it teaches much less. Try `grade hint` "
                              "first."), err=True)
-    click.echo(ex.solution.read_text(encoding="utf-8"))
+    click.echo("\n".join(solution_lines(ex, lang)))
+
+
+def solution_lines(ex, lang: str) -> list[str]:
+    """The explained solution: the idea, the code with its comments in `lang`, the mistakes it avoids (each with its
+    key's meaning); for the draw of the learner's last kata of `ex` when it passed, else the exercise as written."""
+    from grader.course import explained, variants
+    from grader.learner import kata
+    from grader.learner.workspace import workspace_root
+
+    try:
+        last = kata.latest_attempt(kata.State(workspace_root()).kata(ex))
+        shown = explained.explanation(ex, lang, kata.usable(ex, last)["variant"] if last and last.get("passed")
+                                      else None)
+    except (kata.KataError, explained.ExplainError) as exc:
+        raise problem(exc) from None
+    lines = [say(lang, "{ex} · {title}: the reference solution", ex=ex.id, title=ex.text("title", lang))]
+    if last and last.get("passed") and len(variants.all_draws(ex)) > 1:
+        lines.append(say(lang, "For the variant of your last kata: {variant}.",
+                         variant=variants.describe(kata.usable(ex, last)["variant"], lang)))
+    if shown["idea"]:
+        lines += ["", say(lang, "The idea:"), *("  " + line for line in shown["idea"].splitlines())]
+    lines += ["", shown["code"].rstrip("\n")]
+    if shown["avoids"]:
+        lines += ["", say(lang, "The mistakes it avoids:")]
+        lines += ["  - " + say(lang, "{text} (mistake `{key}`: {meaning})", text=item["text"], key=item["key"],
+                              meaning=item["meaning"]) for item in shown["avoids"]]
+    return lines
 
 
 @command("watch")

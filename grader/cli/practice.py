@@ -18,7 +18,8 @@ from grader.text import say
 @click.argument("exercise", required=False)
 @click.option("--notebook", is_flag=True, help="Write the attempt as a Jupyter notebook instead of a .py file.")
 @click.option("--watch", "then_watch", is_flag=True, help="Then regrade on every save until its first full score.")
-@click.option("--give-up", is_flag=True, help="Close the open attempt without a pass (it counts as forgotten).")
+@click.option("--give-up", is_flag=True,
+              help="Close the open attempt without a pass (once graded, it counts as forgotten).")
 @lang_option
 def kata_cmd(exercise, notebook, then_watch, give_up, lang):
     """Practise EXERCISE again from a fresh blank stub (default: the first kata due today).
@@ -34,15 +35,21 @@ def kata_cmd(exercise, notebook, then_watch, give_up, lang):
         if exercise:
             ex = exercise_or_fail(exercise)
         else:
-            items = kata.today(root, all_exercises())
+            items = kata.today(root, all_exercises(), finished_ids(root))
             first = (items["open"] + items["due"] + items["new"])[:1]
             if not first:
                 raise UsageProblem(say(lang, "nothing is due today: name an exercise (grade kata ex05)"))
             ex = first[0]["exercise"]
         if give_up:
             closed = kata.give_up(root, ex)
-            click.echo(say(lang, "Closed attempt {n} of {ex}: it counts as forgotten, so it comes back soon.",
-                           n=closed["n"], ex=ex.id) if closed else say(lang, "No attempt of {ex} is open.", ex=ex.id))
+            if closed is None:
+                click.echo(say(lang, "No attempt of {ex} is open.", ex=ex.id))
+            elif closed["gradings"]:
+                click.echo(say(lang, "Closed attempt {n} of {ex}: it counts as forgotten, so it comes back soon.",
+                               n=closed["n"], ex=ex.id))
+            else:
+                click.echo(say(lang, "Closed attempt {n} of {ex} before its first grading: it counts for nothing.",
+                               n=closed["n"], ex=ex.id))
             return
         attempt = kata.start(root, ex, lang=lang, notebook=notebook)
     except kata.KataError as exc:
@@ -52,6 +59,14 @@ def kata_cmd(exercise, notebook, then_watch, give_up, lang):
         from grader.learner.watch import watch
 
         watch(ex, lang=lang, interval=0.5, runs=None, practice=(root, attempt))
+
+
+def finished_ids(root: Path) -> set[str]:
+    """The exercises the learner has finished (a full score, in the workspace or a kata): new katas come from those."""
+    from grader.learner.workspace import Progress
+
+    progress = Progress(root)
+    return {ex.id for ex in all_exercises() if progress.state(ex) == "done"}
 
 
 @command("today")
@@ -65,8 +80,10 @@ def today_cmd(new_per_day, as_json, lang):
     from grader.learner.kata_report import today_lines
     from grader.learner.workspace import workspace_root
 
+    root = workspace_root()
     try:
-        items = kata.today(workspace_root(), all_exercises(), new_per_day)
+        finished = finished_ids(root)
+        items = kata.today(root, all_exercises(), finished, new_per_day)
     except kata.KataError as exc:
         raise problem(exc) from None
     if as_json:
@@ -74,7 +91,7 @@ def today_cmd(new_per_day, as_json, lang):
                                        "due": i["due"].isoformat() if i["due"] else None} for i in items[kind]]
                                for kind in ("open", "due", "new")} | {"minutes": round(items["minutes"], 1)}))
         return
-    click.echo("\n".join(today_lines(items, lang)))
+    click.echo("\n".join(today_lines(items, lang, len(finished))))
 
 
 @command("stats")
@@ -91,7 +108,7 @@ def stats_cmd(html_path, export_path, as_json, lang):
 
     root = workspace_root()
     try:
-        rows = kata.summary_rows(root, all_exercises())
+        rows = kata.summary_rows(root, all_exercises(), lang)
     except kata.KataError as exc:
         raise problem(exc) from None
     if as_json:

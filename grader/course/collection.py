@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +21,22 @@ if TYPE_CHECKING:
     from grader.course.exercises import Exercise
 
 PYTEST_INI = Path(__file__).resolve().parent.parent / "checks" / "pytest.ini"  # the judge's pytest settings
+AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
+
+
+@contextlib.contextmanager
+def only_given_plugins():
+    """pytest loads the plugins it is given and none installed beside it (pytest-benchmark would make ./.benchmarks
+    in the learner's folder), while the block runs."""
+    before = os.environ.get(AUTOLOAD)
+    os.environ[AUTOLOAD] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(AUTOLOAD, None)
+        else:
+            os.environ[AUTOLOAD] = before
 
 
 class _Collector:
@@ -55,7 +72,7 @@ def collected_checks(exercise: Exercise) -> list[dict]:
     collector = _Collector()
     args = [str(exercise.checks), "-c", str(PYTEST_INI), "--rootdir", str(exercise.home.checks_dir),
             "--collect-only", "-q", "--noconftest", "-p", "no:cacheprovider"]
-    with contextlib.redirect_stdout(io.StringIO()):
+    with contextlib.redirect_stdout(io.StringIO()), only_given_plugins():
         pytest.main(args, plugins=[collector])
     if collector.errors or collector.unmarked:
         raise CollectionError("; ".join(collector.errors + [f"{name} has no @check(title, points)"

@@ -181,6 +181,7 @@ class Course:
     checks_package: str | None = None  # "grader.checks" for the built-in course: its checks are a package
     min_mistakes: int = 1  # what `grade validate` asks of each exercise
     min_hints: int = 1
+    explained: bool = False  # `grade validate` asks each exercise for solutions/<name>.explain.toml
     short_ids: bool = False  # ex05 for ex05_manual_backward
     tracks: list[Track] = field(default_factory=list)  # none: one path, the teaching order
     reviewer: str = ""  # who reviews, as students read it (`grade review`'s default --by)
@@ -431,7 +432,8 @@ def load_course(root: Path, spec: str | None = None) -> Course:
                   languages=list(meta.get("languages", ["en"])), assignments=dict(meta.get("assignments", {})),
                   points={k: float(v) for k, v in meta.get("points", {}).items()}, checks_package=package,
                   min_mistakes=int(checks.get("mistakes", 1)), min_hints=int(checks.get("hints", 1)),
-                  short_ids=bool(meta.get("short_ids", False)), reviewer=str(meta.get("reviewer", "")))
+                  explained=bool(checks.get("explained", False)), short_ids=bool(meta.get("short_ids", False)),
+                  reviewer=str(meta.get("reviewer", "")))
 
 
 def _tracks(tables: object, path: Path) -> list[Track]:

@@ -1,7 +1,10 @@
 """Write an exercise as a Jupyter notebook: the statement as markdown, the stub's code as code
-cells (one per top-level function or class), and a last cell that checks the work.
+cells (one per top-level function or class), a cell that checks the work, and the stub's demo last.
 
-The checking cell is tagged `skip-grading`, so grading the notebook never runs it.
+The checking cell is tagged `skip-grading`, so grading the notebook never runs it. The stub's `if __name__ ==
+"__main__":` demo runs in Jupyter (a kernel's `__name__` is "__main__") and raises on a function not written yet:
+it comes after the checking cell, so that Run All always reaches the check. Graded, it does not run (the module is
+named `submission`), wherever it is.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ NOTEBOOK_WORDS = {
     "en": [("Run the file (`python {file}`)", "Run the cells"),
            ("run `python {file}`", "run the cells"),
            ("Run `grade {id}`; stuck? `grade hint {id}`.",
-            'Run the last cell to check your work; stuck? Run `hint("{id}")`.'),
+            'Run `check("{id}")`, near the end, to check your work; stuck? Run `hint("{id}")`.'),
            ("`grade {id} --device cuda`", '`check("{id}", device="cuda")`'),
            ("In `{file}`", "In the cells below"),
            ("`{file}` already holds", "The cells below already hold"),
@@ -43,7 +46,7 @@ NOTEBOOK_WORDS = {
     "zh": [("运行这个文件（`python {file}`）", "运行这些单元格"),
            ("运行 `python {file}`", "运行这些单元格"),
            ("运行 `grade {id}`；卡住了？`grade hint {id}`。",
-            '运行最后一个单元格来检查；卡住了？运行 `hint("{id}")`。'),
+            '运行靠近末尾的 `check("{id}")` 来检查；卡住了？运行 `hint("{id}")`。'),
            ("`grade {id} --device cuda`", '`check("{id}", device="cuda")`'),
            ("在 `{file}` 中", "在下面的单元格中"),
            ("`{file}` 中", "下面的单元格中"),
@@ -54,7 +57,7 @@ NOTEBOOK_WORDS = {
 
 def notebook_statement(exercise: Exercise, lang: str = "en", statement: str | None = None) -> str:
     """The statement (`statement`, else the exercise's) as a notebook's first cell: "in the cells below" for "in
-    `ex05_....py`", "run the last cell" and `hint("ex05")` for `grade ex05` and `grade hint ex05`."""
+    `ex05_....py`", "run `check("ex05")`" and `hint("ex05")` for `grade ex05` and `grade hint ex05`."""
     text = exercise.statement(lang) if statement is None else statement
     for pattern, replacement in NOTEBOOK_WORDS.get(lang, NOTEBOOK_WORDS["en"]):
         values = {"file": exercise.stub.name, "id": exercise.id}
@@ -62,17 +65,34 @@ def notebook_statement(exercise: Exercise, lang: str = "en", statement: str | No
     return text
 
 
+def is_demo(cell: str) -> bool:
+    """Whether a cell is a module's `if __name__ == "__main__":` block."""
+    try:
+        body = ast.parse(cell).body
+    except SyntaxError:
+        return False
+    return len(body) == 1 and isinstance(body[0], ast.If) and ast.unparse(body[0].test).replace("'", '"') in (
+        '__name__ == "__main__"', '"__main__" == __name__')
+
+
 def build_notebook(exercise: Exercise, code: str, lang: str = "en", statement: str | None = None):
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+    parts = split_cells(code)
+    demos = [part for part in parts if is_demo(part)]
     cells = [new_markdown_cell(notebook_statement(exercise, lang, statement))]
-    cells += [new_code_cell(code) for code in split_cells(code)]
+    cells += [new_code_cell(part) for part in parts if part not in demos]
     cells.append(new_markdown_cell(say(lang, 'Run the cell below to check your work; stuck? `hint("{id}")` in any cell '
                                              "gives a hint, one more each time.", id=exercise.id)))
     check = new_code_cell(f'from grader import check, hint\n\ncheck("{exercise.id}")')
     check.metadata["tags"] = [CHECK_TAG]
     cells.append(check)
+    if demos:
+        cells.append(new_markdown_cell(say(lang, "A demo of your functions, as `python {file}` runs it. It stops at a "
+                                                 "function not written yet, so it comes after the check: Run All "
+                                                 "reaches the check first.", file=exercise.stub.name)))
+        cells += [new_code_cell(part) for part in demos]
     nb = new_notebook(cells=cells, metadata={
         "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
         "language_info": {"name": "python"},

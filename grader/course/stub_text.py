@@ -7,10 +7,12 @@ translation:
     en = '''TODO: one line of tensor arithmetic; broadcasting does the rest.'''
     zh = '''TODO：一行张量运算即可，广播会完成其余的事。'''
 
-Only COMMENT tokens and docstrings (a string that is the first statement of the module, a class or a function)
-are replaced, found with `tokenize`: the code tokens stay as they are. A comment block (full-line comments at one
-column on consecutive lines) is one text, its lines joined by newlines without the `# `; a docstring is its text
-as `inspect.cleandoc` gives it. A translation may have more or fewer lines; they are indented as the original.
+Only COMMENT tokens, docstrings (a string that is the first statement of the module, a class or a function) and
+the strings a demo prints (a one-line literal given to `print()`, an f-string too: its text between the quotes is
+the entry's `en`) are replaced, found with `tokenize` and `ast`: the code stays as it is, an f-string's fields
+too. A comment block (full-line comments at one column on consecutive lines) is one text, its lines joined by
+newlines without the `# `; a docstring is its text as `inspect.cleandoc` gives it. A translation may have more or
+fewer lines; they are indented as the original.
 
 An exercise with variants (grader/course/variants.py) is translated after its template is rendered for the draw, and its
 entries are rendered with the same draw first, so `{{reduction.returns}}` in `en` and `{{reduction.returns_zh}}`
@@ -22,6 +24,7 @@ Never imports torch.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import io
 import re
@@ -32,7 +35,7 @@ from pathlib import Path
 
 from grader.course import variants
 from grader.course.exercises import Exercise
-from grader.text import Text, english_prose, message_of, verbatim
+from grader.text import Text, cjk_typography, english_prose, message_of, verbatim
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -51,7 +54,7 @@ class Span:
     start: int  # offsets in the source
     end: int
     text: str
-    kind: str  # "comment" or "docstring"
+    kind: str  # "comment", "docstring" or "string" (one that `print()` shows)
     indent: str
     lead: str = ""  # a docstring's quotes and the blank space before and after its text
     tail: str = ""
@@ -61,9 +64,15 @@ class Span:
         """`text` in this span's place, indented and marked as the original."""
         if self.kind == "comment":
             return f"\n{self.indent}".join(f"# {line}".rstrip() for line in text.split("\n"))
+        if self.kind == "string":
+            return self.lead + text + self.tail
         lines = text.split("\n")
         body = "\n".join([lines[0]] + [f"{self.indent}{line}" if line else "" for line in lines[1:]])
         return self.lead + body + self.tail
+
+
+KINDS = {"comment": Text("comment", "注释"), "docstring": Text("docstring", "文档字符串"),
+         "string": Text("printed string", "打印的字符串")}
 
 
 def catalogue_file(exercise: Exercise, lang: str) -> Path:
@@ -80,7 +89,7 @@ def entries(exercise: Exercise, lang: str) -> list[dict]:
 
 
 def spans(source: str) -> list[Span]:
-    """The comment blocks and docstrings of `source`, in order."""
+    """The comment blocks, docstrings and printed strings of `source`, in order."""
     offsets = [0]
     for line in source.splitlines(keepends=True):
         offsets.append(offsets[-1] + len(line))
@@ -114,6 +123,37 @@ def spans(source: str) -> list[Span]:
         elif not line_start and tok.type not in (tokenize.INDENT, tokenize.DEDENT):
             line_start = tok.string
         prev = tok
+    return sorted(found + _printed(source, offsets), key=lambda span: span.start)
+
+
+LITERAL = re.compile(r"([rRuUfF]{0,2})(['\"])(.*)\2", re.S)
+
+
+def _printed(source: str, offsets: list[int]) -> list[Span]:
+    """The strings `print()` is given in `source`: one-line literals, plain or f-strings, without an escape or a
+    quote inside (none where the source does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    lines = source.splitlines(keepends=True)
+
+    def at(line: int, column: int) -> int:  # ast counts a column in UTF-8 bytes
+        return offsets[line - 1] + len(lines[line - 1].encode()[:column].decode(errors="ignore"))
+
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"):
+            continue
+        for arg in node.args:
+            literal = isinstance(arg, ast.JoinedStr) or (isinstance(arg, ast.Constant) and isinstance(arg.value, str))
+            if not literal or arg.lineno != arg.end_lineno or arg.end_col_offset is None:
+                continue
+            start, end = at(arg.lineno, arg.col_offset), at(arg.end_lineno, arg.end_col_offset)
+            match = LITERAL.fullmatch(source[start:end])
+            if match and match.group(2) not in match.group(3) and "\\" not in match.group(3):
+                found.append(Span(start, end, match.group(3), "string", "", lead=match.group(1) + match.group(2),
+                                  tail=match.group(2), own_line=False))
     return found
 
 
@@ -158,10 +198,14 @@ def translate(source: str, translations: dict[str, str]) -> str:
 
 
 def table(exercise: Exercise, lang: str, draw: dict) -> dict[str, str]:
-    """English text -> translation for `draw`, each entry rendered with the draw."""
-    where = catalogue_file(exercise, lang).name
+    """English text -> translation for `draw`, each entry of the stub's catalogue rendered with the draw."""
+    return table_of(entries(exercise, lang), lang, draw, catalogue_file(exercise, lang).name)
+
+
+def table_of(items: list[dict], lang: str, draw: dict, where: str) -> dict[str, str]:
+    """English text -> translation for `draw`, from [[text]] entries (`items`, read from `where`)."""
     return {variants.render(e["en"].strip("\n"), draw, where): variants.render(e[lang].strip("\n"), draw, where)
-            for e in entries(exercise, lang)}
+            for e in items if isinstance(e.get("en"), str) and isinstance(e.get(lang), str)}
 
 
 def stub(exercise: Exercise, lang: str = "en", draw: dict | None = None) -> str:
@@ -172,14 +216,19 @@ def stub(exercise: Exercise, lang: str = "en", draw: dict | None = None) -> str:
 
 
 def code_tokens(source: str) -> list[tuple[int, str]]:
-    """The tokens of `source` that are code: neither comments, layout, nor docstrings."""
-    docstrings = {(s.start, s.end) for s in spans(source) if s.kind == "docstring"}
+    """The tokens of `source` that are code: neither comments, layout, docstrings nor printed strings; then the
+    fields of each printed f-string (`{loss:.3f}`), which are code too."""
+    found = spans(source)
+    docstrings = {(s.start, s.end) for s in found if s.kind == "docstring"}
+    printed = [s for s in found if s.kind == "string"]
     offsets = [0]
     for line in source.splitlines(keepends=True):
         offsets.append(offsets[-1] + len(line))
-    return [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(source).readline)
-            if t.type not in TEXT_TOKENS
-            and (offsets[t.start[0] - 1] + t.start[1], offsets[t.end[0] - 1] + t.end[1]) not in docstrings]
+    tokens = [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(source).readline)
+              if t.type not in TEXT_TOKENS
+              and (offsets[t.start[0] - 1] + t.start[1], offsets[t.end[0] - 1] + t.end[1]) not in docstrings
+              and not any(s.start <= offsets[t.start[0] - 1] + t.start[1] < s.end for s in printed)]
+    return tokens + [(-1, "".join(re.findall(r"\{[^{}]*\}", s.text))) for s in printed if "f" in s.lead.lower()]
 
 
 def problems(exercise: Exercise, lang: str) -> list[Text]:
@@ -187,17 +236,28 @@ def problems(exercise: Exercise, lang: str) -> list[Text]:
     a translation with English prose, a code token changed, a catalogue entry no draw uses."""
     if lang == "en":
         return []
+    where = catalogue_file(exercise, lang).name
+    try:
+        items = entries(exercise, lang)
+    except tomllib.TOMLDecodeError as exc:
+        return [Text("{where}: {error}", "{where}：{error}", where=where, error=verbatim(exc))]
+    return translation_problems(exercise, lang, lambda draw: variants.stub_text(exercise, draw), items, where,
+                                Text("the stub", "初始代码"))
+
+
+def translation_problems(exercise: Exercise, lang: str, source_of, items: list[dict], where: str,
+                         what: Text) -> list[Text]:
+    """What `grade validate` refuses in a translated source of the exercise (`source_of(draw)`: its English text for
+    a draw; `items`: its [[text]] entries, from the file `where`; `what`: its name), on every draw: a comment or
+    docstring left in English, a translation with English prose, a code token changed, an entry no draw uses."""
     found: list[Text] = []
     used: set[str] = set()
-    where = catalogue_file(exercise, lang).name
     for draw in variants.all_draws(exercise):
         on = Text(" (draw {label})", "（抽取 {label}）", label=variants.label(draw)) if draw else ""
         try:
-            english, words_of = variants.stub_text(exercise, draw), table(exercise, lang, draw)
+            english, words_of = source_of(draw), table_of(items, lang, draw, where)
         except variants.VariantError as exc:
             return [message_of(exc)]
-        except tomllib.TOMLDecodeError as exc:
-            return [Text("{where}: {error}", "{where}：{error}", where=where, error=verbatim(exc))]
         translated = translate(english, words_of)
         originals = {s.text for s in spans(english)}
         used |= set(words_of) & originals
@@ -206,13 +266,13 @@ def problems(exercise: Exercise, lang: str) -> list[Text]:
         except (tokenize.TokenError, SyntaxError):
             same = False
         if not same:
-            found.append(Text("{where}{on}: a translation changes the code of the stub (a quote or a line break where "
+            found.append(Text("{where}{on}: a translation changes the code of {what} (a quote or a line break where "
                               "it ends a docstring or a comment?)",
-                              "{where}{on}：某条翻译改变了初始代码的代码（引号或换行提前结束了文档字符串或注释？）",
-                              where=where, on=on))
+                              "{where}{on}：某条翻译改变了{what}的代码（引号或换行提前结束了文档字符串或注释？）",
+                              where=where, on=on, what=what))
             continue
         for span in spans(translated):
-            kind = Text(span.kind, "注释" if span.kind == "comment" else "文档字符串")
+            kind = KINDS[span.kind]
             text = verbatim(span.text[:80])
             if span.text in originals and words(span.text):
                 found.append(Text("{where}{on}: no translation for the {kind} '{text}'", "{where}{on}：{kind} '{text}' "
@@ -221,10 +281,16 @@ def problems(exercise: Exercise, lang: str) -> list[Text]:
                 found.append(Text("{where}{on}: the translation keeps English in the {kind} '{text}' ({prose})",
                                   "{where}{on}：{kind} '{text}' 的翻译里还有英文（{prose}）", where=where, on=on,
                                   kind=kind, text=text, prose=verbatim("; ".join(english_prose(span.text))[:80])))
-    for entry in entries(exercise, lang):
+            elif span.text not in originals and lang == "zh" and cjk_typography(span.text):
+                found.append(Text("{where}{on}: the {kind} '{text}' breaks Chinese typography ({slips})",
+                                  "{where}{on}：{kind} '{text}' 不合中文排版（{slips}）", where=where, on=on,
+                                  kind=kind, text=text, slips=verbatim(" | ".join(cjk_typography(span.text))[:80])))
+    for entry in items:
+        if not isinstance(entry.get("en"), str):
+            continue
         drawn = {variants.render(entry["en"].strip("\n"), d, where) for d in variants.all_draws(exercise)}
         if not drawn & used:
-            found.append(Text("{where}: no comment or docstring of the stub is '{text}' (on any draw)",
-                              "{where}：初始代码中没有哪条注释或文档字符串是 '{text}'（在任何抽取中都没有）",
-                              where=where, text=verbatim(entry["en"].strip()[:80])))
+            found.append(Text("{where}: no comment or docstring of {what} is '{text}' (on any draw)",
+                              "{where}：{what}中没有哪条注释或文档字符串是 '{text}'（在任何抽取中都没有）",
+                              where=where, what=what, text=verbatim(entry["en"].strip()[:80])))
     return list({str(p) + p.render("zh"): p for p in found}.values())

@@ -50,16 +50,31 @@ def all_draws(exercise: Exercise) -> list[dict]:
 
 
 def draw(exercise: Exercise, rng: random.Random, avoid: dict | None = None) -> dict:
-    """A random draw, other than `avoid` (the last attempt's) where the exercise has more than one."""
+    """A random draw, other than `avoid` (the last attempt's, by its values' names: their words may have changed since)
+    where the exercise has more than one."""
     choices = all_draws(exercise)
     if avoid is not None and len(choices) > 1:
-        choices = [c for c in choices if c != avoid] or choices
+        choices = [c for c in choices if label(c) != label(avoid)] or choices
     return rng.choice(choices)
 
 
 def label(draw: dict) -> str:
-    """A draw in one line: `reduction=sum, loss=mae`."""
+    """A draw in one line, for an author: `reduction=sum, loss=mae`."""
     return ", ".join(f"{k}={v.get('name', v) if isinstance(v, dict) else v}" for k, v in draw.items())
+
+
+def describe(draw: dict, lang: str = "en") -> str:
+    """A draw in the learner's words: each value's `label` (`label_zh` in Chinese), else its name."""
+    key = "label_zh" if lang == "zh" else "label"
+    words = [str(v.get(key) or v.get("label") or v.get("name", v)) if isinstance(v, dict) else str(v)
+             for v in draw.values()]
+    return ("；" if lang == "zh" else "; ").join(words)
+
+
+def same_draw(exercise: Exercise, draw: dict) -> dict | None:
+    """The exercise's draw with the same values as `draw` by name (a kata attempt's, stored when it began: the
+    values' words may have changed since), None when it has none."""
+    return next((d for d in all_draws(exercise) if label(d) == label(draw)), None)
 
 
 def render(text: str, draw: dict, where: str = "template") -> str:
@@ -130,6 +145,13 @@ def template_problems(exercise: Exercise) -> list[Text]:
     or that names an unknown parameter; a parameter without values."""
     problems = [Text("[variants] {name} has no values", "[variants] {name} 没有任何取值", name=name)
                 for name, values in parameters(exercise).items() if not values]
+    if len(all_draws(exercise)) > 1:  # a kata shows the learner its draw
+        problems += [Text("[variants] {name} = {label}: no `{key}` (the words a learner sees for it)",
+                          "[variants] {name} = {label}：没有 `{key}`（学习者看到的说明）", name=name,
+                          label=label({name: value}), key=key)
+                     for name, values in parameters(exercise).items() for value in values
+                     for key, lang in (("label", "en"), ("label_zh", "zh")) if lang in exercise.course.languages
+                     and not (isinstance(value, dict) and isinstance(value.get(key), str) and value[key].strip())]
     for name, values in parameters(exercise).items():
         for value in values:
             if isinstance(value, dict) and ("hints" in value or "hints_zh" in value):

@@ -40,6 +40,7 @@ from grader.sandbox.process import seed_torch
 from grader.sandbox.source import Source
 from grader.text import Text, verbatim
 from grader.course.variants import default_draw
+from grader.course.collection import AUTOLOAD, only_given_plugins
 
 torch.set_num_threads(1)  # forked children must never inherit a multi-threaded OpenMP pool
 
@@ -196,21 +197,13 @@ class Prepared:
         before = _open_fds()
         self.plugin = JudgePlugin.unbound()
         self.output = open(os.devnull, "w")  # pytest's terminal writes here, in every judge
-        autoload = os.environ.get(AUTOLOAD)
-        os.environ[AUTOLOAD] = "1"
-        try:
-            with contextlib.redirect_stdout(self.output), contextlib.redirect_stderr(self.output):
-                self.config = _prepareconfig(pytest_args(exercise, timeout), [self.plugin, pytest_timeout])
-                self.config._do_configure()
-                self.session = Session.from_config(self.config)
-                self.session.exitstatus = 0
-                self.config.hook.pytest_sessionstart(session=self.session)
-                self.config.hook.pytest_collection(session=self.session)
-        finally:
-            if autoload is None:
-                os.environ.pop(AUTOLOAD, None)
-            else:
-                os.environ[AUTOLOAD] = autoload
+        with contextlib.redirect_stdout(self.output), contextlib.redirect_stderr(self.output), only_given_plugins():
+            self.config = _prepareconfig(pytest_args(exercise, timeout), [self.plugin, pytest_timeout])
+            self.config._do_configure()
+            self.session = Session.from_config(self.config)
+            self.session.exitstatus = 0
+            self.config.hook.pytest_sessionstart(session=self.session)
+            self.config.hook.pytest_collection(session=self.session)
         self.fds = _open_fds() - before  # the files pytest keeps open (its output, its log file): a judge keeps them
         self.ok = not self.session.testsfailed and bool(self.session.items)
 
@@ -223,8 +216,6 @@ class Prepared:
         finally:
             hook.pytest_sessionfinish(session=session, exitstatus=session.exitstatus)
 
-
-AUTOLOAD = "PYTEST_DISABLE_PLUGIN_AUTOLOAD"
 
 # (checks file, timeout) -> pytest prepared for them in this process, or None where it could not be
 _prepared: dict[tuple[str, int], Prepared | None] = {}

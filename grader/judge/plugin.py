@@ -52,6 +52,7 @@ class JudgePlugin:
         self.emit = emit
         self.statuses = {"graded"}
         self.failed: dict[str, Text] = {}  # id -> title of the checks that failed so far
+        self.builds_on: set[str] = set()  # the failed checks whose dependents were told why, once in a table
         self.overrides = overrides or {}  # check id -> points, from the course's course.toml
         use_variant(variant or {})  # the drawn parameters the checks read with variant(name)
 
@@ -106,14 +107,17 @@ class JudgePlugin:
         outcome, text, key = self._outcome(call, report)
         depends = list(meta.get("depends", ()))
         after = next((d for d in depends if d in self.failed), None)
+        told = after in self.builds_on  # said in full once per table; shortly for the next check building on it
         alone = {"outcome": outcome, "message": text.render(self.lang), "key": key}  # its verdict on its own
         if after and outcome == "passed":  # it builds on a check that did not pass: no points for it alone
             outcome, key = "failed", None
-            text = blocked_text(self.failed[after])
+            text = blocked_text(self.failed[after], told)
         elif after and outcome == "failed":
-            text = blocked_failure(self.failed[after], text)
+            text = blocked_failure(self.failed[after], text, told)
         else:
             after = None
+        if after:
+            self.builds_on.add(after)
         if outcome in ("failed", "not_started", "not_run"):
             self.failed[check_id] = title
         passed = outcome == "passed"

@@ -182,14 +182,20 @@ class Result:
                    review=data.get("review"))
 
 
-def blocked_text(title: Text | str) -> Text:
-    """The message of a check that passed on its own after a check it builds on (titled `title`) did not."""
+def blocked_text(title: Text | str, short: bool = False) -> Text:
+    """The message of a check that passed on its own after a check it builds on (titled `title`) did not; `short`:
+    a check before it in the table said so in full."""
+    if short:
+        return Text("Waits for “{check}” too (above).", "同样要等“{check}”通过（见上）。", check=title)
     return Text("“{check}” above does not pass, and this check builds on it: it earns its points once that one passes.",
                 "上面的“{check}”没有通过，而这个检查依赖它：那个通过后，这个才得分。", check=title)
 
 
-def blocked_failure(title: Text | str, own: Text | str) -> Text:
-    """The message of a check that failed (`own`: its message) after a check it builds on (`title`) did not pass."""
+def blocked_failure(title: Text | str, own: Text | str, short: bool = False) -> Text:
+    """The message of a check that failed (`own`: its message) after a check it builds on (`title`) did not pass;
+    `short`: a check before it in the table said so in full."""
+    if short:
+        return Text("Fix “{check}” first (above). {text}", "请先修正“{check}”（见上）。{text}", check=title, text=own)
     return Text("“{check}” above fails too, and this check builds on it: fix that first. {text}",
                 "上面的“{check}”也没有通过，而这个检查依赖它：请先修正它。{text}", check=title, text=own)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from grader.sandbox import wire
-from grader.sandbox.frames import cell_name, where
+from grader.sandbox.frames import cell_name, error_text, where
 from grader.sandbox.handle import Sandbox
 from grader.sandbox.limits import Limits
 from grader.sandbox.problems import (
@@ -84,7 +84,7 @@ class Submission:
         self._note_tampering(reply)
         self.isolation = reply.get("isolation", {})
         if not reply.get("ok"):
-            self.load_problem = LoadFailed(Text("{error}{where}", "{error}{where}", error=verbatim(reply["message"]),
+            self.load_problem = LoadFailed(Text("{error}{where}", "{error}{where}", error=error_text(reply),
                                                 where=where(reply)))  # the report says it could not be loaded
             self.problems.append(self.load_problem)
             raise self.load_problem
@@ -94,7 +94,7 @@ class Submission:
     def _note_failed_cells(self, failed: list[dict] | None) -> None:
         if failed and not any(isinstance(p, CellsFailed) for p in self.problems):
             cells = joined([Text("\n  {cell}: {error}{where}", "\n  {cell}：{error}{where}", cell=cell_name(f["cell"]),
-                                 error=verbatim(f["message"]), where=where(f)) for f in failed], "")
+                                 error=error_text(f), where=where(f)) for f in failed], "")
             self.problems.append(CellsFailed(Text(
                 "Notebook cells that raised an error (the checks ran with what the other cells define):{cells}",
                 "以下单元格抛出了错误（检查使用了其他单元格定义的内容）：{cells}", cells=cells)))

@@ -30,11 +30,13 @@ SANDBOX_ENV = "TORCH_KATAS_SANDBOX"
 class CheckResult:
     """A grading result that shows itself as an HTML table in Jupyter and as text elsewhere."""
 
-    def __init__(self, result: Result, hint: str | None, lang: str, workspace: Path | None = None):
+    def __init__(self, result: Result, hint: str | None, lang: str, workspace: Path | None = None,
+                 kata: bool = False):
         self.result = result
         self.hint = hint  # the hint line shown when a check fails ("Hint 1/3: ...")
         self.lang = lang
         self.workspace = workspace  # the workspace whose progress it was recorded in (None: not recorded)
+        self.kata = kata  # a kata attempt's grading: recorded in the kata, its next step the next kata
 
     @property
     def score(self) -> float:
@@ -49,7 +51,7 @@ class CheckResult:
 
     def recorded(self) -> str:
         """Whether the grading counts in the learner's progress ("" after a failure of the grader's own)."""
-        if self.result.grader_failure:
+        if self.result.grader_failure or self.kata:
             return ""
         if self.workspace is None:
             return say(self.lang, "Not recorded in your progress: this notebook is not in a workspace "
@@ -57,14 +59,16 @@ class CheckResult:
         return say(self.lang, "Recorded in your progress ({workspace}).", workspace=self.workspace)
 
     def __repr__(self) -> str:
-        lines = [render(self.result, self.lang, color=False, notebook=True), self.shown_hint(), self.recorded()]
+        lines = [render(self.result, self.lang, color=False, notebook=True, kata=self.kata), self.shown_hint(),
+                 self.recorded()]
         return "\n".join(line for line in lines if line)
 
     def _repr_html_(self) -> str:
         from grader.report.pages import notebook_html
 
         hint = self.shown_hint()
-        lines = [next_step(self.result, self.lang, notebook=True), f"💡 {hint}" if hint else "", self.recorded()]
+        lines = [next_step(self.result, self.lang, notebook=True, kata=self.kata), f"💡 {hint}" if hint else "",
+                 self.recorded()]
         return notebook_html(self.result, [line for line in lines if line], self.lang)
 
 
@@ -135,10 +139,14 @@ def check(exercise: str, *, lang: str | None = None, seed: int | None = None, de
     progress = _progress()
     if progress is not None and not result.grader_failure and not in_kata:  # a kata counts in its own state
         progress.record(ex, result)
-    hints = variants.hints(ex, practice[1]["variant"], lang) if in_kata else ex.text("hints", lang)
-    level = max(1, progress.entry(ex).get("hints", 0) if progress else 0)
-    hint = say(lang, "Hint {i}/{n}: {hint}", i=level, n=len(hints), hint=hints[level - 1]) if hints else None
-    return CheckResult(result, hint, lang, progress.path.parent if progress else None)
+    if in_kata:  # a kata shows the hints its learner asked for (`hint()`): each one counts in the attempt
+        hints = variants.hints(ex, kata.usable(ex, practice[1])["variant"], lang)
+        level = min(practice[1]["hints"], len(hints))
+    else:
+        hints = ex.text("hints", lang)
+        level = max(1, progress.entry(ex).get("hints", 0) if progress else 0)
+    hint = say(lang, "Hint {i}/{n}: {hint}", i=level, n=len(hints), hint=hints[level - 1]) if hints and level else None
+    return CheckResult(result, hint, lang, progress.path.parent if progress else None, kata=in_kata)
 
 
 def _kata_attempt(ex):
@@ -160,11 +168,13 @@ def hint(exercise: str, *, lang: str | None = None, all: bool = False) -> Hints:
     lang = lang or default_lang()
     ex = find_exercise(exercise)
     practice = _kata_attempt(ex)
-    draw = kata.hint_used(practice[0], ex) if practice else None  # a hint in a kata counts in the attempt
-    hints = ex.text("hints", lang) if draw is None else variants.hints(ex, draw, lang)
+    attempt = kata.hint_used(practice[0], ex) if practice else None  # a hint in a kata counts in the attempt
+    hints = ex.text("hints", lang) if attempt is None else variants.hints(ex, kata.usable(ex, attempt)["variant"], lang)
     progress = _progress()
     if all:
         shown = len(hints)
+    elif attempt is not None:
+        shown = min(attempt["hints"], len(hints))
     elif progress is not None:
         shown = progress.next_hint(ex)
     else:

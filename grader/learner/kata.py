@@ -1,13 +1,21 @@
 """Kata mode: redo an exercise from a blank stub, timed, with a fresh variant, on a spaced-repetition schedule.
 
 `grade kata ex05` opens attempt K in <workspace>/practice/<name>/attempt-K/ (the stub and statement rendered
-from a new draw of the exercise's variants); the learner's solved file and progress stay as they are. The
-timer runs from the start to the first full score. Each attempt keeps its gradings, hints and time; a pass or
-an abandoned attempt is one review of the kata's FSRS card (the `fsrs` package), rated from those signals.
+from a new draw of the exercise's variants, other than the last attempt's); the learner's solved file and progress
+stay as they are. `grade today` offers the katas due, then new ones among the exercises the learner has finished.
+
+The timer counts active time: from the start, each grading, hint or save of the attempt's file counts the time
+since the last one, up to IDLE_S (a longer gap is a pause: an attempt left open overnight counts a few minutes),
+and an attempt counts MAX_ACTIVE_S at most. It stops at the first full score. Each attempt keeps its gradings,
+hints and active time; a pass or an attempt closed after a grading is one review of the kata's FSRS card (the
+`fsrs` package), rated from those signals. A pass whose file is the same code as an earlier passing attempt's or
+the reference solution's (names and layout aside: grader/learner/same_code.py) is a review rated hard, never a
+clean pass or a best time. An attempt closed before any grading is no attempt: it counts nowhere.
 
 The state is one JSON file in the workspace, versioned; every change re-reads it under an exclusive lock and
 replaces it atomically, so a crash never leaves half a file and two processes never lose each other's change.
-The clock is injectable (TORCH_KATAS_NOW, an ISO time) for tests. Never imports torch.
+The clock is TORCH_KATAS_NOW's (an ISO time) when it is set, so that a month of katas can be played in a minute
+(README, "Katas"; tests/test_kata.py). Never imports torch.
 """
 
 from __future__ import annotations
@@ -25,14 +33,17 @@ from pathlib import Path
 from grader.course import stub_text, variants
 from grader.course.exercises import Exercise
 from grader.judge.result import Result
+from grader.learner.same_code import fingerprint
 from grader.text import Text, verbatim
 
 STATE_FILE = ".torch-katas-kata.json"
-VERSION = 1
+VERSION = 2  # 1: "seconds" from the start to the pass, however long the learner was away
 PRACTICE_DIR = "practice"
 NOW_ENV = "TORCH_KATAS_NOW"
 NEW_PER_DAY = 2
 MINUTES_BY_DIFFICULTY = {1: 5, 2: 10, 3: 20}  # a first kata's estimate, before the learner has a time of their own
+IDLE_S = 5 * 60  # a longer gap between two signs of work (start, grading, hint, save) counts this much: a pause
+MAX_ACTIVE_S = 2 * 3600  # an attempt's active time stops here
 AGAIN, HARD, GOOD, EASY = 1, 2, 3, 4  # fsrs.Rating's values
 RATING_NAMES = {AGAIN: "again", HARD: "hard", GOOD: "good", EASY: "easy"}
 
@@ -78,8 +89,8 @@ def ordinal(n: int, lang: str) -> str:
 # -- the state file -------------------------------------------------------------------------------
 
 class State:
-    """The kata state of a workspace: {"version": 1, "katas": {exercise id: {"attempts": [...], "card": {...},
-    "reviews": [...]}}}."""
+    """The kata state of a workspace: {"version": 2, "katas": {exercise id: {"attempts": [...], "card": {...},
+    "reviews": [...]}}}; a file of version 1 is read as version 2 (`upgraded`)."""
 
     def __init__(self, root: Path):
         self.root = Path(root)
@@ -99,7 +110,7 @@ class State:
         if not well_formed(data):
             raise KataError(Text("{path} is not a kata state file: move it away to start afresh",
                                  path=verbatim(self.path)))
-        return data
+        return upgraded(data)
 
     @contextlib.contextmanager
     def change(self):
@@ -128,6 +139,7 @@ class State:
 
 ATTEMPT_FIELDS = {"n": int, "started": str, "folder": str, "file": str, "variant": dict, "gradings": int,
                   "hints": int}
+TIMED = {1: "seconds", 2: "active_s"}  # a passed attempt's time, by version
 
 
 def well_formed(data) -> bool:
@@ -141,8 +153,9 @@ def well_formed(data) -> bool:
                 if not all(isinstance(attempt.get(k), t) for k, t in ATTEMPT_FIELDS.items()):
                     return False
                 parse_time(attempt["started"])
-                if attempt.get("passed") and not (parse_time(attempt["passed"])
-                                                  and isinstance(attempt.get("seconds"), (int, float))):
+                parse_time(attempt.get("last_active"))
+                if attempt.get("passed") and not (parse_time(attempt["passed"]) and isinstance(
+                        attempt.get(TIMED.get(data["version"], "active_s")), (int, float))):
                     return False
             for review in kata.get("reviews", []):
                 parse_time(review["at"])
@@ -155,6 +168,20 @@ def well_formed(data) -> bool:
         return True
     except (KeyError, TypeError, ValueError, AttributeError):
         return False
+
+
+def upgraded(data: dict) -> dict:
+    """A state of version 1 as version 2: a pass's time from the start, however long the learner was away, becomes
+    its active time, at most MAX_ACTIVE_S (the pauses are not known any more); the last sign of work of an open
+    attempt is its start."""
+    if data["version"] == 1:
+        for kata in data["katas"].values():
+            for attempt in kata["attempts"]:
+                seconds = attempt.pop("seconds", None)
+                attempt["active_s"] = min(float(seconds), MAX_ACTIVE_S) if attempt.get("passed") else 0.0
+                attempt["last_active"] = attempt.get("passed") or attempt["started"]
+        data["version"] = VERSION
+    return data
 
 
 def _kata(data: dict, exercise: Exercise) -> dict:
@@ -172,14 +199,59 @@ def latest_attempt(kata: dict) -> dict | None:
     return (kata.get("attempts") or [None])[-1]
 
 
+def counted(kata: dict) -> list[dict]:
+    """The attempts that count: those graded at least once (an attempt closed before any grading is none)."""
+    return [a for a in kata.get("attempts", []) if a["gradings"] or a.get("passed")]
+
+
 def passes(kata: dict) -> list[dict]:
     return [a for a in kata.get("attempts", []) if a.get("passed")]
 
 
+def timed_passes(kata: dict) -> list[dict]:
+    """The passes that count as times: not an earlier answer or the reference pasted (`copy_of`)."""
+    return [a for a in passes(kata) if not a.get("copy_of")]
+
+
 def best_time(kata: dict, before: int | None = None) -> float | None:
-    """The fastest pass (of the attempts numbered below `before`)."""
-    times = [a["seconds"] for a in passes(kata) if before is None or a["n"] < before]
+    """The fastest pass in active time (of the attempts numbered below `before`), pasted answers left out."""
+    times = [a["active_s"] for a in timed_passes(kata) if before is None or a["n"] < before]
     return min(times, default=None)
+
+
+def clean_passes(kata: dict) -> int:
+    """Passes without a hint, pasted answers left out."""
+    return sum(1 for a in timed_passes(kata) if not a["hints"])
+
+
+# -- active time --------------------------------------------------------------------------------------
+
+def active_until(attempt: dict, when: datetime, saved: datetime | None = None) -> float:
+    """The attempt's active time at `when`, had it a sign of work then (and a save of its file at `saved`, counted
+    between the last sign of work and `when` only): each gap since the last sign of work counts IDLE_S at most; the
+    whole MAX_ACTIVE_S at most."""
+    active, last = attempt["active_s"], at(attempt["last_active"])
+    for moment in sorted(m for m in (saved, when) if m is not None and last < m <= when):
+        active += min((moment - last).total_seconds(), IDLE_S)
+        last = moment
+    return min(active, MAX_ACTIVE_S)
+
+
+def worked(attempt: dict, when: datetime, saved: datetime | None = None) -> None:
+    """Count a sign of work at `when` (a grading, a hint; `saved`: the file's last save before it) in the open
+    attempt's active time."""
+    if attempt.get("passed") or attempt.get("closed"):
+        return
+    attempt["active_s"] = active_until(attempt, when, saved)
+    attempt["last_active"] = max(at(attempt["last_active"]), when).isoformat()
+
+
+def saved_at(root: Path, attempt: dict) -> datetime | None:
+    """When the attempt's file was last saved (None when it cannot be read)."""
+    try:
+        return datetime.fromtimestamp(attempt_file(root, attempt).stat().st_mtime, timezone.utc)
+    except (OSError, ValueError, OverflowError):
+        return None
 
 
 # -- scheduling (FSRS) ------------------------------------------------------------------------------
@@ -265,8 +337,8 @@ def start(root: Path, exercise: Exercise, *, lang: str = "en", notebook: bool = 
                                   statement=variants.statement(exercise, draw, lang))
             stub.unlink()
         attempt = {"n": n, "started": when.isoformat(), "folder": str(folder.relative_to(root)), "file": file.name,
-                   "variant": draw, "gradings": 0, "hints": 0, "best_score": 0.0, "passed": None, "seconds": None,
-                   "rating": None, "closed": None}
+                   "variant": draw, "gradings": 0, "hints": 0, "best_score": 0.0, "passed": None, "active_s": 0.0,
+                   "last_active": when.isoformat(), "rating": None, "closed": None, "copy_of": None}
         kata["attempts"].append(attempt)
     return attempt
 
@@ -309,11 +381,18 @@ def attempt_of(exercise: Exercise, path: Path, root: Path | None = None) -> tupl
 
 
 def usable(exercise: Exercise, attempt: dict) -> dict:
-    """`attempt`, if its draw is one the exercise has (an edited state file, or variants changed since it began)."""
-    if attempt["variant"] not in variants.all_draws(exercise):
+    """`attempt` with its draw as the exercise has it now (its values' words may have changed since it began, not
+    their names); KataError if the exercise has no such draw any more (an edited state file, variants removed)."""
+    draw = variants.same_draw(exercise, attempt["variant"])
+    if draw is None:
         raise KataError(Text("attempt {n} of {ex} was drawn from variants the exercise no longer has: "
                              "`grade kata {ex}` starts a new one", n=attempt["n"], ex=exercise.id))
-    return attempt
+    return {**attempt, "variant": draw}
+
+
+def hints_asked(root: Path, exercise: Exercise, n: int) -> int:
+    """How many hints attempt `n` of the exercise's kata has asked for so far."""
+    return next((a["hints"] for a in State(root).kata(exercise).get("attempts", []) if a["n"] == n), 0)
 
 
 def current(root: Path, exercise: Exercise) -> dict | None:
@@ -325,14 +404,16 @@ def attempt_file(root: Path, attempt: dict) -> Path:
     return root / attempt["folder"] / attempt["file"]
 
 
-def record(root: Path, exercise: Exercise, attempt_n: int, result: Result) -> dict:
-    """Count a grading of attempt `attempt_n`; at its first full score stop its timer and review the card.
-    Return {"attempt", "passed_now", "best", "clean", "due"}: what the pass line says."""
+def record(root: Path, exercise: Exercise, attempt_n: int, result: Result, code: str | None = None) -> dict:
+    """Count a grading of attempt `attempt_n` (`code`: what was graded); at its first full score stop its timer and
+    review the card: a review rated hard when `code` is the same as an earlier passing attempt's or the reference
+    solution's. Return {"attempt", "passed_now", "best_before", "best", "clean", "due"}: what the pass line says."""
     when = now()
     full = result.full and not result.grader_failure
     with State(root).change() as data:
         kata = _kata(data, exercise)
         attempt = next(a for a in kata["attempts"] if a["n"] == attempt_n)
+        worked(attempt, when, saved_at(root, attempt))
         attempt["gradings"] += 1
         attempt["best_score"] = max(attempt["best_score"], result.score)
         attempt["max_score"] = result.max_score
@@ -340,32 +421,71 @@ def record(root: Path, exercise: Exercise, attempt_n: int, result: Result) -> di
         best_before = best_time(kata, before=attempt_n)
         if passed_now:
             attempt["passed"] = when.isoformat()
-            attempt["seconds"] = max(0.0, (when - at(attempt["started"])).total_seconds())
-            attempt["rating"] = rating(True, attempt["seconds"], best_before, attempt["hints"], attempt["gradings"])
+            attempt["fingerprint"] = fingerprint(code) if code is not None else None
+            attempt["copy_of"] = copy_of(root, exercise, kata, attempt)
+            attempt["rating"] = HARD if attempt["copy_of"] else rating(
+                True, attempt["active_s"], best_before, attempt["hints"], attempt["gradings"])
             review(kata, attempt["rating"], when)
         summary = {"attempt": dict(attempt), "passed_now": passed_now, "best_before": best_before,
-                   "best": best_time(kata), "clean": sum(1 for a in passes(kata) if not a["hints"]),
+                   "best": best_time(kata), "clean": clean_passes(kata),
                    "due": kata["card"]["due"] if kata.get("card") else None}
     return summary
 
 
+def copy_of(root: Path, exercise: Exercise, kata: dict, attempt: dict) -> str | int | None:
+    """What the passing attempt's code is the same as: an earlier passing attempt (its number), the reference
+    solution ("reference", of any draw); None when neither, or when its code has no fingerprint."""
+    mine = attempt.get("fingerprint")
+    if mine is None:
+        return None
+    for earlier in passes(kata):
+        if earlier["n"] != attempt["n"] and (earlier.get("fingerprint") or file_fingerprint(root, earlier)) == mine:
+            return earlier["n"]
+    if exercise.solution.is_file():
+        try:
+            references = {fingerprint(variants.rendered(exercise.solution, d)) for d in variants.all_draws(exercise)}
+        except (OSError, variants.VariantError):
+            references = set()
+        if mine in references:
+            return "reference"
+    return None
+
+
+def file_fingerprint(root: Path, attempt: dict) -> str | None:
+    """The fingerprint of an attempt's file as it is now (an attempt passed before fingerprints were kept)."""
+    from grader.sandbox.source import SubmissionError, load_source
+
+    try:
+        source = load_source(attempt_file(root, attempt))
+    except SubmissionError:
+        return None
+    return fingerprint(source_code(source))
+
+
+def source_code(source) -> str:
+    """A submission's code as one text: a .py file, or a notebook's code cells one after the other."""
+    return "\n\n".join(code for _, code in source.chunks)
+
+
 def hint_used(root: Path, exercise: Exercise) -> dict | None:
-    """Count a hint in the exercise's open attempt, if one is open; return its draw (None without one)."""
+    """Count a hint in the exercise's open attempt, if one is open, as a sign of work too; return the attempt (None
+    without one)."""
     with State(root).change() as data:
         attempt = open_attempt(data["katas"].get(exercise.id, {}))
         if attempt is None:
             return None
+        worked(attempt, now(), saved_at(root, attempt))
         attempt["hints"] += 1
-        return attempt["variant"]
+        return dict(attempt)
 
 
 # -- what to practise today -----------------------------------------------------------------------------
 
 def estimate(exercise: Exercise, kata: dict) -> float:
-    """Minutes a kata should take: the last pass's time, else a guess from its difficulty."""
-    done = passes(kata)
+    """Minutes a kata should take: the last timed pass's active time, else a guess from its difficulty."""
+    done = timed_passes(kata)
     if done:
-        return max(1.0, done[-1]["seconds"] / 60)
+        return max(1.0, done[-1]["active_s"] / 60)
     return float(MINUTES_BY_DIFFICULTY.get(exercise.difficulty, 10))
 
 
@@ -373,17 +493,22 @@ def local_date(moment: datetime):
     return moment.astimezone().date()
 
 
-def today(root: Path, exercises: list[Exercise], new_per_day: int = NEW_PER_DAY) -> dict:
+def begun(kata: dict) -> list[dict]:
+    """The attempts that count, and the open one: a kata is begun once one of them exists."""
+    still_open = open_attempt(kata)
+    return [a for a in kata.get("attempts", []) if a["gradings"] or a.get("passed") or a is still_open]
+
+
+def today(root: Path, exercises: list[Exercise], finished: set[str], new_per_day: int = NEW_PER_DAY) -> dict:
     """{"open": [...], "due": [...], "new": [...], "minutes": total}: each item {exercise, kata, minutes, due}.
 
-    Open: an attempt started and not passed. Due: a card due today or before. New: exercises never practised as
-    katas, in teaching order, as many as today's allowance of new katas leaves (those first started today count)."""
-    when = now()
-    day = local_date(when)
+    Open: an attempt started and not passed. Due: a card due today or before. New: exercises `finished` (their ids)
+    never practised as katas, in teaching order, as many as today's allowance of new katas leaves (those first
+    begun today count)."""
+    day = local_date(now())
     katas = State(root).load()["katas"]
     items: dict[str, list] = {"open": [], "due": [], "new": []}
-    started_today = sum(1 for k in katas.values() if k.get("attempts")
-                        and local_date(at(k["attempts"][0]["started"])) == day)
+    started_today = sum(1 for k in katas.values() if begun(k) and local_date(at(begun(k)[0]["started"])) == day)
     allowance = max(0, new_per_day - started_today)
     for ex in exercises:
         kata = katas.get(ex.id, {})
@@ -392,31 +517,34 @@ def today(root: Path, exercises: list[Exercise], new_per_day: int = NEW_PER_DAY)
             items["open"].append(item)
         elif item["due"] is not None and local_date(item["due"]) <= day:
             items["due"].append(item)
-        elif not kata.get("attempts") and len(items["new"]) < allowance:
+        elif ex.id in finished and not begun(kata) and len(items["new"]) < allowance:
             items["new"].append(item)
     items["due"].sort(key=lambda i: i["due"])
     items["minutes"] = sum(i["minutes"] for kind in ("open", "due", "new") for i in items[kind])
     return items
 
 
-def summary_rows(root: Path, exercises: list[Exercise]) -> list[dict]:
-    """Per exercise with kata data: attempts, passes, hints, best time, last done, due, retention now."""
+HISTORY = ("n", "started", "passed", "active_s", "hints", "gradings", "rating", "variant", "best_score", "max_score",
+           "copy_of")
+
+
+def summary_rows(root: Path, exercises: list[Exercise], lang: str = "en") -> list[dict]:
+    """Per exercise with attempts that count: attempts, passes, hints, best time, last done, due, retention now, and
+    the attempts' history (its title in `lang`)."""
     when = now()
     katas = State(root).load()["katas"]
     rows = []
     for ex in exercises:
-        kata = katas.get(ex.id)
-        if not kata or not kata.get("attempts"):
+        kata = katas.get(ex.id, {})
+        attempts = counted(kata)
+        if not attempts:
             continue
-        attempts = kata["attempts"]
-        last = max((a.get("passed") or a.get("closed") or a["started"] for a in attempts), default=None)
-        rows.append({"exercise": ex.id, "title": ex.title, "attempts": len(attempts), "passes": len(passes(kata)),
-                     "hints": sum(a["hints"] for a in attempts), "best_s": best_time(kata),
-                     "last": last, "due": kata["card"]["due"] if kata.get("card") else None,
-                     "retention": retention(kata, when),
-                     "history": [{k: a.get(k) for k in ("n", "started", "passed", "seconds", "hints", "gradings",
-                                                          "rating", "variant", "best_score", "max_score")}
-                                 for a in attempts],
+        last = max((a.get("passed") or a.get("closed") or a["last_active"] for a in attempts), default=None)
+        rows.append({"exercise": ex.id, "title": ex.text("title", lang), "attempts": len(attempts),
+                     "passes": len(passes(kata)), "hints": sum(a["hints"] for a in attempts),
+                     "best_s": best_time(kata), "last": last,
+                     "due": kata["card"]["due"] if kata.get("card") else None, "retention": retention(kata, when),
+                     "history": [{k: a.get(k) for k in HISTORY} for a in attempts],
                      "reviews": kata.get("reviews", [])})
     return rows
 

@@ -17,15 +17,22 @@ from grader.text import say
 
 
 def attempt_line(ex: Exercise, summary: dict, lang: str) -> str:
-    """After a kata grading: the pass ("passed in 4:12, best 3:40, your 3rd clean pass; next review in 6 days")
-    or where the attempt stands."""
+    """After a kata grading: the pass ("passed in 4:12 of active time, best 3:40, your 3rd clean pass; next review in
+    6 days"), a pass that pasted an earlier answer (a review, said so), or where the attempt stands."""
     attempt = summary["attempt"]
+    if summary["passed_now"] and attempt.get("copy_of"):
+        copied = attempt["copy_of"]
+        what = say(lang, "the reference solution") if copied == "reference" else \
+            say(lang, "your attempt {n}", n=copied)
+        return say(lang, "Kata {ex} passed, but your code is the same as {what} (names and layout aside): it counts as "
+                         "a review rated hard, not as a clean pass or a best time. Next review: {when}.",
+                   ex=ex.id, what=what, when=kata.in_days(summary["due"], lang))
     if summary["passed_now"]:
-        line = say(lang, "Kata {ex} passed in {time}", ex=ex.id, time=kata.clock(attempt["seconds"]))
+        line = say(lang, "Kata {ex} passed in {time} of active time", ex=ex.id, time=kata.clock(attempt["active_s"]))
         before = summary["best_before"]
         if before is None:
             line += say(lang, " (your first pass)")
-        elif attempt["seconds"] < before:
+        elif attempt["active_s"] < before:
             line += say(lang, ", a new best (was {best})", best=kata.clock(before))
         else:
             line += say(lang, ", best {best}", best=kata.clock(before))
@@ -36,31 +43,47 @@ def attempt_line(ex: Exercise, summary: dict, lang: str) -> str:
         return line + say(lang, ". Next review: {when}.", when=kata.in_days(summary["due"], lang))
     if attempt.get("passed"):
         return say(lang, "Kata {ex}, attempt {n}: already passed in {time}; `grade kata {ex}` starts a new one.",
-                   ex=ex.id, n=attempt["n"], time=kata.clock(attempt["seconds"]))
+                   ex=ex.id, n=attempt["n"], time=kata.clock(attempt["active_s"]))
     if attempt.get("closed"):
         return say(lang, "Kata {ex}, attempt {n}: closed without a pass; `grade kata {ex}` starts a new one.",
                    ex=ex.id, n=attempt["n"])
-    spent = (kata.now() - kata.at(attempt["started"])).total_seconds()
-    return say(lang, "Kata {ex}, attempt {n}: {gradings} grading(s), {time} so far; the timer stops at the first "
-                     "full score.", ex=ex.id, n=attempt["n"], gradings=attempt["gradings"], time=kata.clock(spent))
+    return say(lang, "Kata {ex}, attempt {n}: {gradings} grading(s), {time} of active time so far (the timer pauses "
+                     "after {idle} minutes without a save, a grading or a hint); it stops at the first full score.",
+               ex=ex.id, n=attempt["n"], gradings=attempt["gradings"], time=kata.clock(attempt["active_s"]),
+               idle=kata.IDLE_S // 60)
 
 
 def started_lines(ex: Exercise, attempt: dict, root: Path, lang: str) -> list[str]:
+    """After `grade kata`: where the stub is; the draw in the learner's words, and whether the statement differs
+    from the one they read last (the last attempt's, else the exercise's own)."""
     lines = [say(lang, "Kata {ex} · {title}, attempt {n}: a fresh stub in {path}", ex=ex.id,
                  title=ex.text("title", lang), n=attempt["n"], path=kata.attempt_file(root, attempt))]
-    if attempt["variant"]:
-        lines.append(say(lang, "This attempt's variant: {variant} (read the statement: it changed).",
-                         variant=variants.label(attempt["variant"])))
-    lines.append(say(lang, "The timer runs until your first full score. Grade it with `grade {ex} --kata`, or "
-                           "`grade watch {ex} --kata`; the statement is in {folder}.",
+    if len(variants.all_draws(ex)) > 1:
+        earlier = [a for a in kata.State(root).kata(ex).get("attempts", []) if a["n"] < attempt["n"]]
+        before = variants.same_draw(ex, earlier[-1]["variant"]) if earlier else None
+        last = before or variants.default_draw(ex)
+        changed = variants.statement(ex, attempt["variant"], lang) != variants.statement(ex, last, lang)
+        said = (("This attempt's variant: {variant}. Its statement differs from your last attempt's: read it."
+                 if changed else "This attempt's variant: {variant}. Its statement is your last attempt's; the code "
+                 "differs.") if before else
+                ("This attempt's variant: {variant}. Its statement differs from the exercise's: read it." if changed
+                 else "This attempt's variant: {variant}. Its statement is the exercise's."))
+        lines.append(say(lang, said, variant=variants.describe(attempt["variant"], lang)))
+    lines.append(say(lang, "The timer counts your active time until your first full score. Grade it with `grade {ex} "
+                           "--kata`, or `grade watch {ex} --kata`; the statement is in {folder}.",
                      ex=ex.id, folder=root / attempt["folder"]))
     return lines
 
 
-def today_lines(items: dict, lang: str) -> list[str]:
+def today_lines(items: dict, lang: str, finished: int) -> list[str]:
+    """`grade today`: the katas to do, with an estimate of the time; why there are none (`finished`: how many
+    exercises the learner has finished, the only ones new katas come from)."""
     rows = [(say(lang, "started"), i) for i in items["open"]] + [(say(lang, "due"), i) for i in items["due"]] + \
         [(say(lang, "new"), i) for i in items["new"]]
     if not rows:
+        if not finished:
+            return [say(lang, "No katas yet: katas are for the exercises you have finished. Finish one first "
+                              "(`grade next` shows which), then come back.")]
         return [say(lang, "Nothing due today. Come back tomorrow, or practise any exercise: `grade kata ex05`.")]
     width = max(display_width(kind) for kind, _ in rows)
     title_width = max(display_width(i["exercise"].text("title", lang)) for _, i in rows)
@@ -84,18 +107,18 @@ def stats_lines(rows: list[dict], lang: str) -> list[str]:
               f"{r['retention']:.0%}" if r["retention"] is not None else "-"] for r in rows]
     widths = [max(display_width(row[i]) for row in [head, *table]) for i in range(len(head))]
     lines = ["  ".join(pad(cell, w) for cell, w in zip(row, widths)).rstrip() for row in [head, *table]]
-    total = sum(a["seconds"] or 0 for r in rows for a in r["history"] if a["passed"])
-    lines.append(say(lang, "{passes} passes in {attempts} attempts; {time} of timed practice.",
+    total = sum(a["active_s"] or 0 for r in rows for a in r["history"])
+    lines.append(say(lang, "{passes} passes in {attempts} attempts; {time} of active practice.",
                      passes=sum(r["passes"] for r in rows), attempts=sum(r["attempts"] for r in rows),
                      time=kata.clock(total)))
     return lines
 
 
 def kata_cells(kata_state: dict) -> tuple[str, str, str, str]:
-    """(attempts, hints, best, due) of one exercise for `grade list` ("" when it has no kata)."""
-    if not kata_state.get("attempts"):
+    """(attempts, hints, best, due) of one exercise for `grade list` ("" when it has no attempt that counts)."""
+    attempts = kata.counted(kata_state)
+    if not attempts:
         return "", "", "", ""
-    attempts = kata_state["attempts"]
     due = kata.due_date(kata_state)
     return (str(len(attempts)), str(sum(a["hints"] for a in attempts)), kata.clock(kata.best_time(kata_state)),
             due.date().isoformat() if due else "-")
@@ -104,14 +127,17 @@ def kata_cells(kata_state: dict) -> tuple[str, str, str, str]:
 # -- the HTML page and the export ---------------------------------------------------------------------
 
 def history_chart(row: dict, lang: str) -> dict:
+    """Per attempt, numbered as its folder is (attempt-3): the minutes of active time of each timed pass, a gap where
+    an attempt did not pass or pasted its answer; the hints of each."""
     from grader.report.pages import chart
 
     history = row["history"]
-    minutes = [a["seconds"] / 60 if a["passed"] else math.nan for a in history]
-    return chart({"title": say(lang, "{ex}: minutes to pass and hints, per attempt", ex=row["exercise"]),
-                      "series": {say(lang, "minutes"): minutes,
-                                 say(lang, "hints"): [float(a["hints"]) for a in history]},
-                      "truth": {}, "log": False, "xlabel": say(lang, "attempt")}, lang)
+    minutes = [a["active_s"] / 60 if a["passed"] and not a.get("copy_of") else math.nan for a in history]
+    return chart({"title": say(lang, "{ex}: minutes of active time to pass, and hints, per attempt",
+                               ex=row["exercise"]),
+                  "series": {say(lang, "minutes"): minutes, say(lang, "hints"): [float(a["hints"]) for a in history]},
+                  "x": [a["n"] for a in history], "gaps": True, "truth": {}, "log": False,
+                  "xlabel": say(lang, "attempt")}, lang)
 
 
 def retention_chart(row: dict, lang: str) -> dict | None:
@@ -136,9 +162,11 @@ def retention_chart(row: dict, lang: str) -> dict | None:
             card, _ = scheduler.review_card(card, Rating(upcoming[0][1]), review_datetime=upcoming[0][0])
             upcoming.pop(0)
         points.append(scheduler.get_card_retrievability(card, moment))
+    target = scheduler.desired_retention
     return chart({"title": say(lang, "{ex}: chance of recalling it (FSRS), by day", ex=row["exercise"]),
-                      "series": {say(lang, "recall"): points}, "truth": {say(lang, "target"): 0.9}, "log": False,
-                      "xlabel": say(lang, "day")}, lang)
+                  "series": {say(lang, "recall"): points},
+                  "marks": {say(lang, "due for review when it falls to {percent}", percent=f"{target:.0%}"): target},
+                  "log": False, "xlabel": say(lang, "days since the first review")}, lang)
 
 
 def write_stats_html(rows: list[dict], path: Path, lang: str) -> Path:
@@ -149,14 +177,15 @@ def write_stats_html(rows: list[dict], path: Path, lang: str) -> Path:
         cells = []
         for a in row["history"]:
             rating = say(lang, kata.RATING_NAMES[a["rating"]]) if a["rating"] else "-"
-            cells.append([a["n"], (a["started"] or "")[:16].replace("T", " "),
-                          kata.clock(a["seconds"]) if a["passed"] else say(lang, "not passed"), a["hints"],
-                          a["gradings"], rating, variants.label(a["variant"]) or "-"])
+            time = say(lang, "passed, pasted: not timed") if a.get("copy_of") else \
+                kata.clock(a["active_s"]) if a["passed"] else say(lang, "not passed")
+            cells.append([a["n"], (a["started"] or "")[:16].replace("T", " "), time, a["hints"], a["gradings"],
+                          rating, variants.describe(a["variant"], lang) or "-"])
         charts = [c for c in (history_chart(row, lang), retention_chart(row, lang)) if c]
         katas.append({"heading": f"{row['exercise']} · {row['title']}", "charts": charts, "rows": cells})
     return write(path, "stats.html.j2", lang=lang, title=say(lang, "Your katas"),
                  summary=stats_lines(rows, lang)[-1:], katas=katas,
-                 head=[say(lang, h) for h in ("attempt", "started at", "time", "hints", "gradings", "rating",
+                 head=[say(lang, h) for h in ("attempt", "started at", "active time", "hints", "gradings", "rating",
                                               "variant")])
 
 

@@ -5,7 +5,8 @@ Each thing is said once: the table shows the first check to fix, and what change
 when the learner asks for the next one (`h` and Enter here, or `grade hint` in another terminal). On a
 terminal the table is redrawn in place of the last one. Gradings go to the warm grading service
 (grader/service/client.py); without one, this process imports torch once and forks a fresh judge per save.
-In kata mode (`practice`), it watches the attempt's file, counts it in the kata, and stops at its first pass.
+In kata mode (`practice`), it watches the attempt's file, counts it in the kata, and stops at its first pass; it
+shows no hint the learner did not ask for, since each one counts in the attempt.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def change_line(before: Result, after: Result, lang: str) -> str:
         changes.append(say(lang, "1 check no longer passes") if lost == 1 else
                        say(lang, "{n} checks no longer pass", n=lost))
     return say(lang, "Since the last save: {changes}; score {before} -> {after}.",
-               changes=", ".join(changes) or say(lang, "the same checks pass"),
+               changes=("，" if lang == "zh" else ", ").join(changes) or say(lang, "the same checks pass"),
                before=f"{before.score:g}/{before.max_score:g}", after=f"{after.score:g}/{after.max_score:g}")
 
 
@@ -112,18 +113,25 @@ def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | 
             if ex is None:
                 click.echo(progress.all_finished_line(all_exercises(), lang))
                 return
-            level = max(1, progress.entry(ex).get("hints", 0)) if ex.hints else 0
+            if practice:  # the hints asked for in this attempt, none unasked
+                level = min(kata.hints_asked(practice[0], ex, practice[1]["n"]),
+                            len(variants.hints(ex, practice[1]["variant"], lang)))
+            else:
+                level = max(1, progress.entry(ex).get("hints", 0)) if ex.hints else 0
             if ex.id in failing and level and shown.get(ex.id) != level:  # `grade hint` ran in another terminal
                 click.echo(hint_line(ex, level, lang, draw))
                 shown[ex.id] = level
             path = kata.attempt_file(*practice) if practice else learner_file(ex)
             stamp = _mtime(path)
             if ex.id in seen and seen[ex.id] == stamp:
-                if asked_for_hint(keys, interval) and level:
-                    shown[ex.id] = progress.next_hint(ex)
-                    if practice:
-                        kata.hint_used(practice[0], ex)
-                    click.echo(hint_line(ex, shown[ex.id], lang, draw))
+                if asked_for_hint(keys, interval) and ex.hints:
+                    used = kata.hint_used(practice[0], ex) if practice else None
+                    if used is not None:
+                        shown[ex.id] = min(used["hints"], len(variants.hints(ex, practice[1]["variant"], lang)))
+                    elif not practice:
+                        shown[ex.id] = progress.next_hint(ex)
+                    if ex.id in shown:
+                        click.echo(hint_line(ex, shown[ex.id], lang, draw))
                 continue
             seen[ex.id] = stamp
             try:
@@ -146,14 +154,14 @@ def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | 
                 click.echo(change_line(last[ex.id], result, lang))
             last[ex.id] = result
             if practice:
-                summary = kata.record(practice[0], ex, practice[1]["n"], result)
+                summary = kata.record(practice[0], ex, practice[1]["n"], result, kata.source_code(source))
                 click.echo(attempt_line(ex, summary, lang))
                 if summary["passed_now"]:
                     return
             failing.discard(ex.id)
             if result.first_to_fix() is not None:
                 failing.add(ex.id)
-                if level and ex.id not in shown:
+                if level and ex.id not in shown:  # in a kata, the hints already asked for
                     click.echo(hint_line(ex, level, lang, draw))
                     shown[ex.id] = level
             if (result.full or progress.finished(ex)) and follow:
@@ -162,7 +170,11 @@ def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | 
                                      "teacher).", ex=ex.id))
                 exercise = None
             else:
+                press = ""
+                if keys and ex.hints:
+                    press = say(lang, " Press h and Enter for a hint (it counts in this attempt).") if practice else \
+                        say(lang, " Press h and Enter for a hint.")
                 click.echo(say(lang, "Watching {path}: save it to grade it again (Ctrl-C to stop)...", path=path)
-                           + (say(lang, " Press h and Enter for a hint.") if keys and level else ""))
+                           + press)
     except KeyboardInterrupt:
         click.echo(say(lang, "Stopped watching."))

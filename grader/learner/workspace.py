@@ -153,7 +153,8 @@ def restub(root: Path, lang: str) -> list[Path]:
 
 
 class Progress:
-    """Per exercise: best score, whether it is done, attempts, hints revealed. A plain JSON file."""
+    """Per exercise: best score, whether it is done, attempts, hints revealed. A plain JSON file; an exercise whose
+    kata (grader/learner/kata.py) has passed is done too."""
 
     def __init__(self, root: Path):
         self.path = root / PROGRESS_FILE
@@ -161,15 +162,17 @@ class Progress:
             self.data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             self.data = {}
+        self._kata_passed: set[str] | None = None
 
     def entry(self, exercise: Exercise) -> dict:
         return self.data.get(exercise.id, {})
 
     def state(self, exercise: Exercise) -> str:
-        """'done', 'public checks pass' (in a release: the rest is graded by the teacher), 'no public check' (in a
-        release: nothing to check here, never done), 'in progress' or 'not started'."""
+        """'done' (a full score here, or a kata of it passed), 'public checks pass' (in a release: the rest is
+        graded by the teacher), 'no public check' (in a release: nothing to check here, never done), 'in progress'
+        or 'not started'."""
         entry = self.entry(exercise)
-        if entry.get("done"):
+        if entry.get("done") or exercise.id in self.kata_passed():
             return "done"
         if exercise.hidden_points and not exercise.points:
             return "no public check"
@@ -183,6 +186,18 @@ class Progress:
         state = self.state(exercise)
         return state in ("done", "public checks pass") or (state == "no public check"
                                                             and bool(self.entry(exercise).get("attempts")))
+
+    def kata_passed(self) -> set[str]:
+        """The exercises with a passed kata (none where the kata state cannot be read: its commands say why)."""
+        if self._kata_passed is None:
+            from grader.learner import kata
+
+            try:
+                katas = kata.State(self.path.parent).load()["katas"]
+            except kata.KataError:
+                katas = {}
+            self._kata_passed = {ex_id for ex_id, k in katas.items() if kata.passes(k)}
+        return self._kata_passed
 
     def record(self, exercise: Exercise, result: Result) -> None:
         entry = self.data.setdefault(exercise.id, {})

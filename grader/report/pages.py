@@ -123,10 +123,15 @@ def chart(curve: dict, lang: str = "en") -> dict:
     The reference series and true values fix the visible range, so a diverging learner's curve cannot
     flatten everything else: it is drawn until it leaves the chart, marked there, and not after (an
     oscillating, exploding curve would otherwise cross the chart at every step, a solid band).
+    A curve may also give `x` (each point's x value, for the axis; else 0, 1, 2...), `gaps` (a value that is not
+    finite is a point missing, not a curve leaving the chart: each point is drawn as a dot, the line joins
+    neighbours only) and `marks` ({label: value}: a dashed line at each value, labelled in the chart's own words,
+    where `truth` labels it "true {name} = {value}").
     """
     width, height, left, right, top, bottom = 640, 300, 60, 170, 30, 40
     series = curve["series"]
-    truth = curve.get("truth", {})
+    gaps = bool(curve.get("gaps"))
+    truth = {**curve.get("truth", {}), **curve.get("marks", {})}
     every = [v for values in series.values() for v in _finite(values)] + list(truth.values())
     log = bool(curve.get("log")) and bool(every) and min(every) > 0
     scale = math.log10 if log else (lambda v: v)
@@ -144,10 +149,11 @@ def chart(curve: dict, lang: str = "en") -> dict:
     margin = 0.06 * (hi - lo)  # nothing drawn on the frame: a true value at the edge stays visible
     lo, hi = lo - margin, hi + margin
     steps = max((len(v) for v in series.values()), default=1)
+    xs = list(curve.get("x") or range(steps))
     plot_w, plot_h = width - left - right, height - top - bottom
 
     def x_at(i: int) -> float:
-        return left + plot_w * (i / max(1, steps - 1))
+        return left + plot_w * ((xs[i] - xs[0]) / max(1, xs[-1] - xs[0]))
 
     def y_at(v: float) -> float:
         return top + plot_h * (1 - (v - lo) / (hi - lo))
@@ -158,25 +164,34 @@ def chart(curve: dict, lang: str = "en") -> dict:
                          stroke="#eee"),
                    shape("text", f"1e{t:g}" if log else f"{t:.4g}", x=left - 6, y=f"{y_at(t) + 4:.1f}",
                          text_anchor="end")]
-    for t in nice_ticks(0, max(1, steps - 1)):
-        if t == int(t):
-            shapes.append(shape("text", str(int(t)), x=f"{x_at(int(t)):.1f}", y=top + plot_h + 16,
-                                text_anchor="middle"))
+    for t in nice_ticks(xs[0], max(xs[0] + 1, xs[-1])):
+        if t == int(t) and t <= xs[-1]:
+            x = left + plot_w * ((t - xs[0]) / max(1, xs[-1] - xs[0]))
+            shapes.append(shape("text", str(int(t)), x=f"{x:.1f}", y=top + plot_h + 16, text_anchor="middle"))
     xlabel = curve.get("xlabel", "step")
     shapes.append(shape("text", xlabel, x=left + plot_w / 2, y=height - 6, text_anchor="middle"))
     for name, value in truth.items():
         y = y_at(scale(value))
         label_y = y - 4 if y - 16 > top else y + 13  # inside the plot, clear of the title above it
+        label = name if name in curve.get("marks", {}) else say(lang, "true {name} = {value}", name=name,
+                                                                 value=f"{value:g}")
         shapes += [shape("line", x1=left, x2=left + plot_w, y1=f"{y:.1f}", y2=f"{y:.1f}", stroke="gray",
                          stroke_dasharray="5,4"),
-                   shape("text", say(lang, "true {name} = {value}", name=name, value=f"{value:g}"), x=left + 4,
-                         y=f"{label_y:.1f}")]
+                   shape("text", label, x=left + 4, y=f"{label_y:.1f}")]
     left_at = []
     for n, (name, values) in enumerate(series.items()):
         color = COLORS[n % len(COLORS)]
-        points = []
+        points: list[str] = []
         for i, v in enumerate(values):
             inside = math.isfinite(v) and (not log or v > 0) and lo <= scale(v) <= hi
+            if gaps and not math.isfinite(v):  # a point missing: the line stops here, and starts again after it
+                if len(points) > 1:
+                    shapes.append(shape("polyline", fill="none", stroke=color, stroke_width="1.6",
+                                        points=" ".join(points)))
+                points = []
+                continue
+            if gaps and inside:
+                shapes.append(shape("circle", cx=f"{x_at(i):.1f}", cy=f"{y_at(scale(v)):.1f}", r="3", fill=color))
             if not inside:
                 edge = top if not math.isfinite(v) or scale(v) > hi else top + plot_h
                 shapes.append(shape("text", "▲" if edge == top else "▼", x=f"{x_at(i):.1f}",
@@ -184,13 +199,13 @@ def chart(curve: dict, lang: str = "en") -> dict:
                 left_at.append(i)
                 break
             points.append(f"{x_at(i):.1f},{y_at(scale(v)):.1f}")
-        if points:
+        if len(points) > 1 or (points and not gaps):
             shapes.append(shape("polyline", fill="none", stroke=color, stroke_width="1.6", points=" ".join(points)))
         y = top + 14 * n + 6
         shapes += [shape("line", x1=width - right + 10, x2=width - right + 30, y1=y, y2=y, stroke=color,
                          stroke_width="2"),
                    shape("text", series_label(name, lang), x=width - right + 34, y=y + 4)]
-    leaves = say(lang, " (your curve leaves the chart at {xlabel} {at})", xlabel=xlabel, at=min(left_at)) \
+    leaves = say(lang, " (your curve leaves the chart at {xlabel} {at})", xlabel=xlabel, at=xs[min(left_at)]) \
         if left_at else ""
     title = curve["title"] + leaves
     shapes.insert(0, shape("text", title, x=left, y=top - 10, font_weight="bold"))

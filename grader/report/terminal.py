@@ -21,7 +21,7 @@ from grader.text import say, visible
 
 SYMBOLS = {"passed": ("✓", "green"), "failed": ("✗", "red"), "not_started": ("·", "yellow"),
            "skipped": ("–", "blue"), "not_run": ("○", "red")}
-PLAIN = {"passed": "ok", "failed": "FAIL", "not_started": "todo", "skipped": "skip", "not_run": "----"}
+PLAIN = {"passed": "ok", "failed": "FAIL", "not_started": "todo", "skipped": "skip", "not_run": "not run"}
 STATUS_TEXT = {
     "error": "Your file could not be loaded:",
     "timeout": "Your code ran past its time limit.",
@@ -72,9 +72,10 @@ def score_text(result: Result, lang: str) -> str:
 
 
 def render(result: Result, lang: str = "en", color: bool | None = None, *, notebook: bool = False,
-           mark_first: bool = False, watch: bool = False) -> str:
+           mark_first: bool = False, watch: bool = False, kata: bool = False) -> str:
     """The terminal report of one result, in `lang`; with `mark_first`, the first failing check is marked
-    (watch mode); a `notebook` result ends with the next step in a notebook's words."""
+    (watch mode); a `notebook` result ends with the next step in a notebook's words, a `kata` attempt's in a
+    kata's."""
     color = use_color() if color is None else color
     style = click.style if color else (lambda text, **_: text)
     heading = f"{result.exercise} · {result.title.render(lang)}" if result.title.render(lang) else result.name
@@ -109,13 +110,13 @@ def render(result: Result, lang: str = "en", color: bool | None = None, *, noteb
     total = score_text(result, lang)
     lines.append(style(total, fg="green" if result.score >= result.max_score else "yellow", bold=True)
                  + say(lang, "  ({duration:.1f} s, seed {seed})", duration=result.duration_s, seed=result.seed))
-    lines.append(visible(next_step(result, lang, notebook=notebook, watch=watch)))
+    lines.append(visible(next_step(result, lang, notebook=notebook, watch=watch, kata=kata)))
     return "\n".join(lines)
 
 
-def next_step(result: Result, lang: str, *, notebook: bool = False, watch: bool = False) -> str:
-    """One next step: the next exercise, the error to fix, the TODOs to fill in, or the hint to ask for; in
-    `grade watch`'s words with `watch` (save again; watch itself says where it goes next)."""
+def next_step(result: Result, lang: str, *, notebook: bool = False, watch: bool = False, kata: bool = False) -> str:
+    """One next step: the next exercise (after a kata, the next kata), the error to fix, the TODOs to fill in, or the
+    hint to ask for; in `grade watch`'s words with `watch` (save again; watch itself says where it goes next)."""
     ex = result.exercise
     if result.hidden_points and not result.checks and result.status == "graded":
         return say(lang, "Next: write {ex} as its statement asks; `grade next` shows the next exercise.", ex=ex)
@@ -124,18 +125,26 @@ def next_step(result: Result, lang: str, *, notebook: bool = False, watch: bool 
     if result.full and result.hidden_points:
         return say(lang, "Next: public checks pass; the hidden checks (points: {points}) are graded by your teacher. "
                          "`grade next` shows the next exercise.", points=_points(result.hidden_points))
+    if result.full and kata:
+        if notebook:
+            return say(lang, "Next: all checks pass! `grade today` in a terminal shows what else to practise today.")
+        return say(lang, "Next: all checks pass! `grade today` shows what else to practise today.")
     if result.full:
         if notebook:
             return say(lang, "Next: all checks pass! `grade next` in a terminal shows the next exercise.")
         return say(lang, "Next: all checks pass! `grade next` shows the next exercise.")
     if result.status == "error":
         if notebook:
-            return say(lang, "Next: fix the error above, then run the last cell again.")
-        return say(lang, "Next: fix the error above, then `grade {ex}` again.", ex=ex)
+            return say(lang, 'Next: fix the error above, then run `check("{ex}")` again.', ex=ex)
+        return say(lang, "Next: fix the error above, then `grade {ex} --kata` again." if kata else
+                   "Next: fix the error above, then `grade {ex}` again.", ex=ex)
     if all(c.outcome in ("not_started", "skipped") for c in result.checks):
         if notebook:
-            return say(lang, "Next: fill in the TODOs in the cells above (the statement is at the top), then run the "
-                             "last cell again.")
+            return say(lang, 'Next: fill in the TODOs in the cells above (the statement is at the top), then run '
+                             '`check("{ex}")` again.', ex=ex)
+        if kata:  # the statement of the attempt's draw lies beside its file
+            return say(lang, "Next: open {file} and fill in the TODOs; this attempt's statement is beside it.",
+                       file=result.submission)
         return say(lang, "Next: open {file} and fill in the TODOs; `grade show {ex}` for the statement.",
                    file=result.submission, ex=ex)
     if notebook:

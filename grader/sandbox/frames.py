@@ -1,18 +1,29 @@
 """Where in the learner's code something happened: frames as plain data, made in the sandbox, and how they
-read in the learner's language, rendered in the judge.
+read in the learner's language, rendered in the judge; so does an error that stopped the code from loading.
 
 Runs in: the sandbox (`frame`, for replies and probes) and the judge (`where`, `frame_text`). No torch.
 """
 
 from __future__ import annotations
 
-from grader.text import Text, joined, verbatim
+from grader.text import Text, joined, quoted, verbatim
 
 
 def frame(cell: str, line: int, function: str, code: str | None) -> dict:
     """One place in the learner's code as plain data: the notebook cell's label ("" in a file), the line,
     the function and the line's code."""
     return {"cell": cell, "line": line, "function": function, "code": (code or "").strip()}
+
+
+def error_text(reply: dict) -> Text:
+    """An error reply's message in the learner's language where it has words of ours: a syntax error's line
+    ("第 28 行有 SyntaxError：「invalid syntax」"), Python's own words quoted; else the message as it came."""
+    syntax = reply.get("syntax")
+    if not syntax:
+        return Text("{error}", "{error}", error=verbatim(reply["message"]))
+    return Text("{error} at line {line}: {detail}{pointer}", "第 {line} 行有 {error}：{detail}{pointer}",
+                error=verbatim(reply["type"]), line=syntax["line"], detail=quoted(syntax["detail"]),
+                pointer=verbatim(syntax["pointer"]))
 
 
 def frame_text(f: dict) -> Text:

@@ -197,13 +197,16 @@ def _error_reply(exc: BaseException, source: Source) -> dict:
         text = f"{type(exc).__name__} at line {exc.lineno}: {exc.msg}"
     else:
         text = f"{type(exc).__name__}: {exc}".strip()
-    return {
+    reply = {
         "ok": False,
         "type": type(exc).__name__,
         "message": text[:600] + (_pointer(exc) if isinstance(exc, SyntaxError) else ""),
         "frames": _learner_frames(exc.__traceback__, source),
         "not_started": isinstance(exc, NotImplementedError),
     }
+    if isinstance(exc, SyntaxError) and exc.filename in {label for label, _ in source.chunks}:
+        reply["syntax"] = {"line": exc.lineno, "detail": str(exc.msg)[:400], "pointer": _pointer(exc)}  # in words
+    return reply
 
 
 def _load_module(source: Source) -> tuple[types.ModuleType, list[dict]]:
