@@ -1,0 +1,347 @@
+"""Hidden checks of fs19: temperature, top-k and top-p (nucleus) sampling with a seeded generator.
+
+The distribution is judged exactly: the expected probabilities are computed here in float64 by set rules, not by
+sorting (top-k keeps the logits at least the k-th largest, as Hugging Face's TopKLogitsWarper; top-p keeps a
+token when the tokens strictly more probable than it hold less than p), then renormalised with torch.softmax.
+Logits are drawn with ties at the top-k boundary (they stay) and k = 1 (greedy), p small (the top token alone),
+p never within 2e-3 of a cumulative mass (float32 rounding cannot flip a decision), rows that overflow a naive
+exp at a low temperature. Known slips are computed the same way and named: temperature multiplied or ignored,
+the filters not renormalised, ties dropped at the top-k boundary (exactly k kept), the token that crosses p
+dropped, top-p measured before top-k, the temperature at the other end of the chain.
+
+The draw is judged by its support and frequencies: a probe calls `sample` with a torch.Generator it seeds, on
+thousands of copies of one row; no token outside the kept set may come out, and every kept token's frequency must
+be within 5 standard deviations of its probability. Reproducibility: the same seed twice gives the same tokens
+(with the global RNG moved in between), another seed other tokens, and the global RNG is left untouched.
+
+Kata variants: `variant("temperature")`: the temperature divides the logits first (top-k and top-p see the
+tempered distribution) or last (they see the raw one); the expectations and the order diagnosis follow it.
+"""
+
+import math
+
+import torch
+
+from grader.checking import Text, check, expect_close, expect_tensor, fail, probe, variant, verbatim
+
+# -- probes (run in the sandbox) --------------------------------------------------------------
+
+
+@probe
+def draws(module, logits, kwargs, seeds):
+    """`sample(logits, generator=g, **kwargs)` once per seed, g seeded with it (the global RNG set elsewhere first):
+    the tokens, and whether the global RNG moved during the call."""
+    found = []
+    for seed in seeds:
+        torch.manual_seed(seed + 1234)
+        before = torch.random.get_rng_state()
+        tokens = module.sample(logits, generator=torch.Generator().manual_seed(seed), **kwargs)
+        found.append({"tokens": tokens if isinstance(tokens, torch.Tensor) else tokens,
+                      "global": not torch.equal(before, torch.random.get_rng_state())})
+    return found
+
+
+# -- judge side -----------------------------------------------------------------------------------
+
+def randint(rng, low: int, high: int) -> int:
+    """An int in [low, high], drawn from the check's generator."""
+    return int(torch.randint(low, high + 1, (1,), generator=rng))
+
+
+def uniform(rng, low: float, high: float) -> float:
+    return low + (high - low) * float(torch.rand((), generator=rng))
+
+
+def temperature_first() -> bool:
+    return variant("temperature")["name"] == "first"
+
+
+def mass_above(probs):
+    """[B, V]: for each token, the probability of the tokens strictly more probable than it."""
+    return (probs[..., None, :] * (probs[..., None, :] > probs[..., :, None])).sum(-1)
+
+
+def expected(logits, temperature=1.0, top_k=None, top_p=None, *, first=None, ties=True, renorm=True,
+             crossing=True, p_first=False, temp="divide"):
+    """The distribution in float64 by the statement's rules, or with one slip: the temperature at the other end
+    (`first`), ties dropped at the top-k boundary, no renormalisation, the crossing token dropped, top-p before top-k,
+    the temperature multiplied or ignored."""
+    first = temperature_first() if first is None else first
+    z = logits.double()
+    tempered = {"divide": z / temperature, "multiply": z * temperature, "ignore": z}[temp]
+    scores = tempered if first else z
+    keep = torch.ones_like(z, dtype=torch.bool)
+    if top_k is not None and top_k < z.shape[-1]:
+        kth = torch.topk(scores, top_k, dim=-1).values[..., -1:]
+        keep = scores >= kth
+        if not ties:  # exactly k: the first k in a stable descending order
+            order = torch.sort(scores, dim=-1, descending=True, stable=True).indices[..., :top_k]
+            keep = torch.zeros_like(keep).scatter(-1, order, True)
+    if top_p is not None:
+        probs = torch.softmax(scores if p_first else scores.masked_fill(~keep, -math.inf), dim=-1)
+        above = mass_above(probs)
+        kept = above < top_p if crossing else (above + probs < top_p) | (above == 0)
+        keep = keep & kept
+    if not renorm:
+        return torch.softmax(tempered, dim=-1) * keep
+    return torch.softmax(tempered.masked_fill(~keep, -math.inf), dim=-1)
+
+
+def safe_p(rng, logits, low, high, temperature=1.0, top_k=None) -> float:
+    """A top_p in [low, high] at least 2e-3 away from every cumulative mass top-p compares it with, under both
+    temperature placements (so the right and the wrong order each have one clear answer)."""
+    masses = []
+    for first in (True, False):
+        scores = logits.double() / temperature if first else logits.double()
+        if top_k is not None and top_k < scores.shape[-1]:
+            scores = scores.masked_fill(scores < torch.topk(scores, top_k, dim=-1).values[..., -1:], -math.inf)
+        masses.append(mass_above(torch.softmax(scores, dim=-1)))
+    for _ in range(50):
+        p = uniform(rng, low, high)
+        if all(((m - p).abs() > 2e-3).all() for m in masses):
+            return p
+    return p
+
+
+def close(a, b, rtol=1e-4, atol=1e-6) -> bool:
+    return isinstance(a, torch.Tensor) and a.shape == b.shape and bool(
+        torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol))
+
+
+def first_wrong(got, want) -> dict:
+    bad = ~torch.isclose(got.double(), want.double(), rtol=1e-4, atol=1e-6)
+    idx = tuple(int(i) for i in bad.nonzero()[0])
+    return {"at": list(idx), "got": float(got[idx]), "want": float(want[idx])}
+
+
+def call_text(shape, kwargs) -> Text:
+    args = "".join(f", {k}={v:.4g}" if isinstance(v, float) else f", {k}={v}" for k, v in kwargs.items())
+    return Text("sampling_probs(logits{shape}{args})", shape=list(shape), args=verbatim(args))
+
+
+ORDER = {True: Text("the temperature applied last, after top-k and top-p looked at the raw distribution: here it "
+                    "divides the logits first, and the filters see the tempered distribution",
+                    "temperature 放在最后、top-k 和 top-p 看原始分布的结果：这里它要先去除 logits，过滤看的是调整过温度的分布"),
+         False: Text("the temperature applied first, so top-p looked at the tempered distribution: here top-k and top-p "
+                     "look at the raw distribution, and the temperature divides the kept logits last",
+                     "temperature 先调整、top-p 看的是调整过温度的分布的结果：这里 top-k 和 top-p 看原始分布，"
+                     "temperature 最后才去除保留下来的 logits")}
+
+
+def slips(logits, **kwargs):
+    return lambda: [
+        (expected(logits, **kwargs, temp="multiply"), Text(
+            "it matches the logits multiplied by the temperature: they are divided by it (a temperature below 1 "
+            "sharpens the distribution).", "它与 logits 乘以 temperature 的结果一致：应该是除以它（小于 1 的 temperature "
+            "让分布更尖锐）。"), "temperature-multiplied"),
+        (expected(logits, **kwargs, temp="ignore"), Text(
+            "it matches the temperature left out: the logits are divided by it.",
+            "它与没有使用 temperature 的结果一致：logits 要除以它。"), "temperature-ignored"),
+        (expected(logits, **kwargs, renorm=False), Text(
+            "it matches the dropped tokens zeroed without renormalising: the kept probabilities must sum to 1 again "
+            "(a softmax over the kept logits).", "它与把被丢弃的词元置零却没有重新归一化的结果一致：保留下来的概率之和必须"
+            "重新等于 1（对保留下来的 logits 做 softmax）。"), "not-renormalised"),
+        (expected(logits, **kwargs, crossing=False), Text(
+            "it matches the token that crosses top_p dropped: a token stays when the tokens before it hold less than "
+            "top_p, so the kept set reaches top_p (its mass is at least top_p, not below it).",
+            "它与丢掉越过 top_p 的那个词元的结果一致：只要排在它前面的词元总概率小于 top_p，这个词元就保留，"
+            "所以保留的集合总概率会达到 top_p（不小于 top_p，而不是小于）。"), "top-p-crossing"),
+        (expected(logits, **kwargs, p_first=True), Text(
+            "it matches top-p measured on the whole distribution: top-p comes after top-k and uses its renormalised "
+            "probabilities.", "它与在整个分布上计算 top-p 的结果一致：top-p 在 top-k 之后，使用 top-k 重新归一化后的概率。"),
+         "top-p-before-top-k"),
+        (expected(logits, **kwargs, first=not temperature_first()), Text(
+            "it matches {order}.", "它与{order}一致。", order=ORDER[temperature_first()]), "temperature-order"),
+    ]
+
+
+def expect_probs(submission, logits, **kwargs):
+    what = call_text(logits.shape, kwargs)
+    got = expect_tensor(submission.sampling_probs(logits, **kwargs), what, shape=list(logits.shape), floating=True)
+    want = expected(logits, **kwargs)
+    if close(got, want):
+        return
+    if not torch.isfinite(got).all():
+        fail("{what} contains NaN or inf: exp of a logit divided by a small temperature overflows float32 (above 88). "
+             "Use torch.softmax, which subtracts the row's max.", "{what} 含有 NaN 或 inf：logit 除以很小的 temperature "
+             "之后做 exp 会溢出 float32（大于 88）。请用会减去每行最大值的 torch.softmax。", what=what, key="overflow")
+    if ties_dropped(got, logits, **kwargs):
+        fail(Text("{what}{at} should be {want:.4g}, got {got:.4g}: exactly k tokens were kept, and a token tied with the "
+                  "k-th largest logit was dropped. Every token whose logit is at least the k-th largest stays: compare "
+                  "with the k-th value, torch.topk(...).values[..., -1:], rather than keeping topk's k indices.",
+                  "{what}{at} 应为 {want:.4g}，实际为 {got:.4g}：只保留了恰好 k 个词元，与第 k 大 logit 并列的词元被丢掉了。"
+                  "logit 不小于第 k 大的词元都要保留：请与第 k 大的值 torch.topk(...).values[..., -1:] 比较，而不是只保留 "
+                  "topk 给出的 k 个索引。", what=what, **first_wrong(got, want)), key="top-k-ties")
+    matches = [(message, key) for wrong, message, key in slips(logits, **kwargs)()
+               if not close(wrong, want) and close(got, wrong)]
+    if len({key for _, key in matches}) == 1:  # a cause is named only when one slip alone explains the values
+        fail(Text("{what}{at} should be {want:.4g}, got {got:.4g}: {why}", "{what}{at} 应为 {want:.4g}，实际为 "
+                  "{got:.4g}：{why}", what=what, why=matches[0][0], **first_wrong(got, want)), key=matches[0][1])
+    expect_close(got, want, what, rtol=1e-4, atol=1e-6)
+
+
+def ties_dropped(got, logits, temperature=1.0, top_k=None, top_p=None) -> bool:
+    """Whether `got` keeps exactly top_k tokens per row, the right ones but for tokens tied with the k-th logit,
+    renormalised over what it kept."""
+    if top_k is None or top_p is not None or top_k >= logits.shape[-1] or not torch.isfinite(got).all():
+        return False
+    kept = got > 0
+    z = logits.double()
+    kth = torch.topk(z, top_k, dim=-1).values[..., -1:]
+    want = z >= kth
+    if not (kept.sum(-1) == top_k).all() or (kept & ~want).any() or (kept == want).all():
+        return False
+    tied = z == kth
+    return bool((~kept & want <= tied).all()) and close(got, torch.softmax((z / temperature).masked_fill(~kept, -math.inf), -1))
+
+
+def differing(rng, make, *slip_kwargs, tries=30):
+    """(logits, kwargs) from `make(rng)` such that each slip of `slip_kwargs` gives another distribution than the
+    statement's and than the other slips' (a wrong answer can neither pass nor be misnamed by the luck of the draw)."""
+    for _ in range(tries):
+        logits, kwargs = make(rng)
+        found = [expected(logits, **kwargs)] + [expected(logits, **kwargs, **slip) for slip in slip_kwargs]
+        if all(not close(a, b) for i, a in enumerate(found) for b in found[i + 1:]):  # each slip tells itself apart
+            break
+    return logits, kwargs
+
+
+def draw_logits(rng, b, v, scale=2.0):
+    return scale * torch.randn(b, v, generator=rng)
+
+
+# -- the checks -------------------------------------------------------------------------------------
+
+@check("sampling_probs is the softmax of the logits divided by the temperature", points=1,
+       zh="sampling_probs 是 logits 除以 temperature 后的 softmax")
+def test_probs_plain(submission, rng):
+    v = randint(rng, 6, 10)
+    expect_probs(submission, draw_logits(rng, 3, v), temperature=uniform(rng, 0.5, 0.8))
+    expect_probs(submission, draw_logits(rng, 2, v, scale=20.0), temperature=0.1)  # logits / T up to ~600
+    expect_probs(submission, draw_logits(rng, 1, v), temperature=1.0)
+
+
+@check("top-k keeps the k largest logits (ties with the k-th too), renormalised; k = 1 is greedy", points=2,
+       zh="top-k 保留最大的 k 个 logits（与第 k 个并列的也保留），并重新归一化；k = 1 就是贪心", depends="probs_plain")
+def test_top_k(submission, rng):
+    v = randint(rng, 7, 10)
+    logits = draw_logits(rng, 3, v)
+    k = randint(rng, 2, v - 3)
+    for row in range(3):  # a tie at the boundary: the (k+1)-th logit equal to the k-th
+        order = torch.sort(logits[row], descending=True).indices
+        logits[row, order[k]] = logits[row, order[k - 1]]
+    expect_probs(submission, logits, temperature=uniform(rng, 0.6, 1.5), top_k=k)
+    expect_probs(submission, draw_logits(rng, 2, v), temperature=0.8, top_k=1)
+    expect_probs(submission, draw_logits(rng, 2, v), top_k=v)  # k = V: nothing to drop
+
+
+@check("top-p keeps the smallest set of most probable tokens that reaches p, renormalised", points=2,
+       zh="top-p 保留总概率达到 p 的最小的一组最可能的词元，并重新归一化", depends="probs_plain")
+def test_top_p(submission, rng):
+    v = randint(rng, 7, 10)
+
+    def make(rng):
+        logits = draw_logits(rng, 3, v, scale=1.0)
+        t = uniform(rng, 0.5, 0.7)
+        return logits, {"temperature": t, "top_p": safe_p(rng, logits, 0.5, 0.9, temperature=t)}
+
+    logits, kwargs = differing(rng, make, {"crossing": False}, {"first": not temperature_first()})
+    expect_probs(submission, logits, **kwargs)
+    small = draw_logits(rng, 2, v)
+    top = torch.softmax(small.double(), -1).max(-1).values.min()
+    expect_probs(submission, small, top_p=float(top) / 2)  # p below the top probability: the top token alone
+
+
+@check("top-k then top-p, with the temperature where the statement puts it", points=1,
+       zh="先 top-k 再 top-p，temperature 放在题目规定的位置", depends=("top_k", "top_p"))
+def test_combined(submission, rng):
+    v = randint(rng, 8, 10)
+
+    def make(rng):
+        logits = draw_logits(rng, 3, v, scale=1.0)
+        kwargs = {"temperature": uniform(rng, 0.4, 0.6), "top_k": randint(rng, 3, 5)}
+        kwargs["top_p"] = safe_p(rng, logits, 0.5, 0.85, **kwargs)
+        return logits, kwargs
+
+    logits, kwargs = differing(rng, make, {"p_first": True}, {"first": not temperature_first()})
+    expect_probs(submission, logits, **kwargs)
+
+
+def support_case(rng):
+    v = randint(rng, 8, 10)
+    row = draw_logits(rng, 1, v, scale=1.0)
+    kwargs = {"temperature": uniform(rng, 0.8, 1.2), "top_k": randint(rng, 5, v - 2)}
+    kwargs["top_p"] = safe_p(rng, row, 0.7, 0.9, **kwargs)
+    return row, kwargs
+
+
+@check("sample returns int64 [B], one token per row", points=1, zh="sample 返回 int64 的 [B]，每行一个词元",
+       depends="probs_plain")
+def test_sample_shape(submission, rng):
+    logits = draw_logits(rng, 4, randint(rng, 6, 9))
+    tokens = submission.probe(draws, logits, {}, [randint(rng, 0, 10**6)], what="`sample`")[0]["tokens"]
+    tokens = expect_tensor(tokens, "sample(logits[4, V], generator=g)", shape=[4], dtype=torch.int64)
+    if ((tokens < 0) | (tokens >= logits.shape[-1])).any():
+        fail("sample returned {got}: token ids go from 0 to V - 1 = {last}.", "sample 返回了 {got}：词元编号应在 0 到 "
+             "V - 1 = {last} 之间。", got=tokens.tolist(), last=logits.shape[-1] - 1, key="token-out-of-range")
+
+
+@check("sample draws only the kept tokens, as often as their probabilities say", points=2,
+       zh="sample 只抽取保留下来的词元，频率与其概率相符", depends=("combined", "sample_shape"))
+def test_support(submission, rng):
+    row, kwargs = support_case(rng)
+    n = 3000
+    logits = row.expand(n, -1).contiguous()
+    tokens = submission.probe(draws, logits, kwargs, [randint(rng, 0, 10**6)], what="`sample`")[0]["tokens"]
+    what = Text("sample(logits[{n}, {v}] (the same row), {args})", "sample(logits[{n}, {v}]（同一行重复）, {args})",
+                n=n, v=row.shape[-1], args=verbatim(
+        ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in kwargs.items())))
+    tokens = expect_tensor(tokens, what, shape=[n], dtype=torch.int64)
+    probs = expected(row, **kwargs)[0]
+    kept = (probs > 0).nonzero().flatten().tolist()
+    outside = sorted(set(tokens.tolist()) - set(kept))
+    if outside:
+        fail("{what} drew token {token}, which top-k/top-p drop (the kept tokens: {kept}): draw from "
+             "sampling_probs(...), not from the softmax of the logits.", "{what} 抽到了词元 {token}，而它已被 top-k/top-p "
+             "丢弃（保留的词元：{kept}）：要从 sampling_probs(...) 中抽样，而不是从 logits 的 softmax 中抽样。", what=what,
+             token=outside[0], kept=kept, key="outside-support")
+    counts = torch.bincount(tokens, minlength=row.shape[-1]).double() / n
+    if len(kept) > 1 and len(set(tokens.tolist())) == 1:
+        fail("{what} returned token {token} every time, the most probable one: that is greedy decoding (argmax), not "
+             "sampling. Draw with torch.multinomial(probs, 1, generator=generator).",
+             "{what} 每次都返回最可能的词元 {token}：这是贪心解码（argmax），不是采样。请用 "
+             "torch.multinomial(probs, 1, generator=generator) 抽样。", what=what, token=int(tokens[0]), key="greedy")
+    band = 5 * torch.sqrt(probs * (1 - probs) / n) + 2 / n
+    off = ((counts - probs).abs() > band).nonzero().flatten().tolist()
+    if off:
+        i = off[0]
+        fail("{what} drew token {token} with frequency {got:.3f} over {n} draws; its probability is {want:.3f} (5 "
+             "standard deviations: {band:.3f}): the tokens are not drawn from sampling_probs(...).",
+             "{what} 在 {n} 次抽样中抽到词元 {token} 的频率是 {got:.3f}；它的概率是 {want:.3f}（5 个标准差：{band:.3f}）："
+             "词元不是按 sampling_probs(...) 抽样的。", what=what, token=i, got=float(counts[i]), n=n,
+             want=float(probs[i]), band=float(band[i]), key="wrong-frequencies")
+
+
+@check("the same generator seed gives the same tokens, and only the generator is drawn from", points=1,
+       zh="相同的生成器种子给出相同的词元，并且只从该生成器抽样", depends="support")
+def test_reproducible(submission, rng):
+    row, kwargs = support_case(rng)
+    logits = row.expand(200, -1).contiguous()
+    seed = randint(rng, 0, 10**6)
+    runs = submission.probe(draws, logits, kwargs, [seed, seed, seed + 1], what="`sample`")
+    if any(r["global"] for r in runs):
+        fail("sample drew from the global random generator (torch.manual_seed's): it must draw from the generator it "
+             "is given, torch.multinomial(..., generator=generator), so that a seed reproduces a generation and "
+             "other code's randomness is left alone.",
+             "sample 从全局随机数生成器（torch.manual_seed 的那个）中抽样：它必须从传给它的生成器中抽样，"
+             "torch.multinomial(..., generator=generator)，这样种子才能复现一次生成，也不会影响其他代码的随机性。",
+             key="global-rng")
+    first, again, other = (r["tokens"] for r in runs)
+    if not torch.equal(first, again):
+        fail("Two calls of sample with generators seeded with the same seed ({seed}) gave different tokens: the draw "
+             "must depend on `generator` alone.", "两次调用 sample，生成器用同一个种子（{seed}）初始化，得到的词元却不同："
+             "抽样必须只取决于 `generator`。", seed=seed, key="not-reproducible")
+    if torch.equal(first, other):
+        fail("sample gave the same 200 tokens for the seeds {seed} and {other}: the generator is not used for the "
+             "draw.", "种子 {seed} 和 {other} 让 sample 给出了同样的 200 个词元：抽样没有用到生成器。", seed=seed,
+             other=seed + 1, key="generator-unused")

@@ -1,0 +1,20 @@
+# Mistake: upcasts float16/bfloat16 inputs to float32 for safety and forgets to cast the result back.
+# Expect: keeps the dtype of its inputs
+
+import math
+
+import torch
+
+
+def attention(q, k, v, causal=False, key_padding_mask=None):
+    if q.dtype in (torch.float16, torch.bfloat16):
+        q, k, v = q.float(), k.float(), v.float()
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    allowed = torch.ones(scores.shape[-2:], dtype=torch.bool, device=q.device)
+    if causal:
+        allowed = allowed.tril()
+    if key_padding_mask is not None:
+        allowed = allowed & (~key_padding_mask)[:, None, None, :]
+    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+    weights = weights.masked_fill(~allowed.any(dim=-1, keepdim=True), 0.0)
+    return weights @ v

@@ -1,0 +1,18 @@
+# Mistake: unsqueezes the key mask to [B, 1, Tk]: broadcasting lines B up with the heads.
+# Expect: applied to head i
+
+import math
+
+import torch
+
+
+def attention(q, k, v, causal=False, key_padding_mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    allowed = torch.ones(scores.shape[-2:], dtype=torch.bool, device=q.device)
+    if causal:
+        allowed = allowed.tril()
+    if key_padding_mask is not None:
+        allowed = allowed & (~key_padding_mask)[:, None, :]
+    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+    weights = weights.masked_fill(~allowed.any(dim=-1, keepdim=True), 0.0)
+    return weights @ v

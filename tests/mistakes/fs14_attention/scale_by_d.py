@@ -1,0 +1,16 @@
+# Mistake: divides the scores by d_head instead of its square root.
+# Expect: divided by d_head
+
+import torch
+
+
+def attention(q, k, v, causal=False, key_padding_mask=None):
+    scores = q @ k.transpose(-2, -1) / q.size(-1)
+    allowed = torch.ones(scores.shape[-2:], dtype=torch.bool, device=q.device)
+    if causal:
+        allowed = allowed.tril()
+    if key_padding_mask is not None:
+        allowed = allowed & (~key_padding_mask)[:, None, None, :]
+    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+    weights = weights.masked_fill(~allowed.any(dim=-1, keepdim=True), 0.0)
+    return weights @ v

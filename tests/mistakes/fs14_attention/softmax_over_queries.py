@@ -1,0 +1,18 @@
+# Mistake: the softmax runs over dim=-2, the queries, so each key's weights sum to 1.
+# Expect: softmax over the queries
+
+import math
+
+import torch
+
+
+def attention(q, k, v, causal=False, key_padding_mask=None):
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    allowed = torch.ones(scores.shape[-2:], dtype=torch.bool, device=q.device)
+    if causal:
+        allowed = allowed.tril()
+    if key_padding_mask is not None:
+        allowed = allowed & (~key_padding_mask)[:, None, None, :]
+    weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-2)
+    weights = weights.masked_fill(~allowed.any(dim=-1, keepdim=True), 0.0)
+    return weights @ v

@@ -1,0 +1,25 @@
+# Mistake: pairs the features the other way: halves where adjacent pairs belong, or the reverse.
+# Expect: it matches pair i taken as the
+
+import torch
+
+
+def sinusoidal_positions(n_positions, d_model, base=10000.0):
+    position = torch.arange(n_positions, dtype=torch.float32)[:, None]
+    inv_freq = base ** (-torch.arange(0, d_model, 2, dtype=torch.float32) / d_model)
+    angles = position * inv_freq
+    pe = torch.empty(n_positions, d_model)
+    pe[:, 0::2] = torch.sin(angles)
+    pe[:, 1::2] = torch.cos(angles)
+    return pe
+
+
+def rope(x, positions, base=10000.0):
+    d = x.shape[-1]
+    inv_freq = base ** (-torch.arange(0, d, 2, dtype=torch.float32) / d)
+    angles = positions.float()[:, None] * inv_freq
+    cos, sin = angles.cos(), angles.sin()
+    xf = x.float()
+    a, b = xf[..., : d // 2], xf[..., d // 2 :]
+    out = torch.cat([a * cos - b * sin, a * sin + b * cos], dim=-1)
+    return out.to(x.dtype)

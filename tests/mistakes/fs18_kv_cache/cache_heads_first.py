@@ -1,0 +1,39 @@
+# Mistake: returns the cache heads first, [B, H, T, D], where the statement lays it out time first.
+# Expect: laid out as
+# Variant: layout=bthd
+
+import math
+
+import torch
+from torch import nn
+
+
+class CachedSelfAttention(nn.Module):
+    def __init__(self, embed_dim, num_heads):
+        super().__init__()
+        self.num_heads, self.head_dim = num_heads, embed_dim // num_heads
+        self.q_proj = nn.Linear(embed_dim, embed_dim)
+        self.k_proj = nn.Linear(embed_dim, embed_dim)
+        self.v_proj = nn.Linear(embed_dim, embed_dim)
+        self.out_proj = nn.Linear(embed_dim, embed_dim)
+
+    def forward(self, x, cache=None):
+        b, t, e = x.shape
+
+        def heads(y):
+            return y.view(b, t, self.num_heads, self.head_dim).transpose(1, 2)
+
+        q = heads(self.q_proj(x))
+        k = self.k_proj(x).view(b, t, self.num_heads, self.head_dim)
+        v = self.v_proj(x).view(b, t, self.num_heads, self.head_dim)
+        if cache is not None:
+            k, v = torch.cat([cache[0].transpose(1, 2), k], dim=1), torch.cat([cache[1].transpose(1, 2), v], dim=1)
+        k, v = k.transpose(1, 2), v.transpose(1, 2)
+        cache = (k, v)
+        past = k.shape[2] - t
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
+      
+        allowed = scores.new_ones(t, past + t, dtype=torch.bool).tril(diagonal=past)
+        weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
+        out = (weights @ v).transpose(1, 2).reshape(b, t, e)
+        return self.out_proj(out), cache
