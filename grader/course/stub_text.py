@@ -108,7 +108,7 @@ def spans(source: str) -> list[Span]:
             own_line = not tok.line[:tok.start[1]].strip()
             last = found[-1] if found else None
             if (own_line and last and last.kind == "comment" and last.own_line and last.indent == " " * tok.start[1]
-                    and source.count("\n", last.start, at(tok.start)) == 1):
+                    and source.count("\n", last.end, at(tok.start)) == 1):
                 last.text += "\n" + text
                 last.end = at(tok.end)
             else:
