@@ -63,7 +63,8 @@ def validate_cmd(exercises, seeds, device, mutants, workers, assignment, as_json
 @lang_option
 def new_cmd(exercise_id, course_dir, notebook, title, lang):
     """Scaffold a new exercise EXERCISE_ID in a course: stub, statement, metadata, solution, checks, a mistake."""
-    from grader.author.scaffold import from_notebook, new_exercise
+    from grader.author.from_nbgrader import from_notebook
+    from grader.author.scaffold import new_exercise
 
     if not exercise_id and not notebook:
         raise UsageProblem(say(lang, "name the exercise (grade new hw1_backprop --course my-course) or give "
