@@ -228,8 +228,8 @@ def _only_shows(code: str, read: set[str], kind: str) -> bool:
     tree = _parse(code)
     if kind != "plain" or tree is None or not tree.body:
         return False
-    return not any(isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)) for node in tree.body) \
-        and not set(_bound(tree)) & read
+    defines = any(isinstance(node, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)) for node in tree.body)
+    return not defines and not set(_bound(tree)) & read
 
 
 def _file_code(code: str, guard: bool) -> str:
@@ -262,10 +262,10 @@ def _identifier(grade_id: str, taken: set[str]) -> str:
     return unique
 
 
-CHECKS_HEAD = '''"""Checks of {id}, imported from the nbgrader notebook {notebook} (`grade new --from-notebook`): one per
-autograded test cell, with its points. A test runs as docs/authoring.md ("Moving a course from nbgrader") says: in
-the judge, the student's code in the sandbox; with mode="sandbox", beside the student's code, as nbgrader runs it.
-Edit them freely: `grade validate {id}` proves them on the solution."""
+CHECKS_HEAD = '''"""Checks of {id}, imported from the nbgrader notebook {notebook} (`grade new --from-notebook`):
+one per autograded test cell, with its points. A test runs as docs/authoring.md ("Moving a course from nbgrader")
+says: in the judge, the student's code in the sandbox; with mode="sandbox", beside the student's code, as nbgrader
+runs it. Edit them freely: `grade validate {id}` proves them on the solution."""
 
 from grader.checking import check, not_converted, notebook_test
 '''
@@ -273,7 +273,7 @@ from grader.checking import check, not_converted, notebook_test
 
 def checks_source(exercise_id: str, notebook: str, tests: list[Test]) -> str:
     """The checks module of the imported exercise."""
-    parts, taken = [CHECKS_HEAD.format(id=exercise_id, notebook=notebook)], set()
+    parts, taken = [CHECKS_HEAD.format(id=exercise_id, notebook=notebook).rstrip("\n")], set[str]()
     for test in tests:
         name = _identifier(test.grade_id, taken)
         constant = name.upper()
@@ -314,6 +314,9 @@ def from_notebook(course_root: Path, notebook: Path, exercise_id: str | None = N
 
     exercise_id = exercise_id or re.sub(r"[^a-z0-9_]", "_", notebook.stem.lower())
     imported = read_assignment(notebook, exercise_id)
+    if not imported.tests:
+        raise CourseError(f"{notebook.name} has no autograded test cell: nothing in it is graded automatically"
+                          + (f" ({len(imported.by_hand)} cell(s) graded by hand)" if imported.by_hand else ""))
     written = write_exercise(course_root, exercise_id, {
         ("exercises", f"{exercise_id}.py"): imported.stub.rstrip("\n") + "\n",
         ("exercises", "README.md"): imported.statement.rstrip("\n") + "\n",
@@ -336,7 +339,7 @@ def report(imported: Assignment) -> list[str]:
         head = f"test {test.grade_id} ({test.points:g} point{'s' if test.points != 1 else ''}"
         head += ", hidden tests kept out of the stub)" if test.hidden else ")"
         if test.mode == "judge":
-            lines.append(f"{head}: a check, run in the judge: the student's code cannot fool it")
+            lines.append(f"{head}: a check run in the judge, whose asserts the student's code cannot forge")
         elif test.mode == "sandbox":
             lines.append(f"{head}: a check run beside the student's code, as nbgrader runs it, because {test.why}: "
                          "a submission written to fool it could pass it")

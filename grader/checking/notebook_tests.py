@@ -33,6 +33,7 @@ import sys
 import types
 import unittest
 
+import pytest
 import torch
 
 from grader.checking.expect import LearnerError, Text, fail, learner_error, probe, verbatim, where
@@ -46,7 +47,10 @@ __all__ = ["notebook_test", "not_converted"]
 
 REF = "\x00torch-katas reference"  # the one key of a reference in plain data: [kind, what]
 HANDLES: dict = {}  # sandbox side: the learner's objects the judge holds stand-ins of, by number
+HELD: dict = {}  # sandbox side: id() of each object in HANDLES -> its number (HANDLES keeps it alive)
+OWN: dict = {}  # sandbox side: the learner's own objects under the names a test's call binds for now
 SHOWN = 100  # characters of a value quoted in a message
+OUTCOMES = (pytest.fail.Exception, pytest.skip.Exception, pytest.xfail.Exception)  # a test cell's use: a failure
 
 
 # -- sandbox side --------------------------------------------------------------------------
@@ -85,8 +89,9 @@ def _outward(module, value, depth: int = 0):
     for name, bound in list(vars(module).items()):
         if bound is value and callable(value):
             return {REF: ["name", name, _about(value)]}
-    HANDLES[len(HANDLES)] = value
-    return {REF: ["handle", len(HANDLES) - 1, _about(value)]}
+    number = HELD.setdefault(id(value), len(HANDLES))
+    HANDLES[number] = value
+    return {REF: ["handle", number, _about(value)]}
 
 
 def _inward(module, value, depth: int = 0):
@@ -99,7 +104,9 @@ def _inward(module, value, depth: int = 0):
         if list(value) != [REF]:
             return {key: _inward(module, item, depth + 1) for key, item in value.items()}
         kind, what = value[REF][:2]
-        if kind == "name":
+        if kind == "name":  # the learner's own, even where the test binds the name for now
+            if what in OWN:
+                return OWN[what]
             if what not in vars(module):
                 raise NameError(f"name '{what}' is not defined")
             return vars(module)[what]
@@ -161,7 +168,8 @@ def _compiled(code: str, filename: str):
     tree = ast.parse(code, filename)
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
-        last = compile(ast.Expression(tree.body.pop().value), filename, "eval", dont_inherit=True)
+        last = compile(ast.Expression(tree.body.pop().value), filename, "eval",  # type: ignore[attr-defined]
+                       dont_inherit=True)
     return compile(tree, filename, "exec", dont_inherit=True), last
 
 
@@ -194,6 +202,8 @@ def call_learner(module, target, how, args, kwargs, bindings):
     except Exception as exc:  # a name the test passes that the learner's code deleted meanwhile
         return {"raised": _raised(exc, module)}
     saved = {name: namespace[name] for name in given if name in namespace}
+    mine = [name for name in saved if name not in OWN]  # a call made by the test's own function nests in another
+    OWN.update({name: saved[name] for name in mine})
     for name, bound in given.items():
         if bound:
             namespace[name] = bound[0]
@@ -217,6 +227,8 @@ def call_learner(module, target, how, args, kwargs, bindings):
         for name in given:
             namespace.pop(name, None)
         namespace.update(saved)
+        for name in mine:
+            del OWN[name]
 
 
 @probe
@@ -294,17 +306,16 @@ def _judge_class(classes) -> type[Exception]:
 
 def _learner_exception(info: dict, what: str) -> BaseException:
     """An exception to raise in the judge for one of the learner's code, of the class `_judge_class` finds."""
-    base = _judge_class(info.get("classes"))
-    for kind in (base, Exception):
-        cls = _RAISED.get(kind) or _RAISED.setdefault(kind, type(kind.__name__, (kind, LearnerRaised),
-                                                                  {"__module__": kind.__module__}))
+    for kind in (_judge_class(info.get("classes")), Exception):
         try:
-            exc = cls(str(info.get("message", "")))
-        except Exception:  # a class whose constructor wants more (UnicodeDecodeError)
+            if kind not in _RAISED:
+                _RAISED[kind] = type(kind.__name__, (kind, LearnerRaised), {"__module__": kind.__module__})
+            exc = _RAISED[kind](str(info.get("message", "")))
+        except Exception:  # a class that cannot be derived, or whose constructor wants more (UnicodeDecodeError)
             continue
         exc.info, exc.what = info, what
         return exc
-    raise AssertionError("unreachable")  # Exception(str) always builds
+    raise AssertionError("unreachable: Exception(str) always builds")
 
 
 class Yours:
@@ -350,7 +361,8 @@ class Yours:
 
     def _cannot(self, *_args, **_kwargs):
         raise CannotJudge(Text("the test compares {what}, or asks what it is, which only your code can answer",
-                               "测试比较了 {what}，或询问它是什么，而这只有你的代码能回答", what=verbatim(self.__name__)))
+                               "测试比较了 {what}，或询问它是什么，而这只有你的代码能回答",
+                               what=verbatim(self.__name__)))
 
     __lt__ = __le__ = __gt__ = __ge__ = __contains__ = __setattr__ = __setitem__ = __delattr__ = _cannot
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __neg__ = __abs__ = _cannot
@@ -401,6 +413,7 @@ class _Run:
         self.values: dict = {}  # name -> the learner's value as the test reads it, since the last call
         self.called = False  # a call ran since the names were described: data is read again
         self.stand_ins: dict[str, Yours] = {}  # the learner's functions by name: one stand-in each
+        self.held: dict[int, Yours] = {}  # the learner's other objects by number: one stand-in each
         self.changed: set[str] = set()
         self.deleted: set[str] = set()
         self.functions: list = []  # the test's functions the learner's code may call back
@@ -444,8 +457,9 @@ class _Run:
         about = ref[2] if len(ref) == 3 and isinstance(ref[2], dict) else {}
         if kind == "name" and isinstance(what, str):
             return self.stand_ins.setdefault(what, Yours(self, [kind, what], what, about))
-        if kind == "handle" and type(what) is int:
-            return Yours(self, [kind, what], f"a {about.get('type', 'object')} of yours"[:80], about)
+        if kind == "handle" and type(what) is int:  # named for the expression that made it: make_counter()
+            shown = name[:80] or f"a {about.get('type', 'object')}"
+            return self.held.setdefault(what, Yours(self, [kind, what], shown, about))
         if kind == "callback" and type(what) is int and 0 <= what < len(self.functions):
             return self.functions[what]
         if kind == "module" and isinstance(sys.modules.get(str(what)), types.ModuleType):
@@ -489,7 +503,7 @@ class _Run:
             exc = _learner_exception(reply["raised"], what)
             self.calls.append((line, what, exc))
             raise exc
-        value = self.inward(reply.get("value"), f"{what}")
+        value = self.inward(reply.get("value"), what.strip("`"))
         self.calls.append((line, what, value))
         return value
 
@@ -616,7 +630,7 @@ def notebook_test(submission, grade_id: str, code: str, *, setup: str = "", mode
     run = _Run(part, filename, _names)
     namespace = run.namespace
     dict.update(namespace, {"__builtins__": _builtins(), "__name__": "__main__"})
-    value, line = None, None
+    value = None
     try:
         for statement in ast.parse(setup).body if setup.strip() else ():
             try:
@@ -627,18 +641,27 @@ def notebook_test(submission, grade_id: str, code: str, *, setup: str = "", mode
         value = eval(last, namespace) if last is not None else None
     except _Stop as stop:
         raise stop.problem from None
+    except OUTCOMES as exc:  # pytest.raises' "DID NOT RAISE", pytest.fail(): the test failed
+        if str(exc).startswith("Timeout"):  # pytest-timeout's: the check ran past its time
+            raise
+        _failed_here(grade_id, code, hidden, _test_line(exc, filename), AssertionError(str(exc)), run.calls)
     except CannotJudge as exc:
         fail("This test cannot be decided by the grader: {why}. Your teacher can run it beside your code instead "
              "(mode=\"sandbox\").", "评分器无法判定这个测试：{why}。老师可以改为让它在你的代码旁边运行"
              "（mode=\"sandbox\"）。", why=exc.text, key="not-judgeable")
     except Exception as exc:  # the test failed (an assert), or raised (the learner's code did, or the test's own)
-        tb = exc.__traceback__
-        while tb is not None:
-            if tb.tb_frame.f_code.co_filename == filename:
-                line = tb.tb_lineno
-            tb = tb.tb_next
-        _failed_here(grade_id, code, hidden, line, exc, run.calls)
+        _failed_here(grade_id, code, hidden, _test_line(exc, filename), exc, run.calls)
     _ends_in_a_number(value)
+
+
+def _test_line(exc: BaseException, filename: str) -> int | None:
+    """The line of the test cell the exception came through last."""
+    tb, line = exc.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
 
 
 def _raised_in_test(info: dict) -> BaseException:
@@ -646,6 +669,8 @@ def _raised_in_test(info: dict) -> BaseException:
     test's own (its assert)."""
     if info.get("frames"):
         return _learner_exception(info, "")
+    if ["_pytest.outcomes", "OutcomeException"] in info.get("classes", []):  # pytest.raises' "DID NOT RAISE"
+        return AssertionError(str(info.get("message", "")))
     try:
         return _judge_class(info.get("classes"))(str(info.get("message", "")))
     except Exception:  # a class whose constructor wants more
@@ -680,7 +705,8 @@ def _failed_here(grade_id: str, code: str, hidden, line: int | None, exc: BaseEx
              where=where(exc.info), key=f"raised-{exc.info.get('type') or 'error'}")
     said = _last_call([c for c in calls if c[0] == line] or calls[-1:])
     if isinstance(exc, AssertionError):
-        message = Text(": {message}", "：{message}", message=quoted(str(exc)[:300])) if str(exc) else Text("", "")
+        said_by_test = " ".join(str(exc).split())[:300]
+        message = Text(": {message}", "：{message}", message=quoted(said_by_test)) if said_by_test else Text("", "")
         fail("The test {id} failed{at}{message}.{said}", "测试 {id} 未通过{at}{message}。{said}", id=grade_id, at=at,
              message=message, said=said, key="test-failed")
     fail("The test {id} could not finish{at}: {error}.{said}", "测试 {id} 无法完成{at}：{error}。{said}", id=grade_id,

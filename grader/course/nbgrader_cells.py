@@ -90,7 +90,7 @@ def student_code(code: str, whole: bool = True) -> str:
     spans = regions(code, BEGIN_SOLUTION, END_SOLUTION)
     if not spans:
         return "\n".join(CODE_STUB) if whole else code
-    lines, out, inside = code.split("\n"), [], set()
+    lines, out, inside = code.split("\n"), [], set[int]()
     for first, last in spans:
         inside.update(range(first, last + 1))
     for number, line in enumerate(lines, 1):

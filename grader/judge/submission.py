@@ -64,7 +64,7 @@ class Submission:
     def launch(self) -> None:
         """Start the first sandbox now, so that it loads the learner's code while the judge's pytest collects the
         checks; the first request waits for it."""
-        if self._sandbox is None:
+        if self._sandbox is None and not self._source.tests:  # nbgrader's tests run on the cells above them
             self._sandbox = Sandbox(self._source, self._limits, self._seed)
             self._sandbox.launch()
 

@@ -50,11 +50,12 @@ def ask_judge(header: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
     """From a probe, while the judge waits for its reply: ask the judge a question of the probe's own (a function of
     an nbgrader test cell, which runs in the judge, called by learner code) and return the judge's answer. Requests
     the judge sends meanwhile (that function calls the learner's) are answered first."""
-    if JUDGE is None or not SERVING:
+    judge = JUDGE
+    if judge is None or not SERVING:
         raise RuntimeError("no judge to ask")
-    wire.send(JUDGE, {**header, "callback": True}, blobs)
+    wire.send(judge, {**header, "callback": True}, blobs)
     while True:
-        answer, out = wire.recv(JUDGE)
+        answer, out = wire.recv(judge)
         if answer.get("answer") is True:
             return answer, out
         _reply(answer, out)
@@ -66,7 +67,7 @@ def _reply(header: dict, blobs: list[bytes]) -> None:
     reply, out_blobs = _answer(module, header, blobs, source)
     reply["tampered"] = _tampered(baseline)
     sys.stdout.flush()
-    wire.send(JUDGE, reply, out_blobs)
+    wire.send(JUDGE, reply, out_blobs)  # type: ignore[arg-type]  # set before SERVING
 
 
 def seed_torch(seed: int, gpu: bool) -> None:

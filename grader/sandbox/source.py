@@ -167,7 +167,7 @@ def notebook_source(path: Path) -> Source:
     except Exception as exc:  # nbformat raises several types for malformed notebooks
         raise SubmissionError(Text("{name} is not a valid notebook: {why}", name=path.name,
                                    why=verbatim(str(exc).splitlines()[0][:120]))) from None
-    chunks, cells, notes, skipped, tests = [], {}, [], [], {}
+    chunks, cells, notes, skipped, tests = [], {}, [], [], dict[str, int]()
     code_cells = [cell for cell in nb.cells if cell.get("cell_type") == "code"]
     sources = []
     for number, cell in enumerate(code_cells, 1):

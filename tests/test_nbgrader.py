@@ -1,0 +1,154 @@
+"""nbgrader courses moved with their tests, through the real CLI as a teacher moves one: `grade new --from-notebook`
+on nbgrader's documentation class and on our own (tests/nbgrader/README.md), then `grade batch` over what the
+students submitted. Every test's outcome is the one nbgrader's autograde gave, read from its autograded notebooks,
+except where a submission forged nbgrader's verdict; hidden tests stay out of what students get; a test that cannot
+be converted fails loudly."""
+
+import json
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from conftest import ROOT, run_grade
+
+CLASSES = ROOT / "tests" / "nbgrader"
+DOCS, OURS = CLASSES / "docs_class", CLASSES / "own_class"
+
+
+def nbgrader_outcomes(autograded: Path, notebooks: set[str]) -> dict[tuple[str, str, str], str]:
+    """(student, notebook, test) -> "passed" or "failed", as nbgrader's autograde decided: a test cell whose outputs
+    hold an error or something on stderr earned nothing (nbgrader.utils.determine_grade)."""
+    found = {}
+    for path in autograded.glob("*/*/*.ipynb"):
+        if path.stem not in notebooks:
+            continue
+        for cell in nbformat.read(str(path), as_version=4).cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+                failed = any(o.output_type == "error" or o.output_type == "stream" and o.name == "stderr"
+                             for o in cell.outputs)
+                found[path.parts[-3], path.stem, meta["grade_id"]] = "failed" if failed else "passed"
+    return found
+
+
+def our_outcomes(grades: Path) -> dict[tuple[str, str, str], str]:
+    return {(r["student"], r["exercise"], c["id"]): "passed" if c["passed"] else "failed"
+            for r in map(json.loads, (grades / "results.jsonl").read_text().splitlines()) for c in r["checks"]}
+
+
+def messages(grades: Path) -> dict[tuple[str, str, str], dict]:
+    return {(r["student"], r["exercise"], c["id"]): c
+            for r in map(json.loads, (grades / "results.jsonl").read_text().splitlines()) for c in r["checks"]}
+
+
+def import_class(course: Path, notebooks) -> list[str]:
+    """`grade new --from-notebook` for each notebook; the report's lines."""
+    lines = []
+    for notebook in notebooks:
+        made = run_grade("new", "--from-notebook", notebook, "--course", course)
+        assert made.returncode == 0, made.stderr
+        lines += made.stdout.splitlines()
+    return lines
+
+
+@pytest.fixture(scope="module")
+def docs_class(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("docs_class")
+    report = import_class(tmp / "course", [DOCS / "source" / "ps1" / "problem1.ipynb"])
+    graded = run_grade("--course", tmp / "course", "batch", DOCS / "submitted", "--out", tmp / "grades")
+    assert graded.returncode == 0, graded.stderr
+    return tmp / "course", tmp / "grades", report
+
+
+@pytest.fixture(scope="module")
+def own_class(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("own_class")
+    report = import_class(tmp / "course", sorted((OURS / "source" / "ps2").glob("*.ipynb")))
+    graded = run_grade("--course", tmp / "course", "batch", OURS / "submitted", "--out", tmp / "grades")
+    assert graded.returncode == 0, graded.stderr
+    return tmp / "course", tmp / "grades", report
+
+
+def test_nbgrader_documentation_class_grades_as_nbgrader_autograded_it(docs_class):
+    _, grades, _ = docs_class
+    theirs = nbgrader_outcomes(DOCS / "autograded", {"problem1"})
+    assert len(theirs) == 8 and set(theirs.values()) == {"passed", "failed"}
+    assert our_outcomes(grades) == theirs
+    said = messages(grades)
+    assert "`squares(1)` returned [0]" in said["bitdiddle", "problem1", "correct_squares"]["message"]
+    assert said["bitdiddle", "problem1", "correct_squares"]["key"] == "test-failed"
+
+
+def test_the_import_says_what_each_cell_became(docs_class):
+    course, _, report = docs_class
+    tests = [line for line in report if line.startswith("note: test ")]
+    assert len(tests) == 4 and all("run in the judge" in line for line in tests)
+    by_hand = [line for line in report if "graded by hand" in line]
+    assert [line.split()[2] for line in by_hand] == ["sum_of_squares_equation", "sum_of_squares_application",
+                                                      "cell-938593c4a215c6cc"]
+    shown = json.loads(run_grade("--course", course, "show", "problem1", "--json").stdout)
+    assert {c["id"]: c["points"] for c in shown["checks"]} == {
+        "correct_squares": 1, "squares_invalid_input": 1, "correct_sum_of_squares": 0.5,
+        "sum_of_squares_uses_squares": 0.5}
+
+
+def test_our_class_grades_as_nbgrader_autograded_it_but_where_a_submission_forged_it(own_class):
+    _, grades, report = own_class
+    theirs = nbgrader_outcomes(OURS / "autograded", {"zscores", "dependency", "shapes"})
+    ours = our_outcomes(grades)
+    assert len(ours) == len(theirs) == 6 * 12
+    differ = {key: (theirs[key], ours[key]) for key in theirs if theirs[key] != ours[key]}
+    # eve's numbers equal to anything and her numpy.testing that passes anything fool the tests that run beside her
+    # code in nbgrader; here the asserts are the judge's
+    assert differ == {("eve", "dependency", "variance_values"): ("passed", "failed"),
+                      ("eve", "zscores", "normalize_values"): ("passed", "failed")}
+    assert sum("run beside the student's code" in line for line in report) == 2  # shapes: its class Rectangle
+    said = messages(grades)
+    assert said["eve", "dependency", "variance_values"]["message"].endswith("returned 0.0.")
+    assert said["cy", "dependency", "scaler"]["outcome"] == "not_started"
+    assert "`make_counter().count` returned 0" in said["bob", "shapes", "counter_ticks"]["message"]
+
+
+def test_hidden_tests_stay_out_of_the_student_version(own_class, tmp_path):
+    course, _, _ = own_class
+    released = run_grade("--course", course, "release", "--out", tmp_path / "week", "--notebooks")
+    assert released.returncode == 0, released.stderr
+    student_files = "\n".join(p.read_text() for p in (tmp_path / "week").rglob("*") if p.is_file())
+    assert "np.arange(10.0) ** 2" in (course / "checks" / "zscores.py").read_text()
+    for hidden in ("np.arange(10.0) ** 2", "HIDDEN TESTS", "ZeroDivisionError"):
+        assert hidden not in student_files
+    assert "clip_outliers([1, 2, 3, 100], k=1.5)" in student_files  # a visible test: a public check, as nbgrader
+    assert "BEGIN SOLUTION" not in student_files and "x[np.abs(normalize(x)) <= k]" not in student_files
+
+
+def test_a_test_that_cannot_be_converted_is_named_and_fails_loudly(tmp_path):
+    report = import_class(tmp_path / "course", [DOCS / "source" / "ps1_autotest" / "problem1.ipynb"])
+    tests = [line for line in report if line.startswith("note: test ")]
+    assert len(tests) == 5 and all("NOT converted" in line and "AUTOTEST" in line for line in tests)
+    solution = tmp_path / "course" / "solutions" / "problem1.py"
+    result = json.loads(run_grade("--course", tmp_path / "course", "problem1", "--file", solution, "--json").stdout)
+    assert result["score"] == 0 and all(c["key"] == "not-converted" for c in result["checks"])
+    assert "was not converted to a check" in result["checks"][0]["message"]
+
+
+def test_a_notebook_with_nothing_autograded_is_refused(tmp_path):
+    refused = run_grade("new", "--from-notebook", DOCS / "source" / "ps1" / "problem2.ipynb", "--course", tmp_path)
+    assert refused.returncode == 2 and "no autograded test cell" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_an_imported_exercise_validates_once_it_has_hints_and_a_mistake(docs_class, tmp_path):
+    course, _, _ = docs_class
+    mine = tmp_path / "course"
+    shutil.copytree(course, mine)
+    toml = mine / "exercises" / "problem1" / "exercise.toml"
+    toml.write_text(toml.read_text().replace("hints = []", 'hints = ["range(1, n + 1) starts at 1."]'))
+    (mine / "mistakes" / "problem1").mkdir(parents=True)
+    (mine / "mistakes" / "problem1" / "from_zero.py").write_text(  # bitdiddle's squares
+        "# Mistake: counts from 0.\n# Expect: `squares(1)` returned [0]\n"
+        "def squares(n):\n    if n < 1:\n        raise ValueError\n    return [i ** 2 for i in range(n)]\n\n\n"
+        "def sum_of_squares(n):\n    return sum(squares(n))\n")
+    proved = run_grade("--course", mine, "validate", "problem1", "--seeds", "2")
+    assert proved.returncode == 0, proved.stdout
