@@ -152,3 +152,36 @@ def test_an_imported_exercise_validates_once_it_has_hints_and_a_mistake(docs_cla
         "def sum_of_squares(n):\n    return sum(squares(n))\n")
     proved = run_grade("--course", mine, "validate", "problem1", "--seeds", "2")
     assert proved.returncode == 0, proved.stdout
+
+
+def nbgrader_cell(code: str, **meta):
+    cell = nbformat.v4.new_code_cell(code)
+    cell.metadata["nbgrader"] = {"grade": False, "solution": False, "locked": False, "schema_version": 3, **meta}
+    return cell
+
+
+def test_what_the_judge_cannot_run_as_nbgrader_does_is_said(tmp_path):
+    """IPython magics: not converted; a test that asks the notebook's namespace: beside the student's code; a test
+    ending in a number (nbgrader's partial credit): fails saying so; markers that do not pair up: refused."""
+    nb = nbformat.v4.new_notebook(cells=[
+        nbgrader_cell("def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION",
+                      solution=True, grade_id="double"),
+        nbgrader_cell("%time double(1)\nassert double(1) == 2", grade=True, grade_id="timed", points=1),
+        nbgrader_cell('assert "double" in globals()', grade=True, grade_id="defined", points=1),
+        nbgrader_cell("double(1) / 4", grade=True, grade_id="partial", points=1),
+    ])
+    nbformat.write(nb, str(tmp_path / "hw.ipynb"))
+    report = import_class(tmp_path / "course", [tmp_path / "hw.ipynb"])
+    assert any("test timed" in line and "NOT converted" in line and "magics" in line for line in report)
+    assert any("test defined" in line and "beside the student's code" in line and "globals" in line
+               for line in report)
+    solution = tmp_path / "course" / "solutions" / "hw.py"
+    result = json.loads(run_grade("--course", tmp_path / "course", "hw", "--file", solution, "--json").stdout)
+    outcomes = {c["id"]: (c["outcome"], c["key"], c["message"]) for c in result["checks"]}
+    assert outcomes["defined"][0] == "passed"
+    assert outcomes["timed"][1] == "not-converted"
+    assert outcomes["partial"][1] == "not-converted" and "partial credit" in outcomes["partial"][2]
+    nb.cells[0].source = "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n"
+    nbformat.write(nb, str(tmp_path / "broken.ipynb"))
+    refused = run_grade("new", "--from-notebook", tmp_path / "broken.ipynb", "--course", tmp_path / "course")
+    assert refused.returncode == 2 and "has no 'END SOLUTION'" in refused.stderr
