@@ -128,7 +128,8 @@ def test_a_test_that_cannot_be_converted_is_named_and_fails_loudly(tmp_path):
     tests = [line for line in report if line.startswith("note: test ")]
     assert len(tests) == 5 and all("NOT converted" in line and "AUTOTEST" in line for line in tests)
     solution = tmp_path / "course" / "solutions" / "problem1.py"
-    result = json.loads(run_grade("--course", tmp_path / "course", "problem1", "--file", solution, "--json").stdout)
+    result = json.loads(run_grade("--course", tmp_path / "course", "problem1", "--file", solution, "--json",
+                                  cwd=tmp_path).stdout)
     assert result["score"] == 0 and all(c["key"] == "not-converted" for c in result["checks"])
     assert "was not converted to a check" in result["checks"][0]["message"]
 
@@ -176,7 +177,8 @@ def test_what_the_judge_cannot_run_as_nbgrader_does_is_said(tmp_path):
     assert any("test defined" in line and "beside the student's code" in line and "globals" in line
                for line in report)
     solution = tmp_path / "course" / "solutions" / "hw.py"
-    result = json.loads(run_grade("--course", tmp_path / "course", "hw", "--file", solution, "--json").stdout)
+    result = json.loads(run_grade("--course", tmp_path / "course", "hw", "--file", solution, "--json",
+                                  cwd=tmp_path).stdout)
     outcomes = {c["id"]: (c["outcome"], c["key"], c["message"]) for c in result["checks"]}
     assert outcomes["defined"][0] == "passed"
     assert outcomes["timed"][1] == "not-converted"
@@ -185,3 +187,31 @@ def test_what_the_judge_cannot_run_as_nbgrader_does_is_said(tmp_path):
     nbformat.write(nb, str(tmp_path / "broken.ipynb"))
     refused = run_grade("new", "--from-notebook", tmp_path / "broken.ipynb", "--course", tmp_path / "course")
     assert refused.returncode == 2 and "has no 'END SOLUTION'" in refused.stderr
+
+
+def test_a_submission_cannot_answer_for_the_tests_own_names(tmp_path):
+    """A student's cell that binds a name of Python's own that a test uses (`abs`), patches numpy.testing or returns
+    numbers equal to anything: the test, in the judge, still uses its own."""
+    nb = nbformat.v4.new_notebook(cells=[
+        nbgrader_cell("import numpy as np", grade_id="given", locked=True),
+        nbgrader_cell("def half(x):\n    ### BEGIN SOLUTION\n    return x / 2\n    ### END SOLUTION",
+                      solution=True, grade_id="half"),
+        nbgrader_cell("assert abs(half(3) - 1.5) < 1e-9", grade=True, grade_id="by_abs", points=1),
+        nbgrader_cell("np.testing.assert_allclose(half(np.arange(3.0)), [0, 0.5, 1])", grade=True,
+                      grade_id="by_numpy", points=1),
+        nbgrader_cell("assert half(5) == 2.5", grade=True, grade_id="by_equality", points=1),
+    ])
+    nbformat.write(nb, str(tmp_path / "halves.ipynb"))
+    report = import_class(tmp_path / "course", [tmp_path / "halves.ipynb"])
+    assert sum("run in the judge" in line for line in report) == 3
+    honest = run_grade("--course", tmp_path / "course", "halves", "--file", tmp_path / "halves.ipynb", "--json",
+                       cwd=tmp_path)
+    assert json.loads(honest.stdout)["score"] == 3
+    nb.cells[1].source = ("abs = lambda value: 0\nnp.testing.assert_allclose = lambda *args, **kwargs: None\n\n\n"
+                          "class Anything(float):\n    def __eq__(self, other):\n        return True\n\n\n"
+                          "def half(x):\n    return Anything(0)")
+    nbformat.write(nb, str(tmp_path / "forged.ipynb"))
+    result = json.loads(run_grade("--course", tmp_path / "course", "halves", "--file", tmp_path / "forged.ipynb",
+                                  "--json", cwd=tmp_path).stdout)
+    assert {c["id"]: c["outcome"] for c in result["checks"]} == {
+        "by_abs": "failed", "by_numpy": "failed", "by_equality": "failed"}

@@ -26,8 +26,8 @@ from pathlib import Path
 from grader.course import nbgrader_cells as cells
 from grader.course.exercises import CourseError, load_course
 
-INTROSPECTION = {"globals", "locals", "vars", "eval", "exec", "dir", "get_ipython", "__main__", "inspect"}  # answered
-# by the notebook's own namespace only
+# what only the notebook's own namespace answers: a test that names one runs beside the student's code
+INTROSPECTION = {"globals", "locals", "vars", "eval", "exec", "dir", "get_ipython", "__main__", "inspect"}
 
 
 @dataclass
@@ -106,7 +106,11 @@ def read_assignment(notebook: Path, exercise_id: str) -> Assignment:
     """Read an nbgrader source notebook; a cell whose markers do not pair up is a CourseError naming it."""
     import nbformat
 
-    nb = nbformat.read(str(notebook), as_version=4)
+    try:
+        nb = nbformat.read(str(notebook), as_version=4)
+    except Exception as exc:  # nbformat raises several kinds for what is not a notebook
+        why = str(exc).splitlines()[0][:100] if str(exc) else type(exc).__name__
+        raise CourseError(f"{notebook.name} is not a notebook nbformat can read: {why}") from None
     statement, stub, solution, by_hand, tests = [], [], [], [], []
     code_cells: list[tuple[str, str, str]] = []  # (kind, student's code, solution's code) of the notebook's own code
     for number, cell in enumerate(nb.cells, 1):
@@ -182,8 +186,11 @@ def _mode(test: Test, bound: dict[str, str]) -> None:
         return
     read = _read(tree)
     classes = sorted(name for name in read if bound.get(name) == "class")
+    own = sorted(name for name in read if name in bound and name in vars(builtins))
     if classes:
         test.mode, test.why = "sandbox", f"it uses the class {', '.join(classes)} of the notebook"
+    elif own:
+        test.mode, test.why = "sandbox", f"the notebook defines {', '.join(own)}, a name of Python's own"
     elif any(isinstance(node, ast.ClassDef) for node in ast.walk(tree)):
         test.mode, test.why = "sandbox", "it defines a class, whose objects the student's code would get"
     elif read & INTROSPECTION:

@@ -557,7 +557,11 @@ def _shown_call(name: str, how: str, args, kwargs) -> str:
 
 
 def _names_in(*codes: str) -> set[str]:
-    return {node.id for code in codes for node in ast.walk(ast.parse(code)) if isinstance(node, ast.Name)}
+    """The names the codes use that the learner's cells may define: never one of Python's own (`isinstance`, `sum`),
+    which a notebook could bind to answer for the test (the import runs a test of a notebook that defines one beside
+    the learner's code)."""
+    return {node.id for code in codes for node in ast.walk(ast.parse(code))
+            if isinstance(node, ast.Name) and node.id not in vars(builtins)}
 
 
 @functools.cache
@@ -624,10 +628,10 @@ def notebook_test(submission, grade_id: str, code: str, *, setup: str = "", mode
         raise ValueError(f"notebook_test(mode={mode!r}): the mode is 'judge' or 'sandbox'")
     try:
         body, last = _compiled(code, filename)
-        _names = _names_in(setup, code)
+        names = _names_in(setup, code)
     except SyntaxError as exc:
         not_converted(f"its code is not Python: {exc.msg} at line {exc.lineno}")
-    run = _Run(part, filename, _names)
+    run = _Run(part, filename, names)
     namespace = run.namespace
     dict.update(namespace, {"__builtins__": _builtins(), "__name__": "__main__"})
     value = None
