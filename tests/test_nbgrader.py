@@ -215,3 +215,31 @@ def test_a_submission_cannot_answer_for_the_tests_own_names(tmp_path):
                                   "--json", cwd=tmp_path).stdout)
     assert {c["id"]: c["outcome"] for c in result["checks"]} == {
         "by_abs": "failed", "by_numpy": "failed", "by_equality": "failed"}
+
+
+def test_code_that_never_ends_fails_the_tests_it_stands_before_and_no_other(tmp_path):
+    """A cell that loops forever below the first test: that test passes (nbgrader ran it before), the next fails as
+    a timeout; a function that never returns fails the test that calls it. The grading ends."""
+    nb = nbformat.v4.new_notebook(cells=[
+        nbgrader_cell("def one():\n    ### BEGIN SOLUTION\n    return 1\n    ### END SOLUTION", solution=True,
+                      grade_id="one"),
+        nbgrader_cell("assert one() == 1", grade=True, grade_id="first", points=1),
+        nbgrader_cell("def spin():\n    ### BEGIN SOLUTION\n    return 0\n    ### END SOLUTION", solution=True,
+                      grade_id="spin"),
+        nbgrader_cell("assert one() == 1", grade=True, grade_id="second", points=1),
+        nbgrader_cell("assert spin() == 0", grade=True, grade_id="third", points=1),
+    ])
+    nbformat.write(nb, str(tmp_path / "loops.ipynb"))
+    import_class(tmp_path / "course", [tmp_path / "loops.ipynb"])
+    nb.cells[2].source = "while True:\n    pass"
+    nbformat.write(nb, str(tmp_path / "forever.ipynb"))
+    nb.cells[2].source = "def spin():\n    while True:\n        pass"
+    nbformat.write(nb, str(tmp_path / "spins.ipynb"))
+    outcomes = {}
+    for name in ("forever", "spins"):
+        graded = run_grade("--course", tmp_path / "course", "loops", "--file", tmp_path / f"{name}.ipynb", "--json",
+                           "--time-limit", "1", cwd=tmp_path)
+        outcomes[name] = {c["id"]: (c["outcome"], c["key"]) for c in json.loads(graded.stdout)["checks"]}
+    assert outcomes["forever"] == {"first": ("passed", None), "second": ("failed", "timeout"),
+                                   "third": ("failed", "timeout")}
+    assert outcomes["spins"] == {"first": ("passed", None), "second": ("passed", None), "third": ("failed", "timeout")}

@@ -617,7 +617,7 @@ def notebook_test(submission, grade_id: str, code: str, *, setup: str = "", mode
     runs them)."""
     part = submission.before(grade_id)
     filename = f"<test {grade_id}>"
-    hidden = [span for span in regions(code, BEGIN_HIDDEN, END_HIDDEN)]
+    hidden = regions(code, BEGIN_HIDDEN, END_HIDDEN)
     if mode == "sandbox":
         reply = part.probe(run_test_here, filename, setup, code, what=Text("the test {id}", "测试 {id}", id=grade_id))
         if "raised" in reply:
@@ -631,7 +631,10 @@ def notebook_test(submission, grade_id: str, code: str, *, setup: str = "", mode
         names = _names_in(setup, code)
     except SyntaxError as exc:
         not_converted(f"its code is not Python: {exc.msg} at line {exc.lineno}")
-    run = _Run(part, filename, names)
+    try:
+        run = _Run(part, filename, names)
+    except _Stop as stop:  # the cells above the test could not be loaded (a timeout, a crash)
+        raise stop.problem from None
     namespace = run.namespace
     dict.update(namespace, {"__builtins__": _builtins(), "__name__": "__main__"})
     value = None
@@ -714,7 +717,8 @@ def _failed_here(grade_id: str, code: str, hidden, line: int | None, exc: BaseEx
         fail("The test {id} failed{at}{message}.{said}", "测试 {id} 未通过{at}{message}。{said}", id=grade_id, at=at,
              message=message, said=said, key="test-failed")
     fail("The test {id} could not finish{at}: {error}.{said}", "测试 {id} 无法完成{at}：{error}。{said}", id=grade_id,
-         at=at, error=quoted(f"{type(exc).__name__}: {exc}"[:300]), said=said, key="test-error")
+         at=at, error=quoted(f"{type(exc).__name__}: {exc}"[:300]), said=said,
+         key="missing-name" if type(exc) is NameError else "test-error")
 
 
 def _last_call(calls) -> Text:
