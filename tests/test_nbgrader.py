@@ -170,6 +170,9 @@ def test_what_the_judge_cannot_run_as_nbgrader_does_is_said(tmp_path):
         nbgrader_cell("%time double(1)\nassert double(1) == 2", grade=True, grade_id="timed", points=1),
         nbgrader_cell('assert "double" in globals()', grade=True, grade_id="defined", points=1),
         nbgrader_cell("double(1) / 4", grade=True, grade_id="partial", points=1),
+        nbgrader_cell("import contextlib, io\nout = io.StringIO()\nwith contextlib.redirect_stdout(out):\n"
+                      "    print(double(2))\nassert out.getvalue() == '4\\n'", grade=True, grade_id="printed",
+                      points=1),
     ])
     nbformat.write(nb, str(tmp_path / "hw.ipynb"))
     report = import_class(tmp_path / "course", [tmp_path / "hw.ipynb"])
@@ -180,7 +183,8 @@ def test_what_the_judge_cannot_run_as_nbgrader_does_is_said(tmp_path):
     result = json.loads(run_grade("--course", tmp_path / "course", "hw", "--file", solution, "--json",
                                   cwd=tmp_path).stdout)
     outcomes = {c["id"]: (c["outcome"], c["key"], c["message"]) for c in result["checks"]}
-    assert outcomes["defined"][0] == "passed"
+    assert any("test printed" in line and "prints (redirect_stdout)" in line for line in report)
+    assert outcomes["defined"][0] == outcomes["printed"][0] == "passed"
     assert outcomes["timed"][1] == "not-converted"
     assert outcomes["partial"][1] == "not-converted" and "partial credit" in outcomes["partial"][2]
     nb.cells[0].source = "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n"

@@ -26,8 +26,16 @@ from pathlib import Path
 from grader.course import nbgrader_cells as cells
 from grader.course.exercises import CourseError, load_course
 
-# what only the notebook's own namespace answers: a test that names one runs beside the student's code
-INTROSPECTION = {"globals", "locals", "vars", "eval", "exec", "dir", "get_ipython", "__main__", "inspect"}
+# A test that names one of these needs what happens in the student's process, so it runs beside their code:
+BESIDE = {
+    "it asks the notebook's namespace": {"globals", "locals", "vars", "eval", "exec", "dir", "get_ipython", "__main__",
+                                         "inspect"},
+    "it captures what the student's code prints": {"redirect_stdout", "redirect_stderr", "stdout", "stderr",
+                                                   "capture_output"},
+    "it reads files, which the student's code writes in its sandbox": {"open", "exists", "isfile", "listdir", "glob",
+                                                                       "read_text", "read_bytes", "load", "loadtxt",
+                                                                       "read_csv"},
+}
 
 
 @dataclass
@@ -193,8 +201,12 @@ def _mode(test: Test, bound: dict[str, str]) -> None:
         test.mode, test.why = "sandbox", f"the notebook defines {', '.join(own)}, a name of Python's own"
     elif any(isinstance(node, ast.ClassDef) for node in ast.walk(tree)):
         test.mode, test.why = "sandbox", "it defines a class, whose objects the student's code would get"
-    elif read & INTROSPECTION:
-        test.mode, test.why = "sandbox", f"it asks the notebook's namespace ({', '.join(sorted(read & INTROSPECTION))})"
+    else:
+        used = read | {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+        for why, names in BESIDE.items():
+            if used & names:
+                test.mode, test.why = "sandbox", f"{why} ({', '.join(sorted(used & names))})"
+                break
 
 
 def _setup(test: Test, earlier: list[Test], learner: dict) -> tuple[str, bool]:
