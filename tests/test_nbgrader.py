@@ -94,6 +94,7 @@ def test_the_import_says_what_each_cell_became(docs_class):
         "sum_of_squares_uses_squares": 0.5}
 
 
+@pytest.mark.slow  # 18 notebooks
 def test_our_class_grades_as_nbgrader_autograded_it_but_where_a_submission_forged_it(own_class):
     _, grades, report = own_class
     theirs = nbgrader_outcomes(OURS / "autograded", {"zscores", "dependency", "shapes"})
@@ -111,6 +112,7 @@ def test_our_class_grades_as_nbgrader_autograded_it_but_where_a_submission_forge
     assert "`make_counter().count` returned 0" in said["bob", "shapes", "counter_ticks"]["message"]
 
 
+@pytest.mark.slow
 def test_hidden_tests_stay_out_of_the_student_version(own_class, tmp_path):
     course, _, _ = own_class
     released = run_grade("--course", course, "release", "--out", tmp_path / "week", "--notebooks")
@@ -247,3 +249,33 @@ def test_code_that_never_ends_fails_the_tests_it_stands_before_and_no_other(tmp_
     assert outcomes["forever"] == {"first": ("passed", None), "second": ("failed", "timeout"),
                                    "third": ("failed", "timeout")}
     assert outcomes["spins"] == {"first": ("passed", None), "second": ("passed", None), "third": ("failed", "timeout")}
+
+
+def test_what_the_students_code_changes_in_place_the_test_sees_changed(tmp_path):
+    """A list, a dict, a numpy array and a tensor the test passes come back changed where the student's code changed
+    them in place, as in one process; code that returns a changed copy instead leaves them as they were."""
+    nb = nbformat.v4.new_notebook(cells=[
+        nbgrader_cell("import numpy as np\nimport torch", grade_id="given", locked=True),
+        nbgrader_cell("def bump_(things):\n    ### BEGIN SOLUTION\n    for i in range(len(things)):\n"
+                      "        things[i] += 1\n    ### END SOLUTION", solution=True, grade_id="bump"),
+        nbgrader_cell("def tag_(record):\n    ### BEGIN SOLUTION\n    record['seen'] = True\n    ### END SOLUTION",
+                      solution=True, grade_id="tag"),
+        nbgrader_cell("xs = [1, 2]\nbump_(xs)\nassert xs == [2, 3]", grade=True, grade_id="a_list", points=1),
+        nbgrader_cell("a = np.zeros(3)\nbump_(a)\nnp.testing.assert_array_equal(a, [1, 1, 1])", grade=True,
+                      grade_id="an_array", points=1),
+        nbgrader_cell("t = torch.zeros(2)\nbump_(t)\nassert t.tolist() == [1.0, 1.0]", grade=True,
+                      grade_id="a_tensor", points=1),
+        nbgrader_cell("r = {'name': 'ana'}\ntag_(r)\nassert r == {'name': 'ana', 'seen': True}", grade=True,
+                      grade_id="a_dict", points=1),
+    ])
+    nbformat.write(nb, str(tmp_path / "inplace.ipynb"))
+    import_class(tmp_path / "course", [tmp_path / "inplace.ipynb"])
+    nb.cells[1].source = "def bump_(things):\n    return [x + 1 for x in things]"
+    nb.cells[2].source = "def tag_(record):\n    return {**record, 'seen': True}"
+    nbformat.write(nb, str(tmp_path / "copies.ipynb"))
+    scores = {}
+    for name in ("inplace", "copies"):
+        graded = run_grade("--course", tmp_path / "course", "inplace", "--file", tmp_path / f"{name}.ipynb",
+                           "--json", cwd=tmp_path)
+        scores[name] = {c["id"]: c["outcome"] for c in json.loads(graded.stdout)["checks"]}
+    assert set(scores["inplace"].values()) == {"passed"} and set(scores["copies"].values()) == {"failed"}

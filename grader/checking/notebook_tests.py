@@ -63,6 +63,13 @@ def _plain(value) -> bool:
     return type(value).__module__ == "numpy" and hasattr(value, "__array_interface__") and value.dtype.kind in "biufc"
 
 
+def _mutable(values) -> bool:
+    """Whether one of `values` (a call's arguments) can change in place: a list, a dict, a tensor, an array, or a
+    tuple that holds one."""
+    return any(isinstance(value, (list, dict, torch.Tensor)) or type(value).__module__ == "numpy"
+               or isinstance(value, tuple) and _mutable(value) for value in values)
+
+
 def _about(value) -> dict:
     """What the judge may know of an object it holds a reference to: its type's name, and whether its type leaves
     equality and truth as Python's own (identity; always true), so that the judge decides them alike."""
@@ -211,18 +218,21 @@ def call_learner(module, target, how, args, kwargs, bindings):
             namespace.pop(name, None)
     try:
         if how == "call":
-            value = thing(*args, **kwargs)
+            reply = {"value": _outward(module, thing(*args, **kwargs))}
         elif how == "attr":
-            value = getattr(thing, args[0])
+            reply = {"value": _outward(module, getattr(thing, args[0]))}
         elif how == "item":
-            value = thing[args[0]]
+            reply = {"value": _outward(module, thing[args[0]])}
         elif how == "len":
-            value = len(thing)
+            reply = {"value": len(thing)}
         else:
-            value = list(thing)
-        return {"value": _outward(module, value)}
+            reply = {"value": _outward(module, list(thing))}
     except BaseException as exc:  # the learner's code may raise anything, SystemExit too
-        return {"raised": _raised(exc, module)}
+        reply = {"raised": _raised(exc, module)}
+    try:
+        if how == "call" and _mutable([*args, *kwargs.values()]):  # what the call changed in place, for the test's own
+            reply["after"] = {"args": _outward(module, args), "kwargs": _outward(module, kwargs)}
+        return reply
     finally:
         for name in given:
             namespace.pop(name, None)
@@ -498,6 +508,9 @@ class _Run:
                             self.bindings(), what=what)
         self.values.clear()  # the learner's code may have changed its values
         self.called = True
+        if isinstance(reply.get("after"), dict):  # and the test's arguments, in place
+            _write_back(list(args), self.inward(reply["after"].get("args")))
+            _write_back(dict(kwargs), self.inward(reply["after"].get("kwargs")))
         line = self.line()
         if "raised" in reply:
             exc = _learner_exception(reply["raised"], what)
@@ -527,6 +540,42 @@ class _Run:
         while frame is not None and frame.f_code.co_filename != self.filename:
             frame = frame.f_back  # type: ignore[assignment]
         return frame.f_lineno if frame is not None else None
+
+
+def _changes_in_place(value) -> bool:
+    """A list, a dict, a tuple (that may hold one), a tensor or an array of the test's (never a stand-in: asking a
+    stand-in what it is cannot be answered here)."""
+    return type(value) is not Yours and (isinstance(value, (list, dict, tuple, torch.Tensor))
+                                         or type(value).__module__ == "numpy")
+
+
+def _write_back(mine, theirs, depth: int = 0) -> None:
+    """Make the test's own arguments (`mine`) what the learner's code made of them in place (`theirs`, as they came
+    back): lists and dicts item by item, tensors and arrays value by value, as one process would have seen them."""
+    if depth > 20 or not _changes_in_place(mine) or type(theirs) is Yours:
+        return
+    if isinstance(mine, list) and isinstance(theirs, list) and len(mine) != len(theirs):
+        mine[:] = theirs  # grown or shrunk in place
+    elif isinstance(mine, (list, tuple)) and isinstance(theirs, (list, tuple)):
+        for i, (item, after) in enumerate(zip(mine, theirs)):
+            if _changes_in_place(item):
+                _write_back(item, after, depth + 1)
+            elif isinstance(mine, list):
+                mine[i] = after
+    elif isinstance(mine, dict) and isinstance(theirs, dict):
+        for key in [key for key in mine if key not in theirs]:
+            del mine[key]
+        for key, after in theirs.items():
+            if key in mine and _changes_in_place(mine[key]):
+                _write_back(mine[key], after, depth + 1)
+            else:
+                mine[key] = after
+    elif isinstance(mine, torch.Tensor) and isinstance(theirs, torch.Tensor) and mine.shape == theirs.shape:
+        with torch.no_grad():
+            mine.copy_(theirs.to(mine.dtype))
+    elif getattr(mine, "shape", None) == getattr(theirs, "shape", None) and \
+            getattr(getattr(mine, "flags", None), "writeable", False):
+        mine[...] = theirs
 
 
 def _named(sent, name: str) -> bool:
@@ -686,7 +735,7 @@ def _raised_in_test(info: dict) -> BaseException:
 
 def _ends_in_a_number(value) -> None:
     """nbgrader reads a test cell whose result is a number as partial credit, which a check does not give."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+    if type(value) is not Yours and isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
         not_converted(f"it ends in the number {value:g}, which nbgrader reads as partial credit; a check passes or "
                       "fails whole")
 
@@ -723,7 +772,7 @@ def _failed_here(grade_id: str, code: str, hidden, line: int | None, exc: BaseEx
 
 def _last_call(calls) -> Text:
     """' squares(10) returned [0, 1, 4].': the last of `calls` (the learner's), which the failure follows."""
-    if not calls or isinstance(calls[-1][2], BaseException):
+    if not calls or type(calls[-1][2]) is not Yours and isinstance(calls[-1][2], BaseException):
         return Text("", "")
     _, what, value = calls[-1]
     return Text(" {what} returned {value}.", "{what} 返回了 {value}。", what=verbatim(what),
