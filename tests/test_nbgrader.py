@@ -167,6 +167,7 @@ def test_what_the_judge_cannot_run_as_nbgrader_does_is_said(tmp_path):
     """IPython magics: not converted; a test that asks the notebook's namespace: beside the student's code; a test
     ending in a number (nbgrader's partial credit): fails saying so; markers that do not pair up: refused."""
     nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("%matplotlib inline\n!pip install numpy"),
         nbgrader_cell("def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION",
                       solution=True, grade_id="double"),
         nbgrader_cell("%time double(1)\nassert double(1) == 2", grade=True, grade_id="timed", points=1),
@@ -188,8 +189,11 @@ def test_what_the_judge_cannot_run_as_nbgrader_does_is_said(tmp_path):
     assert any("test printed" in line and "prints (redirect_stdout)" in line for line in report)
     assert outcomes["defined"][0] == outcomes["printed"][0] == "passed"
     assert outcomes["timed"][1] == "not-converted"
+    stub = tmp_path / "course" / "exercises" / "hw" / "hw.py"  # the magics are comments in the files: they load
+    graded = json.loads(run_grade("--course", tmp_path / "course", "hw", "--file", stub, "--json", cwd=tmp_path).stdout)
+    assert graded["status"] == "graded" and "# %matplotlib inline  (IPython only)" in stub.read_text()
     assert outcomes["partial"][1] == "not-converted" and "partial credit" in outcomes["partial"][2]
-    nb.cells[0].source = "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n"
+    nb.cells[1].source = "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n"
     nbformat.write(nb, str(tmp_path / "broken.ipynb"))
     refused = run_grade("new", "--from-notebook", tmp_path / "broken.ipynb", "--course", tmp_path / "course")
     assert refused.returncode == 2 and "has no 'END SOLUTION'" in refused.stderr

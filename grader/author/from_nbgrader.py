@@ -251,15 +251,21 @@ def _only_shows(code: str, read: set[str], kind: str) -> bool:
     return not defines and not set(_bound(tree)) & read
 
 
+RUN_IN_A_FILE = ("%%time", "%%timeit", "%%capture")  # cell magics whose body is Python a file can run as it is
+
+
 def _file_code(code: str, guard: bool) -> str:
     """A cell in the exercise's .py file: a demonstration under `if __name__ == "__main__":`, nbgrader's stub of a
-    whole cell without its top-level `raise` (a file would stop there)."""
-    if guard:
+    whole cell without its top-level `raise` (a file would stop there), IPython's magics and shell lines as comments
+    (a cell magic other than %%time, %%timeit and %%capture: the whole cell)."""
+    lines = code.rstrip("\n").split("\n")
+    whole = lines[0].startswith("%%") and not lines[0].startswith(RUN_IN_A_FILE)
+    lines = [f"# {line}  (IPython only)" if whole or line.lstrip().startswith(("%", "!")) else line for line in lines]
+    code = "\n".join(lines)
+    if guard and any(line.strip() and not line.lstrip().startswith("#") for line in lines):
         return 'if __name__ == "__main__":  # shown in the notebook, not run when graded\n' + \
-            "\n".join("    " + line if line.strip() else line for line in code.split("\n"))
-    if code == "\n".join(cells.CODE_STUB):
-        return cells.CODE_STUB[0]
-    return code.rstrip("\n")
+            "\n".join("    " + line if line.strip() else line for line in lines)
+    return cells.CODE_STUB[0] if code == "\n".join(cells.CODE_STUB) else code
 
 
 # -- the checks module -------------------------------------------------------------------------
