@@ -1,23 +1,25 @@
 """nbgrader's autograded test cells as checks: the test's code runs in the judge, the learner's in the sandbox.
 
 A check that `grade new --from-notebook` made calls `notebook_test(submission, grade_id, code)`. The cell's code
-(the teacher's, from the checks module) runs here, in the judge, over a namespace in which each name the
-learner's cells define stands for what the sandbox holds:
-- a function (or any object that is not plain data: a model, a generator): a stand-in, `Yours`; calling it, or
-  reading an attribute, an item, its length, calls into the sandbox, and what comes back is plain data again
-  (or another stand-in);
-- plain data (numbers, strings, lists, dicts, tensors, arrays): a copy, read again after each call.
-So `assert`, `==`, `np.testing`, `pytest.raises` and `nose.tools` are the judge's own, and no submission can
-forge them. What the cell does to the learner's names reaches the learner's code while it is called: `del
-squares` (nbgrader's example checks that `sum_of_squares` uses `squares`), `squares = orig_squares`, or a function
-of the cell's own in its place, which the learner's code then calls back here. An exception of the learner's code
-is raised here as the closest class the judge knows (ValueError, NameError, torch's errors...). The cell passes
-when it ends without an error, as in nbgrader. A stand-in is never compared, tested for truth or asked its class:
-the learner's code would decide that; the test stops and says it cannot be decided here (`CannotJudge`).
+(the teacher's, from the checks module) runs here, in the judge, after the learner's cells above it, over a
+namespace in which each name the learner's cells define stands for what the sandbox holds:
+- plain data (numbers, strings, lists, dicts, tensors, numeric arrays): a copy, read again after each call;
+- a function, or any other object (a model, a generator): a stand-in, `Yours`; calling it, or reading an
+  attribute, an item, its length or its items, asks the sandbox, and what comes back is data again (or another
+  stand-in). What the call changed in place of the test's lists, dicts, tensors and arrays is changed here too.
+So `assert`, `==`, Python's own names, `numpy.testing`, `pytest.raises` and `nose.tools` are the judge's, and no
+submission can forge them. What the cell does to the learner's names reaches the learner's code while it is called:
+`del squares` (nbgrader's example checks that `sum_of_squares` uses `squares`), `squares = orig_squares`, or a
+function of the cell's own in its place, which the learner's code then calls back here (`ask_judge`). An exception of
+the learner's code is raised here as the closest class the judge knows (ValueError, NameError, torch's errors...).
+The cell passes when it ends without an error, as in nbgrader. A stand-in is never compared, tested for truth or
+asked its class where its own class defines that: the learner's code would decide; the test stops and says it
+cannot be decided here (`CannotJudge`).
 
-A cell that needs more of the learner's objects (a class of theirs, the notebook's namespace itself) runs in the
-sandbox instead, after the learner's cells, as nbgrader runs it (`mode="sandbox"`): its verdict is worth what
-nbgrader's is, which a submission written to fool the test can forge. The import chose the mode and said why.
+A cell that needs the learner's process itself (a class of the notebook, its namespace, what it prints or writes)
+runs in the sandbox instead, after the learner's cells, as nbgrader runs it (`mode="sandbox"`): its verdict is
+worth what nbgrader's is, which a submission written to fool the test can forge. The import chose the mode and
+said why (grader/author/from_nbgrader.py).
 
 Runs in: the judge (`notebook_test`, the namespace, the messages) and the sandbox (the probes).
 """

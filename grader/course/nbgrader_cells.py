@@ -17,7 +17,6 @@ from __future__ import annotations
 BEGIN_SOLUTION, END_SOLUTION = "BEGIN SOLUTION", "END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"
 CODE_STUB = ("# YOUR CODE HERE", "raise NotImplementedError()")
-TEXT_STUB = "YOUR ANSWER HERE"
 
 
 class MarkerError(ValueError):
@@ -84,12 +83,12 @@ def regions(code: str, begin: str, end: str) -> list[tuple[int, int]]:
     return found
 
 
-def student_code(code: str, whole: bool = True) -> str:
+def student_code(code: str) -> str:
     """A solution cell as students get it: each solution region replaced by the code stub at the marker's
-    indentation; a cell without markers replaced whole (unless `whole` is False: then kept)."""
+    indentation; a cell without markers replaced whole."""
     spans = regions(code, BEGIN_SOLUTION, END_SOLUTION)
     if not spans:
-        return "\n".join(CODE_STUB) if whole else code
+        return "\n".join(CODE_STUB)
     lines, out, inside = code.split("\n"), [], set[int]()
     for first, last in spans:
         inside.update(range(first, last + 1))
@@ -107,9 +106,3 @@ def solution_code(code: str) -> str:
     spans = regions(code, BEGIN_SOLUTION, END_SOLUTION)
     markers = {n for span in spans for n in span}
     return "\n".join(line for number, line in enumerate(code.split("\n"), 1) if number not in markers)
-
-
-def visible_test(code: str) -> str:
-    """A test cell as students see it: the hidden test regions left out."""
-    hidden = {n for first, last in regions(code, BEGIN_HIDDEN, END_HIDDEN) for n in range(first, last + 1)}
-    return "\n".join(line for number, line in enumerate(code.split("\n"), 1) if number not in hidden)
