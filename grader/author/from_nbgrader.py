@@ -25,17 +25,18 @@ from pathlib import Path
 
 from grader.course import nbgrader_cells as cells
 from grader.course.exercises import CourseError, load_course
+from grader.text import Text, verbatim
 
 # A test that names one of these needs what happens in the student's process, so it runs beside their code:
-BESIDE = {
-    "it asks the notebook's namespace": {"globals", "locals", "vars", "eval", "exec", "dir", "get_ipython", "__main__",
-                                         "inspect"},
-    "it captures what the student's code prints": {"redirect_stdout", "redirect_stderr", "stdout", "stderr",
-                                                   "capture_output"},
-    "it reads files, which the student's code writes in its sandbox": {"open", "exists", "isfile", "listdir", "glob",
-                                                                       "read_text", "read_bytes", "load", "loadtxt",
-                                                                       "read_csv"},
-}
+BESIDE = [
+    (("it asks the notebook's namespace ({names})", "它询问 notebook 的命名空间（{names}）"),
+     {"globals", "locals", "vars", "eval", "exec", "dir", "get_ipython", "__main__", "inspect"}),
+    (("it captures what the student's code prints ({names})", "它捕获学生代码打印的内容（{names}）"),
+     {"redirect_stdout", "redirect_stderr", "stdout", "stderr", "capture_output"}),
+    (("it reads files, which the student's code writes in its sandbox ({names})",
+      "它读取文件，而这些文件是学生代码在沙箱里写的（{names}）"),
+     {"open", "exists", "isfile", "listdir", "glob", "read_text", "read_bytes", "load", "loadtxt", "read_csv"}),
+]
 
 
 @dataclass
@@ -48,7 +49,7 @@ class Test:
     title: str
     hidden: bool  # it has hidden tests (or needs hidden lines of an earlier cell): a hidden check
     mode: str | None = "judge"  # "judge", "sandbox", or None: not converted
-    why: str = ""  # why it runs in the sandbox, or why it was not converted
+    why: Text | None = None  # why it runs in the sandbox, or why it was not converted
     setup: str = ""  # the lines of earlier cells it needs, in order
 
 
@@ -179,33 +180,42 @@ def _plan_tests(tests: list[Test], learner: dict) -> None:
 def _mode(test: Test, bound: dict[str, str]) -> None:
     code = test.code
     if "AUTOTEST" in code:
-        test.mode, test.why = None, ("it uses nbgrader's AUTOTEST directives, which nbgrader expands from tests.yml "
-                                     "when it makes the student version: write the asserts out")
+        test.mode, test.why = None, Text(
+            "it uses nbgrader's AUTOTEST directives, which nbgrader expands from tests.yml when it makes the student "
+            "version: write the asserts out",
+            "它使用 nbgrader 的 AUTOTEST 指令，nbgrader 在生成学生版本时才按 tests.yml 展开它们：请把断言写出来")
         return
     try:
         python = _python(code)
         tree = ast.parse(python)
     except (SyntaxError, ValueError) as exc:
-        test.mode, test.why = None, f"its code is not Python: {getattr(exc, 'msg', exc)}"
+        test.mode, test.why = None, Text("its code is not Python: {error}", "它的代码不是 Python：{error}",
+                                         error=verbatim(getattr(exc, "msg", exc)))
         return
     magics = re.findall(r"get_ipython\(\)\.(?:run_line_magic|run_cell_magic|system|getoutput)\('?(\w*)", python)
     if magics:
-        test.mode, test.why = None, f"it uses IPython magics or shell commands ({', '.join(sorted(set(magics)))})"
+        test.mode, test.why = None, Text("it uses IPython magics or shell commands ({names})",
+                                         "它使用了 IPython 魔法命令或 shell 命令（{names}）",
+                                         names=verbatim(", ".join(sorted(set(magics)))))
         return
     read = _read(tree)
     classes = sorted(name for name in read if bound.get(name) == "class")
     own = sorted(name for name in read if name in bound and name in vars(builtins))
+    used = read | {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
     if classes:
-        test.mode, test.why = "sandbox", f"it uses the class {', '.join(classes)} of the notebook"
+        test.mode, test.why = "sandbox", Text("it uses the class {names} of the notebook",
+                                              "它使用了 notebook 的类 {names}", names=verbatim(", ".join(classes)))
     elif own:
-        test.mode, test.why = "sandbox", f"the notebook defines {', '.join(own)}, a name of Python's own"
+        test.mode, test.why = "sandbox", Text("the notebook defines {names}, a name of Python's own",
+                                              "notebook 定义了 {names}，这是 Python 自带的名字",
+                                              names=verbatim(", ".join(own)))
     elif any(isinstance(node, ast.ClassDef) for node in ast.walk(tree)):
-        test.mode, test.why = "sandbox", "it defines a class, whose objects the student's code would get"
+        test.mode, test.why = "sandbox", Text("it defines a class, whose objects the student's code would get",
+                                              "它定义了一个类，学生代码会拿到这个类的对象")
     else:
-        used = read | {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
-        for why, names in BESIDE.items():
+        for (en, zh), names in BESIDE:
             if used & names:
-                test.mode, test.why = "sandbox", f"{why} ({', '.join(sorted(used & names))})"
+                test.mode, test.why = "sandbox", Text(en, zh, names=verbatim(", ".join(sorted(used & names))))
                 break
 
 
@@ -309,13 +319,15 @@ def checks_source(exercise_id: str, notebook: str, tests: list[Test]) -> str:
             lines.append(f"{constant}_SETUP = {_literal(test.setup)}")
         lines += ["", "", f"@check({json.dumps(title, ensure_ascii=False)}, points={test.points:g}, "
                           f"visibility={json.dumps(visibility)})", f"def test_{name}(submission):"]
+        why = test.why or Text("", "")
         if test.mode is None:
-            lines.append(f"    not_converted({json.dumps(test.why, ensure_ascii=False)})  # {constant}: rewrite it")
+            lines.append(f"    not_converted({json.dumps(why.render('en'), ensure_ascii=False)},  # {constant}: "
+                         f"rewrite it\n                  {json.dumps(why.render('zh'), ensure_ascii=False)})")
         else:
             extra = f", setup={constant}_SETUP" if test.setup else ""
             extra += ', mode="sandbox"' if test.mode == "sandbox" else ""
             if test.mode == "sandbox":
-                lines.append(f"    # {test.why}: it runs beside the student's code, which could fool it")
+                lines.append(f"    # {why.render('en')}: it runs beside the student's code, which could fool it")
             lines.append(f"    notebook_test(submission, {json.dumps(test.grade_id)}, {constant}{extra})")
         parts.append("\n".join(lines))
     return "\n\n\n".join(parts) + "\n"
@@ -332,9 +344,10 @@ hints = []                   # one to three, gentle to strong: `grade hint` show
 '''
 
 
-def from_notebook(course_root: Path, notebook: Path, exercise_id: str | None = None) -> tuple[list[Path], list[str]]:
-    """Make an exercise of an nbgrader notebook (see the module's docstring); return the files written and the
-    report for the teacher, a line per test and per cell graded by hand."""
+def from_notebook(course_root: Path, notebook: Path, exercise_id: str | None = None,
+                  title: str | None = None) -> tuple[list[Path], list[Text]]:
+    """Make an exercise of an nbgrader notebook (see the module's docstring), titled `title` (else by its first
+    heading); return the files written and the report for the teacher, a line per test and per cell graded by hand."""
     from grader.author.scaffold import write_exercise
 
     exercise_id = exercise_id or re.sub(r"[^a-z0-9_]", "_", notebook.stem.lower())
@@ -345,32 +358,49 @@ def from_notebook(course_root: Path, notebook: Path, exercise_id: str | None = N
     written = write_exercise(course_root, exercise_id, {
         ("exercises", f"{exercise_id}.py"): imported.stub.rstrip("\n") + "\n",
         ("exercises", "README.md"): imported.statement.rstrip("\n") + "\n",
-        ("exercises", "exercise.toml"): NOTEBOOK_TOML.format(title=json.dumps(imported.title, ensure_ascii=False),
+        ("exercises", "exercise.toml"): NOTEBOOK_TOML.format(title=json.dumps(title or imported.title,
+                                                                         ensure_ascii=False),
                                                              points=sum(t.points for t in imported.tests)),
         ("solutions", None): imported.solution.rstrip("\n") + "\n",
         ("checks", None): checks_source(exercise_id, notebook.name, imported.tests),
     })
     course = load_course(course_root.resolve())
-    return written, report(imported) + [
-        f"write the hints in exercise.toml and at least one known mistake in {course.mistakes_dir / exercise_id}/ "
-        f"(a submission you have graded will do): `grade validate {exercise_id}` tells when they are done"]
+    return written, report(imported) + [Text(
+        "write the hints in exercise.toml and at least one known mistake in {folder}/ (a submission you have graded "
+        "will do): `grade validate {id}` tells when they are done", "在 exercise.toml 中写提示，并在 {folder}/ 中至少"
+        "放一个已知错误示例（你批改过的一份提交即可）：`grade validate {id}` 会告诉你何时完成",
+        folder=verbatim(course.mistakes_dir / exercise_id), id=exercise_id)]
 
 
-def report(imported: Assignment) -> list[str]:
+def report(imported: Assignment) -> list[Text]:
     """A line per test (a check run in the judge, in the sandbox and why, or not converted and why) and per cell
     graded by hand."""
     lines = []
     for test in imported.tests:
-        head = f"test {test.grade_id} ({test.points:g} point{'s' if test.points != 1 else ''}"
-        head += ", hidden tests kept out of the stub)" if test.hidden else ")"
+        head = Text("test {id} ({points:g} {unit}{hidden})", "测试 {id}（{points:g} 分{hidden}）", id=test.grade_id,
+                    points=test.points, unit=_unit(test.points), hidden=Text(", hidden tests kept out of the stub",
+                                                                             "，隐藏测试不进入初始代码")
+                    if test.hidden else Text("", ""))
         if test.mode == "judge":
-            lines.append(f"{head}: a check run in the judge, whose asserts the student's code cannot forge")
+            lines.append(Text("{head}: a check run in the judge, whose asserts the student's code cannot forge",
+                              "{head}：在评分进程中运行的检查，学生代码无法伪造它的断言", head=head))
         elif test.mode == "sandbox":
-            lines.append(f"{head}: a check run beside the student's code, as nbgrader runs it, because {test.why}: "
-                         "a submission written to fool it could pass it")
+            lines.append(Text("{head}: a check run beside the student's code, as nbgrader runs it, because {why}: a "
+                              "submission written to fool it could pass it",
+                              "{head}：像 nbgrader 一样在学生代码旁边运行的检查，因为{why}："
+                              "专门为骗过它而写的提交可能通过它",
+                              head=head, why=test.why))
         else:
-            lines.append(f"{head}: NOT converted, because {test.why}: its check fails until you rewrite it")
+            lines.append(Text("{head}: NOT converted, because {why}: its check fails until you rewrite it",
+                              "{head}：没有转换，因为{why}：在你改写它之前，它的检查总是不通过",
+                              head=head, why=test.why))
     for grade_id, points, kind in imported.by_hand:
-        lines.append(f"{kind} {grade_id} ({points:g} point{'s' if points != 1 else ''}): graded by hand in "
-                     "nbgrader, so not a check: give its points with `grade review`")
+        lines.append(Text("{kind} {id} ({points:g} {unit}): graded by hand in nbgrader, so not a check: give its "
+                          "points with `grade review`", "{kind} {id}（{points:g} 分）：在 nbgrader 中人工评分，所以不是"
+                          "检查：用 `grade review` 给分", kind=Text("task", "任务") if kind == "task" else
+                          Text("answer", "答案"), id=grade_id, points=points, unit=_unit(points)))
     return lines
+
+
+def _unit(points: float) -> Text:
+    return Text("point" if points == 1 else "points", "分")

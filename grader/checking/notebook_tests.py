@@ -681,7 +681,10 @@ def notebook_test(submission, grade_id: str, code: str, *, setup: str = "", mode
         body, last = _compiled(code, filename)
         names = _names_in(setup, code)
     except SyntaxError as exc:
-        not_converted(f"its code is not Python: {exc.msg} at line {exc.lineno}")
+        fail("This nbgrader test was not converted to a check (its code is not Python: {error}): it fails until the "
+             "teacher rewrites it.",
+             "这个 nbgrader 测试没有被转换成检查（它的代码不是 Python：{error}）：在老师改写它之前，它总是不通过。",
+             error=verbatim(f"{exc.msg}, line {exc.lineno}"), key="not-converted")
     try:
         run = _Run(part, filename, names)
     except _Stop as stop:  # the cells above the test could not be loaded (a timeout, a crash)
@@ -738,8 +741,10 @@ def _raised_in_test(info: dict) -> BaseException:
 def _ends_in_a_number(value) -> None:
     """nbgrader reads a test cell whose result is a number as partial credit, which a check does not give."""
     if type(value) is not Yours and isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
-        not_converted(f"it ends in the number {value:g}, which nbgrader reads as partial credit; a check passes or "
-                      "fails whole")
+        fail("This nbgrader test was not converted to a check (it ends in the number {value:g}, which nbgrader reads "
+             "as partial credit; a check passes or fails whole): it fails until the teacher rewrites it.",
+             "这个 nbgrader 测试没有被转换成检查（它以数字 {value:g} 结尾，nbgrader 把它当作部分得分；而检查只有通过"
+             "或不通过）：在老师改写它之前，它总是不通过。", value=value, key="not-converted")
 
 
 def _failed_here(grade_id: str, code: str, hidden, line: int | None, exc: BaseException, calls) -> None:
@@ -781,8 +786,9 @@ def _last_call(calls) -> Text:
                 value=verbatim(_shown(value)))
 
 
-def not_converted(why: str) -> None:
-    """Fail loudly: the nbgrader test this check stands for could not be converted faithfully (`why`)."""
+def not_converted(why: str, zh: str | None = None) -> None:
+    """Fail loudly: the nbgrader test this check stands for could not be converted faithfully (`why`, and in Chinese
+    `zh`)."""
     fail("This nbgrader test was not converted to a check ({why}): it fails until the teacher rewrites it.",
-         "这个 nbgrader 测试没有被转换成检查（{why}）：在老师改写它之前，它总是不通过。", why=verbatim(why),
-         key="not-converted")
+         "这个 nbgrader 测试没有被转换成检查（{why}）：在老师改写它之前，它总是不通过。",
+         why=Text(why, zh) if zh else verbatim(why), key="not-converted")

@@ -58,7 +58,7 @@ def validate_cmd(exercises, seeds, device, mutants, workers, assignment, as_json
 @click.option("--course", "course_dir", type=click.Path(path_type=Path), required=True,
               help="The course folder (made, with a course.toml, if it does not exist yet).")
 @click.option("--from-notebook", "notebook", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="An nbgrader notebook (### BEGIN SOLUTION / ### END SOLUTION): its stub and solution.")
+              help="An nbgrader notebook: its stub, solution and statement, its autograded tests as checks.")
 @click.option("--title", help="The exercise's title (default: from its id, or the notebook's first heading).")
 @lang_option
 def new_cmd(exercise_id, course_dir, notebook, title, lang):
@@ -71,7 +71,7 @@ def new_cmd(exercise_id, course_dir, notebook, title, lang):
                                "--from-notebook"))
     try:
         if notebook:
-            written, notes = from_notebook(course_dir, notebook, exercise_id)
+            written, notes = from_notebook(course_dir, notebook, exercise_id, title)
         else:
             written, notes = new_exercise(course_dir, exercise_id, title), []
     except CourseError as exc:
