@@ -72,8 +72,8 @@ def course(tmp_path_factory) -> Path:
     nbgrader_notebook(tmp / "relu.ipynb")
     converted = grade_in(tmp, "new", "hw2_relu", "--from-notebook", tmp / "relu.ipynb", "--course", root)
     assert converted.returncode == 0, converted.stderr
-    assert "test cell of the notebook was left out" in converted.stdout
-    # what the teacher then writes: the checks, the hints, a known mistake
+    assert "test relu_tests (1 point, hidden tests kept out of the stub): a check run in the judge" in converted.stdout
+    # what the teacher then writes: checks of their own in place of the imported one, the hints, a known mistake
     (root / "checks" / "hw2_relu.py").write_text(RELU_CHECKS)
     (root / "mistakes" / "hw2_relu").mkdir(parents=True)
     (root / "mistakes" / "hw2_relu" / "keeps_negatives.py").write_text(RELU_MISTAKE)

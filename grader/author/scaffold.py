@@ -1,5 +1,5 @@
-"""A teacher's own course: scaffold an exercise (`grade new`), turn an nbgrader notebook into one, and write
-the student version (`grade release`). Never imports torch.
+"""A teacher's own course: scaffold an exercise (`grade new`; from an nbgrader notebook: from_nbgrader.py) and
+write the student version (`grade release`). Never imports torch.
 
 What `grade new` writes is a complete, working exercise that `grade validate` proves: a stub with a TODO, a
 statement, exercise.toml with points and hints, a solution, a checks module with one check, one known
@@ -167,90 +167,6 @@ def add_to_order(root: Path, exercise_id: str) -> None:
         items.append(json.dumps(exercise_id))
         text = text[:match.start(1)] + ", ".join(items) + text[match.end(1):]
     path.write_text(text, encoding="utf-8")
-
-
-# -- from nbgrader ------------------------------------------------------------------------------
-
-BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
-HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-
-
-def split_solution(code: str) -> tuple[str, str]:
-    """(stub, solution) of one nbgrader cell: between the markers, the stub gets nbgrader's own
-    `# YOUR CODE HERE` / `raise NotImplementedError()` at the marker's indentation; the solution keeps the code."""
-    stub, solution, inside = [], [], False
-    for line in code.splitlines():
-        marker = line.strip()
-        if marker == BEGIN:
-            inside = True
-            indent = line[: len(line) - len(line.lstrip())]
-            stub += [f"{indent}# YOUR CODE HERE", f"{indent}raise NotImplementedError()"]
-        elif marker == END:
-            inside = False
-        else:
-            solution.append(line)
-            if not inside:
-                stub.append(line)
-    return "\n".join(stub), "\n".join(solution)
-
-
-def from_notebook(course_root: Path, notebook: Path, exercise_id: str | None = None) -> tuple[list[Path], list[str]]:
-    """Make an exercise of an nbgrader notebook: its solution cells give the stub and the solution, its
-    markdown the statement; nbgrader's test cells are left out (the checks are the teacher's to write).
-    Return the files written and notes for the teacher."""
-    import nbformat
-
-    exercise_id = exercise_id or re.sub(r"[^a-z0-9_]", "_", notebook.stem.lower())
-    nb = nbformat.read(str(notebook), as_version=4)
-    stub_cells, solution_cells, statement, notes = [], [], [], []
-    for cell in nb.cells:
-        source = cell.get("source", "")
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.get("cell_type") == "markdown":
-            statement.append(source)
-        elif cell.get("cell_type") == "code":
-            if HIDDEN_BEGIN in source or (meta.get("grade") and not meta.get("solution")):
-                first = source.strip().splitlines()[0][:60] if source.strip() else ""
-                notes.append(f"a test cell of the notebook was left out ({first!r}): write what it tests as checks")
-                continue
-            stub, solution = split_solution(source)
-            stub_cells.append(stub)
-            solution_cells.append(solution)
-    title = next((line.lstrip("# ").strip() for text in statement for line in text.splitlines()
-                  if line.startswith("#")), exercise_id)
-    written = write_exercise(course_root, exercise_id, {
-        ("exercises", f"{exercise_id}.py"): "\n\n".join(stub_cells) + "\n",
-        ("exercises", "README.md"): "\n\n".join(statement) + "\n",
-        ("exercises", "exercise.toml"): NOTEBOOK_TOML.format(title=json.dumps(title)),
-        ("solutions", None): "\n\n".join(solution_cells) + "\n",
-        ("checks", None): CHECKS_TODO.format(id=exercise_id),
-    })
-    course = load_course(course_root.resolve())
-    notes.append(f"write the checks in {course.checks_dir / (exercise_id + '.py')}, the hints in exercise.toml, and "
-                 f"at least one known mistake in {course.mistakes_dir / exercise_id}/: `grade validate {exercise_id}` "
-                 "tells when they are done")
-    return written, notes
-
-
-NOTEBOOK_TOML = '''title = {title}
-topics = []
-difficulty = 1
-points = 1                   # the sum of the checks' points
-time_limit = 10
-hints = []                   # one to three, gentle to strong: `grade hint` shows them one at a time
-'''
-
-CHECKS_TODO = '''"""Hidden checks of {id} (made from a notebook: write them, see docs/authoring.md)."""
-
-import pytest
-
-from grader.checking import check
-
-
-@check("the checks of {id} are written", points=1)
-def test_written(submission):
-    pytest.fail("the teacher has not written the checks of {id} yet")
-'''
 
 
 # -- release -----------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The check API: everything a check module may import (docs/authoring.md lists it), and nothing else of the grader.
 
     from grader.checking import check, fail, expect_close, probe     # declare, fail, compare, observe
+    from grader.checking import notebook_test                         # an nbgrader test cell (notebook_tests.py)
     from grader.gradients import expect_gradient                      # against autograd and finite differences
     from grader.devices import expect_cpu_only                        # a GPU, pretended
 
@@ -17,11 +18,13 @@ __all__ = [  # what a checks module may import: the stable surface (docs/authori
     "CheckFailed", "LearnerError", "Opaque", "Text", "check", "describe", "does_not_define", "expect_close",
     "expect_number", "expect_tensor", "explain", "fail", "learner_error", "names", "patched",
     "pretend_cuda", "probe", "record_curve", "relation", "relation_cause", "relation_key", "relation_text",
-    "tensor_info", "variant", "verbatim", "where", "engine_ran", "machine_derivatives", "joined",
+    "tensor_info", "variant", "verbatim", "where", "engine_ran", "machine_derivatives", "joined", "notebook_test",
+    "not_converted",
 ]
+ELSEWHERE = {"notebook_test": "grader.checking.notebook_tests", "not_converted": "grader.checking.notebook_tests"}
 
 
 def __getattr__(name: str):
     if name in __all__:
-        return getattr(importlib.import_module("grader.checking.expect"), name)
+        return getattr(importlib.import_module(ELSEWHERE.get(name, "grader.checking.expect")), name)
     raise AttributeError(f"module 'grader.checking' has no attribute {name!r}")

@@ -61,19 +61,20 @@ def validate_cmd(exercises, seeds, device, mutants, workers, assignment, as_json
 @click.option("--course", "course_dir", type=click.Path(path_type=Path), required=True,
               help="The course folder (made, with a course.toml, if it does not exist yet).")
 @click.option("--from-notebook", "notebook", type=click.Path(path_type=Path, exists=True, dir_okay=False),
-              help="An nbgrader notebook (### BEGIN SOLUTION / ### END SOLUTION): its stub and solution.")
+              help="An nbgrader notebook: its stub, solution and statement, its autograded tests as checks.")
 @click.option("--title", help="The exercise's title (default: from its id, or the notebook's first heading).")
 @lang_option
 def new_cmd(exercise_id, course_dir, notebook, title, lang):
     """Scaffold a new exercise EXERCISE_ID in a course: stub, statement, metadata, solution, checks, a mistake."""
-    from grader.author.scaffold import from_notebook, new_exercise
+    from grader.author.from_nbgrader import from_notebook
+    from grader.author.scaffold import new_exercise
 
     if not exercise_id and not notebook:
         raise UsageProblem(say(lang, "name the exercise (grade new hw1_backprop --course my-course) or give "
                                "--from-notebook"))
     try:
         if notebook:
-            written, notes = from_notebook(course_dir, notebook, exercise_id)
+            written, notes = from_notebook(course_dir, notebook, exercise_id, title)
         else:
             written, notes = new_exercise(course_dir, exercise_id, title), []
     except CourseError as exc:

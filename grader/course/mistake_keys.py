@@ -69,6 +69,13 @@ COMMON = {  # keys the check toolkit, the sandbox and the judge name for every e
     "load-failed": Text("the file could not be loaded", "文件无法加载"),
     "cell-raised": Text("a notebook cell raised an error", "notebook 的某个单元格抛出了错误"),
     "check-error": Text("the check could not finish with what the code returned", "代码返回的内容让检查无法完成"),
+    "test-failed": Text("an assertion of an nbgrader test failed", "nbgrader 测试的断言没有通过"),
+    "test-error": Text("an nbgrader test could not finish with what the code returned",
+                       "代码返回的内容让 nbgrader 测试无法完成"),
+    "not-judgeable": Text("an nbgrader test needs an answer only the learner's code can give",
+                          "nbgrader 测试需要只有学生代码才能给出的回答"),
+    "not-converted": Text("an nbgrader test the import could not convert: the teacher must rewrite it",
+                          "导入时无法转换的 nbgrader 测试：需要老师改写"),
 }
 
 

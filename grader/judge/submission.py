@@ -58,12 +58,13 @@ class Submission:
         self.outputs: list[str] = []
         self.isolation: dict = {}  # the last sandbox's isolation: {"applied": [layers], "missing": {layer: why}}
         self._shared: dict = {}  # what `once` made
+        self._parts: dict[str, Submission] = {}  # nbgrader test cell -> the submission of the cells above it
 
     # -- lifecycle --
     def launch(self) -> None:
         """Start the first sandbox now, so that it loads the learner's code while the judge's pytest collects the
         checks; the first request waits for it."""
-        if self._sandbox is None:
+        if self._sandbox is None and not self._source.tests:  # nbgrader's tests run on the cells above them
             self._sandbox = Sandbox(self._source, self._limits, self._seed)
             self._sandbox.launch()
 
@@ -82,7 +83,7 @@ class Submission:
             self.problems.append(problem)
             raise
         self._note_tampering(reply)
-        self.isolation = reply.get("isolation", {})
+        self.isolation.update(reply.get("isolation", {}))
         if not reply.get("ok"):
             self.load_problem = LoadFailed(Text("{error}{where}", "{error}{where}", error=error_text(reply),
                                                 where=where(reply)))  # the report says it could not be loaded
@@ -106,7 +107,22 @@ class Submission:
             self._sandbox = None
 
     def close(self) -> None:
+        for part in self._parts.values():
+            part.close()
         self._retire()
+
+    def before(self, grade_id: str) -> Submission:
+        """The submission as it stands before nbgrader's test cell `grade_id` (the cells above it, in a notebook
+        that has it; all of it otherwise), in a sandbox of its own, made once per grading. Its problems and output
+        are this grading's."""
+        source = self._source.before(grade_id)
+        if source is self._source:
+            return self
+        key = "\n".join(label for label, _ in source.chunks)
+        if key not in self._parts:
+            part = self._parts[key] = Submission(source, self._limits, self._seed)
+            part.problems, part.outputs, part.isolation = self.problems, self.outputs, self.isolation
+        return self._parts[key]
 
     def output(self) -> str:
         """The learner's printed output (the last OUTPUT_SHOWN characters)."""
@@ -121,7 +137,7 @@ class Submission:
         return self._shared[key]
 
     # -- requests --
-    def _request(self, header: dict, args, kwargs, what: str):
+    def _request(self, header: dict, args, kwargs, what: str, on_callback=None):
         if header["name"] in self._hung:
             raise self._hung[header["name"]]
         sandbox = self._ready()
@@ -129,6 +145,9 @@ class Submission:
         header = {**header, "args": wire.encode(list(args), blobs), "kwargs": wire.encode(dict(kwargs), blobs)}
         try:
             reply, out = sandbox.request(header, blobs, what)
+            while reply.get("callback") is True and on_callback is not None:  # the probe asks the judge first
+                answer, answer_blobs = on_callback(reply, out)
+                reply, out = sandbox.request({**answer, "answer": True}, answer_blobs, what)
         except LearnerProblem as problem:
             self.problems.append(problem)
             if isinstance(problem, LearnerTimeout):
@@ -181,10 +200,11 @@ class Submission:
         reply, out = self._request({"op": "call", "name": name, "echo_args": True}, args, kwargs, what)
         return wire.decode(reply["value"], out), wire.decode(reply["args"], out)
 
-    def probe(self, fn, *args, what: str | None = None, **kwargs):
-        """Run the probe `fn` (see `probe`) in the sandbox and return its plain-data result."""
+    def probe(self, fn, *args, what: str | None = None, on_callback=None, **kwargs):
+        """Run the probe `fn` (see `probe`) in the sandbox and return its plain-data result. `on_callback(header,
+        blobs)` answers, with (header, blobs), what the probe asks the judge while it runs (`ask_judge`)."""
         what = what or f"`{fn.__name__}`"
-        reply, out = self._request({"op": "probe", "name": fn.probe_name}, args, kwargs, what)
+        reply, out = self._request({"op": "probe", "name": fn.probe_name}, args, kwargs, what, on_callback)
         return wire.decode(reply["value"], out)
 
     def __getattr__(self, name: str):

@@ -115,6 +115,7 @@ class Sandbox:
         except zygote.Lost:
             _grader_lost(self.spawner)
         self.asked = True
+        self.spawner.waiting.append(self)
         source = self.source
         setup = {"source": {"chunks": [list(chunk) for chunk in source.chunks], "filename": source.filename,
                             "path": str(source.path), "notebook": source.notebook, "cells": source.cells},
@@ -126,12 +127,14 @@ class Sandbox:
             pass  # it died at once: _receive reports how
 
     def _spawned(self) -> None:
-        """The pid of the sandbox asked of the zygote, once the zygote answered."""
+        """The pid of the sandbox asked of the zygote, once the zygote answered (and those of the sandboxes asked
+        before it: the zygote answers in turn)."""
         if self.asked:
             assert self.spawner is not None
-            self.asked = False
             try:
-                self.pid = self.spawner.spawned()
+                while self.asked:
+                    first = self.spawner.waiting.pop(0)
+                    first.pid, first.asked = self.spawner.spawned(), False
             except zygote.Lost:
                 _grader_lost(self.spawner)
 

@@ -29,6 +29,8 @@ from grader.sandbox.limits import Limits
 from grader.sandbox.source import NotebookShell, Source
 
 PROBES: dict[str, types.FunctionType] = {}
+JUDGE: socket.socket | None = None  # the connection to the judge, while this process serves it
+SERVING: list = []  # [the learner's module, its Source, the watched objects' baseline] that it serves
 SHIPPED = False  # started by the zygote: no module of a hidden folder, the probes rebuilt from shipped code (scrub.py)
 
 
@@ -42,6 +44,30 @@ def probe(fn):
     PROBES[f"{fn.__module__}.{fn.__name__}"] = fn
     fn.probe_name = f"{fn.__module__}.{fn.__name__}"
     return fn
+
+
+def ask_judge(header: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+    """From a probe, while the judge waits for its reply: ask the judge a question of the probe's own (a function of
+    an nbgrader test cell, which runs in the judge, called by learner code) and return the judge's answer. Requests
+    the judge sends meanwhile (that function calls the learner's) are answered first."""
+    judge = JUDGE
+    if judge is None or not SERVING:
+        raise RuntimeError("no judge to ask")
+    wire.send(judge, {**header, "callback": True}, blobs)
+    while True:
+        answer, out = wire.recv(judge)
+        if answer.get("answer") is True:
+            return answer, out
+        _reply(answer, out)
+
+
+def _reply(header: dict, blobs: list[bytes]) -> None:
+    """Answer one request of the judge's, about the learner's code this process serves."""
+    module, source, baseline = SERVING
+    reply, out_blobs = _answer(module, header, blobs, source)
+    reply["tampered"] = _tampered(baseline)
+    sys.stdout.flush()
+    wire.send(JUDGE, reply, out_blobs)  # type: ignore[arg-type]  # set before SERVING
 
 
 def seed_torch(seed: int, gpu: bool) -> None:
@@ -97,7 +123,7 @@ WATCHED = {
     "_pytest.python": ["Function"],
     "_pytest.reports": ["TestReport"],
     "grader.sandbox.wire": ["encode", "send", "recv"],
-    "grader.sandbox.process": ["_answer", "_error_reply"],
+    "grader.sandbox.process": ["_answer", "_error_reply", "_reply", "ask_judge"],
     "os": ["_exit", "write"],
 }
 
@@ -325,6 +351,7 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
 
     `out` is the output file the judge opened before the fork: stdout and stderr go there, and the
     judge reads it back through its own descriptor, whatever learner code does to names in its work dir."""
+    global JUDGE
     status = 0
     try:
         os.chdir(workdir)
@@ -333,6 +360,7 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
         top = min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 4096) - 2
         out = fcntl.fcntl(out, fcntl.F_DUPFD, top + 1)
         sock = socket.socket(fileno=fcntl.fcntl(sock.detach(), fcntl.F_DUPFD, top))
+        JUDGE = sock
         os.closerange(0, top)
         env = learner_environment(workdir)
         os.environ.clear()
@@ -363,15 +391,13 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
         ready["tampered"] = _tampered(baseline)
         ready["isolation"] = {"applied": report.applied, "missing": report.missing}
         wire.send(sock, ready)
+        SERVING[:] = [module, source, baseline]
         while module is not None:
             try:
                 header, blobs = wire.recv(sock)
             except EOFError:
                 break
-            reply, out_blobs = _answer(module, header, blobs, source)
-            reply["tampered"] = _tampered(baseline)
-            sys.stdout.flush()
-            wire.send(sock, reply, out_blobs)
+            _reply(header, blobs)
     except BaseException:  # the sandbox reports through its exit status only
         status = 3
     os._exit(status)

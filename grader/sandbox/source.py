@@ -6,7 +6,9 @@ cells count from 1, top to bottom), so an error points at the cell and the line 
 Cells become Python with IPython's own input transformer and run as Jupyter runs them, one after
 the other in one namespace, with `get_ipython()` and `display()` (see `NotebookShell`). The grader's own
 API (`check()`, `hint()` and their import, see own_api) never runs and goes without saying; other cells
-tagged `skip-grading` are left out, which the report says, with the magics that do not run.
+tagged `skip-grading` are left out, which the report says, with the magics that do not run. An nbgrader
+test cell (grader/course/nbgrader_cells.py) is the course's code, never the learner's: it is left out, and where it
+stood is kept, so that the check made of it runs after the cells above it only, as nbgrader runs it.
 Either way the module is named `submission`, so an `if __name__ == "__main__":` demo does not run.
 """
 
@@ -16,9 +18,10 @@ import json
 import re
 import sys
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from grader.course import nbgrader_cells
 from grader.sandbox.check_cells import grader_names, without_own_api
 from grader.text import Text, verbatim
 
@@ -37,6 +40,16 @@ class Source:
     notes: list[Text] = field(default_factory=list)
     notebook: bool = False  # cells run one by one (a cell that raises does not stop the others)
     cells: dict[str, str] = field(default_factory=dict)  # label -> the cell as written, for tracebacks
+    tests: dict[str, int] = field(default_factory=dict)  # an nbgrader test cell's grade_id -> its number (In[N])
+
+    def before(self, grade_id: str) -> Source:
+        """The code that runs before nbgrader's test cell `grade_id` in this notebook: the cells above it. All of
+        it where the notebook has no such cell (a .py file, a notebook of another kind)."""
+        number = self.tests.get(grade_id)
+        if number is None:
+            return self
+        chunks = [(label, code) for label, code in self.chunks if int(label.removeprefix("cell In[")[:-1]) < number]
+        return replace(self, chunks=chunks, tests={})
 
     def where(self, label: str, line: int | None) -> str:
         """'line 12' in a .py file, 'cell In[3], line 2' in a notebook."""
@@ -154,7 +167,7 @@ def notebook_source(path: Path) -> Source:
     except Exception as exc:  # nbformat raises several types for malformed notebooks
         raise SubmissionError(Text("{name} is not a valid notebook: {why}", name=path.name,
                                    why=verbatim(str(exc).splitlines()[0][:120]))) from None
-    chunks, cells, notes, skipped = [], {}, [], []
+    chunks, cells, notes, skipped, tests = [], {}, [], [], dict[str, int]()
     code_cells = [cell for cell in nb.cells if cell.get("cell_type") == "code"]
     sources = []
     for number, cell in enumerate(code_cells, 1):
@@ -170,6 +183,9 @@ def notebook_source(path: Path) -> Source:
     own = grader_names(codes)  # `check`, `hint`: the grader's own API is neutral, never run nor reported
     for number, (cell, source, code) in enumerate(zip(code_cells, sources, codes), 1):
         label = f"cell In[{number}]"
+        if nbgrader_cells.is_test(cell):
+            tests.setdefault(nbgrader_cells.grade_id(cell), number)
+            continue
         code = without_own_api(code, own)
         if not code.strip():
             continue  # only the grader's own API (the check cell): nothing to run, nothing to say
@@ -185,7 +201,8 @@ def notebook_source(path: Path) -> Source:
         names = ", ".join(dict.fromkeys(skipped))
         notes.append(Text("{n} IPython magic or shell line(s) not run when grading: {names}", n=len(skipped),
                           names=names))
-    return Source(chunks=chunks, filename=path.name, path=path, notes=notes, notebook=True, cells=cells)
+    return Source(chunks=chunks, filename=path.name, path=path, notes=notes, notebook=True, cells=cells,
+                  tests=tests)
 
 
 # -- sandbox side: what notebook code calls while it runs ---------------------------------------

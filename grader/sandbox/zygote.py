@@ -126,6 +126,7 @@ class Channel:
         self.probes = probes  # the code of the probes its sandboxes may run (probecode.bundle)
         self._lines, self._pending = framing.Lines(), list[dict]()
         self._exits: dict[int, int] = {}
+        self.waiting: list = []  # the sandboxes asked for whose pids are not read yet, in the order asked (handle.py)
         self.out_of_memory: set[int] = set()  # sandboxes the kernel killed a process of for their memory cgroup
 
     def _message(self, timeout: float | None) -> dict | None:
