@@ -137,7 +137,7 @@ def test_every_built_in_probe_travels_as_code_without_its_reference_computations
         for name, module in stand_ins.items():
             assert "__file__" not in vars(module), name  # a stand-in: only the names the probes use
     text = json.dumps(probe_bundle(builtin_course().find("ex05")))
-    assert "autograd_calls" in text and "expect_grads" not in text and "autograd_gradient" not in text
+    assert "observed_grads" in text and "expect_grads" not in text and "autograd_gradient" not in text
 
 
 def test_a_probe_that_uses_a_reference_computation_cannot_travel(monkeypatch):
