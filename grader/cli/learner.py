@@ -28,7 +28,7 @@ from grader.cli.common import (
     no_server_option,
     problem,
 )
-from grader.course.exercises import CourseError, all_exercises, course_from, use_course
+from grader.course.exercises import CourseError, all_exercises, course_from, current_course, use_course
 from grader.report.terminal import display_width, hint_lines, pad, use_color
 from grader.text import LANGUAGES, locale_lang, message_of, say
 
@@ -146,16 +146,23 @@ STATES = {"done": ("✓", "green"), "public checks pass": ("◐", "cyan"), "no p
 
 
 @command("list")
+@click.option("--track", metavar="NAME", help="Only this track's exercises (default: the workspace's tracks).")
+@click.option("--all", "every", is_flag=True, help="Every track's exercises, also those the workspace does not follow.")
 @json_option
 @lang_option
-def list_cmd(as_json, lang):
-    """List the exercises in teaching order, with your progress."""
-    from grader.learner.workspace import Progress, workspace_root
+def list_cmd(track, every, as_json, lang):
+    """List the exercises in teaching order, track by track, with your progress."""
+    from grader.learner.workspace import Progress, learner_exercises, workspace_root
 
     from grader.learner.kata import KataError, State
     from grader.learner.kata_report import kata_cells
 
-    exercises = all_exercises()
+    course = current_course()
+    try:
+        exercises = [ex for ex in all_exercises() if ex.name in course.track(track).exercises] if track else \
+            all_exercises() if every else learner_exercises()
+    except CourseError as exc:
+        raise problem(exc) from None
     progress = Progress(workspace_root())
     try:
         katas = State(workspace_root()).load()["katas"]
@@ -164,6 +171,7 @@ def list_cmd(as_json, lang):
     if as_json:
         cells = ("attempts", "hints", "best_time", "due")
         click.echo(json.dumps([{**ex.as_dict(lang), "state": progress.state(ex), "best": progress.entry(ex).get("best"),
+                                "track": getattr(course.track_of(ex), "name", None),
                                 "kata": dict(zip(cells, kata_cells(katas.get(ex.id, {}))))}
                                for ex in exercises], ensure_ascii=False))
         return
@@ -172,7 +180,17 @@ def list_cmd(as_json, lang):
     shown = {progress.state(ex) for ex in exercises} | {"done", "in progress", "not started"}
     state_width = max(display_width(states[state]) for state in shown)
     width = max(display_width(ex.text("title", lang)) for ex in exercises) + 2
+    heading = None
     for ex in exercises:
+        here = course.track_of(ex)
+        if len(course.tracks) > 1 and here is not None and here != heading:
+            if heading is not None:
+                click.echo("")
+            heading = here
+            of_track = [e for e in exercises if e.name in here.exercises]
+            click.echo(click.style(say(lang, "Track {name}: {title}", name=here.name, title=here.text(lang)), bold=True)
+                       if color else say(lang, "Track {name}: {title}", name=here.name, title=here.text(lang)))
+            click.echo("  " + progress_bar(sum(progress.state(e) == "done" for e in of_track), len(of_track), lang))
         state = progress.state(ex)
         mark = click.style(STATES[state][0], fg=STATES[state][1]) if color else pad(states[state], state_width)
         best = f"{progress.entry(ex).get('best', 0):g}/{ex.points:g}" if state == "in progress" else ""
@@ -189,6 +207,10 @@ def list_cmd(as_json, lang):
         click.echo(say(lang, "Public checks run here; the hidden checks (points: {points}) are graded by your teacher, "
                              "so an exercise here is done only then.", points=f"{hidden:g}"))
     click.echo(say(lang, "Stars: difficulty, from * (gentle) to *** (hard)."))
+    others = [t for t in course.tracks if not any(ex.name in t.exercises for ex in exercises)]
+    if others and not track:
+        click.echo(say(lang, "Also: {tracks} (`grade list --all`; `grade init --track NAME` adds a track's stubs).",
+                       tracks=", ".join(t.name for t in others)))
 
 
 @command("show")
@@ -229,11 +251,12 @@ def show_cmd(exercise, assignment, as_json, lang):
 @click.pass_context
 def next_cmd(ctx, as_json, lang):
     """Show the first exercise you have not finished."""
-    from grader.learner.workspace import Progress, current_exercise, workspace_root
+    from grader.learner.workspace import Progress, current_exercise, learner_exercises, workspace_root
 
     ex = current_exercise()
     if ex is None:
-        click.echo(json.dumps(None) if as_json else Progress(workspace_root()).all_finished_line(all_exercises(), lang))
+        done = Progress(workspace_root()).all_finished_line(learner_exercises(), lang)
+        click.echo(json.dumps(None) if as_json else done)
         return
     ctx.invoke(show_cmd, exercise=ex.id, assignment=None, as_json=as_json, lang=lang)
 
@@ -281,11 +304,14 @@ def count_kata_hint(ex) -> dict | None:
 @click.argument("directory", type=click.Path(path_type=Path), default=".")
 @click.option("--course", "course", metavar="PATH|NAME",
               help="The course to work on (default: the built-in exercises).")
+@click.option("--track", "tracks", multiple=True, metavar="NAME",
+              help="Only this track's exercises (repeat for more; `grade list` names the tracks). In a workspace that "
+                   "follows some tracks, adds this one.")
 @lang_option
 @click.pass_context
-def init_cmd(ctx, directory, course, lang):
-    """Create a workspace in DIRECTORY with every exercise's stub (of the course, with --course); with --lang,
-    the workspace speaks that language from then on."""
+def init_cmd(ctx, directory, course, tracks, lang):
+    """Create a workspace in DIRECTORY with every exercise's stub (of the course, with --course; of some tracks, with
+    --track); with --lang, the workspace speaks that language from then on."""
     from grader.learner.workspace import init_workspace
 
     if course:
@@ -295,10 +321,15 @@ def init_cmd(ctx, directory, course, lang):
             raise problem(exc) from None
     try:
         chosen = ctx.get_parameter_source("lang") == click.core.ParameterSource.COMMANDLINE or lang_asked()
-        stubs = init_workspace(directory, lang if chosen else None, stub_lang=lang)
+        stubs = init_workspace(directory, lang if chosen else None, stub_lang=lang, tracks=list(tracks))
     except FileExistsError:
         raise UsageProblem(say(lang, "{path} already exists: pick an empty folder",
                                path=directory / "exercises")) from None
+    except CourseError as exc:
+        raise problem(exc) from None
+    if (directory / "exercises").is_dir() and len(stubs) < len(list((directory / "exercises").iterdir())):
+        click.echo(say(lang, "Added {n} exercises to the workspace in {folder}.", n=len(stubs), folder=directory))
+        return
     click.echo(say(lang, "Created a workspace with {n} exercises in {folder}.", n=len(stubs), folder=directory))
     click.echo(say(lang, "Next: cd {folder} && grade next", folder=directory))
 

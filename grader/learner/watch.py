@@ -20,13 +20,13 @@ import click
 
 from grader.learner import kata
 from grader.course import variants
-from grader.course.exercises import Exercise, all_exercises
+from grader.course.exercises import Exercise
 from grader.learner.kata_report import attempt_line
 from grader.report.terminal import render
 from grader.judge.result import Result
 from grader.sandbox.source import Source, SubmissionError, load_source
 from grader.text import message_of, say
-from grader.learner.workspace import Progress, learner_file, workspace_root
+from grader.learner.workspace import Progress, learner_exercises, learner_file, workspace_root
 
 
 def _mtime(path) -> float | None:
@@ -109,9 +109,9 @@ def watch(exercise: Exercise | None, *, lang: str, interval: float, runs: int | 
     try:
         while runs is None or graded < runs:
             progress = Progress(workspace_root())
-            ex = exercise or progress.first_unfinished(all_exercises())
+            ex = exercise or progress.first_unfinished(learner_exercises())
             if ex is None:
-                click.echo(progress.all_finished_line(all_exercises(), lang))
+                click.echo(progress.all_finished_line(learner_exercises(), lang))
                 return
             if practice:  # the hints asked for in this attempt, none unasked
                 level = min(kata.hints_asked(practice[0], ex, practice[1]["n"]),

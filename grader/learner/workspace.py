@@ -61,7 +61,25 @@ def own_work(exercise: Exercise, path: Path) -> Path | None:
 
 def current_exercise(start: Path | None = None) -> Exercise | None:
     """The exercise the learner is on: the first one not finished (None when every one is)."""
-    return Progress(workspace_root(start)).first_unfinished(all_exercises())
+    return Progress(workspace_root(start)).first_unfinished(learner_exercises(start))
+
+
+def workspace_tracks(start: Path | None = None) -> list[str]:
+    """The tracks the workspace follows (`grade init --track`); empty: every one."""
+    tracks = settings(find_workspace(start)).get("tracks")
+    return [t for t in tracks if isinstance(t, str)] if isinstance(tracks, list) else []
+
+
+def learner_exercises(start: Path | None = None) -> list[Exercise]:
+    """The exercises of the learner's path, in teaching order: those of the workspace's tracks, else every one
+    (`grade next`, `list`, `watch`, `today`). Any exercise can still be named (`grade fs03`)."""
+    every = all_exercises()
+    course = current_course()
+    chosen = [t for t in workspace_tracks(start) if t in {track.name for track in course.tracks}]
+    if not chosen:
+        return every
+    names = {name for track in course.tracks if track.name in chosen for name in track.exercises}
+    return [ex for ex in every if ex.name in names]
 
 
 def edited(exercise: Exercise, start: Path | None = None) -> bool:
@@ -80,11 +98,11 @@ def settings(root: Path | None) -> dict:
         return {}
 
 
-def write_settings(root: Path, **changes: str) -> Path:
+def write_settings(root: Path, **changes: str | list[str]) -> Path:
     """Change the workspace's settings (torch-katas.toml), keeping the others."""
     values = {**settings(root), **changes}
     lines = ["# this workspace's settings: the course it follows (grade --course overrides it), the learner's "
-             "language (grade lang; --lang overrides it)"]
+             "language (grade lang; --lang overrides it), the tracks it follows (grade init --track)"]
     lines += [f"{key} = {json.dumps(value)}" for key, value in values.items() if value]
     path = root / WORKSPACE_FILE
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -102,25 +120,35 @@ def default_lang() -> str:
     return workspace_lang() or locale_lang()
 
 
-def init_workspace(target: Path, lang: str | None = None, stub_lang: str | None = None) -> list[Path]:
+def init_workspace(target: Path, lang: str | None = None, stub_lang: str | None = None,
+                   tracks: list[str] | None = None) -> list[Path]:
     """Create a fresh workspace in `target` with every stub (in `stub_lang`, else `lang`, else English) and
-    statement of the current course (and, for another course than the built-in one, or a language chosen, a
-    torch-katas.toml saying so); return the stubs written."""
-    if (target / "exercises").exists():
-        raise FileExistsError(f"{target / 'exercises'} already exists")
+    statement of the current course, or of its `tracks` only (and, for another course than the built-in one, a
+    language or tracks chosen, a torch-katas.toml saying so); return the stubs written. With `tracks`, a workspace
+    that follows some tracks already gets these added (their stubs, never over a file)."""
     course = current_course()
+    chosen = [course.track(t).name for t in tracks or []]  # CourseError for a track the course lacks
+    names = {name for t in course.tracks if t.name in chosen for name in t.exercises}
+    following = [t for t in settings(target).get("tracks", []) if isinstance(t, str)]
+    if (target / "exercises").exists() and not (chosen and following):
+        raise FileExistsError(f"{target / 'exercises'} already exists")
     written = []
     for ex in all_exercises():
         folder = target / "exercises" / ex.name
+        if (chosen and ex.name not in names) or folder.exists():
+            continue
         folder.mkdir(parents=True)
         for name in ("README.md", "README.zh.md"):
             if (ex.folder / name).exists():
                 shutil.copy2(ex.folder / name, folder / name)
         (folder / ex.stub.name).write_text(stub_text.stub(ex, stub_lang or lang or "en"), encoding="utf-8")
         written.append(folder / ex.stub.name)
+    if following:
+        write_settings(target, tracks=following + [t for t in chosen if t not in following])
+        return written
     (target / ".gitignore").write_text(f"{BACKUP_DIR}/\n__pycache__/\n")
-    if not course.built_in or lang:
-        write_settings(target, course="" if course.built_in else course.spec, lang=lang or "")
+    if not course.built_in or lang or chosen:
+        write_settings(target, course="" if course.built_in else course.spec, lang=lang or "", tracks=chosen)
     return written
 
 
