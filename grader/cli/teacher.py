@@ -170,20 +170,30 @@ def export_cmd(grades, fmt, out, column, lang):
 
 @command("review")
 @click.argument("grades", type=click.Path(path_type=Path, file_okay=False))
-@click.argument("student")
-@click.argument("exercise")
+@click.argument("student", required=False)
+@click.argument("exercise", required=False)
 @click.option("--score", type=float, help="The exercise's score, instead of the checks'.")
 @click.option("--check", "checks", multiple=True, metavar="ID=passed|failed", help="Override a check's verdict "
               "(repeatable).")
 @click.option("--comment", help="A comment the student reads in their feedback.")
 @click.option("--file", "file", help="Of two files for the exercise, the one to grade (used by the next grade batch).")
 @click.option("--by", help="Who reviews (default: $TORCH_KATAS_REVIEWER, else the login name).")
+@click.option("--serve", is_flag=True, help="Review in a browser instead: a page on 127.0.0.1, by student or by "
+              "mistake (needs the review extra).")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, help="With --serve: the port (default: a free one).")
 @lang_option
-def review_cmd(grades, student, exercise, score, checks, comment, file, by, lang):
+def review_cmd(grades, student, exercise, score, checks, comment, file, by, serve, port, lang):
     """Review STUDENT's EXERCISE in GRADES (a `grade batch --out` folder): override a score or a check, add a
-    comment. Kept in GRADES/review.toml with who and when, applied to every output now and after every rerun."""
+    comment. Kept in GRADES/review.toml with who and when, applied to every output now and after every rerun.
+    With --serve, review the whole batch in a browser."""
+    if serve:
+        if student or score is not None or checks or comment or file:
+            raise UsageProblem(say(lang, "--serve takes GRADES alone: the page reviews every student"))
+        return serve_review(grades, port, by, lang)
+    if not exercise:
+        raise UsageProblem(say(lang, "say which STUDENT and EXERCISE to review, or --serve for the review page"))
     from grader.teacher.gradebook import rebuild
-    from grader.teacher.review import ReviewError, add_review, students_of
+    from grader.teacher.review import ReviewError, add_review, locked, students_of
 
     verdicts = {}
     for item in checks:
@@ -205,12 +215,33 @@ def review_cmd(grades, student, exercise, score, checks, comment, file, by, lang
         raise UsageProblem(say(lang, "{ex} has no check {checks} (see `grade show {ex}`)", ex=ex.id,
                                checks=", ".join(unknown)))
     try:
-        add_review(grades, student, ex.id, by=by, score=score, checks=verdicts, comment=comment, file=file)
-        rebuild(grades)
+        with locked(grades):  # the review page may be writing too
+            add_review(grades, student, ex.id, by=by, score=score, checks=verdicts, comment=comment, file=file)
+            rebuild(grades)
     except ReviewError as exc:
         raise problem(exc) from None
     click.echo(say(lang, "reviewed {student} {ex}; the gradebook in {out}/ is written again",
                    student=student, ex=ex.id, out=grades))
+
+
+def serve_review(grades: Path, port: int, by: str | None, lang: str) -> None:
+    """`grade review GRADES --serve`: the review page until Ctrl-C."""
+    from grader.teacher.review import ReviewError
+    from grader.teacher.review_app import MissingExtra, serve
+
+    def announce(url: str) -> None:
+        click.echo(say(lang, "The review page of {out}: {url}", out=grades, url=url))
+        click.echo(say(lang, "Open it in a browser on this machine; Ctrl-C stops it."))
+
+    if not grades.is_dir():
+        raise UsageProblem(say(lang, "no batch in {out}: run `grade batch SUBMISSIONS --out {out}` first", out=grades))
+    try:
+        serve(grades, port, lang, by, announce)
+    except (MissingExtra, ReviewError) as exc:
+        raise problem(exc) from None
+    except OSError as exc:
+        raise UsageProblem(say(lang, "cannot listen on 127.0.0.1:{port}: {error}", port=port,
+                               error=exc.strerror or exc)) from None
 
 
 @command("gradescope")
