@@ -184,8 +184,7 @@ def export_cmd(grades, fmt, out, column, lang):
 @lang_option
 def review_cmd(grades, student, exercise, score, checks, comment, file, by, serve, port, lang):
     """Review STUDENT's EXERCISE in GRADES (a `grade batch --out` folder): override a score or a check, add a
-    comment. Kept in GRADES/review.toml with who and when, applied to every output now and after every rerun.
-    With --serve, review the whole batch in a browser."""
+    comment. Kept in GRADES/review.toml with who and when, applied to every output now and after every rerun."""
     if serve:
         if student or score is not None or checks or comment or file:
             raise UsageProblem(say(lang, "--serve takes GRADES alone: the page reviews every student"))
