@@ -229,13 +229,16 @@ def serve_review(grades: Path, port: int, by: str | None, lang: str) -> None:
     from grader.teacher.review_app import MissingExtra, serve
 
     def announce(url: str) -> None:
-        click.echo(say(lang, "The review page of {out}: {url}", out=grades, url=url))
-        click.echo(say(lang, "Open it in a browser on this machine; Ctrl-C stops it."))
+        click.echo(say(lang, "The review page of {out}, to open in a browser on this machine (Ctrl-C stops it):",
+                       out=grades))
+        click.echo(url)
 
     if not grades.is_dir():
         raise UsageProblem(say(lang, "no batch in {out}: run `grade batch SUBMISSIONS --out {out}` first", out=grades))
     try:
         serve(grades, port, lang, by, announce)
+    except KeyboardInterrupt:  # uvicorn stops serving, then passes Ctrl-C on: the page's work is all written
+        click.echo(say(lang, "The review page stopped."))
     except (MissingExtra, ReviewError) as exc:
         raise problem(exc) from None
     except OSError as exc:

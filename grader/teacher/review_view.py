@@ -151,7 +151,7 @@ WORDS = {  # the page's own words: key -> (English, Chinese)
              "两个文件中要评分的那个（下次 grade batch 时使用）"),
     "save": ("Save the review", "保存复核"), "apply": ("Apply to the selected submissions", "应用到选中的提交"),
     "open": ("open alone", "单独打开"), "back": ("Back to the class", "回到全班"),
-    "keys": ("Keys: j/k move, o open, x select, n/p next/previous submission, c comment, u back to the list, "
+    "keyboard": ("Keys: j/k move, o open, x select, n/p next/previous submission, c comment, u back to the list, "
              "Ctrl+Enter save.",
              "快捷键：j/k 移动，o 打开，x 选中，n/p 下一份/上一份提交，c 写评语，u 回到列表，Ctrl+Enter 保存。"),
 }
