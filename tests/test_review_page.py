@@ -129,6 +129,22 @@ def listening_address(port: int) -> str:
     return ""
 
 
+# -- the code as shown ---------------------------------------------------------------------------------------------
+
+def test_code_keeps_its_lines_and_a_notebook_its_cells():
+    pytest.importorskip("pygments", reason="the review extra: pip install -e '.[review]'")
+    from grader.report.code_view import cells, code_of, highlighted
+
+    source = "\n\n" + INJECTED + "def f(x):\n    return '</pre>' + x  # ok\n"
+    lines = highlighted(source)
+    assert ["".join(text for _, text in line) for line in lines] == source.splitlines()  # line 3 is line 3
+    assert ("k", "def") in lines[3] and any(kind.startswith("c") for kind, _ in lines[2])
+    shown = cells(notebook("x = 1\ndef linear_grads(): pass\n"))
+    assert [(c["kind"], c["label"]) for c in shown] == [("markdown", ""), ("code", "In[1]"), ("code", "In[2]")]
+    assert code_of(notebook("x = 1\ndef linear_grads(): pass\n"), True) == "x = 1\n\n\ndef linear_grads(): pass\n"
+    assert cells("{not a notebook") is None and code_of("{not a notebook", True) == "{not a notebook"
+
+
 # -- the door ------------------------------------------------------------------------------------------------------
 
 @pytest.mark.slow

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import warnings
 
 Line = list[tuple[str, str]]  # one line of code: (CSS class, text) tokens
 MAX_SHOWN = 256 << 10  # characters of a file shown: a submission of more is cut, and the page says so
@@ -34,39 +33,39 @@ def highlighted(code: str) -> list[Line]:
     return lines[:-1] if not lines[-1] else lines  # the lexer ends the code with a newline
 
 
+def _sources(text: str) -> list[tuple[str, str]] | None:
+    """A notebook's cells as (type, source), from its JSON as it is (nbformat 4: only shown, so not validated); None
+    for anything else."""
+    try:
+        raw = json.loads(text)
+        return [(str(cell.get("cell_type")), "".join(map(str, source)) if isinstance(source, list) else str(source))
+                for cell in raw["cells"] for source in [cell.get("source", "")]]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def cells(text: str) -> list[dict] | None:
     """A notebook's cells in order, each {kind: code or markdown, label: In[N] for code (numbered as the grader
-    numbers them), lines}; None when `text` is no notebook nbformat reads."""
-    import nbformat
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # old minor versions, missing ids
-            notebook = nbformat.reads(text, as_version=4)
-        shown, number = [], 0
-        for cell in notebook.cells:
-            source = cell.get("source", "")
-            source = "".join(source) if isinstance(source, list) else str(source)
-            if cell.get("cell_type") == "code":
-                number += 1
-                shown.append({"kind": "code", "label": f"In[{number}]", "lines": highlighted(source)})
-            else:
-                shown.append({"kind": "markdown", "label": "", "lines": [[("", line)] for line in source.split("\n")]})
-        return shown
-    except Exception:  # the student's file: whatever it holds, it is shown as text instead
+    numbers them), lines}; None when `text` is no notebook."""
+    sources = _sources(text)
+    if sources is None:
         return None
+    shown, number = [], 0
+    for kind, source in sources:
+        if kind == "code":
+            number += 1
+            shown.append({"kind": "code", "label": f"In[{number}]", "lines": highlighted(source)})
+        else:
+            shown.append({"kind": "markdown", "label": "", "lines": [[("", line)] for line in source.split("\n")]})
+    return shown
 
 
 def code_of(text: str, notebook: bool) -> str:
     """The code a diff compares: the file, or a notebook's code cells one after the other."""
-    if not notebook:
+    sources = _sources(text) if notebook else None
+    if sources is None:
         return text
-    try:
-        raw = json.loads(text)
-        sources = [c.get("source", "") for c in raw.get("cells", []) if c.get("cell_type") == "code"]
-        return "\n\n".join("".join(s) if isinstance(s, list) else str(s) for s in sources)
-    except (ValueError, AttributeError, TypeError):
-        return text
+    return "\n\n".join(source for kind, source in sources if kind == "code")
 
 
 def diff(reference: str, code: str, names: tuple[str, str]) -> list[tuple[str, str]]:
