@@ -158,6 +158,8 @@ def test_the_token_is_the_only_door(server, grades):
     status, headers, body = server.request("GET", "/")
     assert status == 200 and "script-src 'self'" in headers["content-security-policy"] and "<script>" not in body
     assert server.request("GET", "/", Host="review.example.com")[0] == 400  # a DNS rebinding page gets nothing
+    status, _, body = server.request("GET", "/s/s18/ex05")  # autograd used: the route seen in the source, flagged
+    assert status == 200 and "Flagged for a look" in body and "`.backward` (line 19)" in body
 
     comment = [("student", "s09"), ("comment", "from elsewhere")]
     assert server.review(comment, Origin="http://127.0.0.1:1")[0] == 403  # another local page: not this server
@@ -182,6 +184,17 @@ def test_bad_input_is_said_in_one_line_and_writes_nothing(server, grades):
     assert server.request("GET", "/s/s99/ex05")[0] == 404
     assert server.request("GET", "/mistake?exercise=ex05&key=x")[0] == 404
     assert not (grades / "review.toml").exists()
+
+    # what the command writes: a score, a check's verdict, a comment and a file, with who and when
+    form = [("student", "s21"), ("score", "8.5"), ("check:dw", "passed"), ("check:db", ""), ("comment", "ok"),
+            ("file", "ex05.py"), ("next", "//elsewhere.example/")]
+    status, headers, _ = server.review(form)
+    assert status == 303 and headers["location"] == "/?saved=1"  # back to this server only
+    entry = read_reviews(grades)[("s21", "ex05")]
+    assert {k: entry[k] for k in ("score", "checks", "comment", "file", "by")} == {
+        "score": 8.5, "checks": {"dw": "passed"}, "comment": "ok", "file": "ex05.py", "by": "Prof. Li"} and entry["at"]
+    rows = {row["student"]: row for row in json.loads((grades / "gradebook.json").read_text())["rows"]}
+    assert rows["s21"]["total"] == 8.5
 
 
 @pytest.mark.slow

@@ -187,7 +187,7 @@ def code(out: Path, result: Result | None, lang: str) -> dict:
         data = None
     if data is None:
         return {"name": "", "cells": None, "lines": [], "text": "", "note": _t(
-            lang, "The graded file is not kept in this folder.", "这个文件夹里没有保存被评分的文件。")}
+            lang, "No graded file of this exercise is kept in this folder.", "这个文件夹里没有这道练习被评分的文件。")}
     text = data.decode("utf-8", errors="replace")
     notebook = path is not None and path.suffix == ".ipynb"
     cells = code_view.cells(text) if notebook else None
@@ -199,15 +199,15 @@ def code(out: Path, result: Result | None, lang: str) -> dict:
             if cut else ""}
 
 
-def reference(exercise: Exercise, student_code: str, lang: str) -> dict:
-    """The reference solution (highlighted) and the diff from it to the student's code; empty where the course
-    ships no solution."""
+def reference(exercise: Exercise, shown: dict, lang: str) -> dict:
+    """The reference solution (highlighted) and the diff from it to the student's code as `shown` (none without a
+    file); empty where the course ships no solution."""
     try:
         solution = exercise.solution.read_text(encoding="utf-8")
     except OSError:
         return {"lines": [], "diff": [], "none": _t(lang, "No reference solution here.", "这里没有参考答案。")}
-    return {"lines": code_view.highlighted(solution),
-            "diff": code_view.diff(solution, student_code, (exercise.solution.name, "submission")), "none": ""}
+    diff = code_view.diff(solution, shown["text"], (exercise.solution.name, shown["name"])) if shown["name"] else []
+    return {"lines": code_view.highlighted(solution), "diff": diff, "none": ""}
 
 
 def neighbours(batch: Batch, student: str, exercise: str, group: dict | None) -> dict:
@@ -221,6 +221,16 @@ def neighbours(batch: Batch, student: str, exercise: str, group: dict | None) ->
     return {"prev": link(students[at - 1]) if at > 0 else "",
             "next": link(students[at + 1]) if 0 <= at < len(students) - 1 else "",
             "up": mistake_link(group) if group else "/", "at": f"{at + 1}/{len(students)}" if at >= 0 else ""}
+
+
+def entry_text(entry: dict, lang: str) -> str:
+    """One review entry as a line: what it set (the file to grade too), who and when."""
+    said = review_text({"review": entry}, lang)
+    if not entry.get("file"):
+        return said
+    if not said.lstrip().startswith(("(", "（")):  # more than who and when
+        said = _t(lang, "; {said}", "；{said}", said=said)
+    return _t(lang, "file to grade: {file}{said}", "要评分的文件：{file}{said}", file=entry["file"], said=said)
 
 
 def submission_page(batch: Batch, student: str, exercise: str, group: dict | None = None) -> dict:
@@ -244,9 +254,9 @@ def submission_page(batch: Batch, student: str, exercise: str, group: dict | Non
             "exercise": ex.id, "score": cell_view(student, ex.id, cell, lang)["title"],
             "review": review_text(cell, lang),
             "section": section(result, lang, show_heading=False, cell=cell) if result else None,
-            "code": shown, "reference": reference(ex, shown["text"], lang), "similar": similar, "flags": flags,
-            "problems": problems, "history": [review_text({"review": entry}, lang) for entry in history(
-                batch.out, student, ex.id)], "nav": neighbours(batch, student, ex.id, group),
+            "code": shown, "reference": reference(ex, shown, lang), "similar": similar, "flags": flags,
+            "problems": problems, "history": [entry_text(entry, lang) for entry in history(batch.out, student, ex.id)],
+            "nav": neighbours(batch, student, ex.id, group),
             "checks": [{"id": c.id, "title": c.title.render(lang)} for c in (result.checks if result else [])],
             "group": group or {}}
 
