@@ -37,6 +37,7 @@ def test_wheel_carries_exercises_checks_and_metadata(installed):
     assert "grader/_bundle/exercises/ex05_manual_backward/README.zh.md" in names
     assert "grader/checks/ex05_manual_backward.py" in names and "grader/checks/pytest.ini" in names
     assert "grader/checks/ex05_manual_backward.keys.toml" in names  # what the class page says each key means
+    assert {"grader/report/static/review.js", "grader/report/templates/review/mistake.html.j2"} <= set(names)
     assert sum(n.endswith("exercise.toml") for n in names) == len(list((ROOT / "exercises").glob("*/exercise.toml")))
     folders = [set(n.split("/")[:-1]) for n in names]  # a student install: no such folder (course/variants.py: code)
     assert not [n for n, parts in zip(names, folders) if parts & {"solutions", "mistakes", "variants"}]

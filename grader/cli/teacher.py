@@ -172,8 +172,8 @@ def export_cmd(grades, fmt, out, column, lang):
 
 @command("review")
 @click.argument("grades", type=click.Path(path_type=Path, file_okay=False))
-@click.argument("student")
-@click.argument("exercise")
+@click.argument("student", required=False)
+@click.argument("exercise", required=False)
 @click.option("--score", type=float, help="The exercise's score, instead of the checks'.")
 @click.option("--check", "checks", multiple=True, metavar="ID=passed|failed", help="Override a check's verdict "
               "(repeatable).")
@@ -183,14 +183,25 @@ def export_cmd(grades, fmt, out, column, lang):
               "stale).")
 @click.option("--by", help="Who reviews, as students read it (default: $TORCH_KATAS_REVIEWER, else course.toml's "
               "reviewer, else nobody is named).")
+@click.option("--serve", is_flag=True, help="Review in a browser instead: a page on 127.0.0.1, by student or by "
+              "mistake (needs the review extra).")
+@click.option("--port", type=click.IntRange(0, 65535), default=0, help="With --serve: the port (default: a free one).")
 @lang_option
-def review_cmd(grades, student, exercise, score, checks, comment, file, confirm, by, lang):
+def review_cmd(grades, student, exercise, score, checks, comment, file, confirm, by, serve, port, lang):
     """Review STUDENT's EXERCISE in GRADES (a `grade batch --out` folder): override a score or a check, add a
     comment. Kept in GRADES/review.toml with who, when and of which file, applied to every output now and after every
-    rerun."""
+    rerun. With --serve, review in a browser instead."""
     from grader.course.exercises import current_course
+
+    by = by or os.environ.get("TORCH_KATAS_REVIEWER") or current_course().reviewer
+    if serve:
+        if student or score is not None or checks or comment or file or confirm:
+            raise UsageProblem(say(lang, "--serve takes GRADES alone: the page reviews every student"))
+        return serve_review(grades, port, by, lang)
+    if not exercise:
+        raise UsageProblem(say(lang, "say which STUDENT and EXERCISE to review, or --serve for the review page"))
     from grader.teacher.gradebook import read_results, rebuild
-    from grader.teacher.review import ReviewError, add_review, students_of
+    from grader.teacher.review import ReviewError, add_review, locked, students_of
 
     verdicts = {}
     for item in checks:
@@ -213,15 +224,38 @@ def review_cmd(grades, student, exercise, score, checks, comment, file, confirm,
                                checks=", ".join(unknown)))
     graded = next((r for r in read_results(grades / "results.jsonl") if (r.student, r.exercise) == (student, ex.id)),
                   None)
-    by = by or os.environ.get("TORCH_KATAS_REVIEWER") or current_course().reviewer
     try:
-        add_review(grades, student, ex.id, by=by, score=score, checks=verdicts, comment=comment, file=file,
-                   sha256=graded.sha256 if graded else None)
-        rebuild(grades)
+        with locked(grades):  # the review page may be writing too
+            add_review(grades, student, ex.id, by=by, score=score, checks=verdicts, comment=comment, file=file,
+                       sha256=graded.sha256 if graded else None)
+            rebuild(grades)
     except ReviewError as exc:
         raise problem(exc) from None
     click.echo(say(lang, "reviewed {student} {ex}; the gradebook in {out}/ is written again",
                    student=student, ex=ex.id, out=grades))
+
+
+def serve_review(grades: Path, port: int, by: str | None, lang: str) -> None:
+    """`grade review GRADES --serve`: the review page until Ctrl-C."""
+    from grader.teacher.review import ReviewError
+    from grader.teacher.review_app import MissingExtra, serve
+
+    def announce(url: str) -> None:
+        click.echo(say(lang, "The review page of {out}, to open in a browser on this machine (Ctrl-C stops it):",
+                       out=grades))
+        click.echo(url)
+
+    if not grades.is_dir():
+        raise UsageProblem(say(lang, "no batch in {out}: run `grade batch SUBMISSIONS --out {out}` first", out=grades))
+    try:
+        serve(grades, port, lang, by, announce)
+    except KeyboardInterrupt:  # uvicorn stops serving, then passes Ctrl-C on: the page's work is all written
+        click.echo(say(lang, "The review page stopped."))
+    except (MissingExtra, ReviewError) as exc:
+        raise problem(exc) from None
+    except OSError as exc:
+        raise UsageProblem(say(lang, "cannot listen on 127.0.0.1:{port}: {error}", port=port,
+                               error=exc.strerror or exc)) from None
 
 
 @command("gradescope")

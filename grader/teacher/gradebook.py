@@ -373,8 +373,9 @@ def write_gradebook(out: Path, exercises: list[Exercise], problems: list[dict], 
     return book
 
 
-def rebuild(out: Path) -> dict:
-    """Write every output of a batch again from its results, its state and review.toml (nothing is regraded)."""
+def batch_state(out: Path) -> dict:
+    """What a batch left in `out` to write its outputs again (its exercises, problems, students, roster,
+    similar pairs, language and assignment), as write_gradebook's arguments; ReviewError without a batch."""
     from grader.course.exercises import all_exercises, find_in
     from grader.teacher.review import STATE_FILE, ReviewError
 
@@ -383,8 +384,13 @@ def rebuild(out: Path) -> dict:
         raise ReviewError(Text("no batch in {out}: run `grade batch SUBMISSIONS --out {out}` first", out=out))
     state = json.loads(path.read_text(encoding="utf-8"))
     every = all_exercises(state.get("assignment"))
-    exercises = [find_in(every, key) for key in state["exercises"]]
     roster_file = Path(out) / "roster.json"
-    roster = json.loads(roster_file.read_text(encoding="utf-8")) if roster_file.is_file() else None
-    return write_gradebook(Path(out), exercises, state["problems"], state["students"], roster, state.get("similar"),
-                           lang=state.get("lang", "en"), assignment=state.get("assignment"))
+    return {"exercises": [find_in(every, key) for key in state["exercises"]], "problems": state["problems"],
+            "students": state["students"],
+            "roster": json.loads(roster_file.read_text(encoding="utf-8")) if roster_file.is_file() else None,
+            "similar": state.get("similar"), "lang": state.get("lang", "en"), "assignment": state.get("assignment")}
+
+
+def rebuild(out: Path) -> dict:
+    """Write every output of a batch again from its results, its state and review.toml (nothing is regraded)."""
+    return write_gradebook(Path(out), **batch_state(out))

@@ -19,10 +19,12 @@ Also here: the state a batch leaves for `grade review` to rebuild the outputs wi
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import sys
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -205,3 +207,29 @@ def students_of(out: Path) -> list[str] | None:
     if not path.is_file():
         return None
     return [row["student"] for row in json.loads(path.read_text(encoding="utf-8"))["rows"]]
+
+
+@contextmanager
+def locked(out: Path):
+    """One writer of out/review.toml at a time, and a rebuild that reads what was written: an exclusive flock on the
+    grades folder, held while the block runs. A flock belongs to an open file description, so it excludes the review
+    page's concurrent requests (threads of one process) as it excludes `grade review` in another process."""
+    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # and the lock with it
+
+
+def history(out: Path, student: str, exercise: str) -> list[dict]:
+    """The review entries of one student's exercise as they were written, oldest first (read_reviews merges them)."""
+    path = Path(out) / REVIEW_FILE
+    if not path.is_file():
+        return []
+    try:
+        entries = tomllib.loads(path.read_text(encoding="utf-8")).get("review", [])
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ReviewError(f"{path}: {exc}") from None
+    return [e for e in entries if isinstance(e, dict) and (str(e.get("student")), str(e.get("exercise")))
+            == (student, exercise)]

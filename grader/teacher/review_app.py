@@ -1,0 +1,255 @@
+"""The review page: `grade review GRADES --serve`, a batch reviewed in a browser, by submission or by mistake.
+
+A local web app on 127.0.0.1 only. Starlette gives the routing, the forms, the cookies and the check of the Host
+header (a page of another site that renames itself 127.0.0.1 by DNS gets nothing); uvicorn serves it on a socket
+bound here, so the address is known before the first request. Pages come from the autoescaping templates of
+grader/report/templates/review/ (review_view.py computes what they show).
+
+Who may use it: whoever holds the token of the printed address (secrets.token_urlsafe, new at each start). The
+first visit with `?token=` sets it as an HttpOnly, SameSite=Strict cookie and drops it from the address; every
+request without the cookie is 403. A POST also needs the token in the form and, from a browser, an Origin of this
+server (a cookie alone is not enough: pages of 127.0.0.1 on another port are the same site to a browser). Every
+response forbids inline code, framing and outside requests (CSP), and is not cached.
+
+A review is written as `grade review` writes it (review.add_review, with who and when), under the grades folder's
+lock (review.locked), then the batch's outputs are written again, as after `grade review`.
+
+Runs in: the `grade review --serve` process. No torch.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import socket
+from pathlib import Path
+from urllib.parse import urlencode
+
+from grader.teacher.review import ReviewError, add_review, locked
+from grader.teacher.review_view import NotFound, class_page, load, mistake_page, submission_page, words
+from grader.text import LANGUAGES, Text, message_of
+
+HOSTS = ("127.0.0.1", "localhost")
+STATIC = Path(__file__).resolve().parent.parent / "report" / "static"
+MAX_COMMENT = 20_000  # characters
+POLICY = {"Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                                    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+          "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin", "Cache-Control": "no-store"}
+INSTALL = Text("the review page needs Starlette and uvicorn: pip install 'torch-katas[review]'",
+               "复核页面需要 Starlette 和 uvicorn：pip install 'torch-katas[review]'")
+
+
+class MissingExtra(ImportError):
+    """Starlette, uvicorn, python-multipart or Pygments is not installed."""
+
+
+class BadInput(ValueError):
+    """A review form that cannot be written as it is (its message says why, in one line)."""
+
+
+def require() -> None:
+    """MissingExtra, with the line that installs them, where the review extra is not installed."""
+    try:
+        import multipart  # noqa: F401 - Starlette's forms
+        import pygments  # noqa: F401
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError:
+        raise MissingExtra(INSTALL) from None
+
+
+def review_fields(form, checks: set[str]) -> dict:
+    """The review a form asks for, as add_review's fields; BadInput for a value `grade review` would refuse.
+    `checks`: the ids of the exercise's checks (a parametrised check's id is `name[param]`)."""
+    fields: dict = {"checks": {}}
+    score = str(form.get("score") or "").strip()
+    if score:
+        try:
+            fields["score"] = float(score)
+        except ValueError:
+            raise BadInput(Text("the score is a number, not {value}", "分数必须是数字，而不是 {value}",
+                                value=score)) from None
+        if not math.isfinite(fields["score"]) or fields["score"] < 0:
+            raise BadInput(Text("the score is a number from 0 up, not {value}",
+                                "分数必须是不小于 0 的数，而不是 {value}", value=score))
+    for name, verdict in form.multi_items():
+        if name.startswith("check:") and verdict:
+            cid = name.removeprefix("check:")
+            if verdict not in ("passed", "failed") or cid.split("[")[0] not in checks:
+                raise BadInput(Text("no check {check} that can be set to {verdict}",
+                                    "没有可以改为 {verdict} 的检查 {check}", check=cid, verdict=verdict))
+            fields["checks"][cid] = verdict
+    for name in ("comment", "file"):
+        value = str(form.get(name) or "").strip()
+        if len(value) > MAX_COMMENT:
+            raise BadInput(Text("the {field} is longer than {n} characters", "{field} 超过了 {n} 个字符", field=name,
+                                n=MAX_COMMENT))
+        if value:
+            fields[name] = value
+    if len(fields) == 1 and not fields["checks"]:
+        raise BadInput(Text("say what to review: a score, a check, a comment or a file",
+                            "请说明要复核什么：分数、检查、评语或文件"))
+    return fields
+
+
+def local_path(value, fallback: str = "/") -> str:
+    """A path of this server to go back to (never another site's address)."""
+    value = str(value or "")
+    return value if value.startswith("/") and not value.startswith("//") and "\\" not in value else fallback
+
+
+def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | None = None):
+    """The review page of the batch in `out`, for requests holding `token`, served on 127.0.0.1:`port`."""
+    from secrets import compare_digest
+
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.middleware import Middleware
+    from starlette.middleware.base import BaseHTTPMiddleware
+    from starlette.middleware.trustedhost import TrustedHostMiddleware
+    from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
+    from starlette.routing import Route
+
+    from grader.report.pages import STYLE, render
+    from grader.teacher.gradebook import rebuild
+
+    cookie = f"torch-katas-review-{port}"  # cookies do not tell ports apart: one per server
+    origins = {f"http://{host}:{port}" for host in HOSTS}
+    secret = token.encode()
+
+    def holds_token(value: str | None) -> bool:
+        return value is not None and compare_digest(value.encode(), secret)
+
+    def lang_of(request) -> str:
+        chosen = request.cookies.get("lang")
+        return chosen if chosen in LANGUAGES else lang
+
+    def here(request) -> str:
+        """This page's path and query, without the note of what was just saved."""
+        query = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "saved"])
+        return request.url.path + (f"?{query}" if query else "")
+
+    def page(request, template: str, content: dict, status: int = 200) -> HTMLResponse:
+        chosen = lang_of(request)
+        saved = request.query_params.get("saved", "")
+        note = Text("Saved: {n} review(s), with who and when, in review.toml; the gradebook is written again.",
+                    "已保存 {n} 条复核（含复核人和时间）到 review.toml；成绩册已重新生成。", n=saved)
+        return HTMLResponse(render(template, lang=chosen, page=content, words=words(chosen), token=token,
+                                   here=here(request), saved=note.render(chosen) if saved.isdigit() else ""), status)
+
+    def problem(request, exc: Exception, status: int) -> HTMLResponse:
+        message = message_of(exc).render(lang_of(request))
+        return page(request, "review/error.html.j2", {"title": str(status), "message": message}, status)
+
+    def shown(build):
+        """A GET handler: the page `build(request, batch)` computes, or what went wrong, in one line."""
+        def handler(request):
+            try:
+                with locked(out):  # a review being written is read whole
+                    batch = load(out, lang_of(request))
+                return build(request, batch)
+            except NotFound as exc:
+                return problem(request, exc, 404)
+            except ReviewError as exc:
+                return problem(request, exc, 409)
+        return handler
+
+    def group_query(request) -> dict:
+        return {k: request.query_params[k] for k in ("exercise", "key", "check") if k in request.query_params}
+
+    def submission(request, batch):
+        group = group_query(request)
+        return page(request, "review/submission.html.j2", submission_page(
+            batch, request.path_params["student"], request.path_params["exercise"], group or None))
+
+    def write(students: list[str], exercise: str, form) -> int:
+        with locked(out):
+            batch = load(out, lang)
+            ex = batch.exercise(exercise)
+            fields = review_fields(form, {d["id"] for d in ex.declared_checks()})
+            for student in students:
+                batch.row(student)
+            for student in students:  # of the file graded now, as `grade review` writes it
+                graded = batch.graded.get((student, ex.id))
+                add_review(out, student, ex.id, by=by, sha256=graded.sha256 if graded else None, **fields)
+            rebuild(out)
+        return len(students)
+
+    async def save(request):
+        form = await request.form()
+        if not holds_token(str(form.get("token", ""))):
+            return PlainTextResponse("403", 403)
+        students = [str(s) for s in form.getlist("student")]
+        back = local_path(form.get("next"))
+        try:
+            if not students:
+                raise BadInput(Text("select at least one submission", "请至少选中一份提交"))
+            n = await run_in_threadpool(write, students, str(form.get("exercise", "")), form)
+        except BadInput as exc:
+            return problem(request, exc, 400)
+        except NotFound as exc:
+            return problem(request, exc, 404)
+        except ReviewError as exc:
+            return problem(request, exc, 409)
+        return RedirectResponse(back + ("&" if "?" in back else "?") + f"saved={n}", 303)
+
+    def choose_lang(request):
+        response = RedirectResponse(local_path(request.query_params.get("next")), 303)
+        if request.path_params["lang"] in LANGUAGES:
+            response.set_cookie("lang", request.path_params["lang"], httponly=True, samesite="strict")
+        return response
+
+    def style(request):
+        return Response(STYLE + "\n" + (STATIC / "review.css").read_text(encoding="utf-8"), media_type="text/css")
+
+    def same_origin(request) -> bool:
+        """A POST from this server's own page (a client that says nothing of where it comes from is no browser)."""
+        origin, site = request.headers.get("origin"), request.headers.get("sec-fetch-site")
+        return (origin is None or origin in origins) and site in (None, "same-origin")
+
+    async def guard(request, call_next):
+        given = request.query_params.get("token")
+        if given is not None and holds_token(given) and request.method == "GET":
+            query = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "token"])
+            response: Response = RedirectResponse(request.url.path + (f"?{query}" if query else ""), 303)
+            response.set_cookie(cookie, token, httponly=True, samesite="strict")
+        elif not holds_token(request.cookies.get(cookie)):
+            response = PlainTextResponse("403: open the address `grade review --serve` printed, with its token.", 403)
+        elif request.method == "POST" and not same_origin(request):
+            response = PlainTextResponse("403: a review is written from this server's own pages only.", 403)
+        else:
+            response = await call_next(request)
+        response.headers.update(POLICY)
+        return response
+
+    routes = [Route("/", shown(lambda request, batch: page(request, "review/class.html.j2", class_page(batch)))),
+              Route("/s/{student}/{exercise}", shown(submission)),
+              Route("/mistake", shown(lambda request, batch: page(request, "review/mistake.html.j2",
+                                                                 mistake_page(batch, group_query(request))))),
+              Route("/review", save, methods=["POST"]),
+              Route("/lang/{lang}", choose_lang),
+              Route("/static/review.css", style),
+              Route("/static/review.js", lambda request: FileResponse(STATIC / "review.js",
+                                                                      media_type="text/javascript"))]
+    return Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(HOSTS)),
+                                                Middleware(BaseHTTPMiddleware, dispatch=guard)])
+
+
+def serve(out: Path, port: int = 0, lang: str = "en", by: str | None = None, announce=print) -> None:
+    """Serve the review page of `out` on 127.0.0.1:`port` (0: a free one) until Ctrl-C; `announce` is given the
+    address to open, token included, once the socket listens. ReviewError (no batch, a review.toml that does not
+    read) and OSError (the port is taken) before anything is served."""
+    require()
+    import uvicorn
+
+    load(out, lang)  # the batch reads: said now, in one line, rather than on the first page
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind((HOSTS[0], port))
+    listener.listen(64)
+    port = listener.getsockname()[1]
+    token = secrets.token_urlsafe(32)
+    app = create_app(out, token, port, lang, by)
+    announce(f"http://{HOSTS[0]}:{port}/?token={token}")
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")  # no log line holds the token
+    uvicorn.Server(config).run(sockets=[listener])

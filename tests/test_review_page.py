@@ -1,0 +1,387 @@
+"""The review page, `grade review GRADES --serve`, as a teacher meets it: a class of 25 graded once, then reviewed
+by mistake and by submission in a real browser (headless Chromium driven by Playwright), from two tabs at once,
+in both languages; the token as the only door; bad input in one line; the same review.toml entries, with who and
+when, that `grade review` writes, and the gradebook and feedback that follow."""
+
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from urllib.parse import urlencode, urlsplit
+
+import nbformat
+import pytest
+
+from conftest import ROOT, run_grade, wait_for
+from grader.teacher.review import history, read_reviews
+
+MISTAKES = ROOT / "tests" / "mistakes" / "ex05_manual_backward"
+SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
+STUB = ROOT / "exercises" / "ex05_manual_backward" / "ex05_manual_backward.py"
+HOSTILE = "s25<img src=x onerror=window.pwned=1>"  # a folder name is the student's: it is text on the page
+INJECTED = "# </pre><script>window.pwned = 1</script>\n"
+# the class: which file each student hands in (the sign group is s09-s13, s24's notebook and s25)
+CLASS = {**{f"s{n:02}": SOLUTION for n in range(1, 9)},
+         **{f"s{n:02}": MISTAKES / "sign_flipped.py" for n in range(9, 14)},
+         **{f"s{n:02}": MISTAKES / "missing_factor_two.py" for n in range(14, 18)},
+         **{f"s{n:02}": MISTAKES / "uses_autograd.py" for n in range(18, 21)},
+         **{f"s{n:02}": MISTAKES / "swapped_outputs.py" for n in range(21, 23)}, "s23": STUB}
+SIGN = ["s09", "s10", "s11", "s12", "s13", "s24", HOSTILE]
+
+
+def notebook(source: str) -> str:
+    """The file as a notebook: a markdown cell, then its code in two cells."""
+    head, _, tail = source.partition("def linear_grads")
+    cells = [nbformat.v4.new_markdown_cell("## My answer <b>not bold</b>"), nbformat.v4.new_code_cell(head),
+             nbformat.v4.new_code_cell("def linear_grads" + tail)]
+    return nbformat.writes(nbformat.v4.new_notebook(cells=cells))
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """The class of 25, graded once for the module (with --similarity: the page lists similar submissions)."""
+    tmp = tmp_path_factory.mktemp("class")
+    subs = tmp / "subs"
+    for student, source in CLASS.items():
+        (subs / student).mkdir(parents=True)
+        (subs / student / "ex05.py").write_text(source.read_text())
+    sign = (MISTAKES / "sign_flipped.py").read_text()
+    (subs / "s24").mkdir()
+    (subs / "s24" / "ex05.ipynb").write_text(notebook(sign))
+    (subs / HOSTILE).mkdir()
+    (subs / HOSTILE / "ex05.py").write_text(INJECTED + sign)
+    out = tmp / "grades"
+    batch = run_grade("batch", subs, "-e", "ex05", "--out", out, "--workers", "2", "--similarity")
+    assert batch.returncode == 0, batch.stderr
+    return out
+
+
+@pytest.fixture
+def grades(graded, tmp_path):
+    """A copy of the graded class for one test to review."""
+    return Path(shutil.copytree(graded, tmp_path / "grades"))
+
+
+class Server:
+    """A running `grade review GRADES --serve`: its printed address, and the requests a client makes."""
+
+    def __init__(self, grades: Path, *args: str):
+        self.log = grades.parent / "serve.log"
+        env = {**os.environ, "TORCH_KATAS_REVIEWER": "Prof. Li"}
+        with self.log.open("w") as log:
+            self.proc = subprocess.Popen([sys.executable, "-m", "grader", "review", str(grades), "--serve", *args],
+                                         cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                         env=env)
+        wait_for(lambda: "token=" in self.log.read_text() or self.proc.poll() is not None, "the page's address")
+        self.url = self.log.read_text().splitlines()[1]  # the address on a line of its own, to copy
+        parts = urlsplit(self.url)
+        self.port, self.token = parts.port, parts.query.removeprefix("token=")
+        self.origin = f"http://127.0.0.1:{self.port}"
+        self.cookie = f"torch-katas-review-{self.port}={self.token}"
+
+    def request(self, method: str, path: str, form: dict | list | None = None, cookie: bool = True, **headers):
+        """(status, headers, body) of one request; redirects are not followed."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
+        headers = {**({"Cookie": self.cookie} if cookie else {}), **headers}
+        body = None
+        if form is not None:
+            body = urlencode(form)
+            headers.setdefault("Content-Type", "application/x-www-form-urlencoded")
+        conn.request(method, path, body=body, headers={k.replace("_", "-"): v for k, v in headers.items()})
+        response = conn.getresponse()
+        result = response.status, dict(response.getheaders()), response.read().decode()
+        conn.close()
+        return result
+
+    def review(self, form: list, **headers):
+        return self.request("POST", "/review", [("token", self.token), ("exercise", "ex05"), *form],
+                            **{"Origin": self.origin, **headers})
+
+    def stop(self) -> str:
+        """Ctrl-C: the page stops and says so (exit status 0)."""
+        self.proc.send_signal(signal.SIGINT)
+        assert self.proc.wait(timeout=60) == 0, self.log.read_text()
+        return self.log.read_text()
+
+
+@pytest.fixture
+def server(grades):
+    running = Server(grades)
+    yield running
+    if running.proc.poll() is None:
+        assert "The review page stopped." in running.stop()
+
+
+def listening_address(port: int) -> str:
+    """The local address the socket listening on `port` is bound to, from /proc/net/tcp (hex, as the kernel
+    writes it: 0100007F is 127.0.0.1)."""
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        address, hex_port = local.split(":")
+        if int(hex_port, 16) == port and state == "0A":  # LISTEN
+            return address
+    return ""
+
+
+# -- the code as shown ---------------------------------------------------------------------------------------------
+
+def test_code_keeps_its_lines_and_a_notebook_its_cells():
+    pytest.importorskip("pygments", reason="the review extra: pip install -e '.[review]'")
+    from grader.report.code_view import cells, code_of, highlighted
+
+    source = "\n\n" + INJECTED + "def f(x):\n    return '</pre>' + x  # ok\n"
+    lines = highlighted(source)
+    assert ["".join(text for _, text in line) for line in lines] == source.splitlines()  # line 3 is line 3
+    assert ("k", "def") in lines[3] and any(kind.startswith("c") for kind, _ in lines[2])
+    shown = cells(notebook("x = 1\ndef linear_grads(): pass\n"))
+    assert [(c["kind"], c["label"]) for c in shown] == [("markdown", ""), ("code", "In[1]"), ("code", "In[2]")]
+    assert code_of(notebook("x = 1\ndef linear_grads(): pass\n"), True) == "x = 1\n\n\ndef linear_grads(): pass\n"
+    assert cells("{not a notebook") is None and code_of("{not a notebook", True) == "{not a notebook"
+
+
+# -- the door ------------------------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_the_token_is_the_only_door(server, grades):
+    assert listening_address(server.port) == "0100007F"  # 127.0.0.1, nothing else
+    for path in ("/", "/static/review.js", "/s/s09/ex05", f"/?token={server.token[:-1]}x"):
+        assert server.request("GET", path, cookie=False)[0] == 403, path
+    status, headers, _ = server.request("GET", f"/s/s09/ex05?token={server.token}", cookie=False)
+    assert status == 303 and headers["location"] == "/s/s09/ex05"  # the token leaves the address bar
+    assert "HttpOnly" in headers["set-cookie"] and "SameSite=strict" in headers["set-cookie"]
+    status, headers, body = server.request("GET", "/")
+    assert status == 200 and "script-src 'self'" in headers["content-security-policy"] and "<script>" not in body
+    assert server.request("GET", "/", Host="review.example.com")[0] == 400  # a DNS rebinding page gets nothing
+    status, _, body = server.request("GET", "/s/s18/ex05")  # autograd used: the route seen in the source, flagged
+    assert status == 200 and "Flagged for a look" in body and "`.backward` (line 19)" in body
+    similar = body.split("<ul id='similar'>")[1].split("</ul>")[0]  # 3 of 25 hand in the same file: listed
+    assert "s19" in similar and "s20" in similar  # (the sign group, 7 of 25, is the class's common answer: not)
+
+    comment = [("student", "s09"), ("comment", "from elsewhere")]
+    assert server.review(comment, Origin="http://127.0.0.1:1")[0] == 403  # another local page: not this server
+    assert server.review(comment, Sec_Fetch_Site="same-site")[0] == 403
+    assert server.request("POST", "/review", [("exercise", "ex05"), *comment], Origin=server.origin)[0] == 403
+    assert server.request("POST", "/review", [("token", server.token), ("exercise", "ex05"), *comment],
+                          cookie=False)[0] == 403
+    assert not (grades / "review.toml").exists()
+
+
+@pytest.mark.slow
+def test_bad_input_is_said_in_one_line_and_writes_nothing(server, grades):
+    cases = {"the score is a number, not abc": [("student", "s09"), ("score", "abc")],
+             "the score is a number from 0 up, not -1": [("student", "s09"), ("score", "-1")],
+             "no check nope that can be set to passed": [("student", "s09"), ("check:nope", "passed")],
+             "say what to review": [("student", "s09"), ("comment", "  ")],
+             "select at least one submission": [("comment", "hello")],
+             "no student s99 in this batch": [("student", "s99"), ("comment", "hello")]}
+    for message, form in cases.items():
+        status, _, body = server.review(form)
+        assert status in (400, 404) and f"class='problem'>{message}" in body, (message, body[-500:])
+    assert server.request("GET", "/s/s99/ex05")[0] == 404
+    assert server.request("GET", "/mistake?exercise=ex05&key=x")[0] == 404
+    assert not (grades / "review.toml").exists()
+
+    # what the command writes: a score, a check's verdict, a comment and a file, with who and when
+    form = [("student", "s21"), ("score", "8.5"), ("check:dw", "passed"), ("check:db", ""), ("comment", "ok"),
+            ("file", "ex05.py"), ("next", "//elsewhere.example/")]
+    status, headers, _ = server.review(form)
+    assert status == 303 and headers["location"] == "/?saved=1"  # back to this server only
+    entry = read_reviews(grades)[("s21", "ex05")]
+    assert {k: entry[k] for k in ("score", "checks", "comment", "file", "by")} == {
+        "score": 8.5, "checks": {"dw": "passed"}, "comment": "ok", "file": "ex05.py", "by": "Prof. Li"} and entry["at"]
+    rows = {row["student"]: row for row in json.loads((grades / "gradebook.json").read_text())["rows"]}
+    assert rows["s21"]["total"] == 8.5
+
+
+@pytest.mark.slow
+def test_the_command_says_what_is_wrong_in_one_line(tmp_path, grades):
+    for args, said in [((tmp_path, "--serve"), "no batch in"),
+                       ((grades, "s09", "--serve"), "--serve takes GRADES alone"),
+                       ((grades,), "say which STUDENT and EXERCISE to review")]:
+        proc = run_grade("review", *args)
+        assert proc.returncode == 2 and said in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, args
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        proc = run_grade("review", grades, "--serve", "--port", taken.getsockname()[1])
+    assert proc.returncode == 2 and "cannot listen on 127.0.0.1:" in proc.stderr
+    fake = tmp_path / "no_starlette" / "starlette"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('not installed')\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(fake.parent), str(ROOT)])}
+    proc = run_grade("review", grades, "--serve", env=env)
+    assert proc.returncode == 2 and "pip install 'torch-katas[review]'" in proc.stderr
+
+
+@pytest.mark.slow
+def test_concurrent_reviews_lose_no_entry(server, grades):
+    """Twelve requests and two `grade review` commands at once, each comment longer than one write."""
+    students = [f"s{n:02}" for n in range(1, 13)]
+    long = "x" * 10_000
+    statuses = []
+    threads = [threading.Thread(target=lambda s=s: statuses.append(server.review(
+        [("student", s), ("comment", f"{s} {long}")])[0])) for s in students]
+    commands = [subprocess.Popen([sys.executable, "-m", "grader", "review", str(grades), s, "ex05", "--comment",
+                                  f"{s} by command {long}"], cwd=ROOT, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL) for s in ("s13", "s14")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [c.wait(timeout=300) for c in commands] == [0, 0]
+    assert statuses == [303] * len(students)
+    reviews = read_reviews(grades)  # the file reads: no entry torn by another
+    assert {s for s, _ in reviews} == {*students, "s13", "s14"}
+    assert all(reviews[(s, "ex05")]["comment"].startswith(s) and reviews[(s, "ex05")]["by"] == "Prof. Li"
+               for s in students)
+    book = json.loads((grades / "gradebook.json").read_text())  # written again after the last of them
+    assert sum(bool(row["cells"]["ex05"].get("review")) for row in book["rows"]) == 14
+
+
+# -- in a browser ---------------------------------------------------------------------------------------------------
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="the browser tests need Playwright: "
+                                   "pip install -e '.[test]'")
+    if not CHROMIUM:
+        pytest.skip("the browser tests need Chromium: apt-get install chromium")
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def tab(browser, server):
+    """A browser tab that opened the printed address; a dialog (an alert from injected code) fails the test."""
+    context = browser.new_context()
+    dialogs = []
+    page = context.new_page()
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(server.url)
+    yield page
+    assert dialogs == []
+    context.close()
+
+
+@pytest.mark.slow
+def test_grading_by_mistake_in_a_browser(tab, server, grades):
+    # the class by mistake: the sign mistake, 7 of 25, with what it means
+    row = tab.locator("table.mistakes tr", has=tab.locator("code", has_text="sign"))
+    assert "7 of 25" in row.inner_text() and "opposite sign" in row.inner_text()
+    with tab.expect_navigation():  # to its load event: its keys are listened to once its (deferred) script ran
+        row.locator("a").click()
+    cards = tab.locator("section.card")
+    assert cards.count() == 7 and sorted(cards.locator("b").all_inner_texts()) == sorted(SIGN)
+    assert "opposite sign" in cards.nth(0).inner_text() and "error = y - predict" in cards.nth(0).inner_text()
+
+    # keyboard: j to the first card, x leaves it out; one comment for the six others
+    tab.keyboard.press("j")
+    tab.keyboard.press("x")
+    left_out = cards.nth(0).locator("b").inner_text()
+    assert not cards.nth(0).locator("input[type=checkbox]").is_checked()
+    tab.fill("#apply textarea[name=comment]", "Check the sign of the error: y_pred - y.")
+    tab.select_option("#apply select[name='check:db']", "passed")
+    with tab.expect_navigation():
+        tab.click("#apply button[type=submit]")
+    assert "Saved: 6 review(s)" in tab.locator(".saved").inner_text()
+    reviews = read_reviews(grades)
+    assert sorted(s for s, _ in reviews) == sorted(s for s in SIGN if s != left_out)
+    assert all(r["comment"] == "Check the sign of the error: y_pred - y." and r["checks"] == {"db": "passed"}
+               and r["by"] == "Prof. Li" and r["at"] for r in reviews.values())
+    assert tab.locator("section.card .reviewed").count() == 6
+
+    # each one still reviewed alone: open the second card with o, see it whole, save a score with Ctrl+Enter
+    tab.keyboard.press("j")
+    tab.keyboard.press("j")
+    with tab.expect_navigation():
+        tab.keyboard.press("o")
+    student = tab.locator("#review input[name=student]").input_value()
+    assert student in SIGN and student != left_out
+    assert "opposite sign" in tab.locator("table.checks").inner_text()
+    assert "error = y - predict" in tab.locator("pre.code").first.inner_text()
+    tab.locator("#diff summary").click()
+    assert tab.locator("#diff .add").count() > 0 and tab.locator("#diff .del").count() > 0
+    assert "Check the sign of the error" in tab.locator("#history").inner_text()
+    tab.fill("#review input[name=score]", "7")
+    tab.fill("#review textarea[name=comment]", "Right idea otherwise.")
+    with tab.expect_navigation():
+        tab.keyboard.press("Control+Enter")
+    assert tab.locator("#history li").count() == 2 and "score set to 7" in tab.locator(".reviewed").inner_text()
+    assert len(history(grades, student, "ex05")) == 2
+
+    # the next one of the mistake with n; the gradebook and the student's feedback follow
+    here = tab.url
+    tab.keyboard.press("n")
+    tab.wait_for_url(lambda url: url != here)
+    assert "key=sign" in tab.url
+    rows = {row["student"]: row for row in json.loads((grades / "gradebook.json").read_text())["rows"]}
+    assert rows[student]["total"] == 7
+    assert "Right idea otherwise." in (grades / "feedback" / f"{student}.md").read_text()
+    export = run_grade("export", grades, "--format", "csv")
+    assert export.returncode == 0 and "Right idea otherwise." in (grades / "csv.csv").read_text()
+
+
+@pytest.mark.slow
+def test_notebooks_show_as_cells_and_hostile_text_stays_text(tab, server):
+    tab.goto(f"{server.origin}/s/s24/ex05")
+    cells = tab.locator(".cell")
+    assert cells.count() == 3 and "## My answer <b>not bold</b>" in cells.nth(0).inner_text()
+    assert "In[1]" in cells.nth(1).inner_text() and "In[2]" in cells.nth(2).inner_text()
+    tab.goto(server.origin + "/")
+    tab.locator("table.book tr", has_text=HOSTILE).locator("a").click()
+    tab.wait_for_selector("#review")
+    assert HOSTILE in tab.locator("h1").inner_text()
+    assert "<script>window.pwned = 1</script>" in tab.locator("pre.code").first.inner_text()
+    assert tab.evaluate("window.pwned") is None and tab.locator("img").count() == 0
+
+
+@pytest.mark.slow
+def test_two_tabs_reviewing_at_once_lose_nothing(browser, server, grades):
+    context = browser.new_context()
+    tabs = [context.new_page(), context.new_page()]
+    tabs[0].goto(server.url)
+    for page, student in zip(tabs, ("s14", "s15")):
+        page.goto(f"{server.origin}/s/{student}/ex05")
+        page.fill("#review textarea[name=comment]", f"{student}: the factor of two.")
+    for page in tabs:  # both sent before either answer comes
+        page.evaluate("document.getElementById('review').requestSubmit()")
+    for page in tabs:
+        page.wait_for_selector(".saved")
+    for page in tabs:
+        page.goto(f"{server.origin}/mistake?exercise=ex05&key=factor-0.5")
+        page.fill("#apply textarea[name=comment]", f"group comment from tab {tabs.index(page)}")
+    for page in tabs:
+        page.evaluate("document.getElementById('apply').requestSubmit()")
+    for page in tabs:
+        page.wait_for_selector(".saved")
+    context.close()
+    group = ["s14", "s15", "s16", "s17"]
+    assert {s: len(history(grades, s, "ex05")) for s in group} == {"s14": 3, "s15": 3, "s16": 2, "s17": 2}
+
+
+@pytest.mark.slow
+def test_the_page_speaks_both_languages(browser, grades):
+    chinese = Server(grades, "--lang", "zh")
+    try:
+        page = browser.new_page()
+        page.goto(chinese.url)
+        assert page.locator("h2").first.inner_text() == "按错误" and "快捷键" in page.locator(".keys").inner_text()
+        page.goto(f"{chinese.origin}/s/s09/ex05")
+        assert page.locator("#review button").inner_text() == "保存复核"
+        page.click("#lang")
+        page.wait_for_selector("text=Save the review")
+        assert page.url.endswith("/s/s09/ex05")
+        page.close()
+    finally:
+        assert "复核页面已停止。" in chinese.stop()
