@@ -27,18 +27,20 @@ def test_every_explanation_holds_on_every_draw():
 def test_validate_refuses_english_an_unknown_key_a_missing_idea_and_a_comment_left_untranslated(tmp_path, monkeypatch):
     text = EX05.read_text(encoding="utf-8")
     broken = (text.replace('key = "sign"', 'key = "sgin"')
-              .replace("它保留了平方带来的 2：u ** 2 的导数是 2 * u。", "It keeps the 2 of the square.")
+              .replace("保留平方带出的因子 2：d(e ** 2)/de = 2 * e。", "It keeps the 2 of the square.")
               .replace("idea_zh = ", "idea_in_chinese = ")
-              .replace("ex05 的参考答案（手推 y = w*x + b 的 MSE 梯度）。", "Reference solution of ex05.")
+              .replace("ex05 的参考答案（手工推导 y = w*x + b 的 MSE 的梯度）。", "Reference solution of ex05.")
               .replace("而不是每个样本一个", "而不是 每个样本一个"))
-    broken = broken[:broken.rindex("[[text]]")]  # the inline comment's entry gone
+    entry = "[[text]]\nen = '''dL/dy_pred = {{reduction.per_sample}}'''"
+    assert entry in broken
+    broken = broken.replace(entry, "[[text]]\nen = '''a comment the solution does not have'''")  # its entry gone
     path = tmp_path / "ex05_manual_backward.explain.toml"
     path.write_text(broken, encoding="utf-8")
     monkeypatch.setattr(explained, "explain_file", lambda exercise: path)
     found = "\n".join(str(p) for p in explained.problems(find_exercise("ex05")))
     assert "no `idea_zh`" in found
     assert "the mistake key 'sgin' is registered nowhere" in found
-    assert "the Chinese avoids factor-2 has English prose" in found
+    assert "the Chinese avoids factor-0.5 has English prose" in found
     assert "no translation for the comment 'dL/dy_pred = 2 * error / N'" in found
     assert "no translation for the comment 'dL/dy_pred = 2 * error'" in found  # the other draw's comment too
     assert "the translation keeps English in the docstring 'Reference solution of ex05.'" in found
@@ -51,6 +53,7 @@ def test_a_course_that_asks_for_explanations_refuses_an_exercise_without_one(mon
     ex01 = find_exercise("ex01")
     if explained.explain_file(ex01).is_file():
         monkeypatch.setattr(explained, "explain_file", lambda exercise: ROOT / "solutions" / "nothing.explain.toml")
+    monkeypatch.setattr(ex01.course, "explained", False)
     assert explained.problems(ex01) == []  # not asked for: a course's own choice
     monkeypatch.setattr(ex01.course, "explained", True)
     assert "no explanation of the solution" in str(explained.problems(ex01)[0])
@@ -64,13 +67,13 @@ def test_grade_solution_explains_in_the_learners_language(tmp_path):
     assert run_grade("ex05", cwd=ws).returncode == 0
     en = run_grade("solution", "ex05", cwd=ws)
     assert en.returncode == 0, en.stderr
-    assert "The idea:" in en.stdout and "apply the chain rule one factor at a time" in en.stdout
+    assert "The idea:" in en.stdout and "by the chain rule, one step at a time" in en.stdout
     assert "def linear_grads" in en.stdout and "# dL/dy_pred = 2 * error / N" in en.stdout
     assert "The mistakes it avoids:" in en.stdout
     assert "(mistake `sign`: the right size with the opposite sign)" in en.stdout
     zh = run_grade("solution", "ex05", "--lang", "zh", cwd=ws)
-    assert "思路：" in zh.stdout and "按链式法则一次乘一个因子" in zh.stdout
-    assert '"""ex05 的参考答案（手推 y = w*x + b 的 MSE 梯度）。"""' in zh.stdout
+    assert "思路：" in zh.stdout and "用链式法则一步一步对损失求导" in zh.stdout
+    assert '"""ex05 的参考答案（手工推导 y = w*x + b 的 MSE 的梯度）。"""' in zh.stdout
     assert "（错误 `sign`：大小对但符号相反）" in zh.stdout and "它避开的错误：" in zh.stdout
     prose = [line for line in zh.stdout.splitlines() if not line.startswith(("    ", "def ", "import ", '"""'))]
     assert not english_prose("\n".join(prose)) and not cjk_typography("\n".join(prose)), prose

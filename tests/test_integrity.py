@@ -372,8 +372,11 @@ def test_a_well_formed_stream_is_a_grade_and_a_dead_judge_is_not():
     from grader.sandbox.source import Source
 
     ex, src = find_exercise("ex05"), Source([], "x.py", Path("x.py"))
-    good = assemble(ex, src, judge_events(("predict", 1.0), ("dw", 0.0)), False, 0, 0.1)
+    every = [("predict", 1.0), ("mse_loss", 0.0), ("grad_shapes", 0.0), ("dw", 0.0), ("db", 0.0), ("by_hand", 0.0)]
+    good = assemble(ex, src, judge_events(*every), False, 0, 0.1)
     assert good.status == "graded" and good.score == 1 and not good.grader_failure
+    short = assemble(ex, src, judge_events(*every[:4]), False, 0, 0.1)  # two checks never said a word: not a grade
+    assert short.status == "error" and short.grader_failure and "its checks are worth 8 points" in str(short.message)
     dead = assemble(ex, src, judge_events(("predict", 1.0), end=False), False, 0, 0.1, judge_failed=True)
     assert dead.status == "error" and dead.grader_failure and "ended before it finished" in str(dead.message)
     late = assemble(ex, src, judge_events(("predict", 1.0), end=False), True, 0, 0.1)

@@ -516,7 +516,7 @@ def test_the_solution_after_a_kata_is_the_one_of_its_draw(workspace, monkeypatch
     assert "For the variant of your last kata: the loss summed over the batch." in out
     assert ".sum()" in out and ".mean()" not in out and "dL/dy_pred = 2 * error" in out
     zh = me.grade("solution", "ex05", code=0, lang="zh")
-    assert "对应你上一次 kata 的变体：损失对 batch 求和。" in zh and "（求和）" in zh
+    assert "对应你上一次 kata 的变体：损失对 batch 求和。" in zh and "在整个 batch 上求和" in zh
 
 
 def test_a_redo_never_draws_the_last_draw_even_once_its_words_changed(workspace, monkeypatch):

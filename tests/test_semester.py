@@ -388,13 +388,15 @@ def test_validate_names_a_missing_template_on_a_draw(tmp_path):
     course = tmp_path / "sem"
     make_course(course)
     folder = course / "exercises/hw1_double"
-    (folder / "exercise.toml").write_text((folder / "exercise.toml").read_text() + "\n[variants]\nfactor = [2, 3]\n")
-    (folder / "hw1_double.py.tmpl").write_text(STUB.replace("# TODO", "# TODO: {{factor}} times x"))
+    (folder / "exercise.toml").write_text((folder / "exercise.toml").read_text() + "".join(
+        f'\n[[variants.factor]]\nname = "{n}"\nn = {n}\nlabel = "{n} times x"\nlabel_zh = "x 的 {n} 倍"\n'
+        for n in (2, 3)))
+    (folder / "hw1_double.py.tmpl").write_text(STUB.replace("# TODO", "# TODO: {{factor.n}} times x"))
     (folder / "hw1_double.py").write_text(STUB.replace("# TODO", "# TODO: 2 times x"))
     checks = course / "checks/hw1_double.py"
     checks.write_text(checks.read_text().replace("import check,", "import check, variant,")
                       .replace("expect_close(submission.double(x), 2 * x,", "expect_close(submission.double(x), "
-                               "variant(\"factor\") * x,"))
+                               "variant(\"factor\")[\"n\"] * x,"))
     proc = run_grade("validate", "hw1", cwd=course)
     assert proc.returncode == 1
     assert "hw1_double.py has no template hw1_double.py.tmpl: it is graded as written on this draw" in proc.stdout, \

@@ -1,14 +1,14 @@
 # Attack: finds the grader's "by hand" probe in the sandbox's memory and replaces it by one that reports no
-# autograd call (in the probe table, and in the probe's code), then lets autograd compute the gradients.
+# machine that differentiated (in the probe table, and in the probe's code), then lets autograd compute the gradients.
 import sys
 
 import torch
 
 sandbox = sys.modules["grader.sandbox.process"]
 for name, probe in list(sandbox.PROBES.items()):
-    if name.endswith("autograd_calls"):
-        def innocent(module, *args):
-            return []
+    if name.endswith("observed_grads"):
+        def innocent(module, x, y, w, b):
+            return {"grads": module.linear_grads(x, y, w, b), "machines": []}
 
         sandbox.PROBES[name] = innocent
         probe.__code__ = innocent.__code__
