@@ -5,9 +5,10 @@ the Markdown feedback a student reads.
 
 Every value reaches a page through a template with autoescaping: HTML-escaped in a page, escaped for Markdown
 in the feedback, so nothing learner-controlled (a student's or a file's name, what their code printed or
-raised, a review comment) is ever markup, by construction. Markup of our own in a translated sentence goes
-through `html_text`, which escapes the values only. Charts are inline SVG, their shapes computed here and drawn
-by a template macro: no network, no plotting library, a few milliseconds a chart.
+raised, a review comment) is ever markup, by construction, nor a control character (shown as `\x1b`). Markup
+of our own in a translated sentence goes through `html_text`, which escapes the values only. Charts are inline
+SVG, their shapes computed here and drawn by a template macro: no network, no plotting library, a few
+milliseconds a chart.
 
 Runs in: the `grade` process, a batch, watch, a Jupyter kernel. No torch.
 """
@@ -26,7 +27,7 @@ from markupsafe import Markup, escape
 from grader.judge.result import MARKS, Result
 from grader.report.cell_text import late_text, review_text
 from grader.report.terminal import points_text, score_text
-from grader.text import Text, say
+from grader.text import Text, say, visible
 
 STYLE = """body{font-family:system-ui,"PingFang SC","Microsoft YaHei","Noto Sans CJK SC","Noto Sans SC",sans-serif;
 max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
@@ -81,8 +82,10 @@ def environment(kind: str) -> jinja2.Environment:
 
 
 def render(template: str, **values) -> str:
-    """A template of grader/report/templates filled with `values` (escaped as its kind requires)."""
-    return environment("markdown" if template.endswith(".md.j2") else "html").get_template(template).render(**values)
+    """A template of grader/report/templates filled with `values` (escaped as its kind requires), with every control
+    character a value brought shown as an escape (`\\x1b`): a page opened in a terminal or a pager draws nothing."""
+    page = environment("markdown" if template.endswith(".md.j2") else "html").get_template(template).render(**values)
+    return visible(page)
 
 
 def html_text(text: Text, lang: str) -> Markup:
