@@ -299,11 +299,15 @@ def padded_shape_slip(result: dict, cases: list) -> None:
                         c["dilation"], c["groups"])
         # unfold on the wrongly padded x makes another number of windows: a reshape to the right size then fails.
         # Where both paddings make as many windows (H - dilation[0] * (kH - 1) = W - dilation[1] * (kW - 1) with
-        # stride 1), a failed reshape says nothing about the padding: its target size is what is wrong.
+        # stride 1, say), the reshape succeeds and lays the slip's windows out in the right shape; a failed reshape
+        # then says nothing about the padding: its target size is what is wrong.
         size = re.search(r"invalid for input of size (\d+)", record["error"]["message"]) if "error" in record else None
         columns = c["x"].shape[0] * c["weight"].shape[1] * c["groups"] * c["weight"].shape[2] * c["weight"].shape[3]
         wrong, right = (columns * out.shape[2] * out.shape[3] for out in (slip, reference(c)))
-        if close(record.get("out"), slip) or size and wrong != right and int(size.group(1)) == wrong:
+        got = record.get("out")
+        if isinstance(got, torch.Tensor) and got.numel() == slip.numel():
+            got = got.reshape(slip.shape)
+        if close(got, slip) or size and wrong != right and int(size.group(1)) == wrong:
             fail("{what} pads the wrong axes: F.pad takes its pairs from the last dimension back, (left, right, top, "
                  "bottom), so padding[1] (width) comes first: F.pad(x, (pw, pw, ph, ph), mode=\"circular\").",
                  "{what} 填充的维度不对：F.pad 的参数从最后一维往前排，即 (左, 右, 上, 下)，所以 padding[1]（宽）在前："
