@@ -302,7 +302,9 @@ def judge_forward(submission, x, w, b, eps, info=None) -> None:
 @check("forward matches F.layer_norm on fresh inputs of several shapes (one row, a size-1 dimension, an empty batch)",
        points=2, zh="forward 在多种形状的随机输入上与 F.layer_norm 一致（只有一行、大小为 1 的维度、空 batch）")
 def test_forward(submission, rng):
-    eps = float(10 ** torch.empty(()).uniform_(-6, -4, generator=rng))
+    # eps small enough that where it sits never shows at this tolerance (its rows have a spread of about 2): that
+    # is test_eps's lesson, on rows where eps decides; here it changed the verdict with the draw
+    eps = float(10 ** torch.empty(()).uniform_(-8, -7, generator=rng))
     cases = forward_cases(rng)
     infos = submission.probe(run_forwards, [list(case) for case in cases], eps,
                              what=Text("`layer_norm`", "`layer_norm`"))

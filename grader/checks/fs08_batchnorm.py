@@ -550,7 +550,11 @@ def test_eval_mode(submission, rng):
             out = output(record, x, False)
             want = F.batch_norm(x, before["running_mean"], before["running_var"], setup["weight"], setup["bias"],
                                 False, 0.0, setup["eps"])
-            if not close(out, want):
+            # running statistics kept in another dtype than x's (plain attributes that .double() left in float32: the
+            # buffers check's lesson) are judged at float32's precision: near 0 their rounding decided by the draw
+            kept = result["records"][i - 1]["running_mean"]["value"].dtype
+            tol = {"rtol": 1e-5, "atol": 1e-6 * float(want.abs().max())} if kept != x.dtype and want.numel() else {}
+            if not close(out, want, **tol):
                 if x.shape[0] > 1 and close(out, normalised(x, setup["weight"], setup["bias"], setup["eps"])):
                     fail("{what} uses the batch's own statistics: in eval mode (self.training is False) batch norm "
                          "normalises with running_mean and running_var, so one sample's output does not depend on the "
@@ -559,7 +563,7 @@ def test_eval_mode(submission, rng):
                          "running_mean 和 running_var 归一化，这样一个样本的输出不依赖同一 batch 中的其他样本。",
                          what=what, key="batch-stats-in-eval")
                 expect_near(out, want, Text("{what}, with your running statistics", "{what}（用你的滑动统计量）",
-                                            what=what), theirs=("F.batch_norm", "`F.batch_norm`"))
+                                            what=what), theirs=("F.batch_norm", "`F.batch_norm`"), **tol)
             after = {name: record[name]["value"].double() for name in STATS}
             if not all(torch.equal(after[name], before[name]) for name in STATS):
                 fail("The running statistics changed on an eval-mode batch (x {shape}): only training updates them; "

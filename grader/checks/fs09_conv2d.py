@@ -183,14 +183,20 @@ def output(record: dict, c: dict) -> torch.Tensor:
     return expect_tensor(record["out"], what, floating=True)
 
 
-def close(a, b, rtol=1e-6, atol=1e-8) -> bool:
+def scaled(want: torch.Tensor) -> float:
+    """The absolute tolerance of a float64 case: 1e-6 of its largest value. A result rounded to float32 on the way
+    (about 6e-8 of that) is always within it and a wrong one never, whatever the draw: values near 0 do not decide."""
+    return 1e-6 * float(want.abs().max()) if want.numel() else 0.0
+
+
+def close(a, b, rtol=1e-6, atol=None) -> bool:
     return isinstance(a, torch.Tensor) and a.shape == b.shape and \
-        bool(torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol))
+        bool(torch.allclose(a.double(), b.double(), rtol=rtol, atol=scaled(b) if atol is None else atol))
 
 
-def expect_near(got, want, what, *, rtol=1e-6, atol=1e-8):
+def expect_near(got, want, what, *, rtol=1e-6, atol=None):
     """Fail unless `got` has `want`'s values: the first wrong entry, and how the whole relates to the right value."""
-    bad = ~torch.isclose(got.double(), want.double(), rtol=rtol, atol=atol)
+    bad = ~torch.isclose(got.double(), want.double(), rtol=rtol, atol=scaled(want) if atol is None else atol)
     if not bad.any():
         return
     idx = tuple(int(i) for i in bad.nonzero()[0])
@@ -297,10 +303,17 @@ def padded_shape_slip(result: dict, cases: list) -> None:
         swapped = F.pad(c["x"].double(), (p[0], p[0], p[1], p[1]), mode="circular")
         slip = F.conv2d(swapped, c["weight"].double(), None if c["bias"] is None else c["bias"].double(), c["stride"], 0,
                         c["dilation"], c["groups"])
-        # unfold on the wrongly padded x makes another number of windows: a reshape to the right size then fails
+        # unfold on the wrongly padded x makes another number of windows: a reshape to the right size then fails.
+        # Where both paddings make as many windows (H - dilation[0] * (kH - 1) = W - dilation[1] * (kW - 1) with
+        # stride 1, say), the reshape succeeds and lays the slip's windows out in the right shape; a failed reshape
+        # then says nothing about the padding: its target size is what is wrong.
         size = re.search(r"invalid for input of size (\d+)", record["error"]["message"]) if "error" in record else None
         columns = c["x"].shape[0] * c["weight"].shape[1] * c["groups"] * c["weight"].shape[2] * c["weight"].shape[3]
-        if close(record.get("out"), slip) or size and int(size.group(1)) == columns * slip.shape[2] * slip.shape[3]:
+        wrong, right = (columns * out.shape[2] * out.shape[3] for out in (slip, reference(c)))
+        got = record.get("out")
+        if isinstance(got, torch.Tensor) and got.numel() == slip.numel():
+            got = got.reshape(slip.shape)
+        if close(got, slip) or size and wrong != right and int(size.group(1)) == wrong:
             fail("{what} pads the wrong axes: F.pad takes its pairs from the last dimension back, (left, right, top, "
                  "bottom), so padding[1] (width) comes first: F.pad(x, (pw, pw, ph, ph), mode=\"circular\").",
                  "{what} 填充的维度不对：F.pad 的参数从最后一维往前排，即 (左, 右, 上, 下)，所以 padding[1]（宽）在前："
@@ -314,7 +327,9 @@ def draw_plain(rng, grad=False) -> list:
     c_in, c_out = two_different(rng, 2, 4)
     h = randint(rng, 5, 7)
     kh, kw = two_different(rng, 1, 3)
-    return [case(rng, randint(rng, 2, 3), c_in, c_out, (h, h + randint(rng, 1, 3)), (kh, kw), grad=grad),
+    wider = randint(rng, 1, 2)  # W - H, never kW - kH: the output is not square, so swapping H_out and W_out shows
+    wider += 0 < kw - kh <= wider
+    return [case(rng, randint(rng, 2, 3), c_in, c_out, (h, h + wider), (kh, kw), grad=grad),
             case(rng, 2, c_out, c_in, (h + 1, h), (kw, kh), bias=False, grad=grad)]
 
 
