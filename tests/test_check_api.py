@@ -59,3 +59,56 @@ def test_once_makes_a_shared_run_once_per_grading_and_retries_one_that_raised():
     assert first == {"run": 2} and submission.once("fit", make) is first and len(made) == 2
     assert submission.once("other", lambda: "its own") == "its own"
     assert Submission(None, None).once("fit", lambda: "a new grading draws anew") == "a new grading draws anew"
+
+
+def test_matches_accepts_what_expect_close_and_expect_number_accept():
+    import numpy as np
+    import torch
+
+    from grader.checking import matches
+
+    t = torch.tensor([1.0, float("inf"), -2.0])
+    assert matches(t.float(), t.double()) and matches(t + 1e-7, t)
+    assert not matches(t, t.reshape(1, 3)) and not matches(t.tolist(), t) and not matches(None, t)
+    assert not matches(torch.tensor([1.0, -float("inf"), -2.0]), t), "inf matches the same inf only"
+    nan = torch.tensor([float("nan")])
+    assert not matches(nan, nan) and matches(nan, nan, equal_nan=True)
+    assert matches(np.float64(0.5), 0.5) and matches(torch.tensor([0.5]), 0.5) and matches(float("inf"), float("inf"))
+    assert not matches(True, 1.0) and not matches(0.6, 0.5) and not matches(torch.ones(2), 1.0)
+
+
+def test_is_number_is_a_type_as_python_sees_it():
+    import numpy as np
+    import torch
+
+    from grader.checking import is_number
+
+    assert is_number(np.float64(0.5)) and is_number(0.5) and not is_number(1) and is_number(1, (int, float))
+    assert not is_number(True, (int, float)) and not is_number(torch.tensor(0.5))
+    assert is_number(torch.tensor([0.5]), tensor=True) and not is_number(torch.ones(2), tensor=True)
+
+
+def test_learner_call_keeps_an_error_as_data_and_fail_raised_reports_it(tmp_path):
+    import types
+
+    from grader.checking import CheckFailed, LearnerError, fail_raised, learner_call
+
+    path = tmp_path / "submission.py"
+    path.write_text("def fit(x):\n    if x:\n        return x * 2\n    raise ValueError('no data.\\nsecond line')\n"
+                    "def todo():\n    raise NotImplementedError\n")
+    module = types.ModuleType("submission")
+    module.__file__ = str(path)
+    exec(compile(path.read_text(), str(path), "exec"), module.__dict__)
+    assert learner_call(module, module.fit, 2) == (4, None)
+    value, error = learner_call(module, module.fit, 0)
+    assert value is None and error["type"] == "ValueError" and error["frames"][0]["line"] == 4
+    with pytest.raises(CheckFailed) as failed:
+        fail_raised(error, "`fit(0)`", ("Give it data.", "给它数据。"))
+    assert failed.value.message == ("`fit(0)` raised ValueError: no data (line 4, in fit: "
+                                    "raise ValueError('no data.\\nsecond line')). Give it data.")
+    assert failed.value.zh.startswith("`fit(0)` 抛出了 ValueError: no data") and failed.value.zh.endswith("给它数据。")
+    assert failed.value.key == "raised-ValueError"
+    _, todo = learner_call(module, module.todo)
+    with pytest.raises(LearnerError) as not_started:
+        fail_raised(todo, "`todo()`")
+    assert not_started.value.not_started

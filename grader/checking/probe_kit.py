@@ -1,10 +1,10 @@
 """The sandbox side of the check toolkit: what probes share.
 
 Runs in: the sandbox (inside a probe, around learner code). A probe (see `grader.sandbox.process.probe`) runs
-trusted code around the learner's in the sandbox and returns plain data. These helpers catch a learner's exception
-as data with the place it came from, replace a torch function for the duration of a call (also where the learner's
-module imported it by name), and pretend a CUDA device exists, so that the GPU branch of learner code runs, and is
-judged, on a CPU.
+trusted code around the learner's in the sandbox and returns plain data. These helpers call learner code and catch
+its exception as data with the place it came from (`learner_call`), tell a number as Python sees it (`is_number`),
+replace a torch function for the duration of a call (also where the learner's module imported it by name), and
+pretend a CUDA device exists, so that the GPU branch of learner code runs, and is judged, on a CPU.
 """
 
 from __future__ import annotations
@@ -34,6 +34,25 @@ def learner_error(exc: BaseException, module, most: int = 2) -> dict:
     return {"type": type(exc).__name__, "message": str(exc)[:400], "frames": frames,
             "where": "; ".join(frame_text(f).render("en") for f in frames),
             "not_started": isinstance(exc, NotImplementedError)}
+
+
+def learner_call(module, fn, *args, **kwargs) -> tuple[object, dict | None]:
+    """Call learner code from a probe: `(its value, None)`, or `(None, its error as data)` (`learner_error`) when it
+    raised, a TODO left (NotImplementedError) too. The one way a probe captures a learner's error; the check reports
+    it with `fail_raised` (a TODO left: "not started")."""
+    try:
+        return fn(*args, **kwargs), None
+    except Exception as exc:  # the learner's error, as data for the judge
+        return None, learner_error(exc, module)
+
+
+def is_number(value, kind: type | tuple[type, ...] = float, *, tensor: bool = False) -> bool:
+    """Whether `value` is a number of `kind` as Python sees it: `isinstance(value, kind)` (a `numpy.float64` is a
+    float), never a bool; with `tensor=True`, a one-element tensor too (where the statement allows a tensor's
+    scalar). `kind=(int, float)`: any Python number."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, kind) or tensor and isinstance(value, torch.Tensor) and value.numel() == 1
 
 
 @contextlib.contextmanager

@@ -311,7 +311,7 @@ class NotebookShell:
         tree = ast.parse(code, label)
         last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
         exec(compile(tree, label, "exec", dont_inherit=True), namespace)
-        if last is not None:
+        if isinstance(last, ast.Expr):
             value = eval(compile(ast.Expression(last.value), label, "eval", dont_inherit=True), namespace)
             if not _ends_with_semicolon(code):
                 self.display_hook(value, int(re.sub(r"\D", "", label)), namespace)
