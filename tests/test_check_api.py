@@ -112,3 +112,43 @@ def test_learner_call_keeps_an_error_as_data_and_fail_raised_reports_it(tmp_path
     with pytest.raises(LearnerError) as not_started:
         fail_raised(todo, "`todo()`")
     assert not_started.value.not_started
+
+
+@pytest.mark.parametrize("exercise", all_exercises(), ids=lambda ex: ex.id)
+def test_a_message_without_values_shows_its_braces_as_written(exercise):
+    """`fail` and `Text` format their templates only when given values: a template without values is shown as
+    written, so `{{` there reaches the learner doubled (ex28 showed `{{k: v.clone() ...}}`)."""
+    doubled = []
+    for node in ast.walk(ast.parse(exercise.checks.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("fail", "Text") \
+                and not [k for k in node.keywords if k.arg != "key"]:
+            texts = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            doubled += [f"line {node.lineno}: {t[:60]}" for t in texts if "{{" in t or "}}" in t]
+    assert not doubled, f"{exercise.checks.name}: {doubled}"
+
+
+@pytest.mark.parametrize("exercise", all_exercises(), ids=lambda ex: ex.id)
+def test_check_modules_use_the_apis_comparison_and_error_capture(exercise):
+    """One matches() with the check API's tolerances, one learner_call to capture a learner's error in a probe and
+    one fail_raised to report it: no local close() helper, no hand-made "raised" message."""
+    source = exercise.checks.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    local = [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.strip("_") in ("close", "raised")]
+    assert not local, f"{exercise.checks.name} defines its own {local}: use matches() and fail_raised()"
+    by_hand = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Call)
+               and getattr(node.func, "id", None) == "learner_error"]
+    assert not by_hand, f"{exercise.checks.name} catches a learner's error by hand at lines {by_hand}: learner_call"
+
+
+def test_salted_hash_hashes_strings_as_another_process_does():
+    import types
+
+    from grader.checking import salted_hash
+
+    module = types.ModuleType("submission")
+    module.h = hash  # a learner's own name for it follows too
+    before = hash("seed-7"), hash(b"seed"), hash(7)
+    with salted_hash(module):
+        assert hash("seed-7") != before[0] and module.h("seed-7") == hash("seed-7") and hash(b"seed") != before[1]
+        assert hash(7) == before[2] and hash("seed-7") == hash("seed-7")
+    assert (hash("seed-7"), hash(b"seed"), module.h) == (before[0], before[1], hash)

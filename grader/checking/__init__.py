@@ -18,7 +18,8 @@ __all__ = [  # what a checks module may import: the stable surface (docs/authori
     "CheckFailed", "LearnerError", "Opaque", "Text", "check", "describe", "does_not_define", "error_text",
     "expect_close", "expect_number", "expect_tensor", "explain", "fail", "fail_raised", "is_number", "learner_call",
     "learner_error", "matches", "names", "patched", "pretend_cuda", "probe", "record_curve", "relation",
-    "relation_cause", "relation_key", "relation_text", "tensor_info", "variant", "verbatim", "where", "engine_ran",
+    "relation_cause", "relation_key", "relation_text", "salted_hash", "tensor_info", "variant", "verbatim", "where",
+    "engine_ran",
 ]
 
 

@@ -72,6 +72,22 @@ def patched(module, owner, name: str, replacement):
             setattr(module, key, original)
 
 
+@contextlib.contextmanager
+def salted_hash(module):
+    """While the block runs, `hash()` of a str or bytes is what another Python process computes (each process salts
+    them: PYTHONHASHSEED), for the learner's module too: a seed derived from hash() of a string shows, since it agrees
+    within one process only. Other values hash as before."""
+    import builtins
+
+    real = builtins.hash
+
+    def other_process(value):
+        return real(value) ^ 0x5DEECE66D if isinstance(value, (str, bytes)) else real(value)
+
+    with patched(module, builtins, "hash", other_process):
+        yield
+
+
 def _names_cuda(value) -> bool:
     if isinstance(value, torch.device):
         return value.type == "cuda"
@@ -145,8 +161,9 @@ class PretendCuda:
 
 
 @contextlib.contextmanager
-def pretend_cuda(module, available: bool = True):
-    """Make torch report one CUDA device (or none, with `available=False`) while the block runs.
+def pretend_cuda(module, available: bool = True, mps: bool = False):
+    """Make torch report one CUDA device (or none, with `available=False`) while the block runs, and an Apple MPS
+    device with `mps=True` (none otherwise: a device pick that prefers MPS shows on any machine).
 
     With a device reported, calls that name CUDA (`.cuda()`, `.to("cuda")`, `device="cuda"`) run on
     the CPU and are recorded (`torch.load(map_location="cuda")` too), and so are calls of `torch.cuda`'s
@@ -163,7 +180,7 @@ def pretend_cuda(module, available: bool = True):
         (torch.accelerator, "device_count", lambda: 1 if available else 0),
         (torch.accelerator, "current_accelerator",
          lambda check_available=False: torch.device("cuda") if available else None),
-        (torch.backends.mps, "is_available", lambda: False),
+        (torch.backends.mps, "is_available", lambda: mps),
         (torch.accelerator, "current_stream", lambda device=None: _IDLE_STREAM),  # optimizers ask (Adam.step)
     ]
 
