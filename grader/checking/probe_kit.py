@@ -21,19 +21,33 @@ from grader.sandbox.frames import frame, frame_text
 def learner_error(exc: BaseException, module, most: int = 2) -> dict:
     """A learner's exception as plain data: type, message, where it came from in the learner's code and
     whether it is a TODO left. `frames` is where as data (cell, line, function, code: see `where`);
-    `where` is the same as English text ("line 12, in f: code"), for checks that quote it as it is."""
-    frames = []
+    `where` is the same as English text ("line 12, in f: code"), for checks that quote it as it is; `locals`
+    describes the tensors the innermost frame of the learner's code held ({name: {is_leaf, requires_grad}})."""
+    frames, innermost = [], None
     tb = exc.__traceback__
     while tb is not None:
         if tb.tb_frame.f_globals is module.__dict__:  # the learner's code: a file, or notebook cells
             code = tb.tb_frame.f_code
             cell = "" if code.co_filename == getattr(module, "__file__", None) else code.co_filename
             frames.append(frame(cell, tb.tb_lineno, code.co_name, linecache.getline(code.co_filename, tb.tb_lineno)))
+            innermost = tb.tb_frame
         tb = tb.tb_next
     frames = frames[-most:]
     return {"type": type(exc).__name__, "message": str(exc)[:400], "frames": frames,
             "where": "; ".join(frame_text(f).render("en") for f in frames),
-            "not_started": isinstance(exc, NotImplementedError)}
+            "not_started": isinstance(exc, NotImplementedError), "locals": _tensor_locals(innermost)}
+
+
+def _tensor_locals(where) -> dict:
+    """{name: {is_leaf, requires_grad}} for the first few tensors a frame held (read past any torch function mode)."""
+    found: dict[str, dict] = {}
+    if where is None:
+        return found
+    with torch._C.DisableTorchFunction():
+        for name, value in list(where.f_locals.items())[:32]:
+            if isinstance(value, torch.Tensor) and len(found) < 8:
+                found[name] = {"is_leaf": bool(value.is_leaf), "requires_grad": bool(value.requires_grad)}
+    return found
 
 
 def learner_call(module, fn, *args, **kwargs) -> tuple[object, dict | None]:
