@@ -134,7 +134,7 @@ def loss_and_grads(task, state, features, labels):
     return loss.item(), dict(zip(names, torch.autograd.grad(loss, params)))
 
 
-def close(got, want) -> bool:
+def same_state(got, want) -> bool:
     return all(matches(got[k], v) for k, v in want.items())
 
 
@@ -189,8 +189,8 @@ def judge_step(submission, rng, task):
                  got=got["loss"], want=loss,
                  loss=verbatim("CrossEntropyLoss" if task == "multiclass" else "BCEWithLogitsLoss"), key="wrong-loss")
         stepped = {k: state[k] - LR * grads[k] for k in state}
-        if previous is not None and not close(got["state"], stepped) \
-                and close(got["state"], {k: stepped[k] - LR * previous[k] for k in state}):
+        if previous is not None and not same_state(got["state"], stepped) \
+                and same_state(got["state"], {k: stepped[k] - LR * previous[k] for k in state}):
             fail("after {call}, the weights moved by the gradients of both batches: backward() adds to the .grad the "
                  "first call left. Clear the gradients in every step (optimizer.zero_grad() before loss.backward()).",
                  "{call} 之后权重按两个批次的梯度之和移动了：backward() 会累加到第一次调用留下的 .grad 上。请在每一步清空梯度"
