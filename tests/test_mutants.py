@@ -111,11 +111,13 @@ def test_each_family_models_its_class_of_wrong_answers():
     ops = by_operator(stated)
     assert {m.family for m in stated} == {"slip", "spec", "device", "edge"}
     assert ops["swap-optimizer"][0].after == "torch.optim.Adam(model.parameters(), lr=lr)"
-    assert "model.double()" in ops["convert-model"][0].code and "model(x.double()).float()" in ops["convert-model"][0].code
+    converted = ops["convert-model"][0].code
+    assert "model.double()" in converted and "model(x.double()).float()" in converted
     assert ops["convert-model"][0].id.startswith("fit.convert-model.")
     assert {m.after for m in ops["loop-rows"]} == {"torch.stack([row.sum(dim=0) for row in x * x])"}
     assert ops["gpu-when-available"][0].after == "model.to('cuda' if torch.cuda.is_available() else device)"
-    assert [m.after for m in ops["device-type-guard"]] == ["if torch.device(device).type == 'cuda':\n    model.to(device)"]
+    assert [m.after for m in ops["device-type-guard"]] == [
+        "if torch.device(device).type == 'cuda':\n    model.to(device)"]
     assert any(m.after.startswith("if torch.cuda.is_available():\n    torch.manual_seed") for m in ops["gpu-only"])
     assert ops["hash-seed"][0].after == "torch.manual_seed(hash(str(seed)) % 2 ** 32)"
     assert ops["numpy-strides"][0].after == "torch.from_numpy(arr).clone()"
@@ -164,3 +166,17 @@ def test_validate_mutants_prints_the_score_per_family(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ex03_broadcasting: 100% (2 of 2 killed; 0 equivalent; 2 mutants) ok" in proc.stdout
     assert "by family: spec 100% (2/2)" in proc.stdout
+
+
+def test_a_sample_of_each_new_family_is_killed():
+    """A sample: the full run is `grade validate --mutants` (README: every family at 95 % or more on every
+    exercise)."""
+    wanted = {"ex22": ("swap-optimizer",), "ex16": ("mps-first", "device-type-guard"),
+              "ex23": ("positive-inf-only", "nan-blind")}
+    for name, operators in wanted.items():
+        exercise = find_exercise(name)
+        ids = {m.id for m in mutants_of(exercise) if m.id.split(".")[-2] in operators}
+        assert ids, (name, operators)
+        [report] = run_mutants([exercise], only=ids, workers=2)
+        assert report["killed"] == len(ids), report["survivors"]
+        assert set(report["families"]) <= {"spec", "device", "edge"}

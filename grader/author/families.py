@@ -88,15 +88,16 @@ def spec_expression_slips(node: ast.AST, rules: set[str]) -> Iterator[tuple[str,
                 loop = f"({loop}) / ({ast.unparse(reduced)}).shape[{d}]"
             yield "loop-features", _expr(loop)
             if d != "0":
-                constant = isinstance(dim, ast.Constant) and isinstance(dim.value, int)
-                row_dim = str(dim.value - 1 if dim.value > 0 else dim.value) if constant else \
-                    f"({d}) - 1 if ({d}) > 0 else ({d})"  # type: ignore[union-attr]
+                value = dim.value if isinstance(dim, ast.Constant) and isinstance(dim.value, int) else None
+                row_dim = f"({d}) - 1 if ({d}) > 0 else ({d})" if value is None else \
+                    str(value - 1 if value > 0 else value)
                 yield "loop-rows", _expr(f"torch.stack([row.{node.func.attr}(dim={row_dim}) "
                                          f"for row in {ast.unparse(reduced)}])")
     if "no-cuda-call" in rules and isinstance(node.func, ast.Attribute) and node.func.attr == "to" \
             and len(node.args) == 1 and not node.keywords and not _is_dtype(node.args[0]):
         target, device = ast.unparse(node.func.value), ast.unparse(node.args[0])
-        yield "cuda-call", _expr(f"({target}.cuda() if torch.device({device}).type == 'cuda' else {target}.to({device}))")
+        yield "cuda-call", _expr(f"({target}.cuda() if torch.device({device}).type == 'cuda' "
+                                 f"else {target}.to({device}))")
 
 
 def spec_function_slips(fn: ast.FunctionDef, rules: set[str]) -> Iterator[tuple[str, ast.FunctionDef]]:
