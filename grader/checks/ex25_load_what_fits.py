@@ -109,11 +109,11 @@ def run(submission, rng, prefixed: bool):
         return old, init, submission.probe(load_probe, init, checkpoint, names(), what=CALL)
     old, init, out = submission.once((prefixed, prefix()), loaded)  # the draw too: the model's names follow it
     if out["error"]:
-        raised(out["error"])
+        fail_load_error(out["error"])
     return old, init, out
 
 
-def raised(err):
+def fail_load_error(err):
     """Fail with the learner's error, with the lesson of load_state_dict's own words where they are in it."""
     message, lessons = err["message"] or "", []
     if "Missing key" in message or "Unexpected key" in message:
