@@ -14,8 +14,8 @@ import sys
 
 import torch
 
-from grader.checking import (CheckFailed, Text, check, describe, expect_close, expect_tensor, fail, learner_error,
-                             matches, probe, verbatim, where)
+from grader.checking import (CheckFailed, Text, check, describe, expect_close, expect_tensor, fail, fail_raised,
+                             learner_call, matches, probe, verbatim)
 from grader.gradients import autograd_gradient, expect_gradient
 
 LEAF_ERROR = "leaf variable that requires grad"
@@ -23,10 +23,6 @@ VERSION_ERROR = "modified by an inplace operation"
 
 
 # -- probes (run in the sandbox) --------------------------------------------------------------
-
-def _error(exc, module, stage):
-    return {"stage": stage, **learner_error(exc, module)}
-
 
 def _rebinding(module, params, wanted, seen):
     """A tracer that notes, in `seen`, when a local variable of the learner's code holds a new tensor with a
@@ -54,11 +50,11 @@ def run_sgd(module, values, grads, lr):
     rebound, previous = [], sys.gettrace()
     sys.settrace(_rebinding(module, params, [v - lr * g for v, g in zip(values, grads)], rebound))
     try:
-        returned = module.sgd_update(list(params), lr)
-    except RuntimeError as exc:
-        return {"error": _error(exc, module, "update")}
+        returned, error = learner_call(module, module.sgd_update, list(params), lr)
     finally:
         sys.settrace(previous)
+    if error:
+        return {"error": {"stage": "update", **error}}
     return {
         "rebound": bool(rebound),
         "values": [p.detach().clone() for p in params],
@@ -79,10 +75,9 @@ def sgd_then_stale_backward(module, value, grad, lr):
     p = value.clone().requires_grad_(True)
     loss = (p * p).sum()  # mul saves p for backward
     p.grad = grad.clone()
-    try:
-        module.sgd_update([p], lr)
-    except RuntimeError as exc:
-        return {"error": _error(exc, module, "update")}
+    _, error = learner_call(module, module.sgd_update, [p], lr)
+    if error:
+        return {"error": {"stage": "update", **error}}
     after = p.detach().clone()
     try:
         loss.backward()
@@ -95,19 +90,17 @@ def sgd_then_stale_backward(module, value, grad, lr):
 def forward_backward(module, name, inputs, grad_out):
     """Call `name` on leaves that require grad, then backward(grad_out); report values and grads."""
     leaves = [t.clone().requires_grad_(True) for t in inputs]
-    try:
-        out = getattr(module, name)(*leaves)
-    except RuntimeError as exc:
-        return {"error": _error(exc, module, "forward")}
+    out, error = learner_call(module, getattr(module, name), *leaves)
+    if error:
+        return {"error": {"stage": "forward", **error}}
     if not isinstance(out, torch.Tensor):
         return {"out": out}
     result = {"out": out.detach().clone(), "requires_grad": bool(out.requires_grad)}
     if not out.requires_grad or out.shape != grad_out.shape:
         return result
-    try:
-        out.backward(grad_out)
-    except RuntimeError as exc:
-        result["error"] = _error(exc, module, "backward")
+    _, error = learner_call(module, out.backward, grad_out)
+    if error:
+        result["error"] = {"stage": "backward", **error}
         return result
     result["grads"] = [leaf.grad for leaf in leaves]
     return result
@@ -127,28 +120,22 @@ FIX_LEAF = {
 
 def explain_error(name: str, err: dict):
     """Fail with autograd's error translated for a beginner."""
-    short = verbatim(err["message"].split("\n")[0].split(": [")[0][:160])  # without the tensor autograd names
-    at = where(err)
+    call = Text("`{name}`", "`{name}`", name=name) if err["stage"] != "backward" else \
+        Text("backward through `{name}`", "对 `{name}` 做的 backward", name=name)
     if LEAF_ERROR in err["message"].lower():
-        fail("`{name}` raised \"{short}\"{at}: an in-place change (`-=`, `+=` or a method ending in `_`) of a leaf "
-             "tensor that requires grad. {fix}",
-             "`{name}` 抛出了 \"{short}\"{at}：对一个 requires_grad 的叶子张量 做了 in-place 修改"
-             "（`-=`、`+=` 或以 `_` 结尾的方法）。{fix}", name=name, short=short, at=at,
-             fix=FIX_LEAF.get(name, FIX_LEAF["residual_tanh"]), key="inplace-on-leaf")
+        fail_raised(err, call, Text("That is an in-place change (`-=`, `+=` or a method ending in `_`) of a leaf tensor "
+                                    "that requires grad. {fix}",
+                                    "这是对一个 requires_grad 的叶子张量做了 in-place 修改（`-=`、`+=` 或以 `_` 结尾的方法）。"
+                                    "{fix}", fix=FIX_LEAF.get(name, FIX_LEAF["residual_tanh"])), key="inplace-on-leaf")
     if VERSION_ERROR in err["message"]:
-        fail("backward through `{name}` raised \"{short}\"{at}: the forward value is fine, but a tensor that autograd "
-             "saved for backward (sigmoid and tanh save their output) was then changed in place (`+=`, `mul_`...). "
-             "Compute a new tensor instead of changing the saved one: `a = a + b`, not `a += b`; `a * b`, not "
-             "`a.mul_(b)`.",
-             "对 `{name}` 做 backward 时报错 \"{short}\"{at}：前向结果没问题，但 autograd 为反向传播保存的 tensor"
-             "（sigmoid 和 tanh 会保存输出）随后被 in-place 修改了（`+=`、`mul_` 等）。请生成新的 tensor，而不是修改"
-             "被保存的那个：用 `a = a + b` 而不是 `a += b`；用 `a * b` 而不是 `a.mul_(b)`。",
-             name=name, short=short, at=at, key="saved-tensor-modified")
-    if err["stage"] == "backward":
-        fail("backward through `{name}` raised {short}{at}", "对 `{name}` 做 backward 时抛出了 {short}{at}",
-             name=name, short=short, at=at, key="raised-RuntimeError")
-    fail("`{name}` raised {short}{at}", "`{name}` 抛出了 {short}{at}", name=name, short=short, at=at,
-         key="raised-RuntimeError")
+        fail_raised(err, call, Text(
+            "The forward value is fine, but a tensor that autograd saved for backward (sigmoid and tanh save their "
+            "output) was then changed in place (`+=`, `mul_`...). Compute a new tensor instead of changing the saved "
+            "one: `a = a + b`, not `a += b`; `a * b`, not `a.mul_(b)`.",
+            "前向结果没问题，但 autograd 为反向传播保存的 tensor（sigmoid 和 tanh 会保存输出）随后被 in-place 修改了"
+            "（`+=`、`mul_` 等）。请生成新的 tensor，而不是修改被保存的那个：用 `a = a + b` 而不是 `a += b`；用 `a * b` "
+            "而不是 `a.mul_(b)`。"), key="saved-tensor-modified")
+    fail_raised(err, call)
 
 
 def backward_through(submission, name, inputs, grad_out):
