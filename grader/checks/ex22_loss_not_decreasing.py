@@ -16,6 +16,9 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 from grader.checking import Text, check, fail, fail_raised, is_number, learner_call, matches, patched, probe, verbatim
 
 N, IN, HIDDEN, LR, EPOCHS = 64, 4, 16, 0.3, 150
+EARLY = 20  # the epochs whose losses follow the judge's SGD to the rounding: at lr 0.3 this training is chaotic,
+# and two correct runs whose float rounding differs part after epoch 35 or so (60 draws: 35 to 80), ending anywhere
+# from 0.02 to 0.6 (so no bar on the final loss can be fair, "half of the first" failed correct fixes)
 CALL = f"`fit(x[{N}, {IN}], y[{N}, 1], hidden={HIDDEN}, lr={LR}, epochs={EPOCHS})`"
 
 
@@ -121,8 +124,6 @@ def watch_fit(module, x, y, seed):
     out["backwards"] = [{k: v for k, v in b.items() if k != "grads"} for b in backwards]
     out["losses"] = [v if is_number(v, (int, float)) else type(v).__name__
                      for v in losses] if isinstance(losses, list) else type(losses).__name__
-    with torch.no_grad():
-        out["final_loss"] = float(((model(x) - y) ** 2).mean())
     return out
 
 
@@ -149,9 +150,9 @@ def run(submission, rng):
 
 
 def reference_losses(x, y, layers) -> list[float]:
-    """The loss before each of EPOCHS steps of full-batch SGD (lr=LR, the mean squared error) on Linear -> Tanh ->
-    Linear -> Tanh -> Linear, from the layers' weights and biases as they started (the learner's own), on the same
-    data, and the loss after the last: what a correct fix computes, whatever the draw."""
+    """The loss before each of the first EARLY steps of full-batch SGD (lr=LR, the mean squared error) on Linear ->
+    Tanh -> Linear -> Tanh -> Linear, from the layers' weights and biases as they started (the learner's own), on the
+    same data: what a correct fix computes, whatever the draw."""
     params = [p.clone().requires_grad_(True) for layer in layers for p in (layer["weight"], layer["bias"])]
 
     def loss():
@@ -162,14 +163,14 @@ def reference_losses(x, y, layers) -> list[float]:
         return ((h - y) ** 2).mean()
 
     losses = []
-    for _ in range(EPOCHS):
+    for _ in range(EARLY):
         value = loss()
         grads = torch.autograd.grad(value, params)
         with torch.no_grad():
             for p, g in zip(params, grads):
                 p -= LR * g
-        losses.append(float(value))
-    return losses + [float(loss())]
+        losses.append(float(value.detach()))
+    return losses
 
 
 def names(params) -> str:
@@ -276,8 +277,8 @@ def test_architecture(submission, rng):
          keep=keep, key="architecture-changed")
 
 
-@check("every parameter moves and the loss goes down as SGD takes it", points=1.5,
-       zh="每个参数都在更新，损失像 SGD 那样下降", depends=("graph", "trainable", "optimizer", "architecture"))
+@check("every parameter moves and the loss follows the file's SGD", points=1.5,
+       zh="每个参数都在更新，损失按文件中的 SGD 变化", depends=("graph", "trainable", "optimizer", "architecture"))
 def test_learns(submission, rng):
     x, y, out = run(submission, rng)
     still = [p for p in out["params"] if not p["moved"]]
@@ -285,14 +286,16 @@ def test_learns(submission, rng):
         fail("after training these parameters are exactly where they started: {names}.",
              "训练之后这些参数与初始值完全相同：{names}。", names=verbatim(names(still)), key="params-did-not-move")
     reference = reference_losses(x, y, out["layers"])
-    first, last, want = out["backwards"][0]["loss"], out["final_loss"], reference[-1]
-    if not (last <= want * 1.01 + 1e-5 or matches(last, want, equal_nan=True)):
-        fail("the loss went from {a:.4g} to {b:.4g} in {n} epochs, where SGD with lr={lr} from the same starting "
-             "weights on the same data takes it to {want:.4g}. Keep the loss (the mean squared error), SGD and lr "
-             "as they are in the file, with one step per epoch on the whole batch.",
-             "损失在 {n} 个 epoch 中从 {a:.4g} 变为 {b:.4g}，而从同样的初始权重、在同样的数据上用 lr={lr} 的 SGD "
-             "会把它降到 {want:.4g}。请保持文件中的损失（均方误差）、SGD 和 lr 不变，每个 epoch 在整个 batch 上走一步。",
-             a=first, b=last, n=EPOCHS, lr=LR, want=want, key="loss-not-decreasing")
+    keep = Text("Keep the loss (the mean squared error), SGD and lr as they are in the file, with one step per epoch "
+                "on the whole batch.", "请保持文件中的损失（均方误差）、SGD 和 lr 不变，每个 epoch 在整个 batch 上走一步。")
+    got = [b["loss"] for b in out["backwards"]]
+    for k, (g, w) in enumerate(zip(got[:EARLY], reference), start=1):  # before float rounding can add up
+        if not matches(g, w, rtol=1e-3, equal_nan=True):
+            fail("the loss of epoch {k} is {g:.6g}, where SGD with lr={lr} from the same starting weights on the same "
+                 "data gives {w:.6g}. {keep}",
+                 "第 {k} 个 epoch 的损失为 {g:.6g}，而从同样的初始权重、在同样的数据上用 lr={lr} 的 SGD 应为 {w:.6g}。{keep}",
+                 k=k, g=g, w=w, lr=LR, keep=keep, key="loss-not-decreasing")
+
 
 
 @check("fit returns one float loss per epoch, those it backpropagated", points=1,
