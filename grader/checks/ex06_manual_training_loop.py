@@ -296,7 +296,7 @@ def training_trace(module, x, y, epochs=EPOCHS):
     losses = seen["losses"]
     result = seen["result"]
     if not losses and isinstance(result, (tuple, list)) and len(result) == 3 and isinstance(result[2], list):
-        losses = [float(v) for v in result[2] if isinstance(v, (int, float, torch.Tensor))]
+        losses = [float(v) for v in result[2] if is_number(v, (int, float), tensor=True)]
     return {"losses": losses, "w": seen["w"], "b": seen["b"]}
 
 

@@ -15,7 +15,7 @@ import random
 
 import torch
 
-from grader.checking import (Text, check, describe, expect_close, explain, fail, patched, pretend_cuda, probe,
+from grader.checking import (Text, check, describe, expect_close, explain, fail, is_number, patched, pretend_cuda, probe,
                              salted_hash, verbatim)
 
 # -- trusted helpers (they run inside the sandbox, through the probes) -----------------------
@@ -239,7 +239,7 @@ def _expect_label(value, expected, i, shape=True):
              "[B, 1] 而不是 [B]。", i=i, got=list(value.shape), key="label-shape")
     if isinstance(value, torch.Tensor) and value.numel() == 1:
         value = value.item()
-    if isinstance(value, float) and value.is_integer():
+    if is_number(value, float) and value.is_integer():
         value = int(value)
     if value != int(expected):
         fail("The label of dataset[{i}] should be {want} (labels[{i}]), got {got}: return the label of the same "

@@ -20,8 +20,8 @@ import sys
 import torch
 from torch import nn
 
-from grader.checking import (Text, check, describe, expect_number, fail, fail_raised, learner_call, matches, patched,
-                             pretend_cuda, probe, verbatim)
+from grader.checking import (Text, check, describe, expect_number, fail, fail_raised, is_number, learner_call, matches,
+                             patched, pretend_cuda, probe, verbatim)
 
 EPOCHS, STEP_SIZE, GAMMA, LR = 6, 4, 0.5, 0.05
 
@@ -155,9 +155,7 @@ def _save(module, path, objects, epoch):
 def _as_epoch(start):
     """The epoch a training loop would resume from with the returned value (range() takes an int or an
     integer tensor of one element), or None."""
-    if isinstance(start, bool):
-        return None
-    if isinstance(start, int):
+    if is_number(start, int):
         return start
     if isinstance(start, torch.Tensor) and start.numel() == 1 and not start.is_floating_point():
         return int(start)
@@ -469,12 +467,12 @@ def test_epoch(submission, rng):
              "save_checkpoint(..., epoch={saved}) 之后 load_checkpoint 返回了 {got}，多了一个 epoch：是不是保存时和加载时"
              "各加了一次 1？这样会跳过第 {want} 个 epoch。", saved=stop, got=stop + 2, want=stop + 1,
              key="epoch-incremented-twice")
-    if isinstance(start, float) and start == stop + 1:
+    if is_number(start, float) and start == stop + 1:
         fail("load_checkpoint returned the float {got}: an epoch is an int (range() refuses floats); return int(...).",
              "load_checkpoint 返回了浮点数 {got}：epoch 应是 int（range() 不接受浮点数）；请返回 int(...)。",
              got=start, key="not-an-int")
     expect_number(start, stop + 1, what, exact_type=True)
-    if not isinstance(start, int):
+    if not is_number(start, int):
         fail("{what} should be an int, got {got}.", "{what} 应为 int，实际得到 {got}。", what=what,
              got=describe(start), key="not-an-int")
 
