@@ -1,7 +1,7 @@
 """Checks that ask for learning never fail a correct answer: each trains a reference on the same draw and compares
 with it, or draws only where the reference provably learns (issue 36: ex22's fixed bar failed correct fixes on some
 seeds). `grade validate --seeds 200` proves it for every exercise with such a check: hours on a 2-core machine, so
-the slow set (`pytest -m slow`)."""
+the slow set (`python -m pytest -m 'not slow'` skips it)."""
 
 import pytest
 
