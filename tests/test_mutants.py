@@ -166,6 +166,8 @@ def test_validate_mutants_prints_the_score_per_family(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ex03_broadcasting: 100% (2 of 2 killed; 0 equivalent; 2 mutants) ok" in proc.stdout
     assert "by family: spec 100% (2/2)" in proc.stdout
+    alone = run_grade("validate", "ex03", "--family", "spec")
+    assert alone.returncode == 2 and alone.stderr.strip() == "grade: error: --family goes with --mutants"
 
 
 def test_a_sample_of_each_new_family_is_killed():

@@ -41,6 +41,8 @@ from grader.text import say
 @lang_option
 def validate_cmd(exercises, seeds, device, mutants, workers, kinds, assignment, as_json, lang):
     """Prove the checks: each solution and variant scores full, each stub and mistake scores less."""
+    if kinds and not mutants:
+        raise UsageProblem(say(lang, "--family goes with --mutants"))
     chosen = exercises_or_fail(exercises, assignment)
     if mutants:
         from grader.author.mutants import MINIMUM, mutation_ok, render_mutants, run_mutants
