@@ -254,7 +254,7 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path, draw
 def rule_problems(exercise: Exercise) -> list[Text]:
     """What is wrong with exercise.toml's [rules]: a rule the spec mutants do not know, a function the solution does
     not define (a typo would leave a rule of the statement without its mutants)."""
-    from grader.author.families import RULES
+    from grader.author.families import RULES, SIBLINGS
 
     defined = {n.name for n in ast.walk(ast.parse(exercise.solution.read_text(encoding="utf-8")))
                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
@@ -267,6 +267,10 @@ def rule_problems(exercise: Exercise) -> list[Text]:
                        "[rules] {function}：没有规则 '{rule}'（已有的规则：{known}）", function=verbatim(function),
                        rule=verbatim(rule), known=verbatim(", ".join(RULES)))
                   for rule in names if rule not in RULES]
+        if "builtin" in names and function.split(".")[-1] not in SIBLINGS:
+            found.append(Text("[rules] {function}: 'builtin' knows the siblings of {known} only",
+                              "[rules] {function}：'builtin' 只知道 {known} 的同类函数", function=verbatim(function),
+                              known=verbatim(", ".join(SIBLINGS))))
     return found
 
 
