@@ -20,8 +20,8 @@ import re
 import torch
 import torch.nn.functional as F
 
-from grader.checking import Text, check, expect_tensor, fail, learner_error, probe, relation, relation_key, \
-    relation_text, variant, verbatim, where
+from grader.checking import (Text, check, expect_tensor, fail, learner_call, matches, probe, relation, relation_key,
+                             relation_text, variant, verbatim, where)
 
 # -- probes (run in the sandbox) ---------------------------------------------------------------
 
@@ -44,14 +44,13 @@ def conv_run(module, cases):
         x = case["x"].clone().requires_grad_(case["x"].is_floating_point())
         weight = case["weight"].clone().requires_grad_(True)
         bias = None if case["bias"] is None else case["bias"].clone().requires_grad_(True)
-        try:
-            with Recorder():
-                out = module.conv2d(x, weight, bias, stride=case["stride"], padding=case["padding"],
-                                    dilation=case["dilation"], groups=case["groups"])
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # the judge explains it, and the other cases still run
-            records.append({"error": learner_error(exc, module)})
+        with Recorder():
+            out, error = learner_call(module, module.conv2d, x, weight, bias, stride=case["stride"],
+                                      padding=case["padding"], dilation=case["dilation"], groups=case["groups"])
+        if error and error["not_started"]:
+            raise NotImplementedError
+        if error:  # the judge explains it, and the other cases still run
+            records.append({"error": error})
             continue
         record = {"out": out.detach() if isinstance(out, torch.Tensor) else out}
         g = case.get("g")
@@ -183,11 +182,6 @@ def output(record: dict, c: dict) -> torch.Tensor:
     return expect_tensor(record["out"], what, floating=True)
 
 
-def close(a, b, rtol=1e-6, atol=1e-8) -> bool:
-    return isinstance(a, torch.Tensor) and a.shape == b.shape and \
-        bool(torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol))
-
-
 def expect_near(got, want, what, *, rtol=1e-6, atol=1e-8):
     """Fail unless `got` has `want`'s values: the first wrong entry, and how the whole relates to the right value."""
     bad = ~torch.isclose(got.double(), want.double(), rtol=rtol, atol=atol)
@@ -246,7 +240,7 @@ def expect_case(record: dict, c: dict) -> None:
     expect_shape(out, want, c)
     if out.dtype != c["x"].dtype:
         return  # the dtype check's lesson; the values are judged here at the precision they came back in
-    if close(out, want):
+    if matches(out, want, rtol=1e-6, atol=1e-8):
         return
     what = call_text(c)
     p = pair(c["padding"])
@@ -274,7 +268,7 @@ def expect_case(record: dict, c: dict) -> None:
                            "边界补的是 0：这个卷积要循环填充，图像的另一侧绕回来补上（在 F.unfold 之前用 "
                            "`F.pad(x, ..., mode=\"circular\")`）。"), "zero-padding"))
     for slip, why, key in slips:
-        if close(out, slip):
+        if matches(out, slip, rtol=1e-6, atol=1e-8):
             fail("{what} is wrong: {why}", "{what} 不对：{why}", what=what, why=why, key=key)
     expect_near(out, want, what)
 
@@ -300,7 +294,8 @@ def padded_shape_slip(result: dict, cases: list) -> None:
         # unfold on the wrongly padded x makes another number of windows: a reshape to the right size then fails
         size = re.search(r"invalid for input of size (\d+)", record["error"]["message"]) if "error" in record else None
         columns = c["x"].shape[0] * c["weight"].shape[1] * c["groups"] * c["weight"].shape[2] * c["weight"].shape[3]
-        if close(record.get("out"), slip) or size and int(size.group(1)) == columns * slip.shape[2] * slip.shape[3]:
+        if matches(record.get("out"), slip, rtol=1e-6, atol=1e-8) \
+                or size and int(size.group(1)) == columns * slip.shape[2] * slip.shape[3]:
             fail("{what} pads the wrong axes: F.pad takes its pairs from the last dimension back, (left, right, top, "
                  "bottom), so padding[1] (width) comes first: F.pad(x, (pw, pw, ph, ph), mode=\"circular\").",
                  "{what} 填充的维度不对：F.pad 的参数从最后一维往前排，即 (左, 右, 上, 下)，所以 padding[1]（宽）在前："
@@ -457,7 +452,7 @@ def test_gradient(submission, rng):
 def test_by_hand(submission, rng):
     cases, result = run(submission, "basic", lambda: draw_plain(rng))
     by_hand_only(result)
-    if not all(close(r.get("out"), reference(c)) for r, c in zip(result["records"], cases)):
+    if not all(matches(r.get("out"), reference(c), rtol=1e-6, atol=1e-8) for r, c in zip(result["records"], cases)):
         fail("conv2d is not right yet, so there is no convolution of your own to credit: this point comes with outputs "
              "that match F.conv2d's.",
              "conv2d 还不正确，所以还没有可以计分的你自己写的卷积：输出与 F.conv2d 一致之后才能得到这一分。",
