@@ -93,6 +93,33 @@ def test_notebook_semantics(tmp_path):
     assert any("not run when grading: !, %pip, %pinfo" in n for n in result["notes"])
 
 
+@pytest.mark.parametrize("run", ["%run -i helper.py", "%run helper"])
+def test_a_helper_written_by_writefile_runs_with_run(tmp_path, run):
+    """%%writefile writes its cell into the sandbox's work dir and %run runs it there, with -i among the notebook's
+    names or in its own namespace whose names then join the notebook's; neither is a magic "not run"."""
+    cells = [new_code_cell("%%writefile helper.py\n" + SOLUTION.read_text()), new_code_cell(run),
+             new_code_cell("%%writefile -a 'helper.py'\n# appended\n")]
+    result = grade_json("ex05", "--file", write(tmp_path / "w.ipynb", cells), "--seed", "3")
+    assert result["score"] == 10 and not result["message"], result["message"]
+    assert "Writing helper.py" in result["output"] and "Appending to helper.py" in result["output"]
+    assert not any("not run when grading" in n for n in result["notes"])
+    missing = grade_json("ex05", "--file", write(tmp_path / "m.ipynb", [new_code_cell("%run -i other.py")]))
+    assert "cell In[1]: FileNotFoundError: %run other.py: no such file where the notebook is graded" in \
+        missing["message"]
+
+
+def test_underscores_and_out_follow_ipython_and_timeit_options_are_ipythons(tmp_path):
+    cells = [new_code_cell(SOLUTION.read_text()), new_code_cell("40 + 2"), new_code_cell("answer = _ + 1"),
+             new_code_cell("%%timeit -n1 -r1\nfrom_timeit = answer"), new_code_cell("7;"),
+             new_code_cell("print('seen', answer, Out[2], _2, from_timeit, _, repr(__))"),
+             new_code_cell("for _ in range(3):\n    pass"), new_code_cell("'shown'"),
+             new_code_cell("print('kept', _)")]
+    result = grade_json("ex05", "--file", write(tmp_path / "w.ipynb", cells), "--seed", "3")
+    assert result["score"] == 10 and not result["message"], result["message"]
+    assert "seen 43 42 42 43 42 ''" in result["output"]  # `7;` is quiet: neither shown nor kept
+    assert "kept 2" in result["output"]  # the learner's own `_` is theirs: the hook leaves it, as IPython does
+
+
 def test_cells_become_python_with_the_lines_the_learner_sees():
     assert cell_to_python("\n\nx = 1\n%time y = 2\n").splitlines() == [
         "", "", "x = 1", "get_ipython().run_line_magic('time', 'y = 2')"]

@@ -2,7 +2,9 @@
 
 Each mutant is the reference solution with one learner slip made by an AST operator (the standard
 library's `ast`, rewritten with `ast.unparse`: a slip changes code, not layout, so a concrete syntax
-tree such as libcst's buys nothing here). The mutants are graded in a warm batch (`grade batch`'s
+tree such as libcst's buys nothing here). The operators come in families, each scored on its own: the slips
+(here), and the spec, device and edge families (families.py): a statement's rule broken with right values, a GPU
+branch, an edge input. The mutants are graded in a warm batch (`grade batch`'s
 forked judges); a mutant that still scores full is a survivor: a slip the checks miss. An author kills
 it with a check, or marks it equivalent (the same behaviour as the solution) with a reason in
 <mistakes folder>/../mutants/<exercise>.toml:
@@ -31,6 +33,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from grader.author import families
 from grader.course.exercises import Exercise
 from grader.judge.result import Result
 from grader.text import Text
@@ -221,6 +224,7 @@ class Mutant:
     before: str
     after: str
     code: str
+    family: str = "slip"  # slip, spec, device or edge (families.py)
 
     @property
     def description(self) -> str:
@@ -260,31 +264,66 @@ def given_code(stub: str) -> set[tuple[str, str]]:
     return {(function, ast.dump(node)) for _, node, function in _sites(ast.parse(stub)) if isinstance(node, ast.stmt)}
 
 
-def generate(code: str, given: Set[tuple[str, str]] = frozenset()) -> list[Mutant]:
+def _parameters(tree: ast.AST) -> dict[str, list[ast.arg]]:
+    """Each function's parameters, by the name `_sites` gives the code inside it (`fit`, `Stack.forward`)."""
+    found = {}
+    for _, node, function in _sites(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            name = node.name if function == "<module>" else f"{function}.{node.name}"
+            found[name] = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+    return found
+
+
+def generate(code: str, given: Set[tuple[str, str]] = frozenset(), rules: dict[str, list[str]] | None = None
+             ) -> list[Mutant]:
     """The mutants of `code`, each one slip, in a fixed order; ids are stable across unrelated edits.
-    Statements in `given` (see `given_code`) are left alone."""
+    Statements in `given` (see `given_code`) are left alone; `rules` (function -> the statement's rules for it,
+    exercise.toml's [rules]) choose the spec family's mutants."""
+    rules = rules or {}
     tree = ast.parse(code)
+    parameters = _parameters(tree)
     original = ast.unparse(tree)
     mutants, seen_code, seen_ids = [], {original}, set()
     skip = {id(n) for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))}
     for node in ast.walk(tree):  # a signature (defaults, annotations) is the stub's, not the learner's
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             skip |= {id(n) for part in (node.args, node.returns) if part for n in ast.walk(part)}
+    handed = set()  # the stub's code: only a rule of the statement is broken there (keep SGD, keep the dtype...)
     for _, node, function in _sites(tree):
         if isinstance(node, ast.stmt) and (function, ast.dump(node)) in given:
-            skip |= {id(n) for n in ast.walk(node)}
+            handed |= {id(n) for n in ast.walk(node)}
     numbers = _numbers(tree)
     for path, node, function in _sites(tree):
         if id(node) in skip or not path:
             continue
         slips: list[tuple[str, tuple[str, Any]]] = []
+        args = parameters.get(function, [])
+        params, stated = [a.arg for a in args], set(rules.get(function, ()))
+        arrays = {a.arg for a in args if a.annotation is not None and "ndarray" in ast.unparse(a.annotation)}
+        mine = id(node) not in handed
         if isinstance(node, ast.stmt) and path[-1][1] is not None:
             parent, name, i = _at(tree, path)
             assert i is not None  # a statement in a body has an index there
-            slips += [(op, ("stmts", new)) for op, new in _statement_slips(getattr(parent, name), i, numbers)]
+            if mine:
+                slips += [(op, ("stmts", new)) for op, new in _statement_slips(getattr(parent, name), i, numbers)]
+            if mine and function != "<module>":
+                slips += [(op, ("stmts", new)) for op, new in families.device_statement_slips(node, params)]
+                slips += [(op, ("stmts", new)) for op, new in families.edge_statement_slips(node)]
+            if isinstance(node, ast.FunctionDef):
+                own = node.name if function == "<module>" else f"{function}.{node.name}"
+                slips += [(op, ("function", new)) for op, new in
+                          families.spec_function_slips(node, set(rules.get(own, ())))]
         if isinstance(node, ast.expr) and not isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del)):
-            slips += [(op, ("expr", new)) for op, new in _expression_slips(node)]
+            if mine:
+                slips += [(op, ("expr", new)) for op, new in _expression_slips(node)]
+                slips += [(op, ("expr", new)) for op, new in families.device_expression_slips(node)]
+                slips += [(op, ("expr", new)) for op, new in families.edge_expression_slips(node, params, arrays)]
+            slips += [(op, ("expr", new)) for op, new in families.spec_expression_slips(node, stated)]
         for operator, (kind, new) in slips:
+            named = function
+            if kind == "function":  # a whole function changed: named by it, shown by the lines that changed
+                named = node.name if function == "<module>" else f"{function}.{node.name}"  # type: ignore[attr-defined]
+                kind, new = "stmts", [new]
             mutated = copy.deepcopy(tree)
             parent, name, i = _at(mutated, path)
             if kind == "stmts":
@@ -310,21 +349,33 @@ def generate(code: str, given: Set[tuple[str, str]] = frozenset()) -> list[Mutan
             if mutant_code in seen_code:
                 continue
             seen_code.add(mutant_code)
-            digest = hashlib.sha1(f"{function}|{operator}|{before}|{after}".encode()).hexdigest()[:6]
-            mutant_id = f"{function}.{operator}.{digest}"
+            if named != function:
+                before, after = _changed_lines(before, after)
+            digest = hashlib.sha1(f"{named}|{operator}|{before}|{after}".encode()).hexdigest()[:6]
+            mutant_id = f"{named}.{operator}.{digest}"
             n = 2
             while mutant_id in seen_ids:  # the same slip twice in one function: numbered in order
-                mutant_id = f"{function}.{operator}.{digest}-{n}"
+                mutant_id = f"{named}.{operator}.{digest}-{n}"
                 n += 1
             seen_ids.add(mutant_id)
-            mutants.append(Mutant(mutant_id, getattr(node, "lineno", 0), before, after, mutant_code))
+            mutants.append(Mutant(mutant_id, getattr(node, "lineno", 0), before, after, mutant_code,
+                                  families.family(operator)))
     return mutants
+
+
+def _changed_lines(before: str, after: str) -> tuple[str, str]:
+    """The lines of a function that a mutant removed and added, for its description and id."""
+    import difflib
+
+    diff = list(difflib.ndiff(before.splitlines(), after.splitlines()))
+    return ("\n".join(line[2:].strip() for line in diff if line.startswith("- ")),
+            "\n".join(line[2:].strip() for line in diff if line.startswith("+ ")))
 
 
 def mutants_of(exercise: Exercise) -> list[Mutant]:
     """The mutants of the exercise's reference solution, but for the code its stub hands over as it is."""
     stub = exercise.stub.read_text(encoding="utf-8")
-    return generate(exercise.solution.read_text(encoding="utf-8"), given_code(stub))
+    return generate(exercise.solution.read_text(encoding="utf-8"), given_code(stub), exercise.rules)
 
 
 # -- equivalence marks ----------------------------------------------------------------------------
@@ -344,11 +395,12 @@ def equivalent_marks(exercise: Exercise) -> dict[str, str]:
 # -- grading them ---------------------------------------------------------------------------------
 
 def run_mutants(exercises: list[Exercise], *, seeds: Sequence[int] = (0,), workers: int = 2,
-                only: set[str] | None = None, limit: int | None = None, device: str = "cpu") -> list[dict]:
+                only: set[str] | None = None, limit: int | None = None, device: str = "cpu",
+                kinds: Set[str] | None = None) -> list[dict]:
     """Grade every mutant of each exercise's solution with each seed, in a warm batch; return per exercise
-    {exercise, name, total, killed, equivalent, survivors: [{id, description}], unmarked..., score, ok}.
-    A mutant is killed when every seed scores it less than full; `only` picks mutants by id, `limit`
-    takes the first few (a fast sample)."""
+    {exercise, name, total, killed, equivalent, survivors: [{id, description}], unmarked..., score,
+    families: {family: {total, killed, judged, score}}}. A mutant is killed when every seed scores it less than
+    full; `only` picks mutants by id, `kinds` by family, `limit` takes the first few (a fast sample)."""
     from grader.judge.job import Job
     from grader.judge.pool import grade_all
     from grader.judge.grading import prewarm
@@ -361,6 +413,8 @@ def run_mutants(exercises: list[Exercise], *, seeds: Sequence[int] = (0,), worke
             mutants = mutants_of(exercise)
             if only is not None:
                 mutants = [m for m in mutants if m.id in only]
+            if kinds is not None:
+                mutants = [m for m in mutants if m.family in kinds]
             mutants = mutants[:limit] if limit else mutants
             chosen[exercise.id] = mutants
             folder = Path(tmp) / exercise.name
@@ -380,20 +434,27 @@ def run_mutants(exercises: list[Exercise], *, seeds: Sequence[int] = (0,), worke
     for exercise in exercises:
         marks = equivalent_marks(exercise)
         row: dict[str, Any] = {"exercise": exercise.id, "name": exercise.name, "killed": 0, "equivalent": [],
-                               "survivors": [], "failures": [], "stale_marks": []}
+                               "survivors": [], "failures": [], "stale_marks": [], "families": {}}
         for mutant in chosen[exercise.id]:
             graded = results.get((exercise.id, mutant.id), [])
+            tally = row["families"].setdefault(mutant.family, {"total": 0, "killed": 0, "judged": 0})
+            tally["total"] += 1
+            entry = {"id": mutant.id, "family": mutant.family, "description": mutant.description}
             if any(r.grader_failure for r in graded):
-                row["failures"].append({"id": mutant.id, "description": mutant.description})
-            elif graded and not any(r.full for r in graded):
+                row["failures"].append(entry)
+                continue
+            if graded and not any(r.full for r in graded):
                 row["killed"] += 1
+                tally["killed"] += 1
             elif mutant.id in marks:
-                row["equivalent"].append({"id": mutant.id, "description": mutant.description,
-                                          "reason": marks[mutant.id]})
+                row["equivalent"].append({**entry, "reason": marks[mutant.id]})
+                continue
             else:
-                survived_by = [r.seed for r in graded if r.full]
-                row["survivors"].append({"id": mutant.id, "description": mutant.description, "seeds": survived_by})
-        if only is None and not limit:
+                row["survivors"].append({**entry, "seeds": [r.seed for r in graded if r.full]})
+            tally["judged"] += 1
+        for tally in row["families"].values():
+            tally["score"] = tally["killed"] / tally["judged"] if tally["judged"] else 1.0
+        if only is None and not limit and kinds is None:
             ids = {m.id for m in chosen[exercise.id]}
             row["stale_marks"] = sorted(set(marks) - ids)
         row["total"] = len(chosen[exercise.id])
@@ -408,6 +469,12 @@ def render_mutants(reports: list[dict], minimum: float, lang: str = "en") -> str
     def say(en: str, zh: str, **values) -> str:
         return Text(en, zh, **values).render(lang)
 
+    def by_family(tallies: dict) -> str:
+        return say("by family: ", "按族：") + ", ".join(
+            f"{say(f, FAMILY_ZH[f])} {t['score']:.0%} ({t['killed']}/{t['judged']})" if t["judged"] else
+            f"{say(f, FAMILY_ZH[f])} - ({say('{n} equivalent', '{n} 个等价', n=t['total'])})"
+            for f, t in sorted(tallies.items(), key=lambda item: families.FAMILIES.index(item[0])))
+
     lines = []
     for r in reports:
         judged = r["total"] - len(r["equivalent"]) - len(r["failures"])
@@ -416,6 +483,8 @@ def render_mutants(reports: list[dict], minimum: float, lang: str = "en") -> str
                          "{verdict}", "{name}：{score}（{judged} 个中杀死 {killed} 个；{equivalent} 个等价；共 {total} "
                          "个变异体）{verdict}", name=r["name"], score=f"{r['score']:.0%}", killed=r["killed"],
                          judged=judged, equivalent=len(r["equivalent"]), total=r["total"], verdict=verdict))
+        if r["families"]:
+            lines.append("  " + by_family(r["families"]))
         for s in r["survivors"]:
             lines.append(f"  {say('survived', '存活')} {s['id']:<44} {s['description']}")
         for s in r["failures"]:
@@ -424,6 +493,16 @@ def render_mutants(reports: list[dict], minimum: float, lang: str = "en") -> str
             lines.append("  " + say("stale mark {mark}: no such mutant any more (remove it from {file})",
                                     "过时的标记 {mark}：已经没有这个变异体了（把它从 {file} 中删掉）", mark=mark,
                                     file=f"{r['name']}.toml"))
+    overall: dict[str, dict] = {}
+    for r in reports:
+        for f, t in r["families"].items():
+            into = overall.setdefault(f, {"total": 0, "killed": 0, "judged": 0})
+            for key in into:
+                into[key] += t[key]
+    for t in overall.values():
+        t["score"] = t["killed"] / t["judged"] if t["judged"] else 1.0
+    if len(reports) > 1 and overall:
+        lines.append(by_family(overall))
     total = sum(r["killed"] for r in reports)
     judged = sum(r["total"] - len(r["equivalent"]) - len(r["failures"]) for r in reports)
     lines.append(say("mutation score {total}/{judged} = {share}; {good} of {n} exercises at {minimum} or more",
@@ -433,5 +512,10 @@ def render_mutants(reports: list[dict], minimum: float, lang: str = "en") -> str
     return "\n".join(lines)
 
 
+FAMILY_ZH = {"slip": "笔误", "spec": "规定", "device": "设备", "edge": "边界"}
+
+
 def mutation_ok(report: dict, minimum: float) -> bool:
-    return report["score"] >= minimum and not report["failures"] and not report["stale_marks"]
+    """Whether an exercise's checks pass: every family at `minimum` or more, no grader failure, no stale mark."""
+    return report["score"] >= minimum and all(t["score"] >= minimum for t in report["families"].values()) \
+        and not report["failures"] and not report["stale_marks"]

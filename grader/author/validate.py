@@ -20,6 +20,7 @@ that match it only.
 
 from __future__ import annotations
 
+import ast
 import random
 import re
 import tempfile
@@ -241,6 +242,7 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path, draw
             problems.append(Text("needs at least {n} {lang} hint(s) in exercise.toml's {where} (it has {has})",
                                  "exercise.toml 的 {where} 中至少需要 {n} 条 {lang} 提示（现在有 {has} 条）",
                                  n=course.min_hints, lang=lang, where=where, has=len(hints[lang])))
+    problems += rule_problems(exercise)
     if sum(r["kind"] == "mistake" for r in rows) < course.min_mistakes:
         folder = exercise.home.mistakes_dir / exercise.name
         problems.append(Text("needs at least {n} known mistake(s) in {folder}/",
@@ -290,6 +292,29 @@ def seed_warnings(reports: list[dict]) -> list[Text]:
                                        outcome=Text(outcome), seeds=", ".join(map(str, used)))
                                   for outcome, used in sorted(by.items())], "; ", "；"))
             for (exercise, name, check), by in seen.items() if len(by) > 1]
+
+
+def rule_problems(exercise: Exercise) -> list[Text]:
+    """What is wrong with exercise.toml's [rules]: a rule the spec mutants do not know, a function the solution does
+    not define (a typo would leave a rule of the statement without its mutants)."""
+    from grader.author.families import RULES, SIBLINGS
+
+    defined = {n.name for n in ast.walk(ast.parse(exercise.solution.read_text(encoding="utf-8")))
+               if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    found = []
+    for function, names in exercise.rules.items():
+        if function.split(".")[-1] not in defined:
+            found.append(Text("[rules] names {function}, which the solution does not define",
+                              "[rules] 指出的 {function} 在参考答案中没有定义", function=verbatim(function)))
+        found += [Text("[rules] {function}: no rule '{rule}' (the rules: {known})",
+                       "[rules] {function}：没有规则 '{rule}'（已有的规则：{known}）", function=verbatim(function),
+                       rule=verbatim(rule), known=verbatim(", ".join(RULES)))
+                  for rule in names if rule not in RULES]
+        if "builtin" in names and function.split(".")[-1] not in SIBLINGS:
+            found.append(Text("[rules] {function}: 'builtin' knows the siblings of {known} only",
+                              "[rules] {function}：'builtin' 只知道 {known} 的同类函数", function=verbatim(function),
+                              known=verbatim(", ".join(SIBLINGS))))
+    return found
 
 
 def unknown_keys(exercise: Exercise, results: dict[str, Result]) -> list[tuple[str, Text]]:

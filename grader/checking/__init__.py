@@ -1,6 +1,7 @@
 """The check API: everything a check module may import (docs/authoring.md lists it), and nothing else of the grader.
 
     from grader.checking import check, fail, expect_close, probe     # declare, fail, compare, observe
+    from grader.checking import learner_call, fail_raised, matches   # a learner's error captured, reported; close?
     from grader.checking import notebook_test                         # an nbgrader test cell (notebook_tests.py)
     from grader.gradients import expect_gradient                      # against autograd and finite differences
     from grader.devices import expect_cpu_only                        # a GPU, pretended
@@ -15,11 +16,11 @@ from __future__ import annotations
 import importlib
 
 __all__ = [  # what a checks module may import: the stable surface (docs/authoring.md)
-    "CheckFailed", "LearnerError", "Opaque", "Text", "check", "describe", "does_not_define", "expect_close",
-    "expect_number", "expect_tensor", "explain", "fail", "learner_error", "names", "patched",
-    "pretend_cuda", "probe", "record_curve", "relation", "relation_cause", "relation_key", "relation_text",
-    "tensor_info", "variant", "verbatim", "where", "engine_ran", "machine_derivatives", "joined", "notebook_test",
-    "not_converted",
+    "CheckFailed", "LearnerError", "Opaque", "Text", "check", "describe", "does_not_define", "error_text",
+    "expect_close", "expect_number", "expect_tensor", "explain", "fail", "fail_raised", "is_number", "learner_call",
+    "learner_error", "matches", "names", "patched", "pretend_cuda", "probe", "record_curve", "relation",
+    "relation_cause", "relation_key", "relation_text", "salted_hash", "tensor_info", "variant", "verbatim", "where",
+    "engine_ran", "machine_derivatives", "joined", "notebook_test", "not_converted",
 ]
 ELSEWHERE = {"notebook_test": "grader.checking.notebook_tests", "not_converted": "grader.checking.notebook_tests"}
 

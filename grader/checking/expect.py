@@ -15,8 +15,9 @@ from typing import NoReturn
 import pytest
 import torch
 
-from grader.checking.probe_kit import learner_error, patched, pretend_cuda  # noqa: F401 - re-exported for check modules
-from grader.sandbox.frames import where  # noqa: F401 - re-exported for check modules
+from grader.checking.probe_kit import (  # noqa: F401 - re-exported for check modules
+    is_number, learner_call, learner_error, patched, pretend_cuda, salted_hash)
+from grader.sandbox.frames import where
 from grader.sandbox.problems import LearnerError, does_not_define  # noqa: F401 - re-exported for check modules
 from grader.sandbox.process import probe  # noqa: F401 - re-exported for check modules
 from grader.checking.routes import engine_ran, machine_derivatives  # noqa: F401 - re-exported: a probe's witnesses ("by hand")
@@ -70,6 +71,28 @@ def explain(causes: dict, *, key: str | None = None):
             if needle in exc.message:
                 fail("{cause} ({error})", "{cause}（{error}）", cause=Text.of(cause), error=exc.text, key=key)
         raise
+
+
+def error_text(error: dict) -> Text:
+    """A learner's error that a probe captured (`learner_call`) as the learner reads it: its type, the first line of
+    its message, and where in their code it was raised (" (line 12, in fit: ...)")."""
+    message = (error.get("message") or "").strip()
+    first = message.splitlines()[0][:200].rstrip(".") if message else ""
+    return Text("{error}{where}", "{error}{where}", error=verbatim(f"{error['type']}: {first}" if first else
+                                                                   error["type"]), where=where(error))
+
+
+def fail_raised(error: dict, call, lesson=None, *, key: str | None = None) -> NoReturn:
+    """Fail with a learner's error that a probe captured (`learner_call`): "{call} raised TypeError: ... (line 12,
+    in fit: ...)." and the `lesson` (a Text or an (English, Chinese) pair) the check draws from it; `key` names the
+    mistake (by default `raised-TypeError`). A TODO left (NotImplementedError) is reported as not started."""
+    call = names(call)
+    if error.get("not_started"):
+        raise LearnerError(Text("Not started: {call} still raises NotImplementedError (fill in its TODO).",
+                                "尚未开始：{call} 仍然抛出 NotImplementedError（请完成其中的 TODO）。", call=call),
+                           exc_type="NotImplementedError", not_started=True)
+    fail("{call} raised {error}.{lesson}", "{call} 抛出了 {error}。{lesson}", call=call, error=error_text(error),
+         lesson=Text(" {l}", "{l}", l=Text.of(lesson)) if lesson else "", key=key or f"raised-{error['type']}")
 
 
 DRAW: dict = {}  # the parameters this grading's variant drew (exercise.toml's [variants]), set by the judge
@@ -331,6 +354,23 @@ def expect_close(actual, expected: torch.Tensor, what, *, rtol: float = 1e-4, at
          cause=Text(" {c}", "{c}", c=cause) if cause else "", key=relation_key(rel))
 
 
+def matches(actual, expected, *, rtol: float = 1e-4, atol: float = 1e-6, equal_nan: bool = False) -> bool:
+    """Whether `actual` is what `expect_close` (a tensor `expected`) or `expect_number` (a number) accepts, with the
+    same tolerances, without failing: a tensor of `expected`'s shape, or a Python number or one-element tensor for a
+    number, whose values are close in float64. An inf matches the same inf; NaN matches NaN only with `equal_nan`."""
+    if isinstance(expected, torch.Tensor):
+        if not isinstance(actual, torch.Tensor) or actual.shape != expected.shape:
+            return False
+        a, e = actual.double(), expected.double()
+    else:
+        if not is_number(actual, (int, float), tensor=True):
+            return False
+        a, e = torch.tensor(float(actual), dtype=torch.float64), torch.tensor(float(expected), dtype=torch.float64)
+    if a.is_complex() or e.is_complex():
+        return False
+    return bool(torch.isclose(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan).all())
+
+
 def expect_number(actual, expected: float, what, *, rtol: float = 1e-4, atol: float = 1e-6,
                   exact_type: bool = False) -> float:
     """Fail unless `actual` is close to `expected`: a Python number, or (unless `exact_type`, for a
@@ -338,7 +378,7 @@ def expect_number(actual, expected: float, what, *, rtol: float = 1e-4, atol: fl
     what = names(what)
     if isinstance(actual, torch.Tensor) and actual.numel() == 1 and not exact_type:
         actual = float(actual.reshape(()))
-    if isinstance(actual, bool) or not isinstance(actual, (int, float)):
+    if not is_number(actual, (int, float)):
         extra = Text(" Use `.item()` to turn a one-element tensor into a Python number.",
                      "用 `.item()` 把只有一个元素的 tensor 变成 Python 数。") \
             if isinstance(actual, torch.Tensor) and actual.numel() == 1 else ""

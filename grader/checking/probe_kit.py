@@ -1,10 +1,10 @@
 """The sandbox side of the check toolkit: what probes share.
 
 Runs in: the sandbox (inside a probe, around learner code). A probe (see `grader.sandbox.process.probe`) runs
-trusted code around the learner's in the sandbox and returns plain data. These helpers catch a learner's exception
-as data with the place it came from, replace a torch function for the duration of a call (also where the learner's
-module imported it by name), and pretend a CUDA device exists, so that the GPU branch of learner code runs, and is
-judged, on a CPU.
+trusted code around the learner's in the sandbox and returns plain data. These helpers call learner code and catch
+its exception as data with the place it came from (`learner_call`), tell a number as Python sees it (`is_number`),
+replace a torch function for the duration of a call (also where the learner's module imported it by name), and
+pretend a CUDA device exists, so that the GPU branch of learner code runs, and is judged, on a CPU.
 """
 
 from __future__ import annotations
@@ -21,19 +21,52 @@ from grader.sandbox.frames import frame, frame_text
 def learner_error(exc: BaseException, module, most: int = 2) -> dict:
     """A learner's exception as plain data: type, message, where it came from in the learner's code and
     whether it is a TODO left. `frames` is where as data (cell, line, function, code: see `where`);
-    `where` is the same as English text ("line 12, in f: code"), for checks that quote it as it is."""
-    frames = []
+    `where` is the same as English text ("line 12, in f: code"), for checks that quote it as it is; `locals`
+    describes the tensors the innermost frame of the learner's code held ({name: {is_leaf, requires_grad}})."""
+    frames, innermost = [], None
     tb = exc.__traceback__
     while tb is not None:
         if tb.tb_frame.f_globals is module.__dict__:  # the learner's code: a file, or notebook cells
             code = tb.tb_frame.f_code
             cell = "" if code.co_filename == getattr(module, "__file__", None) else code.co_filename
             frames.append(frame(cell, tb.tb_lineno, code.co_name, linecache.getline(code.co_filename, tb.tb_lineno)))
+            innermost = tb.tb_frame
         tb = tb.tb_next
     frames = frames[-most:]
     return {"type": type(exc).__name__, "message": str(exc)[:400], "frames": frames,
             "where": "; ".join(frame_text(f).render("en") for f in frames),
-            "not_started": isinstance(exc, NotImplementedError)}
+            "not_started": isinstance(exc, NotImplementedError), "locals": _tensor_locals(innermost)}
+
+
+def _tensor_locals(where) -> dict:
+    """{name: {is_leaf, requires_grad}} for the first few tensors a frame held (read past any torch function mode)."""
+    found: dict[str, dict] = {}
+    if where is None:
+        return found
+    with torch._C.DisableTorchFunction():
+        for name, value in list(where.f_locals.items())[:32]:
+            if isinstance(value, torch.Tensor) and len(found) < 8:
+                found[name] = {"is_leaf": bool(value.is_leaf), "requires_grad": bool(value.requires_grad)}
+    return found
+
+
+def learner_call(module, fn, *args, **kwargs) -> tuple[object, dict | None]:
+    """Call learner code from a probe: `(its value, None)`, or `(None, its error as data)` (`learner_error`) when it
+    raised, a TODO left (NotImplementedError) too. The one way a probe captures a learner's error; the check reports
+    it with `fail_raised` (a TODO left: "not started")."""
+    try:
+        return fn(*args, **kwargs), None
+    except Exception as exc:  # the learner's error, as data for the judge
+        return None, learner_error(exc, module)
+
+
+def is_number(value, kind: type | tuple[type, ...] = float, *, tensor: bool = False) -> bool:
+    """Whether `value` is a number of `kind` as Python sees it: `isinstance(value, kind)` (a `numpy.float64` is a
+    float), never a bool; with `tensor=True`, a one-element tensor too (where the statement allows a tensor's
+    scalar). `kind=(int, float)`: any Python number."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, kind) or tensor and isinstance(value, torch.Tensor) and value.numel() == 1
 
 
 @contextlib.contextmanager
@@ -51,6 +84,22 @@ def patched(module, owner, name: str, replacement):
         setattr(owner, name, original)
         for key in aliases:
             setattr(module, key, original)
+
+
+@contextlib.contextmanager
+def salted_hash(module):
+    """While the block runs, `hash()` of a str or bytes is what another Python process computes (each process salts
+    them: PYTHONHASHSEED), for the learner's module too: a seed derived from hash() of a string shows, since it agrees
+    within one process only. Other values hash as before."""
+    import builtins
+
+    real = builtins.hash
+
+    def other_process(value):
+        return real(value) ^ 0x5DEECE66D if isinstance(value, (str, bytes)) else real(value)
+
+    with patched(module, builtins, "hash", other_process):
+        yield
 
 
 def _names_cuda(value) -> bool:
@@ -126,8 +175,9 @@ class PretendCuda:
 
 
 @contextlib.contextmanager
-def pretend_cuda(module, available: bool = True):
-    """Make torch report one CUDA device (or none, with `available=False`) while the block runs.
+def pretend_cuda(module, available: bool = True, mps: bool = False):
+    """Make torch report one CUDA device (or none, with `available=False`) while the block runs, and an Apple MPS
+    device with `mps=True` (none otherwise: a device pick that prefers MPS shows on any machine).
 
     With a device reported, calls that name CUDA (`.cuda()`, `.to("cuda")`, `device="cuda"`) run on
     the CPU and are recorded (`torch.load(map_location="cuda")` too), and so are calls of `torch.cuda`'s
@@ -144,7 +194,7 @@ def pretend_cuda(module, available: bool = True):
         (torch.accelerator, "device_count", lambda: 1 if available else 0),
         (torch.accelerator, "current_accelerator",
          lambda check_available=False: torch.device("cuda") if available else None),
-        (torch.backends.mps, "is_available", lambda: False),
+        (torch.backends.mps, "is_available", lambda: mps),
         (torch.accelerator, "current_stream", lambda device=None: _IDLE_STREAM),  # optimizers ask (Adam.step)
     ]
 

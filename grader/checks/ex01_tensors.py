@@ -108,10 +108,15 @@ def test_weights_grad(submission, rng):
 # -- copy_from_numpy / share_from_numpy -------------------------------------------------------
 
 @probe
-def numpy_probe(module, name, values, new_values):
-    """Call name(arr) on a fresh NumPy array, then overwrite the array and see whether the tensor follows."""
+def numpy_probe(module, name, values, new_values, layout="contiguous"):
+    """Call name(arr) on a fresh NumPy array laid out as `layout` says (C-contiguous, or "transposed": Fortran order,
+    not contiguous), then overwrite the array and see whether the tensor follows."""
+    import numpy as np
+
     fn = getattr(module, name)
     arr = values.numpy().copy()
+    if layout == "transposed":
+        arr = np.ascontiguousarray(arr.T).T
     out = fn(arr)
     if not isinstance(out, torch.Tensor):
         return {"out": out}
@@ -130,10 +135,16 @@ def draw_array(rng, dtype, shape):
     return values, new_values
 
 
-def call_numpy(submission, name, values, new_values, check_dtype=True):
-    """Run `name(arr)` in the sandbox; fail unless it returns arr's values (and dtype); return the probe's result."""
-    what = f"`{name}(arr)`"
-    result = submission.probe(numpy_probe, name, values, new_values, what=what)
+LAYOUTS = {"contiguous": ("", ""), "transposed": (" (not contiguous: Fortran order)", "（不连续：Fortran 顺序）")}
+
+
+def call_numpy(submission, name, values, new_values, check_dtype=True, layout="contiguous"):
+    """Run `name(arr)` in the sandbox on an array laid out as `layout`; fail unless it returns arr's values (and
+    dtype); return the probe's result."""
+    what = Text("`{name}(arr)` for an array of shape {shape}{layout}", "对形状为 {shape} 的数组{layout}调用 `{name}(arr)`",
+                name=name, shape=list(values.shape), layout=LAYOUTS[layout]) if layout != "contiguous" else \
+        f"`{name}(arr)`"
+    result = submission.probe(numpy_probe, name, values, new_values, layout, what=what)
     out = expect_tensor(result["out"], what, shape=values.shape)
     if check_dtype and out.dtype != values.dtype:
         copies = Text(" Converting the dtype (.float(), .to(), dtype=...) always makes a copy, so the result cannot "
@@ -151,24 +162,29 @@ def call_numpy(submission, name, values, new_values, check_dtype=True):
     return result
 
 
-# arrays with a size-1 axis too: whatever the shape, the tensor keeps it
-COPY_CASES = ((torch.float64, (3, 4)), (torch.int64, (5,)), (torch.float32, (1, 6)))
-SHARE_CASES = ((torch.float64, (3, 4)), (torch.float32, (6,)), (torch.int64, (4, 1)))
+# arrays with a size-1 axis too: whatever the shape, the tensor keeps it; and arrays that are not contiguous (torch
+# takes no negative stride, arr[::-1]: neither torch.tensor nor torch.from_numpy)
+COPY_CASES = ((torch.float64, (3, 4), "contiguous"), (torch.int64, (5,), "contiguous"),
+              (torch.float32, (1, 6), "contiguous"), (torch.float64, (3, 2), "transposed"),
+              (torch.int64, (2, 4), "transposed"))
+SHARE_CASES = ((torch.float64, (3, 4), "contiguous"), (torch.float32, (6,), "contiguous"),
+               (torch.int64, (4, 1), "contiguous"), (torch.float32, (2, 5), "transposed"))
 
 
 @check("copy_from_numpy returns the array's values and dtype", points=1,
        zh="copy_from_numpy 返回与数组相同的数值和 dtype")
 def test_copy_values(submission, rng):
-    for dtype, shape in COPY_CASES:
-        call_numpy(submission, "copy_from_numpy", *draw_array(rng, dtype, shape))
+    for dtype, shape, layout in COPY_CASES:
+        call_numpy(submission, "copy_from_numpy", *draw_array(rng, dtype, shape), layout=layout)
+    expect_cpu_only(submission, [("copy_from_numpy", [draw_array(rng, torch.float64, (3, 2))[0].numpy()])])
 
 
 @check("copy_from_numpy does not share the array's memory", points=2,
        zh="copy_from_numpy 不与数组共享内存")
 def test_copy_independent(submission, rng):
-    for dtype, shape in COPY_CASES + ((torch.float32, (6,)),):  # torch.Tensor(arr) shares a float32 array
-        values, new_values = draw_array(rng, dtype, shape)
-        result = call_numpy(submission, "copy_from_numpy", values, new_values, check_dtype=False)
+    for dtype, shape, layout in COPY_CASES + ((torch.float32, (6,), "contiguous"),):  # torch.Tensor(arr) shares a
+        values, new_values = draw_array(rng, dtype, shape)  # float32 array
+        result = call_numpy(submission, "copy_from_numpy", values, new_values, check_dtype=False, layout=layout)
         if not torch.equal(result["after"], result["before"]):
             fail("`copy_from_numpy(arr)` shares memory with arr: after the call we wrote new numbers into arr, and "
                  "the returned tensor changed too. torch.from_numpy, torch.as_tensor (and even torch.Tensor(arr) "
@@ -181,9 +197,9 @@ def test_copy_independent(submission, rng):
 @check("share_from_numpy shares the array's memory (writes to arr show in the tensor)", points=2,
        zh="share_from_numpy 与数组共享内存（写入 arr 会反映到 tensor 上）")
 def test_share(submission, rng):
-    for dtype, shape in SHARE_CASES:
+    for dtype, shape, layout in SHARE_CASES:
         values, new_values = draw_array(rng, dtype, shape)
-        result = call_numpy(submission, "share_from_numpy", values, new_values)
+        result = call_numpy(submission, "share_from_numpy", values, new_values, layout=layout)
         if torch.equal(result["after"], new_values):
             continue
         if torch.equal(result["after"], result["before"]):
@@ -196,6 +212,7 @@ def test_share(submission, rng):
              "tensor changed and some did not. Return a tensor over the whole array, without slicing or copying.",
              "`share_from_numpy(arr)` 只部分跟随 arr：往 arr 写入新数值后，tensor 有的元素变了、有的没变。"
              "请返回覆盖整个数组的 tensor，不要切片或复制。", key="share-partly")
+    expect_cpu_only(submission, [("share_from_numpy", [draw_array(rng, torch.float64, (3, 2))[0].numpy()])])
 
 
 # -- snapshot ---------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import sys
 import torch
 from torch.overrides import TorchFunctionMode
 
-from grader.checking import Text, check, expect_close, expect_tensor, explain, fail, probe, variant, verbatim
+from grader.checking import Text, check, expect_close, expect_tensor, explain, fail, matches, probe, variant, verbatim
 
 # -- sandbox side ----------------------------------------------------------------------------
 
@@ -74,10 +74,6 @@ def call(submission, name, named: dict, causes: dict | None = None, key: str | N
         return what, submission.probe(run, name, *named.values(), what=what)
 
 
-def close(a: torch.Tensor, b: torch.Tensor, rtol=1e-4, atol=1e-5) -> bool:
-    return a.shape == b.shape and torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol)
-
-
 # -- mse: [N] against [N, 1] -----------------------------------------------------------------
 
 def expect_mse(value, yp: torch.Tensor, y: torch.Tensor, what: str) -> None:
@@ -94,10 +90,10 @@ def expect_mse(value, yp: torch.Tensor, y: torch.Tensor, what: str) -> None:
              what=what, shape=list(value.shape), key="not-reduced")
     got = value.reshape(()).double()
     expected = ((yp.double().reshape(-1) - y.double().reshape(-1)) ** 2).mean()
-    if close(got, expected):
+    if matches(got, expected):
         return
     blown = ((yp.double() - y.double()) ** 2).mean()  # what the unreshaped subtraction gives
-    if yp.shape != y.shape and close(got, blown):
+    if yp.shape != y.shape and matches(got, blown):
         fail("{what} should be {want:.4g}, got {got:.4g}: that is the mean over a [{n}, {n}] matrix. "
              "y_pred{yp} - y{y} silently broadcasts to [{n}, {n}] (every prediction against every target): give "
              "both the same shape before subtracting.",
@@ -105,7 +101,7 @@ def expect_mse(value, yp: torch.Tensor, y: torch.Tensor, what: str) -> None:
              "广播成 [{n}, {n}]（每个预测都和每个目标相减），不会报错：相减之前先让两者形状相同。",
              what=what, want=float(expected), got=float(got), n=n, yp=list(yp.shape), y=list(y.shape),
              key="broadcast-n-by-n")
-    if n > 2 and close(got, n * expected):
+    if n > 2 and matches(got, n * expected):
         fail("{what} should be {want:.4g}, got {got:.4g} ({n} times too big): a sum where the mean belongs?",
              "{what} 应为 {want:.4g}，实际为 {got:.4g}（大了 {n} 倍）：是不是把 mean 写成了 sum？",
              what=what, want=float(expected), got=float(got), n=n, key="sum-not-mean")
@@ -176,20 +172,20 @@ def call_center(submission, x):
 def expect_centered(value, x, what):
     expected = x.double() - statistic(x.double(), dim=1, keepdim=True)
     value = expect_tensor(value, what, shape=x.shape, floating=True)
-    if close(value, expected):
+    if matches(value, expected):
         return
-    if close(value, x.double() - statistic(x.double(), dim=0)):
+    if matches(value, x.double() - statistic(x.double(), dim=0)):
         fail("{what} subtracted each column's {stat} (over dim=0) from x; a row's {stat} is taken over the "
              "columns of that row (dim=1).",
              "{what} 减去的是每一列的{stat}（在 dim=0 上归约）；一行的{stat}是在该行的各列上取的（dim=1）。",
              what=what, key="column-means", **words())
-    if close(value, x.double() - statistic(x.double())):
+    if matches(value, x.double() - statistic(x.double())):
         fail("{what} subtracted the {stat} of all of x, one number, from every entry: {whole} reduces every entry. "
              "Each row needs its own {stat}, over dim=1, kept as a column (keepdim=True).",
              "{what} 从每个元素中减去的是整个 x 的{stat}（一个数）：{whole} 会对所有元素归约。"
              "每一行需要自己的{stat}：在 dim=1 上归约，并保留为一列（keepdim=True）。", what=what, key="global-mean",
              **words())
-    if close(value, x.double() - statistic(x.double(), dim=1)):
+    if matches(value, x.double() - statistic(x.double(), dim=1)):
         fail("{what} has wrong values, and no error was raised: on a square x the row {stats} of shape [{n}] "
              "broadcast along the LAST axis, so column j lost row j's {stat}. Keep the reduced axis (keepdim=True) "
              "so the {stats} form a column [{n}, 1].",
@@ -263,7 +259,7 @@ def test_pairwise_values(submission, rng):
         what, value = call_pairs(submission, a, b)
         expected = ((a.double()[:, None, :] - b.double()[None, :, :]) ** 2).sum(dim=-1)
         value = expect_dists_shape(value, what, n, m, d)
-        if close(value, expected.sqrt()):
+        if matches(value, expected.sqrt()):
             fail("{what} holds distances, not squared distances: leave out the square root.",
                  "{what} 里是距离而不是距离的平方：去掉开方。", what=what, key="not-squared")
         expect_close(value, expected, what, rtol=1e-4, atol=1e-4, hints={
@@ -305,31 +301,45 @@ def holds_row_dots(value, a, b) -> bool:
     expected = (a.double() * b.double()).sum(dim=1)
     if list(value.shape) == [n, n]:
         value = value.diagonal()
-    return value.numel() == n and close(value.reshape(-1), expected)
+    return value.numel() == n and matches(value.reshape(-1), expected)
 
 
-@check("rowwise_dot is vectorized (no loop over rows)", points=2, zh="rowwise_dot 已向量化（不对行做循环）",
-       depends="rowwise_dot")
+LOOPS = {  # what grows when a Python loop runs over it: the arguments' sizes (N rows, D features) per run
+    "rows": ((4, 5), (40, 5)),
+    "features": ((4, 5), (4, 50)),
+}
+
+
+@check("rowwise_dot is vectorized (no loop over rows or features)", points=2,
+       zh="rowwise_dot 已向量化（不对行或特征做循环）", depends="rowwise_dot")
 def test_rowwise_vectorized(submission, rng):
-    sizes = (4, 40)
-    arg_sets = [(torch.randn(n, 5, generator=rng), torch.randn(n, 5, generator=rng)) for n in sizes]
+    shapes = [LOOPS["rows"][0], LOOPS["rows"][1], LOOPS["features"][1]]
+    arg_sets = [(torch.randn(n, d, generator=rng), torch.randn(n, d, generator=rng)) for n, d in shapes]
     runs = submission.probe(count_work, "rowwise_dot", *arg_sets, what="`rowwise_dot(a, b)`")
     for (a, b), run in zip(arg_sets, runs):
         if not holds_row_dots(run["value"], a, b):
             expect_rowwise(run["value"], a, b, f"`rowwise_dot(a{list(a.shape)}, b{list(b.shape)})`")
-    small, big = runs
-    grow = (sizes[1] - sizes[0]) // 2
-    if big["torch_calls"] - small["torch_calls"] >= grow:
-        fail("`rowwise_dot` made {small} torch calls for N={n_small} rows and {big} for N={n_big}: the work grows "
-             "with N, so a Python loop runs over the rows. Replace the loop by a few operations on the whole [N, D] "
-             "tensors.",
-             "`rowwise_dot` 在 N={n_small} 行时调用了 {small} 次 torch 函数，N={n_big} 时调用了 {big} 次："
-             "调用次数随 N 增长，说明有一个对行的 Python 循环。请改成对整个 [N, D] tensor 的几次运算。",
-             small=small["torch_calls"], big=big["torch_calls"], n_small=sizes[0], n_big=sizes[1], key="loop")
-    if big["lines"] - small["lines"] >= grow:
-        fail("`rowwise_dot` ran {small} lines of your file for N={n_small} rows and {big} for N={n_big}: a Python "
-             "loop (or comprehension) runs over the rows or their numbers. Replace the loop by a few operations on "
-             "the whole [N, D] tensors.",
-             "`rowwise_dot` 在 N={n_small} 行时执行了你文件中的 {small} 行代码，N={n_big} 时执行了 {big} 行："
-             "有一个对行（或其中数字）的 Python 循环或推导式。请改成对整个 [N, D] tensor 的几次运算。",
-             small=small["lines"], big=big["lines"], n_small=sizes[0], n_big=sizes[1], key="loop")
+    by_shape = dict(zip(shapes, runs))
+    for over, (few, many) in LOOPS.items():
+        small, big = by_shape[few], by_shape[many]
+        axis = 0 if over == "rows" else 1
+        if over == "rows":
+            sizes = dict(few=Text("N={n} rows", "N={n} 行", n=few[0]), many=Text("N={n}", "N={n} 行", n=many[0]),
+                         loop=Text("the rows", "行"))
+        else:
+            sizes = dict(few=Text("D={n} features", "D={n} 个特征", n=few[1]),
+                         many=Text("D={n}", "D={n} 个特征", n=many[1]), loop=Text("the features (columns)", "特征（列）"))
+        grow = (many[axis] - few[axis]) // 2
+        for measure, en, zh in (
+                ("torch_calls", "`rowwise_dot` made {small} torch calls for {few} and {big} for {many}",
+                 "`rowwise_dot` 在 {few} 时调用了 {small} 次 torch 函数，{many} 时调用了 {big} 次"),
+                ("lines", "`rowwise_dot` ran {small} lines of your file for {few} and {big} for {many}",
+                 "`rowwise_dot` 在 {few} 时执行了你文件中的 {small} 行代码，{many} 时执行了 {big} 行")):
+            if big[measure] - small[measure] >= grow:
+                fail(en + ": the work grows with them, so a Python loop (or comprehension) runs over {loop}. "
+                     "Replace it by a few operations on the whole [N, D] tensors: out[i] = the sum over j of "
+                     "a[i, j] * b[i, j], for every i at once.",
+                     zh + "：工作量随之增长，说明有一个对{loop}的 Python 循环（或推导式）。请改成对整个 [N, D] "
+                     "tensor 的几次运算：一次算出所有 i 的 out[i] = 对 j 求和 a[i, j] * b[i, j]。",
+                     small=small[measure], big=big[measure], **sizes,
+                     key="loop" if over == "rows" else "loop-features")

@@ -5,35 +5,42 @@ Every learner function runs through the `run` probe, which hands back the value,
 they are after the call (in-place updates, w.grad) and, when asked, how often a given helper was
 called. Autograd's own errors come back as the learner's errors and are explained with `explain`."""
 
+import contextlib
+
 import torch
 
 from grader.checking import (Text, check, describe, expect_close, expect_number, expect_tensor, explain, fail,
-                             patched, probe, tensor_info)
+                             is_number, matches, patched, probe, tensor_info)
 from grader.devices import expect_cpu_only
 from grader.gradients import expect_gradient
 
 # -- sandbox side ----------------------------------------------------------------------------
 
 
-@probe
-def run(module, name, args, count=None):
-    """Call module.<name>(*args). Returns the value, the args after the call, their .grad ("grads") and, with
-    `count`, "calls": how often module.<count> was called."""
-    fn = getattr(module, name)
-    grads = lambda: [getattr(a, "grad", None) for a in args]  # noqa: E731 - what backward left in the inputs
-    if count is None:
-        value = fn(*args)
-        return {"value": value, "args": list(args), "grads": grads()}
-    calls = [0]
-    original = getattr(module, count)
-
+def _counting(original, calls: list):
     def counted(*a, **k):
         calls[0] += 1
         return original(*a, **k)
+    return counted
 
-    with patched(module, module, count, counted):
+
+@probe
+def run(module, name, args, count=None):
+    """Call module.<name>(*args). Returns the value, the args after the call, their .grad ("grads"), how often
+    autograd was entered ("entries": backward, which Tensor.backward goes through too, and grad) and, with `count`,
+    "calls": how often module.<count> was called."""
+    fn = getattr(module, name)
+    grads = lambda: [getattr(a, "grad", None) for a in args]  # noqa: E731 - what backward left in the inputs
+    calls, entries = [0], {"backward": [0], "grad": [0]}
+    with contextlib.ExitStack() as stack:
+        for entry, counter in entries.items():
+            stack.enter_context(patched(module, torch.autograd, entry,
+                                        _counting(getattr(torch.autograd, entry), counter)))
+        if count is not None:
+            stack.enter_context(patched(module, module, count, _counting(getattr(module, count), calls)))
         value = fn(*args)
-    return {"value": value, "args": list(args), "calls": calls[0], "grads": grads()}
+    return {"value": value, "args": list(args), "calls": calls[0], "grads": grads(),
+            "entries": {entry: counter[0] for entry, counter in entries.items()}}
 
 
 # -- judge side ------------------------------------------------------------------------------
@@ -76,11 +83,6 @@ def draw_batches(rng, d=3, sizes=(4, 4, 2)):
 
 def param(rng, d=3) -> torch.Tensor:
     return torch.randn(d, generator=rng).requires_grad_(True)  # arrives in the sandbox as a leaf
-
-
-def close(a, b, rtol=1e-4, atol=1e-5) -> bool:
-    return isinstance(a, torch.Tensor) and a.shape == b.shape and torch.allclose(a.double(), b.double(), rtol=rtol,
-                                                                                  atol=atol)
 
 
 def same_storage(tensors) -> bool:
@@ -173,7 +175,7 @@ def test_accumulated_grad(submission, rng):
     what, reply = call(submission, "accumulated_grad", {"w": w, "batches": batches})
     grads = batch_grads(w, batches)
     value = reply["value"]
-    if close(value, grads[-1]):
+    if matches(value, grads[-1]):
         fail("{what} holds only the last batch's gradient: w.grad was cleared between batches. Here backward should "
              "add each batch's gradient to w.grad (gradient accumulation).",
              "{what} 只包含最后一个 batch 的梯度：batch 之间 w.grad 被清空了。这里应让 backward 把每个 batch 的梯度"
@@ -201,7 +203,7 @@ def test_per_batch_grads(submission, rng):
                  "两种做法任选其一：每次 backward 之前令 w.grad = None（backward 每次都会生成一个新 tensor）；"
                  "或者每次 backward 之前把 w.grad 清零，并追加它的副本 w.grad.clone()。")
     if same_storage(value):
-        if close(value[-1], sum(grads)):
+        if matches(value[-1], sum(grads)):
             fail("The {k} entries of {what} are one and the same tensor, w.grad itself, and it holds the sum of all "
                  "the batches' gradients: w.grad was never cleared, and the list holds w.grad itself, not copies. "
                  "Both need fixing. {fixes}",
@@ -212,7 +214,7 @@ def test_per_batch_grads(submission, rng):
              "value. {fixes}", "{what} 的 {k} 个元素是同一个 tensor（就是 w.grad 本身），所以都显示它最后的值。{fixes}",
              what=what, k=len(value), fixes=fixes, key="grad-not-copied")
     running = torch.cumsum(torch.stack(grads), dim=0)
-    if all(close(g, r) for g, r in zip(value, running)):
+    if all(matches(g, r) for g, r in zip(value, running)):
         fail("Entry k of {what} is the sum of the gradients of batches 0..k: gradients accumulate across backward "
              "calls. Clear w.grad (w.grad.zero_() or w.grad = None) before each backward.",
              "{what} 的第 k 个元素是第 0..k 个 batch 梯度之和：多次调用 backward 时梯度会累加。"
@@ -249,23 +251,34 @@ def test_two_losses_grads(submission, rng):
              "backward. Keep a copy of it (clone) before running the second backward.",
              "{what} 的 grad_a 和 grad_b 是同一个 tensor（w.grad），所以 grad_a 被第二次 backward 覆盖了。"
              "在第二次 backward 之前保存它的副本（clone）。", what=what, key="grad-not-copied")
-    if close(grad_a, eb) and close(grad_b, ea):
+    if matches(grad_a, eb) and matches(grad_b, ea):
         swapped(what, Text("(grad_a, grad_b), the gradient of loss_a = h.mean() first",
                            "(grad_a, grad_b)，即先返回 loss_a = h.mean() 的梯度"))
-    if close(grad_b, ea + eb) and not close(grad_b, eb):
+    if matches(grad_b, ea + eb) and not matches(grad_b, eb):
         fail("grad_b of {what} is dloss_a/dw + dloss_b/dw: gradients accumulate in w.grad across backward calls. "
              "Clear w.grad between the two backward calls.",
              "{what} 的 grad_b 等于 dloss_a/dw + dloss_b/dw：多次 backward 时梯度会在 w.grad 中累加。"
              "在两次 backward 之间清空 w.grad。", what=what, key="grad-not-cleared")
     expect_gradient(grad_a, ea, "w", of="loss_a", atol=GRAD_ATOL)
     expect_gradient(grad_b, eb, "w", of="loss_b", atol=GRAD_ATOL)
+    if reply["entries"]["grad"]:
+        fail("{what} gives the right gradients, but {n} of them were not computed by backward: torch.autograd.grad "
+             "returns a gradient without back-propagating into w.grad. The statement asks each loss to be "
+             "back-propagated with loss.backward() (retain_graph=True on the first), reading w.grad after each.",
+             "{what} 的梯度是对的，但其中 {n} 个不是由 backward 算出的：torch.autograd.grad 只返回梯度，不会反向传播进 "
+             "w.grad。题目要求对每个损失都用 loss.backward() 反向传播（第一次加 retain_graph=True），每次之后读取 w.grad。",
+             what=what, n=reply["entries"]["grad"], key="not-by-backward")
+    if reply["entries"]["backward"] < 2:
+        fail("{what} gives the right gradients with {n} backward call(s) for two losses: back-propagate each loss on "
+             "its own, loss_a.backward(retain_graph=True) then loss_b.backward(), reading w.grad after each.",
+             "{what} 的梯度是对的，但两个损失只调用了 {n} 次 backward：请对每个损失各自反向传播，先 "
+             "loss_a.backward(retain_graph=True) 再 loss_b.backward()，每次之后读取 w.grad。", what=what,
+             n=reply["entries"]["backward"], key="one-backward-for-two-losses")
     if reply["grads"][1] is None:
         fail("{what} gives the right gradients, but w.grad is still None afterwards: they were not computed by "
-             "backward (torch.autograd.grad returns gradients without storing them). Compute both with "
-             "loss.backward() and read w.grad, as the statement asks.",
-             "{what} 的梯度是对的，但之后 w.grad 仍是 None：它们不是由 backward 算出的（torch.autograd.grad 返回梯度，"
-             "但不会存进 .grad）。请按题目要求，两次都用 loss.backward() 计算，再读取 w.grad。",
-             what=what, key="not-by-backward")
+             "backward. Compute both with loss.backward() and read w.grad, as the statement asks.",
+             "{what} 的梯度是对的，但之后 w.grad 仍是 None：它们不是由 backward 算出的。请按题目要求，两次都用 "
+             "loss.backward() 计算，再读取 w.grad。", what=what, key="not-by-backward")
 
 
 # -- backward(gradient=v) --------------------------------------------------------------------
@@ -285,7 +298,7 @@ def test_weighted_grad(submission, rng):
     # sum(v * y) rather than grad_outputs=v: the latter imports sympy (about 2 s) in this fresh process
     expected = torch.autograd.grad(((x64 ** 3 - 2 * x64) * v.double()).sum(), x64)[0]
     unweighted = 3 * x64.detach() ** 2 - 2
-    if close(value, unweighted) and not close(unweighted, expected):
+    if matches(value, unweighted) and not matches(unweighted, expected):
         fail("{what} ignores v: it is the gradient of y.sum(), as if every weight were 1. Pass v to backward "
              "(gradient=v).", "{what} 忽略了 v：它是 y.sum() 的梯度，相当于所有权重都是 1。把 v 传给 backward（gradient=v）。",
              what=what, key="ignores-v")
@@ -316,7 +329,7 @@ def test_sgd_step_update(submission, rng):
              "{what} 之后 w 不再 requires_grad：下一步训练就无法计算它的梯度。不要关闭 requires_grad；"
              "改为在更新时使用 torch.no_grad()。", what=what, key="requires-grad-switched-off")
     expected = w.detach().double() - lr * grad_of(lambda w64: batch_loss(w64, x, y), w)
-    if close(w_after, w.detach()):
+    if matches(w_after, w.detach()):
         fail("{what} left the caller's w unchanged: the step must change w itself, in place, under torch.no_grad(). "
              "(`w = w - lr * w.grad` only makes a new tensor, not a leaf, with a grad_fn, and leaves w as it was.)",
              "{what} 没有改变调用者的 w：这一步必须在 torch.no_grad() 下原地修改 w 本身。"
@@ -333,7 +346,7 @@ def test_sgd_step_cleanup(submission, rng):
     w_after = reply["args"][0]
     grad = tensor_info(w_after).get("grad")
     if grad is not None and grad.abs().max() > 0:
-        if close(w_after, w.detach()):
+        if matches(w_after, w.detach()):
             fail("After {what}, the caller's w.grad still holds the gradient, and w itself did not change: the update "
                  "(and any clearing after it) went to another tensor named w. Was w rebound by `w = w - ...`?",
                  "{what} 之后，调用者的 w.grad 仍然保存着梯度，而且 w 本身也没变：更新（以及之后的清空）作用在了另一个"
@@ -343,8 +356,8 @@ def test_sgd_step_cleanup(submission, rng):
              "{what} 之后 w.grad 仍然保存着梯度：下一次 backward 会在它上面累加。更新之后清空它（w.grad.zero_() 或 "
              "w.grad = None）。", what=what, key="grad-not-cleared")
     value, before = reply["value"], float(batch_loss(w.detach().double(), x, y))
-    if isinstance(w_after, torch.Tensor) and isinstance(value, float) and abs(value - before) > 1e-4 * abs(before) \
-            and abs(value - float(batch_loss(w_after.detach().double(), x, y))) <= 1e-5 * max(1.0, abs(value)):
+    if isinstance(w_after, torch.Tensor) and is_number(value, float) and not matches(value, before, atol=0) \
+            and matches(value, float(batch_loss(w_after.detach().double(), x, y)), rtol=1e-5, atol=1e-5):
         fail("{what} returned {got:.6g}, the loss of the updated w; expected {want:.6g}, the loss before the step: "
              "return the loss the step's forward computed (loss.item()), not a loss computed again after the update.",
              "{what} 返回了 {got:.6g}，这是更新后的 w 的损失；应为 {want:.6g}，即这一步之前的损失：请返回这一步 forward "

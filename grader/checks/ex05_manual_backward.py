@@ -5,8 +5,8 @@ reduction='sum'), so the expected loss, gradients and factor-N diagnoses follow 
 
 import torch
 
-from grader.checking import Text, check, expect_close, expect_tensor, fail, joined, machine_derivatives, probe, \
-    variant, verbatim
+from grader.checking import (Text, check, expect_close, expect_tensor, fail, joined, machine_derivatives, matches,
+                             probe, variant, verbatim)
 from grader.gradients import autograd_gradient, expect_gradient, numerical_gradient
 
 BATCHES = (8, 1, 50)  # one sample too: a sum and a mean agree there, a squeeze() does not keep [1, 1]
@@ -81,7 +81,7 @@ def test_mse_loss(submission, rng):
         fail("mse_loss should return one number (a scalar tensor), got shape {shape}: did you forget the .{how}()?",
              "mse_loss 应返回一个数（标量 tensor），实际形状为 {shape}：是不是忘了 .{how}()？",
              shape=list(loss.shape), how=verbatim(reduction()), key="loss-not-reduced")
-    if reduction() == "mean" and torch.allclose(loss.reshape(()), ((y_pred - y) ** 2).sum() / 7, rtol=1e-5):
+    if reduction() == "mean" and matches(loss.reshape(()), ((y_pred - y) ** 2).sum() / 7, rtol=1e-5, atol=1e-8):
         fail("mse_loss(y_pred, y) divides the sum of squared errors by N - 1 (7 for 8 samples): that is the unbiased "
              "variance's correction, not a mean. The MSE divides by N: .mean().",
              "mse_loss(y_pred, y) 把平方误差之和除以了 N - 1（8 个样本时是 7）：这是无偏方差的修正，不是平均值。"
@@ -134,11 +134,6 @@ def _one(grad):
     return grad.reshape(1) if isinstance(grad, torch.Tensor) and grad.numel() == 1 else grad
 
 
-def _close(value, expected) -> bool:
-    return isinstance(value, torch.Tensor) and value.numel() == 1 and \
-        torch.allclose(value.double().reshape(1), expected, rtol=1e-4, atol=1e-6)
-
-
 @check("dw matches autograd and finite differences", points=3, zh="dw 与 autograd 和有限差分一致")
 def test_dw(submission, rng):
     expect_grads(submission, rng, 0)
@@ -155,20 +150,22 @@ def expect_grads(submission, rng, which: int):
     for n in BATCHES:
         (x, y, w, b), grads = _grads(submission, rng, n)
         expected = autograd_gradient(loss_of(x, y), [w, b])
-        if _close(grads[0], expected[1]) and _close(grads[1], expected[0]) and not _close(grads[0], expected[0]):
+        if matches(_one(grads[0]), expected[1]) and matches(_one(grads[1]), expected[0]) \
+                and not matches(_one(grads[0]), expected[0]):
             fail("linear_grads returned (db, dw): its first value is d loss/d b and its second d loss/d w. "
                  "Return them in the order (dw, db).",
                  "linear_grads 返回的是 (db, dw)：第一个值是 d loss/d b，第二个是 d loss/d w。请按 (dw, db) 的顺序返回。",
                  key="swapped")
         error = (w * x + b - y).detach()
-        if which == 0 and n > 1 and _close(grads[0], (2 * error.mean() * x.mean()).double().reshape(1)) \
-                and not _close(grads[0], expected[0]):
+        if which == 0 and n > 1 and matches(_one(grads[0]), (2 * error.mean() * x.mean()).double().reshape(1)) \
+                and not matches(_one(grads[0]), expected[0]):
             fail("dw equals 2 * mean(error) * mean(x), a product of two means; the gradient is the mean of the "
                  "products, 2 * mean(error * x): each sample's error goes with its own x.",
                  "dw 等于 2 * mean(error) * mean(x)，是两个平均值的乘积；梯度应是乘积的平均值 2 * mean(error * x)："
                  "每个样本的误差要乘以它自己的 x。", key="product-of-means")
-        if n > 1 and isinstance(grads[which], torch.Tensor) and _close(grads[which] * (n - 1) / n, expected[which]) \
-                and not _close(grads[which], expected[which]):
+        if n > 1 and isinstance(grads[which], torch.Tensor) \
+                and matches(_one(grads[which] * (n - 1) / n), expected[which]) \
+                and not matches(_one(grads[which]), expected[which]):
             fail("{name} is the gradient times N / (N - 1) ({n} / {m}): it divides by N - 1 instead of N. The loss is "
                  "a mean over the N samples, so its gradient divides by N.",
                  "{name} 等于梯度乘以 N / (N - 1)（{n} / {m}）：它除以的是 N - 1 而不是 N。损失是 N 个样本的平均，"

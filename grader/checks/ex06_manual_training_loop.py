@@ -10,14 +10,17 @@ w and b per step) on judge-drawn data, for the checks and for plots.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
+import types
 
 import torch
 from torch.overrides import TorchFunctionMode
 
-from grader.checking import (Text, check, describe, fail, learner_error, probe, record_curve, relation,
-                             relation_cause, relation_key, relation_text, tensor_info, verbatim, where)
+from grader.checking import (Text, check, describe, fail, fail_raised, is_number, learner_call, matches, patched,
+                             probe, record_curve, relation, relation_cause,
+                             relation_key, relation_text, tensor_info, verbatim)
 from grader.devices import expect_cpu_only
 
 EPOCHS = 300  # what the README promises the checks pass to train()
@@ -106,27 +109,9 @@ def _grad_size(t: torch.Tensor) -> float | None:
         return None if g is None else float(g.detach().abs().max()) if g.numel() else 0.0
 
 
-def _learner_frame(exc: BaseException, module):
-    """The innermost frame of the learner's code in the exception's traceback."""
-    tb, frame = exc.__traceback__, None
-    while tb is not None:
-        if tb.tb_frame.f_globals is module.__dict__:
-            frame = tb.tb_frame
-        tb = tb.tb_next
-    return frame
-
-
-def _error_info(exc: BaseException, module, backwards: int) -> dict:
-    """The learner's exception as data, with the state of w and b where it was raised and how many
-    backward passes had run in that call."""
-    info = {**learner_error(exc, module), "locals": {}, "backwards": backwards}
-    frame = _learner_frame(exc, module)
-    for name in PARAMS:
-        value = frame.f_locals.get(name) if frame is not None else None
-        if isinstance(value, torch.Tensor):
-            with torch._C.DisableTorchFunction():
-                info["locals"][name] = {"is_leaf": bool(value.is_leaf), "requires_grad": bool(value.requires_grad)}
-    return info
+def _error_info(error: dict, backwards: int) -> dict:
+    """The learner's error (learner_call's), with how many backward passes had run in that call."""
+    return {**error, "backwards": backwards}
 
 
 def _value(t) -> torch.Tensor | None:
@@ -175,25 +160,45 @@ def run_steps(module, x, y, w0, b0, lr, steps):
 
     torch.optim.Optimizer.__init__ = recording_init
     try:
-        _run_steps(module, x, y, w, b, lr, steps, watch, log)
+        with contextlib.ExitStack() as stack:
+            for owner, name in _functional_optim():  # torch.optim's update functions, e.g. torch.optim.sgd.sgd
+                stack.enter_context(patched(module, owner, name, _recording(getattr(owner, name), made)))
+            _run_steps(module, x, y, w, b, lr, steps, watch, log)
     finally:
         torch.optim.Optimizer.__init__ = original_init
     log["optimizers"] = made
     return log
 
 
+def _functional_optim() -> list:
+    """(module, name) of each update function torch.optim's modules define (sgd, adam, _multi_tensor_sgd...): the
+    optimizer's work without an optimizer object."""
+    found = []
+    for module_name, owner in list(sys.modules.items()):
+        if module_name.startswith("torch.optim.") and owner is not None:
+            found += [(owner, name) for name, value in vars(owner).items()
+                      if isinstance(value, types.FunctionType) and value.__module__ == module_name
+                      and name.lstrip("_")[:1].islower() and "lr_scheduler" not in module_name]
+    return found
+
+
+def _recording(function, made):
+    def recorded(*args, **kwargs):
+        made.append(f"{function.__module__}.{function.__name__}")
+        return function(*args, **kwargs)
+    return recorded
+
+
 def _run_steps(module, x, y, w, b, lr, steps, watch, log):
     for _ in range(steps):
         before = {"w": _value(w), "b": _value(b)}
         done = len(watch.grads_before)
-        try:
-            with watch:
-                loss, local = _call_keeping_locals(module.train_step, (x, y, w, b, lr))
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # explained by the judge
-            log["error"] = _error_info(exc, module, len(watch.grads_before) - done)
+        with watch:
+            returned, error = learner_call(module, _call_keeping_locals, module.train_step, (x, y, w, b, lr))
+        if error:  # explained by the judge
+            log["error"] = _error_info(error, len(watch.grads_before) - done)
             break
+        loss, local = returned
         computed = {n: _value(local.get(n)) for n in PARAMS}
         log["steps"].append({"loss": loss, "before": before, "w": _state(w), "b": _state(b),
                              "computed": {n: v if v is not None else _value(p) for (n, v), p in
@@ -201,7 +206,7 @@ def _run_steps(module, x, y, w, b, lr, steps, watch, log):
                              "rebound": [n for n, p in zip(PARAMS, (w, b)) if local.get(n) is not p]})
     log["grads_before"] = watch.grads_before
     log["data_used"] = [n for n in PARAMS if n in watch.data_used]
-    if not isinstance(log["LR"], (int, float)) or isinstance(log["LR"], bool):
+    if not is_number(log["LR"], (int, float)):
         log["LR"] = None
 
 
@@ -247,13 +252,11 @@ def _observe_train(module, x, y, epochs):
     torch.autograd.backward, torch.autograd.grad = backward, grad
     out = {"result": None, "error": None}
     try:
-        out["result"] = module.train(x, y, epochs)
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # explained by the judge
-        out["error"] = _error_info(exc, module, len(seen["losses"]))
+        out["result"], error = learner_call(module, module.train, x, y, epochs)
     finally:
         torch.autograd.backward, torch.autograd.grad = real_backward, real_grad
+    if error:  # explained by the judge
+        out["error"] = _error_info(error, len(seen["losses"]))
     out.update(seen)
     out["w"], out["b"] = _param_history(seen["params"], out["result"])
     return out
@@ -293,7 +296,7 @@ def training_trace(module, x, y, epochs=EPOCHS):
     losses = seen["losses"]
     result = seen["result"]
     if not losses and isinstance(result, (tuple, list)) and len(result) == 3 and isinstance(result[2], list):
-        losses = [float(v) for v in result[2] if isinstance(v, (int, float, torch.Tensor))]
+        losses = [float(v) for v in result[2] if is_number(v, (int, float), tensor=True)]
     return {"losses": losses, "w": seen["w"], "b": seen["b"]}
 
 
@@ -325,19 +328,16 @@ GRAD_NONE_FIRST = Text("w.grad is None until the first backward: zero the gradie
 def explain_error(err: dict, fn: str):
     """Fail with the learner's exception turned into its likely cause (only a cause the evidence supports)."""
     msg = err["message"]
-    said = Text("{fn} raised {type}: {msg}{where}.", "{fn} 抛出了 {type}：{msg}{where}。", fn=fn, type=err["type"],
-                msg=verbatim(msg.splitlines()[0][:200].rstrip(".") if msg else ""),
-                where=where(err))
     state = err["locals"].get("w") or err["locals"].get("b") or {}
     for needle, key, cause in ERRORS:
         if needle in msg:
-            fail(said + Text(" {c}", "{c}", c=cause), key=key)
+            fail_raised(err, fn, cause, key=key)
     if "NoneType" in msg and state:
         if not state["is_leaf"]:
-            fail(said + Text(" {c}", "{c}", c=NOT_A_LEAF), key="not-a-leaf")
+            fail_raised(err, fn, NOT_A_LEAF, key="not-a-leaf")
         if err["backwards"] == 0:
-            fail(said + Text(" {c}", "{c}", c=GRAD_NONE_FIRST), key="zero-grad-before-first-backward")
-    fail(said, key=f"raised-{err['type']}")
+            fail_raised(err, fn, GRAD_NONE_FIRST, key="zero-grad-before-first-backward")
+    fail_raised(err, fn)
 
 
 def steps_of(submission, rng, steps: int):
@@ -385,32 +385,32 @@ def test_step_returns_loss(submission, rng):
         fail("train_step returned {got}, not a Python float: return loss.item().",
              "train_step 返回的是{got}，而不是 Python float：请返回 loss.item()。", got=describe(loss),
              key="not-a-float")
-    if isinstance(loss, bool) or not isinstance(loss, (int, float)):
+    if not is_number(loss, (int, float)):
         fail("train_step should return the loss as a Python float (loss.item()), got {got}.",
              "train_step 应以 Python float 返回损失（loss.item()），实际得到 {got}。", got=describe(loss),
              key="not-a-float")
     want = float(mse64(x, y)(w0.double(), b0.double()))
-    if abs(loss - want) <= 1e-4 * abs(want) + 1e-6:
+    if matches(loss, want):
         return
     computed = log["steps"][0]["computed"]
     after = float(mse64(x, y)(computed["w"], computed["b"])) if None not in computed.values() else math.nan
-    if abs(loss - after) <= 1e-4 * abs(after) + 1e-6:
+    if matches(loss, after):
         fail("train_step returned {got}, the loss after the update; expected {want}, the loss of this step's "
              "forward pass (before the update).",
              "train_step 返回了 {got}，这是更新之后的损失；应返回 {want}，即本步前向传播（更新之前）的损失。",
              got=fmt(loss), want=fmt(want), key="loss-after-update")
-    if abs(loss - len(x) * want) <= 1e-4 * len(x) * abs(want):
+    if matches(loss, len(x) * want, atol=0):
         fail("train_step returned the loss {got}, expected the mean squared error {want}: {n} times larger, "
              "a sum where the mean belongs?",
              "train_step 返回的损失是 {got}，应为均方误差 {want}：大了 {n} 倍，是不是把 mean 写成了 sum？",
              got=fmt(loss), want=fmt(want), n=len(x), key="factor-N")
-    if math.isclose(loss, want / 2, rel_tol=1e-4):
+    if matches(loss, want / 2, atol=0):
         fail("train_step returned the loss {got}, half the mean squared error {want}: is there a 1/2 in the loss? "
              "The loss is mean((w * x + b - y) ** 2), with no 1/2.",
              "train_step 返回的损失是 {got}，只有均方误差 {want} 的一半：损失里是不是多了 1/2？"
              "损失是 mean((w * x + b - y) ** 2)，没有 1/2。", got=fmt(loss), want=fmt(want), key="factor-0.5")
     flat = w0 * x.reshape(1, -1) + b0  # y_pred of shape [N] against y of shape [N, 1]
-    if math.isclose(loss, float(((flat.double() - y.double()) ** 2).mean()), rel_tol=1e-4):
+    if matches(loss, float(((flat.double() - y.double()) ** 2).mean()), atol=0):
         fail("train_step returned the loss {got}, expected {want}: y_pred has shape [N] while y has shape [N, 1], so "
              "y_pred - y broadcasts to [N, N]. `x @ w` with w of shape [1], or a squeeze(), drops the column; "
              "w * x + b keeps [N, 1].",
@@ -463,7 +463,7 @@ STEP_CAUSES = {
 
 def expect_step(change: float, expected: float, name: str, *, n: int, lr: float, LR, grad_after, version: int):
     """Fail unless one step changed `name` by `expected` (= -lr * gradient); name the likely cause."""
-    if math.isclose(change, expected, rel_tol=1e-3, abs_tol=1e-5):
+    if matches(change, expected, rtol=1e-3, atol=1e-5):
         return
     said = Text("One train_step changed {name} by {got}, expected -lr * d loss/d {name} = {want}.",
                 "一次 train_step 让 {name} 变化了 {got}，应为 -lr * d loss/d {name} = {want}。",
@@ -476,7 +476,7 @@ def expect_step(change: float, expected: float, name: str, *, n: int, lr: float,
                              "请在更新之后再清零。", name=name), key="zeroed-before-update")
         fail(said + Text(" The step did not update {name}.", "这一步没有更新 {name}。", name=name),
              key="parameter-not-updated")
-    if LR is not None and LR != lr and math.isclose(change, expected * LR / lr, rel_tol=1e-3, abs_tol=1e-6):
+    if LR is not None and LR != lr and matches(change, expected * LR / lr, rtol=1e-3):
         fail(said + Text(" That is a step with LR = {LR:g}, not with the lr = {lr:.4g} train_step was given: use "
                          "its `lr` argument (train passes LR to it).",
                          "这是用 LR = {LR:g} 走的一步，而不是传给 train_step 的 lr = {lr:.4g}：请使用参数 `lr`"
@@ -526,8 +526,8 @@ def test_grads_zeroed(submission, rng):
             total[name] += fresh
             if k == 1:
                 scale[name] = change / fresh if fresh else 1.0
-            elif math.isclose(change, scale[name] * total[name], rel_tol=1e-3, abs_tol=1e-5) \
-                    and not math.isclose(change, scale[name] * fresh, rel_tol=1e-3, abs_tol=1e-5):
+            elif matches(change, scale[name] * total[name], rtol=1e-3, atol=1e-5) \
+                    and not matches(change, scale[name] * fresh, rtol=1e-3, atol=1e-5):
                 fail("Step {k} moved {name} by {got}, the sum of the steps of all {k} gradients so far, where the "
                      "gradient at the start of that step gives {want}: the gradients accumulate. Zero w.grad and "
                      "b.grad every step.",
@@ -546,10 +546,13 @@ def test_no_data(submission, rng):
              "请在 `with torch.no_grad():` 下更新（{name} -= lr * {name}.grad）。",
              name=log["data_used"][0], key="data-update")
     if log["optimizers"]:
-        fail("train_step creates a torch.optim.{name}: this exercise writes the update by hand (under "
-             "`with torch.no_grad():`, w -= lr * w.grad), without torch.optim.",
-             "train_step 创建了 torch.optim.{name}：本题要求手写参数更新（在 `with torch.no_grad():` 下执行 "
-             "w -= lr * w.grad），不使用 torch.optim。", name=verbatim(log["optimizers"][0]), key="optimizer-used")
+        name = log["optimizers"][0]
+        fail("train_step {uses}: this exercise writes the update by hand (under `with torch.no_grad():`, "
+             "w -= lr * w.grad), without torch.optim.",
+             "train_step {uses}：本题要求手写参数更新（在 `with torch.no_grad():` 下执行 w -= lr * w.grad），"
+             "不使用 torch.optim。", uses=Text("calls torch.optim's update function `{name}`", "调用了 torch.optim 的更新函数 "
+                                                "`{name}`", name=verbatim(name)) if "." in name else
+             Text("creates a torch.optim.{name}", "创建了 torch.optim.{name}", name=verbatim(name)), key="optimizer-used")
     expect_an_update(log)
 
 
@@ -630,7 +633,7 @@ def test_train_returns(submission, rng):
             fail("losses holds loss tensors that keep every step's graph alive: record loss.item() instead.",
                  "losses 里存的是 loss tensor，会让每一步的计算图都留在内存里：请记录 loss.item()。",
                  key="loss-tensor-returned")
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
+        if not is_number(v, (int, float)):
             fail("losses should hold Python floats (loss.item()), found {got}.",
                  "losses 里应该是 Python float（loss.item()），却发现了{got}。", got=describe(v), key="not-a-float")
     leaf = lambda: torch.zeros(1).requires_grad_(True)  # noqa: E731 - w, b as the caller holds them
@@ -647,7 +650,7 @@ def _effective_lr(x, y, seen) -> float | None:
     if abs(gw) < 1e-6 or abs(gb) < 1e-6:
         return None
     lr_w, lr_b = -(ws[1] - ws[0]) / gw, -(bs[1] - bs[0]) / gb
-    return lr_w if math.isclose(lr_w, lr_b, rel_tol=1e-2) else None
+    return lr_w if matches(lr_w, lr_b, rtol=1e-2, atol=0) else None
 
 
 def _converges(x, y, lr: float) -> bool:

@@ -19,7 +19,8 @@ from contextlib import nullcontext
 
 import torch
 
-from grader.checking import Text, check, describe, expect_close, expect_tensor, fail, patched, probe, variant, verbatim
+from grader.checking import (Text, check, describe, expect_close, expect_tensor, fail, matches, patched, probe, variant,
+                             verbatim)
 from grader.gradients import autograd_gradient, expect_gradient, numerical_jacobian
 
 NAMES = ("x", "weight", "bias")
@@ -335,12 +336,7 @@ def test_backward_shapes(submission, rng):
 def _ones_vjp_match(grad, tensors, index):
     """True when `grad` is what backward gives with grad_output replaced by ones (the chain rule's first factor dropped)."""
     ones = autograd_gradient(lambda *t: reference(*t).sum(), tensors)[index]
-    return torch.allclose(grad.double(), ones, rtol=1e-4, atol=1e-6)
-
-
-def _close(grad, want) -> bool:
-    return isinstance(grad, torch.Tensor) and grad.shape == want.shape and \
-        torch.allclose(grad.double(), want, rtol=1e-4, atol=1e-6)
+    return matches(grad, ones)
 
 
 @check("backward's gradients match finite differences and autograd (float64)", points=2,
@@ -356,21 +352,21 @@ def test_backward_values(submission, rng):
         comparable = [i for i, (grad, t) in enumerate(zip(grads, tensors))
                       if isinstance(grad, torch.Tensor) and grad.shape == t.shape]
         judged += len(comparable)
-        if all(_close(grads[i], expected[i]) for i in comparable):
+        if all(matches(grads[i], expected[i]) for i in comparable):
             continue
         jacobians = numerical_jacobian(lambda *t: submission.probe(forward_values, "LinearFunction", list(t)), tensors)
         numerical = [(g.reshape(-1) @ jac).reshape(t.shape) for jac, t in zip(jacobians, tensors)]
-        forward_ok = all(torch.allclose(a, b, rtol=1e-4, atol=1e-5) for a, b in zip(numerical, expected))
+        forward_ok = all(matches(a, b, atol=1e-5) for a, b in zip(numerical, expected))
         for i in comparable:
             name, grad = NAMES[i], grads[i]
-            if _close(grad, expected[i]):
+            if matches(grad, expected[i]):
                 continue
             if _ones_vjp_match(grad, tensors, i):
                 fail("grad_{name} is the gradient you would get for grad_output = all ones: backward must multiply by "
                      "grad_output (chain rule: dL/d input = grad_output times d out/d input).",
                      "grad_{name} 相当于 grad_output 全为 1 时的结果：backward 必须乘上 grad_output"
                      "（链式法则：dL/d input = grad_output 乘以 d out/d input）。", name=name, key="grad-output-ignored")
-            if not forward_ok and _close(grad, numerical[i]):
+            if not forward_ok and matches(grad, numerical[i]):
                 fail("grad_{name} matches finite differences of your forward, but your forward is not {formula}: "
                      "fix forward (see the forward check), then backward to match it.",
                      "grad_{name} 与对你的 forward 做有限差分的结果一致，但你的 forward 并不是 {formula}："
@@ -482,11 +478,11 @@ def test_fake_quantize(submission, rng):
                               what=Text("{call} in a loss", "损失中的 {call}", call=call))
     q_expected = torch.round(x / step) * step
     q = expect_tensor(result["q"], call, shape=[10], floating=True)
-    if not torch.allclose(q, q_expected, atol=1e-5) and torch.allclose(q * step, q_expected, atol=1e-5):
+    if not matches(q, q_expected, rtol=1e-5, atol=1e-5) and matches(q * step, q_expected, rtol=1e-5, atol=1e-5):
         fail("{call} returned round(x / step), the number of steps: multiply it back by step to get a value on the "
              "scale of x.",
              "{call} 返回的是 round(x / step)，即步数：要再乘回 step，才能回到 x 的尺度。", call=call, key="no-rescale")
-    if torch.allclose(q, torch.round(x), atol=1e-5) and not torch.allclose(q, q_expected, atol=1e-5):
+    if matches(q, torch.round(x), rtol=1e-5, atol=1e-5) and not matches(q, q_expected, rtol=1e-5, atol=1e-5):
         fail("{call} rounded to integers: divide by step, round, then multiply by step.",
              "{call} 取整到了整数：应先除以 step，取整，再乘回 step。", call=call, key="rounds-to-integers")
     expect_close(q, q_expected, call, rtol=1e-5, atol=1e-5, hints={

@@ -9,12 +9,11 @@ scheduler, so a mistake in make_optimizer or make_scheduler costs only their che
 compares with torch's own optimizers and schedulers, run here on the same data.
 """
 
-import math
 
 import torch
 import torch.nn.functional as F
 
-from grader.checking import Text, check, describe, expect_close, fail, probe, record_curve, tensor_info
+from grader.checking import Text, check, describe, expect_close, fail, is_number, matches, probe, record_curve, tensor_info
 
 IMPLEMENTATION_ONLY = {"foreach", "fused", "capturable", "differentiable"}  # how, not what, an optimizer computes
 GIVEN = ("lr", "momentum", "weight_decay")
@@ -115,7 +114,7 @@ def instrumented_training(module, state, batches, setup):
         return step(*args, **kwargs)
 
     def sched_spy(*args, **kwargs):
-        events.append(["scheduler.step", None, lr()])
+        events.append(["scheduler.step", "given" if args or kwargs else None, lr()])  # step(epoch): a number given
         return sched_step(*args, **kwargs)
 
     def batch_loss(model, inputs, output):
@@ -198,8 +197,7 @@ def reference_hyper(kind, hyper):
 def _same(got, want) -> bool:
     if isinstance(want, bool) or want is None or isinstance(want, (list, str)):
         return got == want
-    return isinstance(got, (int, float)) and not isinstance(got, bool) and \
-        math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-12)
+    return matches(got, want, rtol=1e-6, atol=1e-12) and not isinstance(got, torch.Tensor)
 
 
 def expect_optimizer(info, kind, given):
@@ -292,19 +290,19 @@ def expect_schedule(result, expected, call, causes):
              call=call, got=code(result["type"]), key="not-a-scheduler")
     lrs = result["lrs"]
     got, want = torch.tensor(lrs, dtype=torch.float64), torch.tensor(expected, dtype=torch.float64)
-    if torch.allclose(got, want, rtol=1e-6, atol=1e-10):
+    if matches(got, want, rtol=1e-6, atol=1e-10):
         return
     seen = Text("expected per epoch {want}; yours {got}", "每个 epoch 的期望值 {want}；你的 {got}",
                 want=numbers(expected), got=numbers(lrs))
     for cause, key in causes:
         fail("With {call}, the learning rates differ from the statement's ({seen}). {cause}",
              "使用 {call} 时，学习率与题目要求不同（{seen}）。{cause}", call=call, seen=seen, cause=cause, key=key)
-    if torch.allclose(got, got[0].expand_as(got)):
+    if matches(got, got[0].expand_as(got)):
         fail("With {call}, the learning rate never changed over {n} epochs (stayed {lr:.4g}): {seen}. Is the "
              "scheduler built on the optimizer it was given?",
              "使用 {call} 时，学习率在 {n} 个 epoch 中从未改变（一直是 {lr:.4g}）：{seen}。调度器是基于传入的优化器创建的吗？",
              call=call, n=len(lrs), lr=lrs[0], seen=seen, key="scheduler-constant")
-    bad = next(i for i in range(len(lrs)) if not math.isclose(lrs[i], expected[i], rel_tol=1e-6, abs_tol=1e-10))
+    bad = next(i for i in range(len(lrs)) if not matches(lrs[i], expected[i], rtol=1e-6, atol=1e-10))
     fail("With {call}, the learning rate in epoch {epoch} should be {want:.4g}, got {got:.4g} ({seen}).",
          "使用 {call} 时，第 {epoch} 个 epoch 的学习率应为 {want:.4g}，实际为 {got:.4g}（{seen}）。",
          call=call, epoch=bad + 1, want=expected[bad], got=lrs[bad], seen=seen, key="wrong-schedule")
@@ -438,20 +436,29 @@ def test_train_scheduler(submission, rng):
     expected = _expected_lrs(setup["sched"], epochs, setup["step_size"], setup["gamma"], setup["lr"])
     for i, lr in enumerate(lrs):
         epoch = i // nb
-        if math.isclose(lr, expected[epoch], rel_tol=1e-6):
+        if matches(lr, expected[epoch], rtol=1e-6):
             continue
-        if epoch + 1 < epochs and math.isclose(lr, expected[epoch + 1], rel_tol=1e-6):
+        if epoch + 1 < epochs and matches(lr, expected[epoch + 1], rtol=1e-6):
             fail("In epoch {epoch} the optimizer already used the learning rate of epoch {next} ({lr:.4g} instead of "
                  "{want:.4g}): `scheduler.step()` runs before the epoch's training; call it at the end of the epoch, "
                  "after the optimizer steps.",
                  "第 {epoch} 个 epoch 中优化器已经用上了第 {next} 个 epoch 的学习率（{lr:.4g}，应为 {want:.4g}）："
                  "`scheduler.step()` 在该 epoch 训练之前就执行了；请在 epoch 结束、`optimizer.step()` 之后调用它。",
                  epoch=epoch + 1, next=epoch + 2, lr=lr, want=expected[epoch], key="scheduler-before-epoch")
-        fail("Batch {i} (epoch {epoch}) trained with the learning rate {lr:.4g}, expected {want:.4g}: step the "
-             "scheduler once at the end of each epoch.",
-             "第 {i} 个 batch（第 {epoch} 个 epoch）使用的学习率为 {lr:.4g}，应为 {want:.4g}：请在每个 epoch 结束时"
-             "调用一次 `scheduler.step()`。", i=i + 1, epoch=epoch + 1, lr=lr, want=expected[epoch],
-             key="scheduler-wrong-lr")
+        if any(kind == "scheduler.step" and given for kind, given, _ in events):
+            fail("Batch {i} (epoch {epoch}) trained with the learning rate {lr:.4g}, expected {want:.4g}: "
+                 "`scheduler.step(...)` was given an argument. Its deprecated epoch argument sets the learning rate "
+                 "of the epoch it names, not of the next one; call `scheduler.step()` without arguments, once at the "
+                 "end of each epoch.",
+                 "第 {i} 个 batch（第 {epoch} 个 epoch）使用的学习率为 {lr:.4g}，应为 {want:.4g}：调用 `scheduler.step(...)` "
+                 "时传入了参数。这个已弃用的 epoch 参数设置的是它所指的那个 epoch 的学习率，而不是下一个 epoch 的；"
+                 "请在每个 epoch 结束时不带参数地调用一次 `scheduler.step()`。", i=i + 1, epoch=epoch + 1, lr=lr,
+                 want=expected[epoch], key="scheduler-step-epoch")
+        fail("Batch {i} (epoch {epoch}) trained with the learning rate {lr:.4g}, expected {want:.4g}, the one torch's "
+             "scheduler gives that epoch when `scheduler.step()` runs once at the end of each epoch.",
+             "第 {i} 个 batch（第 {epoch} 个 epoch）使用的学习率为 {lr:.4g}，应为 {want:.4g}，即每个 epoch 结束时调用一次 "
+             "`scheduler.step()` 时 torch 的调度器在这个 epoch 给出的学习率。", i=i + 1, epoch=epoch + 1, lr=lr,
+             want=expected[epoch], key="scheduler-wrong-lr")
 
 
 def expect_losses(got, epochs, batch_losses, batches):
@@ -478,7 +485,7 @@ def expect_losses(got, epochs, batch_losses, batches):
         fail("train returned tensors, not Python floats: add up `loss.item()`, the loss as a Python number.{more}",
              "train 返回的是 tensor，而不是 Python float：请累加 `loss.item()`，即作为 Python 数的损失。{more}",
              more=more, key="loss-not-item")
-    odd = next((i for i, v in enumerate(got) if not isinstance(v, float)), None)
+    odd = next((i for i, v in enumerate(got) if not is_number(v, float)), None)
     if odd is not None:
         fail("train should return a list of floats, but item {i} is {got}.",
              "train 应返回 float 组成的 list，但第 {i} 个元素是{got}。", i=odd, got=describe(got[odd]),
@@ -486,7 +493,7 @@ def expect_losses(got, epochs, batch_losses, batches):
     mine = torch.tensor(got, dtype=torch.float64)
     means = torch.tensor(epoch_means(batch_losses, batches), dtype=torch.float64)
     weighted = torch.tensor(epoch_means(batch_losses, batches, weighted=True), dtype=torch.float64)
-    if torch.allclose(mine, weighted, rtol=1e-5) and not torch.allclose(mine, means, rtol=1e-5):
+    if matches(mine, weighted, rtol=1e-5) and not matches(mine, means, rtol=1e-5):
         fail("{what} is weighted by the batch sizes (the last batch is shorter): return the mean of the epoch's batch "
              "losses, each batch counting once, as the statement says.",
              "{what} 按 batch 大小加权了（最后一个 batch 更小）：请按题目要求返回该 epoch 各 batch 损失的平均值，每个 batch 算一次。",
@@ -516,11 +523,11 @@ def test_train_trajectory(submission, rng):
         setup, state, batches, result = run_instrumented(submission, rng, opt, sched)
         batch_losses, params = reference_training(state, batches, setup)
         got = result["losses"]
-        if isinstance(got, list) and all(isinstance(v, float) for v in got):
+        if isinstance(got, list) and all(is_number(v, float) for v in got):
             record_curve(Text("loss per epoch, {label}", label=label), {"yours": got, "reference": epoch_means(batch_losses, batches)},
                          log=True, xlabel="epoch")
         for name, expected in params.items():
-            if not torch.allclose(result["state"][name], expected, rtol=1e-4, atol=1e-5):
+            if not matches(result["state"][name], expected, atol=1e-5):
                 fail("After {epochs} epochs of train with {label}, {param} differs from torch's own run of the same "
                      "loop (max difference {diff:.3g}): each batch should clear the gradients, compute "
                      "`F.mse_loss(model(x), y)`, call backward and `optimizer.step()`, and each epoch end with one "

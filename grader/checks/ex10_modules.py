@@ -2,13 +2,15 @@
 
 Probes build the learner's modules in the sandbox and report what nn.Module sees of them (parameters,
 sub-modules), load the judge's weights where the shapes allow it (a wrong shape is reported, never
-forced), count each layer's forward hooks and take one SGD step over `model.parameters()`.
+forced), count each layer's forward hooks and take one SGD step over `model.parameters()`. Each module is also
+built and run once with a GPU pretended (every input on the CPU): nothing may go there.
 """
 
 import torch
 from torch import nn
 
-from grader.checking import Text, check, expect_close, explain, fail, probe
+from grader.checking import Text, check, expect_close, explain, fail, fail_raised, learner_call, matches, pretend_cuda, probe
+from grader.devices import fail_if_gpu
 from grader.gradients import autograd_gradient, expect_gradient
 
 def randint(rng: torch.Generator, low: int, high: int) -> int:
@@ -51,6 +53,23 @@ def _load(targets: dict, values: dict):
         for name, value in values.items():
             targets[name].copy_(value)
     return None
+
+
+@probe
+def built_with_gpu(module, name, args, x):
+    """Build module.<name>(*args) and run it on x with a GPU pretended: what named CUDA, and the error, if any."""
+    with pretend_cuda(module) as seen:
+        _, error = learner_call(module, lambda: getattr(module, name)(*args)(x))
+    return {"cuda": seen.calls, "error": error}
+
+
+def expect_cpu_module(submission, name, args, x):
+    """Fail when building and running module.<name>(*args) on x (on the CPU) sends anything to a pretended GPU."""
+    call = code(f"{name}({', '.join(map(str, args))})(x)")
+    got = submission.probe(built_with_gpu, name, args, x, what=call)
+    fail_if_gpu(got["cuda"], call)
+    if got["error"]:
+        fail_raised(got["error"], Text("with a GPU present, {call}", "有 GPU 时，{call}", call=call))
 
 
 @probe
@@ -260,6 +279,7 @@ def test_affine_forward(submission, rng):
                      "detached tensor?).", "backward 之后 {grad} 为 None：输出不是由 {attr} 计算的（用了副本，还是 detach 过的 tensor？）。",
                      grad=code(f"Affine.{name}.grad"), attr=code(f"self.{name}"), key="forward-detached")
             expect_gradient(got[f"{name}_grad"], want, f"Affine.{name}", of="output")
+    expect_cpu_module(submission, "Affine", [n_in, n_out], x)
 
 
 # -- Stack ----------------------------------------------------------------------------------------
@@ -358,13 +378,13 @@ def test_stack_forward(submission, rng):
         y = got["y"]
         relu_last = stack_reference(weights, biases, scale, x, last_relu=True)
         expected = stack_reference(weights, biases, scale, x)
-        if isinstance(y, torch.Tensor) and y.shape == expected.shape and not torch.allclose(y, expected, atol=1e-5) \
-                and torch.allclose(y, relu_last, atol=1e-5):
+        if not matches(y, expected, rtol=1e-5, atol=1e-5) and matches(y, relu_last, rtol=1e-5, atol=1e-5):
             fail("{call} equals relu of the expected output: there is a ReLU after the last layer, so the model "
                  "could never output a negative value. Apply ReLU between the layers only.",
                  "{call} 等于期望输出再取 relu：最后一层之后多了一个 ReLU，模型永远输出不了负数。ReLU 只放在层与层之间。",
                  call=call, key="relu-after-last-layer")
         expect_close(y, expected, call, atol=1e-5)
+    expect_cpu_module(submission, "Stack", [drawn], torch.randn(2, drawn[0], generator=rng))
 
 
 @check("One optimizer step on model.parameters() changes every trainable parameter", points=1,

@@ -7,7 +7,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.checking import Text, check, expect_close, expect_tensor, fail, learner_error, probe, verbatim, where
+from grader.checking import (Text, check, error_text, expect_close, expect_tensor, fail, learner_call, matches, probe,
+                             verbatim)
 
 SENTINEL = 7.0  # every parameter holds this before model.apply(init_weights): untouched ones show
 
@@ -58,11 +59,16 @@ def mlp_forward(module, sizes, x):
 BLOCK_PARTS = ("conv1", "bn1", "conv2", "bn2")
 
 
+BN_DEFAULTS = {"eps": 1e-5, "momentum": 0.1, "affine": True, "track_running_stats": True}
+
+
 @probe
 def block_structure(module, channels):
     block = module.ResidualBlock(channels)
     return {"n_params": sum(p.numel() for p in block.parameters()),
-            "params": {name: list(p.shape) for name, p in block.named_parameters()}}
+            "params": {name: list(p.shape) for name, p in block.named_parameters()},
+            "norms": {name: {k: getattr(m, k, None) for k in BN_DEFAULTS} for name, m in block.named_modules()
+                      if isinstance(m, nn.modules.batchnorm._BatchNorm)}}
 
 
 @probe
@@ -93,34 +99,28 @@ def block_forward(module, channels, state, x, training):
     facts = {"paddings": [str(getattr(block.conv1, "padding", "?")), str(getattr(block.conv2, "padding", "?"))],
              "calls": calls}
     x_before = x.clone()
-    try:
-        y = block(x)
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # explained with the block's padding by the checks
-        return {**facts, "error": learner_error(exc, module)}
+    y, error = learner_call(module, block, x)
+    if error:  # explained with the block's padding by the checks
+        return {**facts, "error": error}
     facts["calls"] = dict(calls)  # counted for this forward only
     facts["x_changed"] = not torch.equal(x, x_before)  # the caller's x, added into in place?
     facts["backward_error"] = None
     if isinstance(y, torch.Tensor):  # the block in a training graph: backward through it must run
         x_grad = (x_before * 1.0).requires_grad_(True)
-        try:
-            (block(x_grad * 1.0) ** 2).sum().backward()
-        except Exception as exc:  # reported as data
-            facts["backward_error"] = learner_error(exc, module)
+        _, facts["backward_error"] = learner_call(module, lambda: (block(x_grad * 1.0) ** 2).sum().backward())
     return {**facts, "y": y.detach() if isinstance(y, torch.Tensor) else y}
 
 
 def init_model(sizes: list[int]) -> nn.Sequential:
-    """A small CNN with every case init_weights meets: convs with and without bias, batch norms,
-    nested containers, layers without parameters, and Linear layers. The layers are large enough
+    """A small CNN with every case init_weights meets: convs and Linear layers with and without bias, batch norms,
+    nested containers, layers without parameters. The layers are large enough
     (thousands of weights each) for their statistics to tell one initialisation from another."""
     c_in, c_mid, c_out, hidden, n_out = sizes
     return nn.Sequential(
         nn.Conv2d(c_in, c_mid, 3, padding=1, bias=False), nn.BatchNorm2d(c_mid), nn.ReLU(),
         nn.Sequential(nn.Conv2d(c_mid, c_out, 3, padding=1), nn.BatchNorm2d(c_out), nn.ReLU()),
         nn.AdaptiveAvgPool2d(1), nn.Flatten(),
-        nn.Linear(c_out, hidden), nn.ReLU(), nn.Linear(hidden, n_out),
+        nn.Linear(c_out, hidden), nn.ReLU(), nn.Linear(hidden, n_out, bias=False),
     )
 
 
@@ -139,13 +139,11 @@ def init_facts(module, sizes):
     errors = []
 
     def guarded(m):
-        try:
-            module.init_weights(m)
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # reported per module type by the checks
-            errors.append({"type": type(m).__name__, "bias_none": getattr(m, "bias", 0) is None,
-                           "error": learner_error(exc, module)})
+        _, error = learner_call(module, module.init_weights, m)
+        if error and error["not_started"]:
+            raise NotImplementedError
+        if error:  # reported per module type by the checks
+            errors.append({"type": type(m).__name__, "bias_none": getattr(m, "bias", 0) is None, "error": error})
 
     model.apply(guarded)
     layers = []
@@ -162,11 +160,6 @@ def init_facts(module, sizes):
 def code(text) -> str:
     return f"`{text}`"
 
-
-def raised(error: dict) -> Text:
-    """A learner's exception, reported by a probe with `learner_error`, quoted as it was."""
-    return Text("{error}{where}", "{error}{where}", error=verbatim(f"{error['type']}: {error['message']}"),
-                where=where(error))
 
 
 # -- make_mlp -------------------------------------------------------------------------------------
@@ -232,8 +225,8 @@ def test_mlp_forward(submission, rng):
                  mlp=code(f"make_mlp({sizes})"), got=got["n_params"], want=expected_count, key="wrong-param-count")
         y = expect_tensor(got["y"], call, shape=[n, sizes[-1]])
         expected = mlp_reference(got["params"], x)
-        if not torch.allclose(y.double(), expected, atol=1e-5) and \
-                torch.allclose(y.double(), mlp_reference(got["params"], x, last_relu=True), atol=1e-5):
+        if not matches(y, expected, rtol=1e-5, atol=1e-5) and \
+                matches(y, mlp_reference(got["params"], x, last_relu=True), rtol=1e-5, atol=1e-5):
             fail("{call} equals relu of the expected output: there is a ReLU after the last Linear, so the outputs "
                  "could never be negative.", "{call} 等于期望输出再取 relu：最后一个 Linear 之后多了一个 ReLU，输出永远不可能为负。",
                  call=call, key="relu-after-last-layer")
@@ -298,8 +291,8 @@ def run_block(submission, channels, state, x, training):
             fail("{block} failed ({error}): without padding, each 3x3 convolution shrinks H and W by 2, so the "
                  "output no longer matches x for the skip connection. Use `padding=1`.",
                  "{block} 出错（{error}）：没有 padding 时，每个 3x3 卷积会让 H 和 W 各减少 2，输出与 x 的形状不再一致，"
-                 "跳跃连接无法相加。请使用 `padding=1`。", block=block, error=raised(got["error"]), key="conv-no-padding")
-        fail("{block} raised {error}", "{block} 抛出了异常 {error}", block=block, error=raised(got["error"]),
+                 "跳跃连接无法相加。请使用 `padding=1`。", block=block, error=error_text(got["error"]), key="conv-no-padding")
+        fail("{block} raised {error}", "{block} 抛出了异常 {error}", block=block, error=error_text(got["error"]),
              key=f"raised-{got['error']['type']}")
     y = got["y"]
     if isinstance(y, torch.Tensor) and list(y.shape) != list(x.shape) and no_padding:
@@ -315,7 +308,7 @@ def run_block(submission, channels, state, x, training):
              block=block, key="skip-in-place-into-x")
     if got.get("backward_error"):
         fail("{block} runs forward, but backward through it fails: {error}",
-             "{block} 的前向传播能运行，但反向传播失败了：{error}", block=block, error=raised(got["backward_error"]),
+             "{block} 的前向传播能运行，但反向传播失败了：{error}", block=block, error=error_text(got["backward_error"]),
              key="block-backward-fails")
     return expect_tensor(y, block, shape=list(x.shape)), got["calls"]
 
@@ -341,6 +334,15 @@ def test_block_parameters(submission, rng):
     expected = 2 * conv + 2 * bn
     n = facts["n_params"]
     if n == expected:
+        for name, settings in facts["norms"].items():
+            changed = {k: v for k, v in settings.items() if v != BN_DEFAULTS[k]}
+            if changed:
+                fail("{block}.{name} is a BatchNorm with {changed}: the statement asks for `BatchNorm2d(channels)` with "
+                     "its default settings ({defaults}), which the rest of a network and its checkpoints expect.",
+                     "{block}.{name} 是一个设置为 {changed} 的 BatchNorm：题目要求默认设置（{defaults}）的 "
+                     "`BatchNorm2d(channels)`，网络的其余部分和它的检查点都以此为准。", block=block, name=verbatim(name),
+                     changed=verbatim(", ".join(f"{k}={v}" for k, v in changed.items())),
+                     defaults=verbatim(", ".join(f"{k}={v}" for k, v in BN_DEFAULTS.items())), key="bn-settings")
         return
     if n == expected + 2 * channels:
         fail("{block} has {n} parameters, expected {want}: the {extra} extra are conv biases. A BatchNorm right after "
@@ -365,16 +367,16 @@ def test_block_skip(submission, rng):
         x = draw_input(rng, channels)
         y, _ = run_block(submission, channels, draw_block(rng, channels, zero_convs=True), x, training)
         expected = torch.relu(x)
-        if torch.allclose(y, expected, rtol=1e-4, atol=1e-5):
+        if matches(y, expected, atol=1e-5):
             continue
         mode = mode_name(training)
-        if torch.allclose(y, torch.zeros_like(y), atol=1e-6):
+        if matches(y, torch.zeros_like(y), rtol=0):
             fail("With both convolutions zeroed, the block's main path gives 0, so the block should return relu(x) "
                  "through its skip connection; it returned all zeros ({mode} mode): there is no skip connection. "
                  "Add the input x to the output of bn2, before the last ReLU.",
                  "两个卷积权重全为 0 时，主路径输出为 0，块应通过跳跃连接返回 relu(x)；实际返回全 0（{mode} 模式）："
                  "没有跳跃连接。请在最后一个 ReLU 之前，把输入 x 加到 bn2 的输出上。", mode=mode, key="no-skip")
-        if torch.allclose(y, x, rtol=1e-4, atol=1e-5):
+        if matches(y, x, atol=1e-5):
             fail("With both convolutions zeroed the block should return relu(x), but it returned x itself, negative "
                  "values included ({mode} mode): the last ReLU must come after adding the input, relu(out + x).",
                  "两个卷积权重全为 0 时块应返回 relu(x)，实际却返回了 x 本身（包括负值，{mode} 模式）："
@@ -394,7 +396,7 @@ def test_block_values(submission, rng):
         y, calls = run_block(submission, channels, state, x, training)
         what = Text("ResidualBlock(x) in {mode} mode", "{mode} 模式下的 ResidualBlock(x)", mode=mode_name(training))
         expected = block_reference(x, state, training)
-        if torch.allclose(y.double(), expected, atol=1e-4):
+        if matches(y, expected, rtol=1e-5, atol=1e-4):
             continue
         twice = [name for name, count in calls.items() if count > 1]
         never = [name for name, count in calls.items() if count == 0]
@@ -501,11 +503,11 @@ def expect_no_errors(facts: dict, types: set[str] | None, rest: bool = False):
                      "only initialise the bias when `m.bias is not None`.",
                      "init_weights 在一个 `bias=False` 的 {type} 上抛出了 {error}：它的 `m.bias` 是 None。"
                      "只有当 `m.bias is not None` 时才初始化 bias。",
-                     error=raised(error["error"]), type=code(error["type"]), key="init-bias-none")
+                     error=error_text(error["error"]), type=code(error["type"]), key="init-bias-none")
             fail("init_weights raised {error} when `model.apply` called it on a {type}: it is called on every "
                  "sub-module (containers, ReLU, pooling...), so it must leave the others alone.",
                  "`model.apply` 在 {type} 上调用 init_weights 时抛出了 {error}：它会被每个子模块（容器、ReLU、池化……）"
-                 "调用，所以对其他模块什么都不要做。", error=raised(error["error"]), type=code(error["type"]),
+                 "调用，所以对其他模块什么都不要做。", error=error_text(error["error"]), type=code(error["type"]),
                  key="init-raises")
 
 

@@ -11,7 +11,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.checking import Text, check, expect_close, expect_tensor, fail, learner_error, probe, tensor_info, verbatim
+from grader.checking import (Text, check, error_text, expect_close, expect_tensor, fail, learner_call, matches, probe,
+                             tensor_info, verbatim)
 from grader.gradients import autograd_gradient, expect_gradient
 
 DEVICE_ERRORS = ("is not on the expected device", "Expected all tensors to be on the same device",
@@ -54,10 +55,8 @@ def dropout_device(module, p, shape):
     """MyDropout(p) in train mode on a tensor of the meta device, a stand-in for a GPU: a mask made on the
     CPU meets x there. Ops that meta tensors do not support tell nothing ("unsupported")."""
     parent = nn.Sequential(module.MyDropout(p)).train()
-    try:
-        y = parent(torch.empty(shape, device="meta"))
-    except Exception as exc:  # only device mismatches are the learner's
-        error = learner_error(exc, module)
+    y, error = learner_call(module, parent, torch.empty(shape, device="meta"))
+    if error:  # only device mismatches are the learner's
         return {"error": error} if any(e in error["message"] for e in DEVICE_ERRORS) else {"unsupported": True}
     return {"device": str(y.device) if isinstance(y, torch.Tensor) else None}
 
@@ -73,9 +72,9 @@ def test_dropout_eval(submission, rng):
     what = Text("`MyDropout({p})(x)` in eval mode", "eval 模式下的 `MyDropout({p})(x)`", p=p)
     got = submission.probe(dropout_run, p, x, False, 1, what=what)
     y = expect_tensor(got["outs"][0], what, shape=list(x.shape))
-    if torch.allclose(y, x, rtol=1e-5, atol=1e-6):
+    if matches(y, x, rtol=1e-5):
         return
-    if torch.allclose(y, x * (1 - p), rtol=1e-4, atol=1e-6):
+    if matches(y, x * (1 - p)):
         fail("In eval mode {layer} returned x * (1 - p) instead of x: PyTorch uses inverted dropout, which scales "
              "the kept values by 1/(1-p) during training, so that in eval mode the layer returns x unchanged.",
              "{layer} 在 eval 模式下返回了 x * (1 - p)，而不是 x：PyTorch 使用 inverted dropout（反向缩放的 dropout），"
@@ -101,7 +100,7 @@ def test_dropout_train(submission, rng):
     y = expect_tensor(got["outs"][0], what, shape=list(x.shape))
     dropped = fraction_zero(y)
     if dropped == 0:
-        same = Text(" it returned x unchanged:", "，原样返回了 x") if torch.allclose(y, x) else ""
+        same = Text(" it returned x unchanged:", "，原样返回了 x") if matches(y, x, rtol=1e-5, atol=1e-8) else ""
         fail("{layer} dropped nothing in train mode;{same} when `self.training` is True (after `model.train()`), "
              "each value must be zeroed with probability p.",
              "{layer} 在 train 模式下什么都没丢弃{same}：当 `self.training` 为 True（调用 `model.train()` 之后）时，"
@@ -125,7 +124,7 @@ def test_dropout_train(submission, rng):
              "{layer} 在 train 模式下把 {share:.1%} 的值置零了，应约为 {p:.1%}（每个元素独立地以概率 p 置零）。",
              layer=layer, share=dropped, p=p, key="dropout-wrong-fraction")
     kept = ~zeros
-    if torch.allclose(y[kept], x[kept], rtol=1e-5):
+    if matches(y[kept], x[kept], rtol=1e-5, atol=1e-8):
         fail("The values {layer} kept are unchanged: scale them by 1/(1-p) so that each output keeps the expected "
              "value of x (inverted dropout); then eval mode can return x as it is.",
              "{layer} 保留下来的值没有缩放：要乘以 1/(1-p)，使每个输出的期望仍等于 x（inverted dropout）；"
@@ -155,7 +154,7 @@ def test_dropout_fresh_mask(submission, rng):
     on_gpu = submission.probe(dropout_device, p, [8, 5], what=Text(
         "`MyDropout({p})(x)` with x on another device than the CPU", "x 不在 CPU 上时的 `MyDropout({p})(x)`", p=p))
     if "error" in on_gpu or on_gpu.get("device") not in (None, "meta"):
-        seen = Text("it raised {error}", "它抛出了 {error}", error=verbatim(on_gpu["error"]["message"])) \
+        seen = Text("it raised {error}", "它抛出了 {error}", error=error_text(on_gpu["error"])) \
             if "error" in on_gpu else Text("it returned a tensor on {device}", "它返回了位于 {device} 的 tensor",
                                            device=on_gpu["device"])
         fail("With x on a GPU (another device than the CPU), {layer} must work there too, but {seen}: the mask is "
@@ -268,12 +267,12 @@ def expect_eval_output(got: dict, sizes, state, x, fn: str):
              "{what} 运行时模型本身 `training=False`，但它的层 {layers} 仍在训练模式：`model.training = False` "
              "只改了模型自己的标志。`model.eval()`（或 `model.train(False)`）会设置每个子模块，而 Dropout 和 BatchNorm "
              "读的是它们自己的标志。", what=what, layers=mode_layers(during, True), key="training-flag-assigned")
-    if not torch.allclose(first, second, rtol=1e-5, atol=1e-6):
+    if not matches(first, second, rtol=1e-5):
         fail("{what} gave two different results for the same input on two calls: Dropout is still active "
              "(train mode). Call `model.eval()` before the forward pass.",
              "同一输入调用两次 {what} 得到了不同的结果：Dropout 仍然生效（train 模式）。请在前向传播之前调用 `model.eval()`。",
              what=what, key="eval-missing")
-    if not torch.allclose(first, eval_output(sizes, state, x), atol=1e-5) and not in_eval_mode(got):
+    if not matches(first, eval_output(sizes, state, x), rtol=1e-5, atol=1e-5) and not in_eval_mode(got):
         fail("{what} ran with {layers} in train mode: BatchNorm normalised with the batch's own statistics instead "
              "of its running averages. Call `model.eval()`, which switches every layer.",
              "{what} 运行时 {layers} 处于 train 模式：BatchNorm 用的是当前 batch 的统计量，而不是 running averages。"

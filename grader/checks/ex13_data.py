@@ -5,7 +5,9 @@ The loader checks run the learner's `make_loader` over a trusted dataset (define
 broken `ArrayDataset` does not fail them too; the workers check runs it with a trusted `seed_worker`
 in place of the learner's, so a bug inside seed_worker costs only seed_worker's check. pin_memory is
 asked for with CUDA pretended present and absent, so a flag that follows torch.cuda.is_available()
-instead of the `device` argument is seen on a machine without a GPU.
+instead of the `device` argument is seen on a machine without a GPU. seed_worker and the seeded shuffle run as on
+a machine without a GPU, as on one with a GPU (pretended) and as in another process (the hash of strings changes):
+what is seeded on one path only, or from hash() of a string, shows.
 """
 
 import contextlib
@@ -13,7 +15,8 @@ import random
 
 import torch
 
-from grader.checking import Text, check, describe, expect_close, explain, fail, patched, pretend_cuda, probe, verbatim
+from grader.checking import (Text, check, describe, expect_close, explain, fail, is_number, patched, pretend_cuda, probe,
+                             salted_hash, verbatim)
 
 # -- trusted helpers (they run inside the sandbox, through the probes) -----------------------
 
@@ -109,9 +112,25 @@ def batching(module, n, batch_size, drop_last):
             "x_shapes": [list(xb.shape) for xb, _ in loader]}
 
 
+SETTINGS = ("cpu", "gpu", "salted")  # as run without a GPU, with one (pretended), in another process
+
+
+@contextlib.contextmanager
+def run_as(module, setting):
+    """Run the block as `setting` says: CUDA pretended absent or present; "salted": strings hash otherwise."""
+    with pretend_cuda(module, available=setting == "gpu"), \
+            salted_hash(module) if setting == "salted" else contextlib.nullcontext():
+        yield
+
+
 @probe
 def shuffle_orders(module, n, batch_size, seed, other_seed, disturb):
     data = IndexDataset(n)
+    elsewhere = {}  # the first epoch of a loader with `seed` made with a GPU there, or in another process
+    for setting in SETTINGS[1:]:
+        with run_as(module, setting):
+            loader = module.make_loader(data, batch_size, shuffle=True, seed=seed)
+        elsewhere[setting] = _epoch(loader)
     first = module.make_loader(data, batch_size, shuffle=True, seed=seed)
     torch.manual_seed(disturb[0])  # other code draws random numbers in between
     epochs = [_epoch(first)]
@@ -123,7 +142,7 @@ def shuffle_orders(module, n, batch_size, seed, other_seed, disturb):
     torch.rand(3)
     repeat.append(_epoch(again))
     other = _epoch(module.make_loader(data, batch_size, shuffle=True, seed=other_seed))
-    return {"epochs": epochs, "repeat": repeat, "other": other,
+    return {"epochs": epochs, "repeat": repeat, "other": other, "elsewhere": elsewhere,
             "own_generator": getattr(first, "generator", None) is not None}  # the evidence for the cause below
 
 
@@ -132,14 +151,17 @@ def worker_seeding(module, seeds, worker_ids):
     """Call seed_worker as a worker would, after torch seeded itself; record what random/NumPy draw."""
     import numpy as np
 
-    draws = []
-    for seed, wid in zip(seeds, worker_ids):
-        torch.manual_seed(seed)
-        random.seed(12345)  # what the worker had before: the same everywhere
-        np.random.seed(12345)
-        module.seed_worker(wid)
-        draws.append([random.random(), float(np.random.rand())])
-    return draws
+    found = {}
+    for setting in SETTINGS:
+        draws = found[setting] = []
+        for seed, wid in zip(seeds, worker_ids):
+            torch.manual_seed(seed)
+            random.seed(12345)  # what the worker had before: the same everywhere
+            np.random.seed(12345)
+            with run_as(module, setting):
+                module.seed_worker(wid)
+            draws.append([random.random(), float(np.random.rand())])
+    return found
 
 
 @probe
@@ -217,7 +239,7 @@ def _expect_label(value, expected, i, shape=True):
              "[B, 1] 而不是 [B]。", i=i, got=list(value.shape), key="label-shape")
     if isinstance(value, torch.Tensor) and value.numel() == 1:
         value = value.item()
-    if isinstance(value, float) and value.is_integer():
+    if is_number(value, float) and value.is_integer():
         value = int(value)
     if value != int(expected):
         fail("The label of dataset[{i}] should be {want} (labels[{i}]), got {got}: return the label of the same "
@@ -388,6 +410,20 @@ def test_shuffle(submission, rng):
              "用相同 seed={seed} 创建的两个 loader 顺序不同，因为中间其他代码用了全局随机数生成器：请创建一个 "
              "torch.Generator，用 `seed` 设种子，并以 generator= 传给 DataLoader（torch.manual_seed 是全局的，不够）。",
              seed=seed, key="global-seed-shuffle")
+    for setting, batches in out["elsewhere"].items():
+        if [i for b in batches for i in b] != flat[0]:
+            if setting == "gpu":
+                fail("make_loader(..., seed={seed}) shuffles in another order when a GPU is there: its generator is "
+                     "seeded on one of the two paths only. Seed it with `seed` whatever torch.cuda.is_available() says.",
+                     "有 GPU 时，make_loader(..., seed={seed}) 打乱的顺序不同：它的 generator 只在两种情况中的一种下被设了"
+                     "种子。不管 torch.cuda.is_available() 返回什么，都要用 `seed` 给它设种子。", seed=seed,
+                     key="seeded-with-gpu-only")
+            fail("make_loader(..., seed={seed}) shuffles in another order when the hash of strings changes, as it does "
+                 "in every new Python process (PYTHONHASHSEED): its generator's seed is derived from hash() of a string. "
+                 "Seed it with `seed` itself.",
+                 "当字符串的 hash 改变时（每个新的 Python 进程都会这样，PYTHONHASHSEED），make_loader(..., seed={seed}) "
+                 "打乱的顺序不同：它的 generator 的种子是由字符串的 hash() 得出的。请直接用 `seed` 设种子。", seed=seed,
+                 key="hash-seed")
     if [i for b in out["other"] for i in b] == flat[0]:
         fail("seed={seed} and seed={other} gave the same order: seed the loader's generator with `seed`.",
              "seed={seed} 与 seed={other} 得到相同顺序：请用 `seed` 给 loader 的 generator 设种子。",
@@ -408,7 +444,8 @@ def test_seed_worker(submission, rng):
     seeds = [base[0], base[0], base[1], base[1] + 1, base[1] + 2**31, base[1] + 2**10]
     worker_ids = [0, 0, 0, 1, 0, 0]
     with explain(SEED_RANGE, key="seed-not-modulo"):
-        draws = submission.probe(worker_seeding, seeds, worker_ids, what="`seed_worker(worker_id)`")
+        found = submission.probe(worker_seeding, seeds, worker_ids, what="`seed_worker(worker_id)`")
+    draws = found["cpu"]
     for k, name in ((0, "random"), (1, "NumPy")):
         if draws[0][k] != draws[1][k]:
             fail("After the same torch seed, seed_worker left {name} in different states: seed it from "
@@ -428,6 +465,23 @@ def test_seed_worker(submission, rng):
                  "不同 torch 种子的 worker（或 epoch）得到了相同的 {name} 随机数：处处是同样的随机增强。"
                  "请用 torch.initial_seed()（对 2**32 取模）给 {name} 设种子，而不是常数或仅用 worker_id。",
                  name=name, key="seed-not-from-torch")
+        elsewhere(found, k, name, Text("`seed_worker`", "`seed_worker`"))
+
+
+def elsewhere(found, k, name, what):
+    """Fail when `found` (draws per setting) differs with a GPU there, or in another process, from the plain run."""
+    for setting, key, en, zh in (
+            ("gpu", "seeded-with-gpu-only", "{what} leaves {name} in another state when a GPU is there: it is seeded on "
+             "one of the two paths only. Seed it whatever torch.cuda.is_available() says.",
+             "有 GPU 时，{what} 让 {name} 处于另一种状态：它只在两种情况中的一种下被设了种子。不管 "
+             "torch.cuda.is_available() 返回什么，都要给它设种子。"),
+            ("salted", "hash-seed", "{what} leaves {name} in another state when the hash of strings changes, as it does "
+             "in every new Python process (PYTHONHASHSEED): its seed is derived from hash() of a string. Seed it from "
+             "the number itself.",
+             "当字符串的 hash 改变时（每个新的 Python 进程都会这样，PYTHONHASHSEED），{what} 让 {name} 处于另一种状态："
+             "它的种子是由字符串的 hash() 得出的。请直接用这个数设种子。")):
+        if [d[k] for d in found[setting]] != [d[k] for d in found["cpu"]]:
+            fail(en, zh, what=what, name=name, key=key)
 
 
 @check("workers: num_workers processes, each started with worker_init_fn", points=1,

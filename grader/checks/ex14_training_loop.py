@@ -23,8 +23,8 @@ from torch import nn
 from torch.overrides import TorchFunctionMode
 from torch.utils.data import DataLoader, TensorDataset
 
-from grader.checking import Text, check, describe, expect_number, explain, fail, learner_error, patched, probe, \
-    record_curve, pretend_cuda, tensor_info, verbatim
+from grader.checking import (Text, check, describe, expect_number, explain, fail, is_number, learner_call, matches,
+                             patched, pretend_cuda, probe, record_curve, tensor_info, verbatim)
 from grader.devices import expect_cpu_only, fail_if_gpu
 
 FEATURES, HIDDEN, CLASSES = 4, 32, 3
@@ -250,7 +250,11 @@ def trusted_helpers(module):
                         seen["misordered"].append(f"{_name}({', '.join(given)})")
                     if "optimizer" in _kinds:
                         optimizer = routed[_kinds.index("optimizer")]
-                        seen["optimizers"].append([type(optimizer).__name__, optimizer.param_groups[0].get("lr")])
+                        model = routed[_kinds.index("model")] if "model" in _kinds else None
+                        held = {id(p) for group in optimizer.param_groups for p in group["params"]}
+                        left = [name for name, p in model.named_parameters() if id(p) not in held] if model else []
+                        seen["optimizers"].append([type(optimizer).__name__, optimizer.param_groups[0].get("lr"),
+                                                   left])
                     return _trusted(*routed)
                 stack.enter_context(patched(module, module, name, helper))
         yield seen
@@ -367,11 +371,9 @@ def run_fit_on_gpu(module, state, train, val, epochs, lr):
                     finally:
                         tracker.helper.pop()
                 stack.enter_context(patched(module, module, name, helper))
-        try:
-            module.fit(model, train_loader, val_loader, epochs, lr)
-        except Exception as exc:  # the other checks judge errors: here only where tensors went
-            if learner_error(exc, module)["not_started"]:
-                raise
+        _, error = learner_call(module, module.fit, model, train_loader, val_loader, epochs, lr)
+    if error and error["not_started"]:  # the other checks judge errors: here only where tensors went
+        raise NotImplementedError
     return {"mixed": tracker.mixed}
 
 
@@ -430,7 +432,7 @@ def run_scripted_fit(module, val_logits, val_y, train_logits, train_y, epochs, l
     steps = []
 
     def recording_step(self, metrics, *args, **kwargs):
-        value = float(metrics) if isinstance(metrics, (int, float, torch.Tensor)) else None
+        value = float(metrics) if is_number(metrics, (int, float), tensor=True) else None
         steps.append({"metric": value, "mode": self.mode, "val_passes": script["passes"]["val"]})
         return original(self, metrics, *args, **kwargs)
 
@@ -462,28 +464,24 @@ def python_float(value, want, what):
              "(a Python float) instead of the loss tensor.",
              "{what} 是一个仍然 requires_grad 的 tensor（会让整张计算图一直留在内存里）："
              "请累加 loss.item()（Python float），而不是 loss tensor。", what=what, key="loss-tensor-accumulated")
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not is_number(value, (int, float)):
         expect_number(value, want, what, exact_type=True)  # fails: not a Python number, with the .item() lesson
     return float(value)
-
-
-def close(a, b, tol=1e-4):
-    return abs(a - b) <= tol * (1 + abs(b))
 
 
 def mean_mistakes(value, batch_losses, sizes, what):
     """Explain a wrong mean loss: unweighted batch means, a sum divided by the number of batches, a sum."""
     n, weighted = sum(sizes), sum(loss * s for loss, s in zip(batch_losses, sizes))
     values = dict(what=what, last=sizes[-1], size=sizes[0], batches=len(sizes), n=n)
-    if close(value, sum(batch_losses) / len(sizes)):
+    if matches(value, sum(batch_losses) / len(sizes), atol=1e-4):
         fail("{what} is the plain average of the batch losses, but the last batch is smaller ({last} of {size} "
              "samples): weight each batch by its size, sum(loss * batch size) / number of samples.",
              "{what} 是各 batch 损失的简单平均，但最后一个 batch 更小（{last} 个样本，其他为 {size} 个）："
              "请按 batch 大小加权：sum(loss * batch 大小) / 样本总数。", key="batch-mean-unweighted", **values)
-    if close(value, weighted / len(sizes)):
+    if matches(value, weighted / len(sizes), atol=1e-4):
         fail("{what} divides the sum by the number of batches ({batches}), not by the number of samples ({n}).",
              "{what} 除以的是 batch 的个数（{batches}），而不是样本数（{n}）。", key="divided-by-batches", **values)
-    if close(value, sum(batch_losses)):
+    if matches(value, sum(batch_losses), atol=1e-4):
         fail("{what} is the sum of the batch losses: average it over the samples (weight each batch by its size).",
              "{what} 是各 batch 损失之和：请对样本求平均（按 batch 大小加权）。", key="loss-summed", **values)
 
@@ -592,12 +590,12 @@ def test_accuracy(submission, rng):
         with explain(causes, key=key):
             value = submission.accuracy(logits, targets)
         number = python_float(value, expected, what)
-        if close(number, 100 * expected, 1e-5) and expected > 0:
+        if matches(number, 100 * expected, rtol=1e-5, atol=1e-5) and expected > 0:
             fail("accuracy should be a fraction between 0 and 1 ({want:.4g}), got a percentage ({got:.4g}).",
                  "accuracy 应该是 0 到 1 之间的比例（{want:.4g}），实际得到的是百分数（{got:.4g}）。",
                  want=expected, got=number, key="accuracy-percent")
         by_rows = float((logits.argmax(dim=0) == targets).float().mean()) if n == c else None
-        if by_rows is not None and by_rows != expected and close(number, by_rows, 1e-5):
+        if by_rows is not None and by_rows != expected and matches(number, by_rows, rtol=1e-5, atol=1e-5):
             fail("{what} should be {want:.4g}, got {got:.4g}: that is the argmax over dim 0 (the samples). The "
                  "predicted class of a row is its argmax over dim 1 (the classes).",
                  "{what} 应为 {want:.4g}，实际为 {got:.4g}：这是沿 dim 0（样本）取的 argmax。"
@@ -627,20 +625,21 @@ def test_evaluate(submission, rng):
         fail("evaluate should return two numbers, (mean loss, accuracy), got {got}.",
              "evaluate 应返回两个数：(平均损失, 准确率)，实际得到{got}。", got=describe(value), key="not-a-pair")
     _, want_loss, want_acc = expected_eval(model, x, y)
-    if isinstance(value[0], (int, float)) and isinstance(value[1], (int, float)) and \
-            close(value[0], want_acc) and close(value[1], want_loss) and not close(want_acc, want_loss):
+    if is_number(value[0], (int, float)) and is_number(value[1], (int, float)) and \
+            matches(value[0], want_acc, atol=1e-4) and matches(value[1], want_loss, atol=1e-4) \
+            and not matches(want_acc, want_loss, atol=1e-4):
         fail("evaluate returned (accuracy, loss): return (loss, accuracy).", "evaluate 返回了 (准确率, 损失)：应返回 (损失, 准确率)。",
              key="swapped-pair")
     loss_name = ("the loss evaluate returned", "evaluate 返回的损失")
     loss = python_float(value[0], want_loss, loss_name)
     acc = python_float(value[1], want_acc, ("the accuracy evaluate returned", "evaluate 返回的准确率"))
     sizes = batches_of(HELPER_N, HELPER_BATCH)
-    if not close(loss, want_loss):
+    if not matches(loss, want_loss, atol=1e-4):
         mean_mistakes(loss, [r["loss"] for r in out["losses"]], sizes, loss_name)
         expect_number(loss, want_loss, ("evaluate's mean cross-entropy loss over the samples",
                                         "evaluate 按样本平均的交叉熵损失"))
     if abs(acc - want_acc) > 1e-6:
-        if close(acc, 100 * want_acc, 1e-5) and want_acc > 0:
+        if matches(acc, 100 * want_acc, rtol=1e-5, atol=1e-5) and want_acc > 0:
             fail("evaluate's accuracy should be a fraction between 0 and 1 ({want:.4g}), got a percentage ({got:.4g}).",
                  "evaluate 的准确率应为 0 到 1 之间的比例（{want:.4g}），实际得到百分数（{got:.4g}）。",
                  want=want_acc, got=acc, key="accuracy-percent")
@@ -706,7 +705,7 @@ def test_train_one_epoch(submission, rng):
     want = sum(loss * s for loss, s in zip(batch_losses, sizes)) / sum(sizes)
     what = ("the loss train_one_epoch returned", "train_one_epoch 返回的损失")
     value = python_float(out["value"], want, what)
-    if len(batch_losses) == len(sizes) and not close(value, want):
+    if len(batch_losses) == len(sizes) and not matches(value, want, atol=1e-4):
         mean_mistakes(value, batch_losses, sizes, what)
         expect_number(value, want, ("train_one_epoch's mean training loss over the samples",
                                     "train_one_epoch 按样本平均的训练损失"))
@@ -742,11 +741,17 @@ def test_fit_trains(submission, rng):
              "fit 调用了 `{call}`：参数顺序与辅助函数定义的顺序不同，应为 `train_one_epoch(model, loader, criterion, optimizer)` "
              "和 `evaluate(model, loader, criterion)`，用你自己的辅助函数时会出错。", call=verbatim(call),
              key="helper-arguments-swapped")
-    kinds = sorted({name for name, _ in out["optimizers"]})
+    kinds = sorted({name for name, *_ in out["optimizers"]})
     if kinds and kinds != ["Adam"]:
         fail("fit trains with {kinds}: the statement asks for `Adam(model.parameters(), lr=lr)`.",
              "fit 用 {kinds} 训练：题目要求使用 `Adam(model.parameters(), lr=lr)`。",
              kinds=verbatim(", ".join(kinds)), key="wrong-optimizer")
+    left = out["optimizers"][0][2] if out["optimizers"] else []
+    if left:
+        fail("fit's optimizer does not hold every parameter of the model: {names} never train. Give Adam "
+             "model.parameters(), all of them.",
+             "fit 的优化器没有包含模型的全部参数：{names} 永远不会被训练。请把 model.parameters() 全部交给 Adam。",
+             names=verbatim(", ".join(f"`{n}`" for n in left[:4])), key="optimizer-misses-params")
     if out["optimizers"] and abs(out["optimizers"][0][1] - FIT_LR) > 1e-12:
         fail("fit's optimizer starts at `lr={got}`, but fit was called with `lr={lr}`: pass lr to Adam.",
              "fit 的优化器初始学习率为 `lr={got}`，但调用 fit 时 `lr={lr}`：请把 lr 传给 Adam。", lr=FIT_LR,
@@ -860,7 +865,7 @@ def scripted_run(submission, rng):
 def as_number(value):
     if isinstance(value, torch.Tensor) and value.numel() == 1:
         return float(value.reshape(()))
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    return float(value) if is_number(value, (int, float)) else None
 
 
 @check("fit: ReduceLROnPlateau is stepped once per epoch with the validation loss", points=1,
@@ -889,17 +894,18 @@ def test_fit_scheduler(submission, rng):
                  key="scheduler-before-validation")
         p = min(step["val_passes"], len(truth["val_loss"])) - 1
         metric, want = step["metric"], truth["val_loss"][p]
-        if metric is not None and close(metric, want, 1e-3):
+        if metric is not None and matches(metric, want, rtol=1e-3, atol=1e-3):
             continue
         values = dict(k=k, got=describe(metric) if metric is None else f"{metric:.4g}", want=want)
-        if metric is not None and close(metric, truth["val_acc"][p], 1e-4):
+        if metric is not None and matches(metric, truth["val_acc"][p], atol=1e-4):
             fail("At epoch {k} scheduler.step got {got}, the validation accuracy, but the validation loss was "
                  "{want:.4g}: step ReduceLROnPlateau (mode='min') with the loss. Are loss and accuracy swapped when "
                  "you unpack evaluate's (loss, accuracy)?",
                  "第 {k} 个 epoch 中 scheduler.step 收到的是 {got}，即验证准确率，而验证损失为 {want:.4g}："
                  "请用损失调用 ReduceLROnPlateau（mode='min'）。解包 evaluate 返回的 (损失, 准确率) 时是不是把两者写反了？",
                  key="scheduler-val-accuracy", **values)
-        if metric is not None and close(metric, truth["train_loss"][min(k, len(truth["train_loss"])) - 1], 1e-4):
+        if metric is not None and matches(metric, truth["train_loss"][min(k, len(truth["train_loss"])) - 1],
+                                          atol=1e-4):
             fail("At epoch {k} scheduler.step got {got}, the training loss, but the validation loss was {want:.4g}: "
                  "step ReduceLROnPlateau with the validation loss (the training loss keeps falling even when the "
                  "model stops improving).",
@@ -917,7 +923,7 @@ def swapped_history(history, truth) -> bool:
     if not isinstance(history, (list, tuple)) or not history:
         return False
     values = [as_number(h.get("val_loss")) if isinstance(h, dict) else None for h in history]
-    return all(v is not None and close(v, acc) for v, acc in zip(values, truth["val_acc"]))
+    return all(v is not None and matches(v, acc, atol=1e-4) for v, acc in zip(values, truth["val_acc"]))
 
 
 def check_returned_pair(out):
@@ -943,14 +949,14 @@ def test_fit_history(submission, rng):
                  k=k, got=sorted(entry) if isinstance(entry, dict) else entry, key="history-keys")
         got = {name: as_number(entry[name]) for name in ("train_loss", "val_loss", "val_acc")}
         want = {name: truth[name][k] for name in got}
-        if all(v is not None for v in got.values()) and close(got["val_loss"], want["val_acc"]) and \
-                close(got["val_acc"], want["val_loss"]):
+        if all(v is not None for v in got.values()) and matches(got["val_loss"], want["val_acc"], atol=1e-4) and \
+                matches(got["val_acc"], want["val_loss"], atol=1e-4):
             fail("history[{k}] has val_loss {loss:.4g} and val_acc {acc:.4g}, swapped: evaluate returns (loss, "
                  "accuracy), unpack it in that order.",
                  "history[{k}] 的 val_loss 为 {loss:.4g}、val_acc 为 {acc:.4g}，两者反了：evaluate 返回的是 (损失, 准确率)，"
                  "请按这个顺序解包。", k=k, loss=got["val_loss"], acc=got["val_acc"], key="swapped-pair")
         for name in got:
-            if got[name] is None or not close(got[name], want[name]):
+            if got[name] is None or not matches(got[name], want[name], atol=1e-4):
                 fail("history[{k}][\"{name}\"] should be {want:.4g}, the value of epoch {epoch}, got {got}.",
                      "history[{k}][\"{name}\"] 应为第 {epoch} 个 epoch 的值 {want:.4g}，实际为 {got}。",
                      k=k, name=name, want=want[name], epoch=k + 1,
@@ -988,9 +994,10 @@ def test_fit_best_state(submission, rng):
     want = min(range(passes), key=lambda k: losses[k])
     epoch = int(best["tag"])
     weights = out["weights"]
-    if epoch == want and epoch < len(weights) and torch.allclose(best["weight"], weights[epoch]):
+    if epoch == want and epoch < len(weights) and matches(best["weight"], weights[epoch], rtol=1e-5, atol=1e-8):
         return
-    if not 0 <= epoch < passes or epoch >= len(weights) or not torch.allclose(best["weight"], weights[epoch]):
+    if not 0 <= epoch < passes or epoch >= len(weights) or not matches(best["weight"], weights[epoch], rtol=1e-5,
+                                                                          atol=1e-8):
         fail("best_state matches the weights of no epoch: copy model.state_dict() right after the validation pass "
              "in which the validation loss improved.",
              "best_state 与任何一个 epoch 结束时的权重都不一致：请在验证损失变好的那次验证之后立刻复制 model.state_dict()。",

@@ -20,8 +20,8 @@ import sys
 import torch
 from torch import nn
 
-from grader.checking import (LearnerError, Text, check, describe, expect_number, fail, learner_error, patched,
-                             pretend_cuda, probe, verbatim, where)
+from grader.checking import (Text, check, describe, expect_number, fail, fail_raised, is_number, learner_call, matches,
+                             patched, pretend_cuda, probe, verbatim)
 
 EPOCHS, STEP_SIZE, GAMMA, LR = 6, 4, 0.5, 0.05
 
@@ -32,7 +32,21 @@ ROUND_TRIP = Text("`save_checkpoint(path, model, optimizer, scheduler, epoch)` t
 
 
 def new_model():
-    return nn.Sequential(nn.Linear(3, 8), nn.Tanh(), nn.Linear(8, 1))
+    """A model with buffers as well as parameters (the BatchNorm's running statistics): a checkpoint of the
+    parameters alone loses them."""
+    return nn.Sequential(nn.Linear(3, 8), nn.BatchNorm1d(8), nn.Tanh(), nn.Linear(8, 1))
+
+
+def buffers_only(keys) -> bool:
+    """Whether the keys of a state_dict are all BatchNorm buffers (what named_parameters() leaves out)."""
+    return bool(keys) and all(k.endswith(("running_mean", "running_var", "num_batches_tracked")) for k in keys)
+
+
+def buffers_lesson(keys) -> Text:
+    return Text("{keys} are buffers, not parameters: model.state_dict() holds them, model.named_parameters() and "
+                "model.parameters() do not. Save and load model.state_dict().",
+                "{keys} 是 buffer，不是参数：model.state_dict() 包含它们，model.named_parameters() 和 model.parameters() "
+                "不包含。请保存并加载 model.state_dict()。", keys=verbatim(", ".join(f"`{k}`" for k in sorted(keys)[:3])))
 
 
 # -- sandbox side ---------------------------------------------------------------------------
@@ -108,27 +122,24 @@ def _inspect_file(path, weights):
         return file
     tensors = []
     _find_tensors(content, tensors)
-    file["has_weights"] = all(any(t.shape == w.shape and torch.equal(t.cpu(), w) for t in tensors)
-                              for w in weights.values())
+    file["missing"] = [k for k, w in weights.items() if not any(t.shape == w.shape and torch.equal(t.cpu(), w)
+                                                                  for t in tensors)]
+    file["has_weights"] = not file["missing"]
     return file
 
 
 def _load(module, path, objects, map_location, retry_pickles):
     """Call the learner's load_checkpoint; its error as data. With `retry_pickles`, a load refused by the
     weights-only unpickler is tried again with pickles allowed, to judge what it restores."""
-    try:
-        return {"start": module.load_checkpoint(path, *objects, map_location=map_location), "error": None,
-                "retried": False}
-    except Exception as exc:  # the learner's error, judged by the checks
-        error = learner_error(exc, module)
+    start, error = learner_call(module, module.load_checkpoint, path, *objects, map_location=map_location)
+    if error is None:
+        return {"start": start, "error": None, "retried": False}
     if retry_pickles and error["type"] == "UnpicklingError":
         load = torch.load
         with patched(module, torch, "load", lambda *args, **kwargs: load(*args, **{**kwargs, "weights_only": False})):
-            try:
-                return {"start": module.load_checkpoint(path, *objects, map_location=map_location),
-                        "error": error, "retried": True}
-            except Exception:  # judged with the first error
-                pass
+            start, again = learner_call(module, module.load_checkpoint, path, *objects, map_location=map_location)
+        if again is None:  # judged with the first error otherwise
+            return {"start": start, "error": error, "retried": True}
     return {"start": None, "error": error, "retried": False}
 
 
@@ -138,19 +149,13 @@ def _unless_retried(load):
 
 
 def _save(module, path, objects, epoch):
-    try:
-        module.save_checkpoint(path, *objects, epoch)
-    except Exception as exc:  # the learner's error, judged by the checks
-        return learner_error(exc, module)
-    return None
+    return learner_call(module, module.save_checkpoint, path, *objects, epoch)[1]
 
 
 def _as_epoch(start):
     """The epoch a training loop would resume from with the returned value (range() takes an int or an
     integer tensor of one element), or None."""
-    if isinstance(start, bool):
-        return None
-    if isinstance(start, int):
+    if is_number(start, int):
         return start
     if isinstance(start, torch.Tensor) and start.numel() == 1 and not start.is_floating_point():
         return int(start)
@@ -274,29 +279,15 @@ def run_case(submission, rng):
             batches.append((x, torch.sin(x @ teacher) + 0.1 * torch.randn(8, 1, generator=rng)))
         stop = int(torch.randint(1, 3, (1,), generator=rng))  # (stop + 1) % STEP_SIZE != 0
         run = int(torch.randint(0, 10**6, (1,), generator=rng))
-        path = f"run_{run}/ckpt_{run}.pt"  # relative to the current directory, in a folder of its own
+        path = f"run_{run}/ckpt_{run}.tar"  # relative to the current directory, in a folder of its own; not .pt
         out = submission.probe(resume_run, state_a, state_b, batches, stop, path, what=ROUND_TRIP)
         return out, stop, state_b
     return submission.once("resume", resumed)
 
 
-def learner_raised(error: dict, what, then=None):
-    """Fail with the learner's own error (captured in the sandbox), or report a TODO left as not started.
-    `then` says what the error kept from happening."""
-    if error["not_started"]:
-        raise LearnerError(Text("Not started: {what} still raises NotImplementedError (fill in its TODO).",
-                                "尚未开始：{what} 仍然抛出 NotImplementedError（请完成其中的 TODO）。", what=what),
-                           exc_type="NotImplementedError", not_started=True)
-    text = Text("{what} raised {error}{where}", "{what} 抛出了异常 {error}{where}", what=what,
-                error=verbatim(f"{error['type']}: {error['message']}"), where=where(error))
-    if then is not None:
-        text = text + then
-    fail(text, key=f"raised-{error['type']}")
-
-
 def require_saved(out):
     if out["save_error"]:
-        learner_raised(out["save_error"], "`save_checkpoint(path, model, optimizer, scheduler, epoch)`")
+        fail_raised(out["save_error"], "`save_checkpoint(path, model, optimizer, scheduler, epoch)`")
 
 
 LOAD_CALL = "`load_checkpoint(path, model, optimizer, scheduler, map_location)`"
@@ -305,7 +296,7 @@ LOAD_CALL = "`load_checkpoint(path, model, optimizer, scheduler, map_location)`"
 def load_error_before(out, done: bool, then: Text):
     """A load that raised before it did what a check judges fails with its error."""
     if out["load_error"] and not out["retried"] and not done:
-        learner_raised(out["load_error"], LOAD_CALL, then)
+        fail_raised(out["load_error"], LOAD_CALL, then)
 
 
 def max_diff(a: dict, b: dict) -> float:
@@ -325,8 +316,7 @@ def opt_state_matches(loaded, saved) -> bool:
         for name, value in want.items():
             other = got[name]
             if isinstance(value, torch.Tensor):
-                if not isinstance(other, torch.Tensor) or other.shape != value.shape or \
-                        not torch.allclose(other, value, rtol=0, atol=1e-7):
+                if not matches(other, value, rtol=0, atol=1e-7):
                     return False
             elif other != value:
                 return False
@@ -371,6 +361,10 @@ def test_file(submission, rng):
         fail("torch.load cannot read the checkpoint ({error}): write it with torch.save(checkpoint, path).",
              "torch.load 无法读取该检查点（{error}）：请用 torch.save(checkpoint, path) 写出它。",
              error=verbatim(file["unreadable"]), key="not-torch-save")
+    if buffers_only(file["missing"]):
+        fail("the checkpoint file holds the model's parameters but not its buffers. {lesson}",
+             "检查点文件里有模型的参数，但没有它的 buffer。{lesson}", lesson=buffers_lesson(file["missing"]),
+             key="buffers-missing")
     if not file["has_weights"]:
         fail("the checkpoint file does not hold the model's weights as they were when it was saved: "
              "put model.state_dict() in it.",
@@ -384,7 +378,7 @@ def test_model_restored(submission, rng):
     require_saved(out)
     loaded, saved = out["loaded"]["weights"], out["saved"]["weights"]
     restored = same_weights(loaded, saved)
-    load_error_before(out, restored, Text(" before restoring the model.", "，没能恢复模型。"))
+    load_error_before(out, restored, Text("It stopped before restoring the model.", "它在恢复模型之前就停下了。"))
     if restored:
         return
     if same_weights(loaded, state_b):
@@ -393,6 +387,11 @@ def test_model_restored(submission, rng):
              "`model` inside the function changes nothing outside).",
              "调用 load_checkpoint 之后模型仍是它自己的初始权重：请用 model.load_state_dict(checkpoint[...]) 把保存的权重加载进"
              "传入的模型（在函数里把新对象赋给变量 `model` 不会影响外面的模型）。", key="model-not-restored")
+    differ = [k for k in saved if k not in loaded or not matches(loaded[k], saved[k], rtol=0, atol=1e-6)]
+    if buffers_only(differ):
+        fail("after load_checkpoint the model's parameters are those saved, but not its buffers. {lesson}",
+             "调用 load_checkpoint 之后模型的参数与保存时相同，但 buffer 不同。{lesson}", lesson=buffers_lesson(differ),
+             key="buffers-not-restored")
     fail("after load_checkpoint the model's weights differ from those saved (max abs difference {diff:.2e}): "
          "save model.state_dict() and load it with model.load_state_dict().",
          "调用 load_checkpoint 之后模型权重与保存时不同（最大绝对差 {diff:.2e}）："
@@ -407,7 +406,7 @@ def test_optimizer_restored(submission, rng):
     require_saved(out)
     loaded, saved = out["loaded"], out["saved"]
     restored = opt_state_matches(loaded["opt_state"], saved["opt_state"])
-    load_error_before(out, restored, Text(" before restoring the optimizer.", "，没能恢复优化器。"))
+    load_error_before(out, restored, Text("It stopped before restoring the optimizer.", "它在恢复优化器之前就停下了。"))
     if not any(loaded["opt_state"]):
         fail("after load_checkpoint the optimizer you were given has an empty state: Adam's running averages and "
              "step count were not restored, so the resumed run takes different steps. Save optimizer.state_dict() "
@@ -422,7 +421,7 @@ def test_optimizer_restored(submission, rng):
              "调用 load_checkpoint 之后优化器状态（Adam 的 exp_avg、exp_avg_sq、step）与保存时不同："
              "请在保存模型的同时保存 optimizer.state_dict()，并用 optimizer.load_state_dict() 加载。",
              key="optimizer-differs")
-    if any(abs(a - b) > 1e-12 for a, b in zip(loaded["lr"], saved["lr"])):
+    if not all(matches(a, b, rtol=0, atol=1e-12) for a, b in zip(loaded["lr"], saved["lr"])):
         fail("after load_checkpoint the optimizer's learning rate is {got:.4g}, but it was {want:.4g} when saved: "
              "load the optimizer's state_dict (it holds the current lr).",
              "调用 load_checkpoint 之后优化器的学习率为 {got:.4g}，保存时为 {want:.4g}："
@@ -435,7 +434,7 @@ def test_scheduler_restored(submission, rng):
     out, *_ = run_case(submission, rng)
     require_saved(out)
     got, want = out["loaded"]["last_epoch"], out["saved"]["last_epoch"]
-    load_error_before(out, got == want, Text(" before restoring the scheduler.", "，没能恢复调度器。"))
+    load_error_before(out, got == want, Text("It stopped before restoring the scheduler.", "它在恢复调度器之前就停下了。"))
     if got != want:
         fail("after load_checkpoint the scheduler is at epoch {got}, but it was at epoch {want} when saved: "
              "its next learning-rate drops would come at the wrong epochs. Save scheduler.state_dict() and "
@@ -450,7 +449,7 @@ def test_scheduler_restored(submission, rng):
 def test_epoch(submission, rng):
     out, stop, _ = run_case(submission, rng)
     require_saved(out)
-    load_error_before(out, False, Text(" before returning the epoch.", "，没有返回 epoch。"))
+    load_error_before(out, False, Text("It stopped before returning the epoch.", "它在返回 epoch 之前就停下了。"))
     start, what = out["start"], ("the epoch load_checkpoint returned", "load_checkpoint 返回的 epoch")
     if start is None:
         fail("load_checkpoint returned None: return the epoch to resume from (the saved epoch + 1, here {want}).",
@@ -468,12 +467,12 @@ def test_epoch(submission, rng):
              "save_checkpoint(..., epoch={saved}) 之后 load_checkpoint 返回了 {got}，多了一个 epoch：是不是保存时和加载时"
              "各加了一次 1？这样会跳过第 {want} 个 epoch。", saved=stop, got=stop + 2, want=stop + 1,
              key="epoch-incremented-twice")
-    if isinstance(start, float) and start == stop + 1:
+    if is_number(start, float) and start == stop + 1:
         fail("load_checkpoint returned the float {got}: an epoch is an int (range() refuses floats); return int(...).",
              "load_checkpoint 返回了浮点数 {got}：epoch 应是 int（range() 不接受浮点数）；请返回 int(...)。",
              got=start, key="not-an-int")
     expect_number(start, stop + 1, what, exact_type=True)
-    if not isinstance(start, int):
+    if not is_number(start, int):
         fail("{what} should be an int, got {got}.", "{what} 应为 int，实际得到 {got}。", what=what,
              got=describe(start), key="not-an-int")
 
@@ -490,7 +489,7 @@ def test_resume(submission, rng):
                  "pickled objects in it (see the file check), so the run cannot resume.",
                  "load_checkpoint 读不了 save_checkpoint 写出的检查点：torch.load 拒绝加载其中被 pickle 的对象"
                  "（见文件那项检查），所以无法续训。", key="pickled-objects")
-        learner_raised(out["load_error"], LOAD_CALL)
+        fail_raised(out["load_error"], LOAD_CALL)
     final_a, final_b = out["final_a"], out["final_b"]
     if final_b is not None and same_weights(final_b, final_a):
         return
@@ -521,7 +520,7 @@ def effects_case(submission, rng):
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(torch.randint(0, 2**31, (1,), generator=rng)))
             state = new_model().state_dict()
-        path = f"ckpt_load_{int(torch.randint(0, 10**6, (1,), generator=rng))}.pt"
+        path = f"ckpt_load_{int(torch.randint(0, 10**6, (1,), generator=rng))}"  # a name without a suffix
         return submission.probe(load_effects, state, path, what=ROUND_TRIP)
     return submission.once("effects", effects)
 
@@ -541,10 +540,10 @@ def test_map_location(submission, rng):
              calls=verbatim(", ".join(dict.fromkeys(out["cuda_calls"]))), key="device-hard-coded")
     if out["placed"]:
         if out["cpu_error"] and not out["function_error"]:  # only the GPU branch raised
-            learner_raised(out["cpu_error"], Text("with a GPU present, {call}", "有 GPU 时，{call}", call=LOAD_CALL))
+            fail_raised(out["cpu_error"], Text("with a GPU present, {call}", "有 GPU 时，{call}", call=LOAD_CALL))
         return
     if out["function_error"]:
-        learner_raised(out["function_error"], LOAD_CALL)
+        fail_raised(out["function_error"], LOAD_CALL)
     fail("load_checkpoint(..., map_location=<a function>) loaded the tensors without that function: pass the "
          "map_location argument on to torch.load unchanged (a checkpoint saved on a GPU needs "
          "map_location='cpu' to load on a machine without one).",

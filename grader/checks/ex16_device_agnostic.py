@@ -1,7 +1,10 @@
 """Hidden checks of ex16: a training loop that runs on whatever device it is given.
 
 Three ways to see where things end up, none of which needs a GPU in the judge:
-- pick_device runs with CUDA pretended available and unavailable (`pretend_cuda`, no CUDA tensor is made);
+- pick_device runs with CUDA pretended available and unavailable, and an Apple MPS device pretended beside
+  (`pretend_cuda`, no CUDA tensor is made);
+- the source of train is read for `.cuda()` calls: one behind a check of the device's type never runs on the
+  meta device, yet the statement says it is named;
 - train runs on PyTorch's "meta" device (shapes, no data) with CUDA pretended available, so the GPU branch
   of the learner's code runs too: a `.cuda()` or a "cuda" string is recorded (and run on the CPU), anything
   left on the CPU collides with the meta tensors, and a TorchFunctionMode names the tensors involved (x, y,
@@ -11,16 +14,19 @@ Three ways to see where things end up, none of which needs a GPU in the judge:
   SGD learns.
 """
 
+import ast
 import contextlib
+import inspect
 import re
+import textwrap
 import warnings
 
 import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from grader.checking import (Text, check, expect_close, fail, learner_error, patched, pretend_cuda, probe, verbatim,
-                             where)
+from grader.checking import (Text, check, error_text, expect_close, fail, fail_raised, learner_call, matches, patched,
+                             pretend_cuda, probe, verbatim, where)
 
 STEPS, LR = 12, 0.1
 PLACED_STEPS = 3  # the runs on the meta device: where a step's tensors go shows in the first ones
@@ -106,12 +112,9 @@ def run_train(module, weight, bias, x, y, model_on, data_on, device, steps, lr):
         blame = stack.enter_context(_Blame(x, y, model, seen))
         caught = stack.enter_context(warnings.catch_warnings(record=True))
         warnings.simplefilter("always")
-        try:
-            losses = module.train(model, x, y, torch.device(device), steps, lr)
-        except Exception as exc:  # the probe explains device errors itself
-            error = learner_error(exc, module)
-            if error["not_started"] and "meta" not in error["message"] and blame.failure is None:
-                raise  # a TODO left in place: "not started"
+        losses, error = learner_call(module, module.train, model, x, y, torch.device(device), steps, lr)
+        if error:  # the probe explains device errors itself; a TODO left in place is "not started"
+            result["todo"] = error["not_started"] and "meta" not in error["message"] and blame.failure is None
             result["error"] = {**error, **(blame.failure or {"func": None, "tensors": [], "target": None})}
     result["moved"] = sorted(blame.moved)
     result["used"] = {k: sorted(v) for k, v in blame.used.items()}
@@ -149,20 +152,32 @@ class _Availability:
 
 
 @probe
-def run_pick_device(module, cuda_available):
-    """Call pick_device with CUDA pretended available or not (nothing touches a real GPU)."""
+def run_pick_device(module, cuda_available, mps_available):
+    """Call pick_device with CUDA and MPS pretended available or not (nothing touches a real GPU)."""
     asked = []
-    with pretend_cuda(module, available=cuda_available), \
+    with pretend_cuda(module, available=cuda_available, mps=mps_available), \
             patched(module, torch.cuda, "is_available", _Availability(cuda_available, asked)):
-        try:
-            device = module.pick_device()
-        except Exception as exc:  # the probe explains device errors itself
-            error = learner_error(exc, module)
-            if error["not_started"]:
-                raise
-            return {"error": error}
+        device, error = learner_call(module, module.pick_device)
+    if error:
+        return {"error": error}
     return {"asked": asked, "type": type(device).__name__, "value": repr(device)[:40],
             "device": device.type if isinstance(device, torch.device) else None}
+
+
+@probe
+def cuda_calls(module, name):
+    """The `.cuda(...)` calls in the source of the learner's function `name`, as [line, code]: the statement says a
+    `.cuda()` is named, also one behind a check of the device's type, which no run on the meta device reaches."""
+    try:
+        lines, first = inspect.getsourcelines(getattr(module, name))
+    except (TypeError, OSError, AttributeError):
+        return []
+    try:
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except SyntaxError:
+        return []
+    return [[first + node.lineno - 1, lines[node.lineno - 1].strip()[:80]] for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "cuda"]
 
 
 # -- judge side ----------------------------------------------------------------------------
@@ -272,8 +287,8 @@ def diagnose(err, device):
             "{call}：train 内部新建的一个 tensor 在 {dev} 上，而其余都在 {device} 上{at}。新建的 tensor"
             "（`torch.zeros`、`torch.ones`、`torch.tensor`……）默认在 CPU 上，除非创建时写 `device=device`。",
             call=call, dev=wrong["other"], device=device, at=at)
-    return "error", f"raised-{err['type']}", Text("{call} raised {error}{at}", "{call} 抛出了异常 {error}{at}",
-                                                   call=call, error=verbatim(f"{err['type']}: {msg}"), at=at)
+    return "error", f"raised-{err['type']}", Text("{call} raised {error}.", "{call} 抛出了 {error}。",
+                                                   call=call, error=error_text(err))
 
 
 def run(submission, rng, model_on, data_on, device, out=2):
@@ -282,8 +297,26 @@ def run(submission, rng, model_on, data_on, device, out=2):
     result = submission.probe(run_train, weight, bias, x, y, model_on, data_on, device, steps, LR,
                               what=call_text(device))
     if result["error"] is not None:
+        if result.get("todo"):
+            fail_raised(result["error"], call_text(device))  # not started
         result["error"]["moved"] = result["moved"]
     return result, (weight, bias, x, y)
+
+
+def expect_no_cuda_call(submission, receivers):
+    """Fail on a `.cuda()` in train's source on one of `receivers` ("model", "data", "other"): it may sit behind a
+    check of the device's type, which runs only on a GPU, but `.to(device)` says the same for every device."""
+    for line, code in submission.once("cuda calls", lambda: submission.probe(cuda_calls, "train", what="`train`")):
+        target = code.split(".cuda(")[0].split("=")[-1].strip()
+        kind = "model" if "model" in target else "data" if target in ("x", "y") or target.startswith(("x.", "y.")) \
+            else "other"
+        if kind in receivers:
+            fail("train calls `.cuda()` (line {line}: `{code}`). Behind a check of the device's type it runs only on "
+                 "a GPU, and it names CUDA where the `device` argument already says where to go: use `.to(device)`, "
+                 "the same code for every device.",
+                 "train 调用了 `.cuda()`（第 {line} 行：`{code}`）。放在设备类型的判断之后，它只会在 GPU 上运行，而且在 "
+                 "`device` 参数已经指明去向的地方写死了 CUDA：请用 `.to(device)`，对每种设备都是同一段代码。",
+                 line=line, code=verbatim(code), key="cuda-call")
 
 
 def fail_on_error(result, device, *, unless=()):
@@ -296,18 +329,16 @@ def fail_on_error(result, device, *, unless=()):
 
 @check("pick_device prefers CUDA and falls back to the CPU", points=2, zh="pick_device 优先使用 CUDA，没有时退回 CPU")
 def test_pick_device(submission):
-    for available, want in ((False, "cpu"), (True, "cuda")):
-        got = submission.probe(run_pick_device, available, what="`pick_device()`")
+    for available, mps, want in ((False, False, "cpu"), (True, False, "cuda"), (True, True, "cuda"),
+                                 (False, True, "cpu")):
+        got = submission.probe(run_pick_device, available, mps, what="`pick_device()`")
         if "error" in got:
             err = got["error"]
-            error = verbatim(f"{err['type']}: {err['message']}"[:100])
             if re.search(r"cuda|nvidia", err["message"], re.IGNORECASE) and not available:
-                fail("`pick_device()` failed on a machine without CUDA ({error}){at}: check "
-                     "`torch.cuda.is_available()` before touching the GPU.",
-                     "`pick_device()` 在没有 CUDA 的机器上出错（{error}）{at}：使用 GPU 前先检查 "
-                     "`torch.cuda.is_available()`。", error=error, at=where(err), key="cuda-hard-coded")
-            fail("`pick_device()` raised {error}{at}", "`pick_device()` 抛出了异常 {error}{at}",
-                 error=error, at=where(err), key=f"raised-{err['type']}")
+                fail_raised(err, "`pick_device()` on a machine without CUDA", (
+                    "Check `torch.cuda.is_available()` before touching the GPU.",
+                    "使用 GPU 前先检查 `torch.cuda.is_available()`。"), key="cuda-hard-coded")
+            fail_raised(err, "`pick_device()`")
         if got["type"] != "device":
             fail("`pick_device()` should return a `torch.device`, got the {type} {value}: wrap the name, "
                  "`torch.device(\"cuda\")` or `torch.device(\"cpu\")`.",
@@ -316,6 +347,12 @@ def test_pick_device(submission):
                  type=got["type"], value=verbatim(got["value"]), key="not-a-device")
         if got["device"] == want:
             continue
+        if got["device"] == "mps":
+            fail("`pick_device()` returned mps on a machine that has {has}: the statement asks for CUDA when "
+                 "`torch.cuda.is_available()`, else the CPU. Check CUDA, and nothing else.",
+                 "在{has}的机器上 `pick_device()` 返回了 mps：题目要求 `torch.cuda.is_available()` 时用 CUDA，否则用 "
+                 "CPU。只检查 CUDA，别的都不要检查。", has=Text("CUDA and an Apple MPS device", "有 CUDA 和 Apple MPS 设备")
+                 if available else Text("an Apple MPS device and no CUDA", "有 Apple MPS 设备但没有 CUDA"), key="mps-picked")
         if available:
             fail("`pick_device()` returned {got} although CUDA was available: prefer the GPU when "
                  "`torch.cuda.is_available()` is True.",
@@ -343,6 +380,7 @@ def test_model_moved(submission, rng):
     # The data already sits on the target device: only the model's placement is tested here.
     result, _ = run(submission, rng, "cpu", "meta", "meta")
     sent_to_cuda(result, "meta", ("model",))
+    expect_no_cuda_call(submission, ("model",))
     fail_on_error(result, "meta", unless=("x", "y", "other", "item"))  # judged by the checks below
     if result["model_devices"] != ["meta"] and result["error"] is not None:  # stopped by another mistake first
         _, key, why = diagnose(result["error"], "meta")
@@ -371,6 +409,7 @@ def test_data_moved(submission, rng):
 def expect_data_moved(submission, rng, data_on):
     result, _ = run(submission, rng, "meta", data_on, "meta")
     sent_to_cuda(result, "meta", ("x", "y"))
+    expect_no_cuda_call(submission, ("data",))
     fail_on_error(result, "meta", unless=("model", "other", "item"))  # judged by the other checks
     if result["error"] is not None:  # stopped by another mistake: did x and y get used on the device first?
         _, key, why = diagnose(result["error"], "meta")
@@ -387,6 +426,7 @@ def test_losses_on_device(submission, rng):
     # The model and the data already sit on the target device: only what train makes itself is tested here.
     result, _ = run(submission, rng, "meta", "meta", "meta")
     sent_to_cuda(result, "meta", ("other",))
+    expect_no_cuda_call(submission, ("other",))
     fail_on_error(result, "meta")
     losses = result["losses"]
     if "device" not in losses:
@@ -423,7 +463,7 @@ def test_training_values(submission, rng, device):
                  "{call} 之后模型参数在 {devices} 上，而不是 {device}：请用 `model.to(device)` 移动模型。",
                  call=call_text(device), devices=", ".join(result["model_devices"]), device=device,
                  key="model-not-moved")
-        if torch.allclose(result["weight"], weight.double()):
+        if matches(result["weight"], weight.double()):
             fail("{call} left the weights unchanged: does the loop call `optimizer.step()` on the model's "
                  "parameters (an optimizer made from `model.parameters()`)?",
                  "{call} 没有改变权重：循环里调用 `optimizer.step()` 了吗？优化器是否用 `model.parameters()` 创建？",
@@ -431,14 +471,14 @@ def test_training_values(submission, rng, device):
         what = Text("the losses tensor of `train(..., steps={steps}, lr={lr})` (y of shape {shape})",
                     "`train(..., steps={steps}, lr={lr})` 返回的 losses（y 的形状为 {shape}）",
                     steps=STEPS, lr=LR, shape=list(y.shape))
-        if result["broadcast"] and not torch.allclose(losses["values"], want_losses, rtol=1e-3, atol=1e-5):
+        if result["broadcast"] and not matches(losses["values"], want_losses, rtol=1e-3, atol=1e-5):
             fail("PyTorch warned that the prediction and the target have different shapes, and {what} is wrong: the "
                  "loss broadcast them against each other. Did a `.squeeze()` drop the size-1 dimension of the "
                  "prediction [N, 1]? Keep both at the shape of y.",
                  "PyTorch 警告预测和目标的形状不同，而且{what}不对：loss 把它们互相广播了。是不是 `.squeeze()` 去掉了"
                  "预测值 [N, 1] 中大小为 1 的维度？请让两者都保持 y 的形状。", what=what, key="broadcast-loss")
         for momentum in (0.9, 0.5, 0.99):  # the usual values
-            if not torch.allclose(losses["values"], want_losses, rtol=1e-3, atol=1e-5) and torch.allclose(
+            if not matches(losses["values"], want_losses, rtol=1e-3, atol=1e-5) and matches(
                     losses["values"], sgd_reference(weight, bias, x, y, STEPS, LR, momentum)[0], rtol=1e-3, atol=1e-5):
                 fail("{what} follows SGD with momentum {m}; the statement asks for plain SGD: "
                      "`torch.optim.SGD(model.parameters(), lr=lr)`, without momentum.",

@@ -20,8 +20,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.checking import (Text, check, fail, learner_error, patched, pretend_cuda, probe, record_curve, verbatim,
-                             where)
+from grader.checking import (Text, check, fail, fail_raised, is_number, learner_call, matches, patched, pretend_cuda,
+                             probe, record_curve, verbatim)
 from grader.devices import fail_if_gpu
 
 EXPECTED = {"cpu": "bfloat16", "cuda": "float16"}
@@ -99,6 +99,7 @@ class _Watch:
             return out
 
         def step(opt, *args, **kwargs):
+            self.log.append({"what": "scaler.step"})
             self.in_step += 1
             try:
                 return type(scaler).step(scaler, opt, *args, **kwargs)
@@ -126,7 +127,7 @@ class _Watch:
 def _loss_value(loss):
     if isinstance(loss, torch.Tensor) and loss.numel() == 1:
         return float(loss.detach().float().reshape(()).cpu())
-    if isinstance(loss, (int, float)) and not isinstance(loss, bool):
+    if is_number(loss, (int, float)):
         return float(loss)
     return f"a {type(loss).__name__}"
 
@@ -151,26 +152,24 @@ def run_steps(module, seed, inputs, y, device_type, max_norm, lr, pretend, repea
         caught = stack.enter_context(warnings.catch_warnings(record=True))
         warnings.simplefilter("always")
         y = y.to(place)
-        try:
-            for x in inputs * repeat:
-                x = x.to(place)
-                watch.log = []  # the probe's own forward below is not the learner's
-                with torch.no_grad():
-                    before = [p.detach().clone() for p in model.parameters()]
-                    mse = float(((model(x).float() - y) ** 2).mean())
-                call = {"log": [], "mse_before": mse, "scale_before": scaler.get_scale()}
-                result["calls"].append(call)
-                watch.log = call["log"]
-                loss = module.train_step(model, optimizer, scaler, x, y, device_type, max_norm)
-                call["loss"] = _loss_value(loss)
-                call["end_norm"] = _grad_norm(model)
-                call["scale_after"] = scaler.get_scale()
-                call["changed"] = any(not torch.equal(a, p) for a, p in zip(before, model.parameters()))
-                call["finite"] = all(bool(torch.isfinite(p).all()) for p in model.parameters())
-        except Exception as exc:  # the log says what went wrong before the error
-            result["error"] = learner_error(exc, module)
-            if result["error"]["not_started"]:
-                raise
+        for x in inputs * repeat:
+            x = x.to(place)
+            watch.log = []  # the probe's own forward below is not the learner's
+            with torch.no_grad():
+                before = [p.detach().clone() for p in model.parameters()]
+                mse = float(((model(x).float() - y) ** 2).mean())
+            call = {"log": [], "mse_before": mse, "scale_before": scaler.get_scale()}
+            result["calls"].append(call)
+            watch.log = call["log"]
+            loss, result["error"] = learner_call(module, module.train_step, model, optimizer, scaler, x, y,
+                                                 device_type, max_norm)
+            if result["error"]:  # the log says what went wrong before the error
+                break
+            call["loss"] = _loss_value(loss)
+            call["end_norm"] = _grad_norm(model)
+            call["scale_after"] = scaler.get_scale()
+            call["changed"] = any(not torch.equal(a, p) for a, p in zip(before, model.parameters()))
+            call["finite"] = all(bool(torch.isfinite(p).all()) for p in model.parameters())
         result["warnings"] = [str(w.message)[:200] for w in caught]
     result["param_dtypes"] = sorted({_dtype_name(p.dtype) for p in model.parameters()})
     result["cuda"] = [c for c in seen.calls if not c.startswith("torch.cuda.")] if seen else []
@@ -268,13 +267,10 @@ SCALER_ERRORS = {
 def fail_error(result):
     """Fail with the learner's error, explained when GradScaler raised it."""
     err = result["error"]
-    at = where(err)
-    why, key = Text("", ""), f"raised-{err['type']}"
     for needle, (en, zh, scaler_key) in SCALER_ERRORS.items():
         if needle in err["message"]:
-            why, key = Text(" {w}", "{w}", w=Text(en, zh)), scaler_key
-    fail("{call} raised {error}{at}.{why}", "{call} 抛出了异常 {error}{at}。{why}", call=result["call"],
-         error=verbatim(f"{err['type']}: {err['message']}"), at=at, why=why, key=key)
+            fail_raised(err, result["call"], Text(en, zh), key=scaler_key)
+    fail_raised(err, result["call"])
 
 
 def events(call, what):
@@ -348,8 +344,7 @@ def check_forward(result):
              "模型参数变成了 {dtypes}：不要转换模型（`.half()`、`.to(dtype)`）；autocast 让权重保持 float32，"
              "并为每个运算选择 dtype。", dtypes=", ".join(result["param_dtypes"]), key="model-converted")
     device_type, want = result["device_type"], EXPECTED[result["device_type"]]
-    # a wrong autocast_dtype used here is that function's mistake, judged by its own check
-    allowed = {want, result["own_dtype"]}
+    allowed = {want, result["own_dtype"]}  # the learner's own dtype, for the moment: see the end
     other = "cpu" if device_type == "cuda" else "cuda"
     forwards = events(call, "forward")
     if result["pretend"]:  # CPU tensors: autocast for "cpu" with CUDA's dtype is the device type read off x
@@ -371,7 +366,13 @@ def check_forward(result):
              "`with torch.autocast(device_type, dtype=...)` 中。", call=result["call"], key="no-autocast")
     # for real the Linear layers' outputs tell; on a pretended GPU (CPU tensors) the autocast dtype does
     used = sorted({e["cast"][device_type] if result["pretend"] else e["dtype"] for e in forwards})
-    if not set(used) <= allowed:
+    if used == [result["own_dtype"]] != [want]:  # a wrong dtype from autocast_dtype: that function's own check's
+        fail("{call}: under autocast the Linear layers ran in {used}, the dtype your `autocast_dtype({device!r})` "
+             "gives; on {device} it is {want}. Fix `autocast_dtype` (its check above says so), and this check follows.",
+             "{call}：在 autocast 下 Linear 层以 {used} 运行，这是你的 `autocast_dtype({device!r})` 给出的 dtype；在 "
+             "{device} 上应为 {want}。请修正 `autocast_dtype`（上面它的检查说明了这一点），这个检查也会随之通过。",
+             call=result["call"], used=used[0], device=device_type, want=want, key="wrong-autocast-dtype")
+    if used != [want]:
         fail("{call}: under autocast the Linear layers ran in {used}, but on {device} the dtype is {want} "
              "(use `autocast_dtype(device_type)`).",
              "{call}：在 autocast 下 Linear 层以 {used} 运行，但在 {device} 上应为 {want}"
@@ -425,16 +426,29 @@ def test_scaler_step(submission, rng, device):
             fail_error(result)
         *normal, overflow = result["calls"]
         if not any(c["changed"] for c in normal):
-            fail("{call} did not change the parameters: step through `scaler.step(optimizer)`.",
-                 "{call} 没有改变参数：请通过 `scaler.step(optimizer)` 更新。", call=result["call"], key="no-update")
+            stepped = any(events(c, "scaler.step") for c in normal)
+            skipped = stepped and not any(events(c, "optimizer.step") for c in normal)
+            fail("{call} did not change the parameters in {n} calls{why}.", "{call} 在 {n} 次调用中都没有改变参数{why}。",
+                 call=result["call"], n=len(normal), why=Text(
+                     ": the scaler skipped every step (the scaled gradients overflowed to inf or NaN each time)",
+                     "：scaler 跳过了每一步（缩放后的梯度每次都溢出为 inf 或 NaN）") if skipped else "" if stepped else
+                 Text(": step through `scaler.step(optimizer)`", "：请通过 `scaler.step(optimizer)` 更新"),
+                 key="gradients-overflow" if skipped else "no-update")
         direct = any(e["direct"] for e in events(overflow, "optimizer.step"))
         if overflow["changed"] or not overflow["finite"]:
-            cause = Text(" `optimizer.step()` was called directly: step through `scaler.step(optimizer)`, which "
-                         "skips the update when the gradients hold inf or NaN.",
-                         "直接调用了 `optimizer.step()`：请通过 `scaler.step(optimizer)` 更新，它会在梯度含有 inf 或 "
-                         "NaN 时跳过这次更新。") if direct else \
-                Text(" Step only through `scaler.step(optimizer)`, which skips such a step.",
-                     "请只通过 `scaler.step(optimizer)` 更新，它会跳过这样的一步。")
+            if direct:
+                cause = Text(" `optimizer.step()` was called directly: step through `scaler.step(optimizer)`, which "
+                             "skips the update when the gradients hold inf or NaN.",
+                             "直接调用了 `optimizer.step()`：请通过 `scaler.step(optimizer)` 更新，它会在梯度含有 inf 或 "
+                             "NaN 时跳过这次更新。")
+            elif not events(overflow, "scaler.step"):
+                cause = Text(" Step through `scaler.step(optimizer)`, which skips such a step.",
+                             "请通过 `scaler.step(optimizer)` 更新，它会跳过这样的一步。")
+            else:  # the scaler skipped its step: something else changed them
+                cause = Text(" `scaler.step(optimizer)` skipped the step, so something else in train_step changed "
+                             "them: update the parameters only through it.",
+                             "`scaler.step(optimizer)` 跳过了这一步，所以是 train_step 中的其他代码改变了它们："
+                             "只通过它来更新参数。")
             fail("{call} with an inf in x: the gradients overflowed, yet the parameters were updated{nan}.{cause}",
                  "{call} 的 x 中有一个 inf：梯度溢出了，参数却仍被更新{nan}。{cause}", call=result["call"],
                  nan=Text(" (they are NaN now)", "（现在变成了 NaN）") if not overflow["finite"] else "",
@@ -463,10 +477,10 @@ def test_clip_after_unscale(submission, rng, device):
         seen, max_norm, norm = events(call, "optimizer.step")[0]["norm"], result["max_norm"], result["norm"]
         scale = call["scale_before"]
         values = dict(call=result["call"], seen=seen, max_norm=max_norm, norm=norm)
-        if math.isclose(seen, max_norm, rel_tol=0.02):
+        if matches(seen, max_norm, rtol=0.02):
             continue
         order = [e["what"] for e in call["log"] if e["what"] in ("scaler.update", "optimizer.step")]
-        if math.isclose(seen * scale, max_norm, rel_tol=0.02) and order[:1] == ["scaler.update"]:
+        if matches(seen * scale, max_norm, rtol=0.02) and order[:1] == ["scaler.update"]:
             fail("{call}: `scaler.update()` ran before `scaler.step(optimizer)`. The update ends the scaler's step, so "
                  "the step unscaled the gradients once more: they reached the optimizer with norm {seen:.3g}, {scale:g} "
                  "times smaller than max_norm={max_norm:g}. Call `scaler.update()` last, after the step.",
@@ -474,7 +488,7 @@ def test_clip_after_unscale(submission, rng, device):
                  "step 又把梯度 unscale 了一次：梯度到达优化器时范数为 {seen:.3g}，比 max_norm={max_norm:g} 小了 "
                  "{scale:g} 倍。请最后调用 `scaler.update()`，放在 step 之后。", scale=scale, **values,
                  key="update-before-step")
-        if math.isclose(seen * scale, max_norm, rel_tol=0.02):
+        if matches(seen * scale, max_norm, rtol=0.02):
             fail("{call}: the gradients reached the step with norm {seen:.3g}, {scale:g} times smaller than "
                  "max_norm={max_norm:g}: they were clipped while still scaled. Call `scaler.unscale_(optimizer)` "
                  "before clipping, or max_norm means nothing and the update ends up far too small.",
@@ -482,7 +496,7 @@ def test_clip_after_unscale(submission, rng, device):
                  "还是缩放过的。请在裁剪前调用 `scaler.unscale_(optimizer)`，否则 max_norm 没有意义，更新也会小得多。",
                  scale=scale, **values, key="clip-before-unscale")
         if seen > 1.5 * max_norm:  # the norm before clipping is twice max_norm
-            if call.get("end_norm") is not None and math.isclose(call["end_norm"], max_norm, rel_tol=0.02):
+            if matches(call.get("end_norm"), max_norm, rtol=0.02):
                 fail("{call}: the gradients were clipped after the step: the optimizer used them unclipped "
                      "(norm {seen:.3g} > max_norm={max_norm:g}). Clip between `scaler.unscale_(optimizer)` and "
                      "`scaler.step(optimizer)`.",
@@ -503,10 +517,36 @@ def test_clip_after_unscale(submission, rng, device):
              key="clip-wrong-norm")
 
 
+def reference_ratio(seed, x, y) -> float:
+    """The last loss over the first of TRAIN_STEPS steps of SGD (lr TRAIN_LR) under bfloat16 autocast on the CPU,
+    the training a correct train_step makes from the model `seed` draws: what the draw allows."""
+    model = _make_model(seed, x.shape[1], "cpu")
+    optimizer = torch.optim.SGD(model.parameters(), lr=TRAIN_LR)
+    losses = []
+    for _ in range(TRAIN_STEPS):
+        optimizer.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = F.mse_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return losses[-1] / losses[0]
+
+
+def trainable_draw(rng):
+    """A draw on which the reference training lowers the loss to half or less (a few draws in a thousand make it
+    diverge at TRAIN_LR): a correct train_step then clears the bar of 0.7 with room to spare, on every seed."""
+    for _ in range(20):
+        found = draw(rng)
+        if reference_ratio(found[0], found[1], found[2]) <= 0.5:
+            return found
+    raise AssertionError("no draw the reference training learns: the check's data are wrong")  # pragma: no cover
+
+
 @check("train_step zeroes the gradients and returns the loss, and training with it lowers the loss", points=2,
        zh="train_step 清零梯度并返回 loss，用它训练能让 loss 下降", depends=("scaled_backward", "scaler_step"))
 def test_loss_decreases(submission, rng, device):
-    seed, x, y, _, _ = draw(rng)
+    seed, x, y, _, _ = trainable_draw(rng)
     call = call_text(device, NO_CLIP)
     result = submission.probe(run_steps, seed, [x], y, device, NO_CLIP, TRAIN_LR, False, TRAIN_STEPS, what=call)
     result["call"] = call
@@ -530,9 +570,9 @@ def test_loss_decreases(submission, rng, device):
     if not all(math.isfinite(v) for v in losses):
         fail("{call} returned NaN or inf losses.", "{call} 返回的 loss 含有 NaN 或 inf。", call=call, key="nan")
     first, before = losses[0], calls[0]["mse_before"]
-    if not math.isclose(first, before, rel_tol=0.1, abs_tol=1e-4):  # 16-bit forward passes round
+    if not matches(first, before, rtol=0.1, atol=1e-4):  # 16-bit forward passes round
         values = dict(call=call, got=first, want=before)
-        if math.isclose(first, before * calls[0]["scale_before"], rel_tol=0.1):
+        if matches(first, before * calls[0]["scale_before"], rtol=0.1):
             fail("{call} returned {got:.4g} the first time, the scaled loss: the model's mean squared error was "
                  "{want:.4g}. Return the loss itself, not `scaler.scale(loss)`.",
                  "{call} 第一次返回 {got:.4g}，这是缩放后的 loss：模型的均方误差是 {want:.4g}。请返回 loss 本身，"
@@ -540,7 +580,7 @@ def test_loss_decreases(submission, rng, device):
         with torch.no_grad():
             prediction = _make_model(seed, x.shape[1], "cpu")(x).reshape(-1)
         broadcast = float(((prediction - y) ** 2).mean())  # [N] against [N, 1]: every prediction with every target
-        if any("target size" in w for w in result["warnings"]) or math.isclose(first, broadcast, rel_tol=0.1):
+        if any("target size" in w for w in result["warnings"]) or matches(first, broadcast, rtol=0.1):
             fail("{call} returned {got:.4g} the first time, but the model's mean squared error was {want:.4g}, and "
                  "that is what comparing a prediction of shape [N] with y of shape [N, 1] gives (the two broadcast to "
                  "[N, N]). Did a `.squeeze()` drop the size-1 dimension of the prediction? Keep both at the shape of y.",

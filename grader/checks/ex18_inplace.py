@@ -10,10 +10,12 @@ Each function's value check also requires backward to run through it: that is th
 asks for (the stub's values are already right), so a stub earns nothing.
 """
 
+import sys
+
 import torch
 
-from grader.checking import (CheckFailed, Text, check, describe, expect_close, expect_tensor, fail, learner_error,
-                             probe, verbatim, where)
+from grader.checking import (CheckFailed, Text, check, describe, expect_close, expect_tensor, fail, fail_raised,
+                             learner_call, matches, probe, verbatim)
 from grader.gradients import autograd_gradient, expect_gradient
 
 LEAF_ERROR = "leaf variable that requires grad"
@@ -22,21 +24,39 @@ VERSION_ERROR = "modified by an inplace operation"
 
 # -- probes (run in the sandbox) --------------------------------------------------------------
 
-def _error(exc, module, stage):
-    return {"stage": stage, **learner_error(exc, module)}
+def _rebinding(module, params, wanted, seen):
+    """A tracer that notes, in `seen`, when a local variable of the learner's code holds a new tensor with a
+    parameter's updated value (`p = p - lr * p.grad`: the update computed, the parameter left as it was)."""
+    ids = {id(p) for p in params}
+
+    def local(frame, event, arg):
+        if event in ("line", "return"):
+            for value in list(frame.f_locals.values()):
+                if isinstance(value, torch.Tensor) and id(value) not in ids and any(
+                        value.shape == w.shape and torch.allclose(value.detach(), w) for w in wanted):
+                    seen.append(True)
+        return local
+
+    return lambda frame, event, arg: local if frame.f_globals is vars(module) else None
 
 
 @probe
 def run_sgd(module, values, grads, lr):
-    """Make trainable leaves with the given grads, call sgd_update, report what became of them."""
+    """Make trainable leaves with the given grads, call sgd_update, report what became of them, and whether the
+    learner's code computed an updated value into a new tensor."""
     params = [v.clone().requires_grad_(True) for v in values]
     for p, g in zip(params, grads):
         p.grad = g.clone()
+    rebound, previous = [], sys.gettrace()
+    sys.settrace(_rebinding(module, params, [v - lr * g for v, g in zip(values, grads)], rebound))
     try:
-        returned = module.sgd_update(list(params), lr)
-    except RuntimeError as exc:
-        return {"error": _error(exc, module, "update")}
+        returned, error = learner_call(module, module.sgd_update, list(params), lr)
+    finally:
+        sys.settrace(previous)
+    if error:
+        return {"error": {"stage": "update", **error}}
     return {
+        "rebound": bool(rebound),
         "values": [p.detach().clone() for p in params],
         "requires_grad": [bool(p.requires_grad) for p in params],
         "is_leaf": [bool(p.is_leaf) for p in params],
@@ -55,10 +75,9 @@ def sgd_then_stale_backward(module, value, grad, lr):
     p = value.clone().requires_grad_(True)
     loss = (p * p).sum()  # mul saves p for backward
     p.grad = grad.clone()
-    try:
-        module.sgd_update([p], lr)
-    except RuntimeError as exc:
-        return {"error": _error(exc, module, "update")}
+    _, error = learner_call(module, module.sgd_update, [p], lr)
+    if error:
+        return {"error": {"stage": "update", **error}}
     after = p.detach().clone()
     try:
         loss.backward()
@@ -71,19 +90,17 @@ def sgd_then_stale_backward(module, value, grad, lr):
 def forward_backward(module, name, inputs, grad_out):
     """Call `name` on leaves that require grad, then backward(grad_out); report values and grads."""
     leaves = [t.clone().requires_grad_(True) for t in inputs]
-    try:
-        out = getattr(module, name)(*leaves)
-    except RuntimeError as exc:
-        return {"error": _error(exc, module, "forward")}
+    out, error = learner_call(module, getattr(module, name), *leaves)
+    if error:
+        return {"error": {"stage": "forward", **error}}
     if not isinstance(out, torch.Tensor):
         return {"out": out}
     result = {"out": out.detach().clone(), "requires_grad": bool(out.requires_grad)}
     if not out.requires_grad or out.shape != grad_out.shape:
         return result
-    try:
-        out.backward(grad_out)
-    except RuntimeError as exc:
-        result["error"] = _error(exc, module, "backward")
+    _, error = learner_call(module, out.backward, grad_out)
+    if error:
+        result["error"] = {"stage": "backward", **error}
         return result
     result["grads"] = [leaf.grad for leaf in leaves]
     return result
@@ -103,28 +120,22 @@ FIX_LEAF = {
 
 def explain_error(name: str, err: dict):
     """Fail with autograd's error translated for a beginner."""
-    short = verbatim(err["message"].split("\n")[0].split(": [")[0][:160])  # without the tensor autograd names
-    at = where(err)
+    call = Text("`{name}`", "`{name}`", name=name) if err["stage"] != "backward" else \
+        Text("backward through `{name}`", "对 `{name}` 做的 backward", name=name)
     if LEAF_ERROR in err["message"].lower():
-        fail("`{name}` raised \"{short}\"{at}: an in-place change (`-=`, `+=` or a method ending in `_`) of a leaf "
-             "tensor that requires grad. {fix}",
-             "`{name}` 抛出了 \"{short}\"{at}：对一个 requires_grad 的叶子张量 做了 in-place 修改"
-             "（`-=`、`+=` 或以 `_` 结尾的方法）。{fix}", name=name, short=short, at=at,
-             fix=FIX_LEAF.get(name, FIX_LEAF["residual_tanh"]), key="inplace-on-leaf")
+        fail_raised(err, call, Text("That is an in-place change (`-=`, `+=` or a method ending in `_`) of a leaf tensor "
+                                    "that requires grad. {fix}",
+                                    "这是对一个 requires_grad 的叶子张量做了 in-place 修改（`-=`、`+=` 或以 `_` 结尾的方法）。"
+                                    "{fix}", fix=FIX_LEAF.get(name, FIX_LEAF["residual_tanh"])), key="inplace-on-leaf")
     if VERSION_ERROR in err["message"]:
-        fail("backward through `{name}` raised \"{short}\"{at}: the forward value is fine, but a tensor that autograd "
-             "saved for backward (sigmoid and tanh save their output) was then changed in place (`+=`, `mul_`...). "
-             "Compute a new tensor instead of changing the saved one: `a = a + b`, not `a += b`; `a * b`, not "
-             "`a.mul_(b)`.",
-             "对 `{name}` 做 backward 时报错 \"{short}\"{at}：前向结果没问题，但 autograd 为反向传播保存的 tensor"
-             "（sigmoid 和 tanh 会保存输出）随后被 in-place 修改了（`+=`、`mul_` 等）。请生成新的 tensor，而不是修改"
-             "被保存的那个：用 `a = a + b` 而不是 `a += b`；用 `a * b` 而不是 `a.mul_(b)`。",
-             name=name, short=short, at=at, key="saved-tensor-modified")
-    if err["stage"] == "backward":
-        fail("backward through `{name}` raised {short}{at}", "对 `{name}` 做 backward 时抛出了 {short}{at}",
-             name=name, short=short, at=at, key="raised-RuntimeError")
-    fail("`{name}` raised {short}{at}", "`{name}` 抛出了 {short}{at}", name=name, short=short, at=at,
-         key="raised-RuntimeError")
+        fail_raised(err, call, Text(
+            "The forward value is fine, but a tensor that autograd saved for backward (sigmoid and tanh save their "
+            "output) was then changed in place (`+=`, `mul_`...). Compute a new tensor instead of changing the saved "
+            "one: `a = a + b`, not `a += b`; `a * b`, not `a.mul_(b)`.",
+            "前向结果没问题，但 autograd 为反向传播保存的 tensor（sigmoid 和 tanh 会保存输出）随后被 in-place 修改了"
+            "（`+=`、`mul_` 等）。请生成新的 tensor，而不是修改被保存的那个：用 `a = a + b` 而不是 `a += b`；用 `a * b` "
+            "而不是 `a.mul_(b)`。"), key="saved-tensor-modified")
+    fail_raised(err, call)
 
 
 def backward_through(submission, name, inputs, grad_out):
@@ -184,7 +195,15 @@ def sgd_result(submission, values, grads, lr):
     return result
 
 
-def fail_unchanged(what, returned=None):
+def fail_unchanged(what, result, moved: list[int]):
+    """Fail for a parameter sgd_update left as it was, naming a cause only where the probe saw it: other parameters
+    moved (the loop ended early), a new tensor returned, or the update computed into a new tensor."""
+    returned = result["returned"]
+    if moved:
+        fail("`params[{first}]` moved but {what} did not: sgd_update changes only some of the parameters it is given. "
+             "Does the loop end early (a `return` or `break` inside it)? Every parameter must move.",
+             "`params[{first}]` 更新了，但 {what} 没有：sgd_update 只修改了传给它的部分参数。是不是循环提前结束了"
+             "（循环里有 `return` 或 `break`）？每个参数都必须更新。", first=moved[0], what=what, key="update-partial")
     if returned is not None:
         fail("{what} is unchanged, and `sgd_update` returned a {type}: new tensors do not update the model, which "
              "holds the old ones. Change each parameter itself in place (`p -= ...` or `p.sub_(...)` inside "
@@ -192,10 +211,17 @@ def fail_unchanged(what, returned=None):
              "{what} 没有变化，而 `sgd_update` 返回了一个 {type}：新的 tensor 不会更新模型，模型持有的仍是原来的 "
              "tensor。请原地修改每个参数本身（在 `torch.no_grad()` 里写 `p -= ...` 或 `p.sub_(...)`），不要返回值。",
              what=what, type=verbatim(returned), key="returned-new-tensors")
-    fail("{what} is unchanged: `p = p - lr * p.grad` only gives the loop variable a new tensor; the parameter itself "
-         "must change in place (`p -= ...` or `p.sub_(...)` inside `torch.no_grad()`).",
-         "{what} 没有变化：`p = p - lr * p.grad` 只是让循环变量指向一个新 tensor；参数本身必须被原地修改"
-         "（在 `torch.no_grad()` 里写 `p -= ...` 或 `p.sub_(...)`）。", what=what, key="update-rebinds")
+    if result["rebound"]:
+        fail("{what} is unchanged: your code computed its updated value into a new tensor (`p = p - lr * p.grad` "
+             "only gives the variable a new tensor); the parameter itself must change in place (`p -= ...` or "
+             "`p.sub_(...)` inside `torch.no_grad()`).",
+             "{what} 没有变化：你的代码把更新后的值算进了一个新 tensor（`p = p - lr * p.grad` 只是让变量指向一个新 "
+             "tensor）；参数本身必须被原地修改（在 `torch.no_grad()` 里写 `p -= ...` 或 `p.sub_(...)`）。", what=what,
+             key="update-rebinds")
+    fail("{what} is unchanged after sgd_update: the parameter itself must change in place, by -lr * p.grad (`p -= ...` "
+         "or `p.sub_(...)` inside `torch.no_grad()`).",
+         "sgd_update 之后 {what} 没有变化：参数本身必须被原地修改，变化量为 -lr * p.grad（在 `torch.no_grad()` 里写 "
+         "`p -= ...` 或 `p.sub_(...)`）。", what=what, key="no-update")
 
 
 @check("sgd_update moves the parameters in place: p - lr * p.grad", points=2,
@@ -203,11 +229,12 @@ def fail_unchanged(what, returned=None):
 def test_sgd_values(submission, rng):
     values, grads, lr = draw_params(rng)
     result = sgd_result(submission, values, grads, lr)
+    moved = [i for i, (before, after) in enumerate(zip(values, result["values"])) if not torch.equal(after, before)]
     for i, (before, grad, after) in enumerate(zip(values, grads, result["values"])):
         what = Text("`params[{i}]` after sgd_update", "sgd_update 之后的 `params[{i}]`", i=i)
         after = expect_tensor(after, what, shape=before.shape)
         if torch.equal(after, before):
-            fail_unchanged(what, result["returned"])
+            fail_unchanged(what, result, moved)
         expect_close(after - before, -lr * grad, Text("the change of `params[{i}]`", "`params[{i}]` 的变化量", i=i),
                      hints={"sign": ("Gradient descent moves against the gradient: subtract lr * p.grad.",
                                      "梯度下降是沿梯度的反方向走：要减去 lr * p.grad。"),
@@ -296,7 +323,7 @@ def check_gradients(submission, name, inputs, rng):
     grad_out = torch.randn(FUNCTIONS[name](*inputs).shape, generator=rng)
     result = backward_through(submission, name, inputs, grad_out)
     expected = autograd_gradient(lambda *xs: (FUNCTIONS[name](*xs) * grad_out.double()).sum(), inputs)
-    value_right = torch.allclose(result["out"].double(), FUNCTIONS[name](*inputs).double(), rtol=1e-4, atol=1e-6)
+    value_right = matches(result["out"], FUNCTIONS[name](*inputs))
     grads = result["grads"]
     if not isinstance(grads, (list, tuple)) or len(grads) != len(inputs):
         fail("Could not read the gradients of the inputs (got {got}).", "无法读取输入的梯度（得到 {got}）。",

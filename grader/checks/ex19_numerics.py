@@ -17,8 +17,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader.checking import Text, check, describe, expect_close, expect_number, expect_tensor, explain, fail, probe, \
-    variant, verbatim
+from grader.checking import (Text, check, describe, expect_close, expect_number, expect_tensor, explain, fail, is_number,
+                             matches, probe, variant, verbatim)
 from grader.gradients import gradient_lines
 
 # -- probes (run in the sandbox) --------------------------------------------------------------
@@ -43,6 +43,11 @@ def bce_gradient(module, logits, targets):
         return {"loss": loss.detach() if isinstance(loss, torch.Tensor) else loss}
     loss.reshape(()).backward()
     return {"loss": loss.detach(), "grad": z.grad, "calls": sorted(names)}
+
+
+# torch's functions that compute a logsumexp (also torch.special's, and Tensor's methods of the same names): what
+# the dispatcher names them, whatever route reaches them
+BUILT_IN_LSE = {"logsumexp", "logcumsumexp", "log_softmax"}
 
 
 @probe
@@ -107,15 +112,6 @@ def train_steps(module, weight, bias, batches, lr, max_norm):
     return records
 
 
-def close(a, b) -> bool:
-    return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), rtol=1e-4, atol=1e-6))
-
-
-def same_values(a, b) -> bool:
-    """Equal shapes and close values, where the same NaN and inf count as equal."""
-    return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), rtol=1e-4, atol=1e-6, equal_nan=True))
-
-
 # -- bce_with_logits --------------------------------------------------------------------------
 
 BCE = "bce_with_logits(logits, targets)"
@@ -163,7 +159,7 @@ def test_bce_values(submission, rng):
     z, t = draw_logits(rng)
     loss = scalar_loss(submission.bce_with_logits(z, t))
     expected = bce_ref(z, t)
-    if close(loss, expected):
+    if matches(loss, expected):
         return
     values = dict(got=float(loss), want=float(expected))
     if not torch.isfinite(loss):
@@ -174,35 +170,35 @@ def test_bce_values(submission, rng):
              "在 float32 中 `exp(120)` 是 inf，而 sigmoid(z) 会被舍入成正好 0 或 1，于是 `log(sigmoid(z))` 或 "
              "`log(1 - sigmoid(z))` 就是 `log(0) = -inf`。请只用保持有限的项：{use}",
              got=float(loss), use=USE_LOGITS, key="loss-not-finite")
-    if close(loss, F.binary_cross_entropy(torch.sigmoid(z), t)):
+    if matches(loss, F.binary_cross_entropy(torch.sigmoid(z), t)):
         fail("bce_with_logits is {got:.4g}, expected {want:.4g}: sigmoid(z) rounds to exactly 1.0 or 0.0 in float32 once "
              "|z| is large, and BCELoss then clamps log(0) to -100, so every confident mistake costs 100 instead of |z|. "
              "Pass the logits to BCEWithLogitsLoss instead of sigmoid + BCELoss.",
              "bce_with_logits 为 {got:.4g}，应为 {want:.4g}：|z| 较大时 sigmoid(z) 在 float32 中会被舍入成正好 1.0 或 0.0，"
              "BCELoss 再把 `log(0)` 截断为 -100，于是每个“自信的错误”都记成 100 而不是 |z|。请把 logits 交给 "
              "BCEWithLogitsLoss，不要 sigmoid + BCELoss。", **values, key="sigmoid-then-bceloss")
-    if close(loss, F.binary_cross_entropy_with_logits(torch.sigmoid(z), t)):
+    if matches(loss, F.binary_cross_entropy_with_logits(torch.sigmoid(z), t)):
         fail("bce_with_logits is {got:.4g}, expected {want:.4g}: the loss got probabilities, i.e. sigmoid was applied "
              "twice. BCEWithLogitsLoss applies sigmoid itself: give it the raw logits.",
              "bce_with_logits 为 {got:.4g}，应为 {want:.4g}：损失函数收到的是概率，也就是 sigmoid 被用了两次。"
              "BCEWithLogitsLoss 内部自带 sigmoid：直接把原始 logits 交给它。", **values, key="sigmoid-twice")
-    if close(loss, expected * z.numel()):
+    if matches(loss, expected * z.numel()):
         fail("bce_with_logits is {got:.4g}, expected {want:.4g}: that is the sum over the {n} elements; the loss is "
              "their mean.",
              "bce_with_logits 为 {got:.4g}，应为 {want:.4g}：这是 {n} 个元素的和；损失应该是它们的平均值。",
              **values, n=z.numel(), key="sum-instead-of-mean")
-    if close(loss, F.binary_cross_entropy_with_logits(t.double(), z.double())):
+    if matches(loss, F.binary_cross_entropy_with_logits(t.double(), z.double())):
         fail("bce_with_logits is {got:.4g}, expected {want:.4g}: the logits and the targets were swapped. The loss takes "
              "the model's scores first and the 0/1 targets second.",
              "bce_with_logits 为 {got:.4g}，应为 {want:.4g}：logits 和 targets 的位置对调了。损失函数的第一个参数是"
              "模型的分数，第二个才是 0/1 的目标。", **values, key="swapped-arguments")
-    if close(loss, -expected):
+    if matches(loss, -expected):
         fail("bce_with_logits is {got:.4g}, expected {want:.4g}: the sign is flipped. The cross-entropy is the *negative* "
              "mean log-likelihood, a positive number.",
              "bce_with_logits 为 {got:.4g}，应为 {want:.4g}：符号反了。交叉熵是对数似然均值的*相反数*，是一个正数。",
              **values, key="sign")
     tame = z.clamp(-4, 4)
-    if close(scalar_loss(submission.bce_with_logits(tame, t)), bce_ref(tame, t)):
+    if matches(scalar_loss(submission.bce_with_logits(tame, t)), bce_ref(tame, t)):
         fail("bce_with_logits is {got:.4g}, expected {want:.4g} on logits up to |120|, though it is right on moderate "
              "logits: the large-|z| terms are lost, as in a formula that forms sigmoid(z) or clamps probabilities. {use}",
              "在 |z| 最大到 120 的 logits 上，bce_with_logits 为 {got:.4g}，应为 {want:.4g}，而在适中的 logits 上是对的："
@@ -253,17 +249,17 @@ def test_bce_gradient(submission, rng):
         fail("{what} contains NaN or inf on large logits: a term of the loss overflows or takes log(0) there. {use}",
              "在大 logits 上 {what} 含有 NaN 或 inf：损失中的某一项在那里溢出或取了 log(0)。{use}",
              what=what, use=USE_LOGITS, key="gradient-not-finite")
-    if close(grad, expected):
+    if matches(grad, expected):
         return
     big = z.abs() > 20
     dead = big & (grad.abs() < 1e-12) & (expected.abs() > 1e-3)
-    if dead.any() and close(grad[~big], expected[~big]):  # right where sigmoid does not saturate
+    if dead.any() and matches(grad[~big], expected[~big]):  # right where sigmoid does not saturate
         fail("{what} is 0 where the logit is large and wrong ({details}): sigmoid saturated, so its derivative p(1-p) is "
              "exactly 0 and confident mistakes get no learning signal. BCEWithLogitsLoss gives (sigmoid(z) - t) / N there.",
              "在 logit 很大且预测错误的位置，{what} 为 0（{details}）：sigmoid 饱和了，其导数 `p(1-p)` 正好为 0，"
              "自信的错误得不到任何学习信号。BCEWithLogitsLoss 在那里给出 `(sigmoid(z) - t) / N`。",
              what=what, details=gradient_lines(grad.double(), expected, what), key="saturated-gradient")
-    if close(grad, expected * z.numel()):
+    if matches(grad, expected * z.numel()):
         fail("{what} is {n} times too large: the loss is the sum over the {n} elements, not their mean.",
              "{what} 大了 {n} 倍：损失是对 {n} 个元素求和，而不是求平均。", what=what, n=z.numel(),
              key="sum-instead-of-mean")
@@ -347,7 +343,7 @@ def test_lse_values(submission, rng):
         if bad.any():
             where = tuple(int(i) for i in bad.nonzero()[0])
             values = dict(what=what, got=float(value[where]), where=list(where), want=float(expected[where]))
-            if same_values(value, global_max_lse(x, dim)):
+            if matches(value, global_max_lse(x, dim), equal_nan=True):
                 fail("{what} is {got} at {where}, expected {want:.6g}: the max of the whole tensor was subtracted, so rows "
                      "far below it still underflow (exp(x) is 0 in float32 once x < -104, its log -inf). Subtract the "
                      "max along `dim`, with keepdim=True.",
@@ -360,10 +356,10 @@ def test_lse_values(submission, rng):
                  "{what} 在 {where} 处为 {got}，应为 {want:.6g}：上溢或下溢。在 float32 中 x > 88 时 `exp(x)` 为 inf，"
                  "x < -104 时为 0（其 log 为 -inf）。求 exp 之前先减去沿 `dim` 的最大值（keepdim=True），最后再把它加回来。",
                  **values, key="no-max-shift")
-        if close(value, expected):
+        if matches(value, expected):
             continue
         m = x.double().amax(dim)
-        if close(value, expected - torch.where(torch.isfinite(m), m, torch.zeros_like(m))):
+        if matches(value, expected - torch.where(torch.isfinite(m), m, torch.zeros_like(m))):
             fail("{what} is off by exactly the max along dim: subtracting the max is half the trick, add the max back to "
                  "the log of the sum (`log sum exp(x) = m + log sum exp(x - m)`).",
                  "{what} 正好差了沿 dim 的最大值：减去最大值只是一半，还要把它加回到求和的 log 上"
@@ -377,13 +373,13 @@ def test_lse_by_hand(submission, rng):
     x = draw_scores(rng)
     value = lse_value(submission, x, -1)
     names = submission.probe(torch_calls, x, -1, what="`logsumexp`")
-    used = [n for n in names if "logsumexp" in n.lower()]
+    used = [n for n in names if n.removeprefix("special_").lstrip("_") in BUILT_IN_LSE]
     if used:
-        fail("Your logsumexp calls torch's own `{name}`: the point is to write the max trick yourself (max, subtract, exp, "
-             "sum, log, add back).",
-             "你的 logsumexp 调用了 torch 自带的 `{name}`：本题要你亲手实现“减最大值”的技巧（max、相减、exp、sum、log、加回）。",
-             name=used[0], key="builtin-logsumexp")
-    if not (isinstance(value, torch.Tensor) and close(value, torch.logsumexp(x.double(), -1))):
+        fail("Your logsumexp calls torch's own `{name}`, which computes a logsumexp for you: the point is to write the "
+             "max trick yourself (max, subtract, exp, sum, log, add back).",
+             "你的 logsumexp 调用了 torch 自带的 `{name}`，它会替你算出 logsumexp：本题要你亲手实现“减最大值”的技巧"
+             "（max、相减、exp、sum、log、加回）。", name=used[0], key="builtin-logsumexp")
+    if not (isinstance(value, torch.Tensor) and matches(value, torch.logsumexp(x.double(), -1))):
         fail("logsumexp is not right yet on extreme scores, so there is no hand-written version to credit: this point "
              "comes with a logsumexp that is right.",
              "logsumexp 在极端分数上还不正确，所以还没有可以计分的手写版本：它正确之后才能得到这一分。", key="lse-wrong")
@@ -460,7 +456,7 @@ def run_steps(submission, weight, bias, batches, lr, max_norm):
 
 
 def same_params(record, state) -> bool:
-    return close(record["weight"], state[0]) and close(record["bias"], state[1])
+    return matches(record["weight"], state[0]) and matches(record["bias"], state[1])
 
 
 def unchanged(record, before) -> bool:
@@ -618,7 +614,7 @@ def test_step_returns(submission, rng):
         loss = float(F.mse_loss(F.linear(x, w, b), y))  # float32, as the learner's loss_fn computes it
         what = Text("The value safe_train_step returned for batch {i}", "safe_train_step 对第 {i} 个 batch 返回的值", i=i)
         returned = record["returned"]
-        if math.isfinite(loss) or not isinstance(returned, (int, float)) or isinstance(returned, bool):
+        if math.isfinite(loss) or not is_number(returned, (int, float)):
             expect_number(returned, loss, what, exact_type=True)  # a value, or a lesson about the type
             continue
         if not (math.isnan(returned) if math.isnan(loss) else returned == loss):

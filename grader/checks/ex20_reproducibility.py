@@ -4,9 +4,11 @@ The sandbox seeds the global generators itself when it starts, so "two calls agr
 unless the state is disturbed in between. Every probe here scrambles the generators (random, NumPy,
 torch) to different states drawn in the judge, and consumes a different amount of randomness, between
 two runs with the same seed: only a learner's own seeding can make them agree. A third run with
-another seed must differ, so a seed hard-coded inside the function is caught too. The GPU side runs
-on the CPU with `pretend_cuda`: the CUDA seed set_seed gives, the cuDNN settings made only when CUDA
-is available, and train_run's CUDA branch.
+another seed must differ, so a seed hard-coded inside the function is caught too. set_seed, enable_determinism
+and make_loader run on both paths a machine may take: with no GPU, and with one pretended (`pretend_cuda`: the
+CUDA seed set_seed gives, the settings made only when CUDA is available, train_run's CUDA branch), so a setting
+made on one path only is seen. And they run once more with the hash of every string changed, as it is in every
+new Python process (PYTHONHASHSEED): a seed derived from hash() agrees within one process and nowhere else.
 """
 
 import contextlib
@@ -16,7 +18,7 @@ import math
 import pytest
 import torch
 
-from grader.checking import Text, check, describe, fail, pretend_cuda, probe
+from grader.checking import Text, check, describe, fail, is_number, pretend_cuda, probe, salted_hash
 
 GENERATORS = {
     "torch": (Text("torch's generator (torch.rand, initial weights, dropout)",
@@ -75,11 +77,21 @@ def determinism_restored():
             os.environ["CUBLAS_WORKSPACE_CONFIG"] = saved[4]
 
 
+@contextlib.contextmanager
+def another_process(module, salted: bool):
+    """With `salted`, the strings' hash() as in another process, while the block runs."""
+    with salted_hash(module) if salted else contextlib.nullcontext():
+        yield
+
+
+PATHS = {"cpu": False, "gpu": True}  # the path a machine takes: torch.cuda.is_available() pretended False, True
+
+
 @probe
 @numpy_seed_range_told
-def seeded_draws(module, seeds, scrambles):
-    """For each (seed, scramble): disturb every generator, set_seed(seed) with a CUDA device pretended (its
-    branch runs, and the CUDA seed is seen), then draw from each generator."""
+def seeded_draws(module, seeds, scrambles, path, salted=False):
+    """For each (seed, scramble): disturb every generator, set_seed(seed) on `path` (no GPU, or a CUDA device
+    pretended: its branch runs, and the CUDA seed is seen), then draw from each generator."""
     import random
 
     import numpy as np
@@ -88,7 +100,7 @@ def seeded_draws(module, seeds, scrambles):
     with determinism_restored():
         for seed, state in zip(seeds, scrambles):
             _scramble(state)
-            with pretend_cuda(module) as seen:
+            with pretend_cuda(module, available=PATHS[path]) as seen, another_process(module, salted):
                 module.set_seed(seed)
             runs.append({"torch": torch.rand(4).tolist(), "random": [random.random() for _ in range(4)],
                          "numpy": [float(v) for v in np.random.rand(4)], "cuda_seeds": seen.seeds})
@@ -97,31 +109,35 @@ def seeded_draws(module, seeds, scrambles):
 
 @probe
 def determinism_flags(module):
-    """Start from the non-deterministic settings, call enable_determinism (a CUDA device pretended, so a branch
-    for it runs), read the settings back."""
+    """Start from the non-deterministic settings, call enable_determinism on each path (no GPU, a CUDA device
+    pretended: a branch for it runs), read the settings back."""
     import os
 
+    found = {}
     with determinism_restored():
-        torch.use_deterministic_algorithms(False)
-        torch.backends.cudnn.deterministic = False
-        torch.backends.cudnn.benchmark = True
-        os.environ.pop("CUBLAS_WORKSPACE_CONFIG", None)
-        with pretend_cuda(module):
-            module.enable_determinism()
-        return {
-            "algorithms": torch.are_deterministic_algorithms_enabled(),
-            "warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
-            "cudnn_deterministic": bool(torch.backends.cudnn.deterministic),
-            "cudnn_benchmark": bool(torch.backends.cudnn.benchmark),
-            "cublas": os.environ.get("CUBLAS_WORKSPACE_CONFIG"),
-        }
+        for path, gpu in PATHS.items():
+            torch.use_deterministic_algorithms(False)
+            torch.backends.cudnn.deterministic = False
+            torch.backends.cudnn.benchmark = True
+            os.environ.pop("CUBLAS_WORKSPACE_CONFIG", None)
+            with pretend_cuda(module, available=gpu):
+                module.enable_determinism()
+            found[path] = {
+                "algorithms": torch.are_deterministic_algorithms_enabled(),
+                "warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
+                "cudnn_deterministic": bool(torch.backends.cudnn.deterministic),
+                "cudnn_benchmark": bool(torch.backends.cudnn.benchmark),
+                "cublas": os.environ.get("CUBLAS_WORKSPACE_CONFIG"),
+            }
+    return found
 
 
 @probe
 @numpy_seed_range_told
-def loader_orders(module, n, batch_size, seeds, scrambles, draws):
-    """For each run: disturb torch's generator, build the loader, draw some more numbers (as model init
-    or dropout would), then read two epochs of sample ids."""
+def loader_orders(module, n, batch_size, seeds, scrambles, draws, salted=(), gpu=()):
+    """For each run: disturb torch's generator, build the loader (with the hash of strings another process's where
+    `salted` says so, with a GPU pretended where `gpu` says so, none otherwise), draw some more numbers (as model
+    init or dropout would), then read two epochs of sample ids."""
     x = torch.arange(n, dtype=torch.float32).unsqueeze(1)  # the sample id is the value
     y = torch.zeros(n, 1)
 
@@ -135,9 +151,10 @@ def loader_orders(module, n, batch_size, seeds, scrambles, draws):
 
     runs = []
     with determinism_restored():
-        for seed, state, extra in zip(seeds, scrambles, draws):
+        for k, (seed, state, extra) in enumerate(zip(seeds, scrambles, draws)):
             torch.manual_seed(state)
-            loader = module.make_loader(x, y, batch_size, seed)
+            with another_process(module, k in salted), pretend_cuda(module, available=k in gpu):
+                loader = module.make_loader(x, y, batch_size, seed)
             torch.rand(extra)
             runs.append({"first": epoch(loader), "second": epoch(loader)})
     return runs
@@ -145,9 +162,11 @@ def loader_orders(module, n, batch_size, seeds, scrambles, draws):
 
 @probe
 @numpy_seed_range_told
-def training_runs(module, x, y, seeds, scrambles, epochs, device, pretend):
-    """Run train_run once per (seed, scramble); record its losses (as returned: a float, or the type of what is
-    not), the initial weights of its model and, with `pretend`, what it put on the pretended CUDA device."""
+def training_runs(module, x, y, seeds, scrambles, epochs, device, path):
+    """Run train_run once per (seed, scramble) on `path` ("cpu": no GPU, "gpu": one pretended); record its losses (as
+    returned: a float, or the type of what is not), the initial weights of its model and, with a GPU, what it put
+    on the pretended CUDA device."""
+    pretend = PATHS[path]
     inits = []
     original = getattr(module, "make_model", None)
 
@@ -161,13 +180,13 @@ def training_runs(module, x, y, seeds, scrambles, epochs, device, pretend):
     if original is not None:
         module.make_model = recording_make_model
     try:
-        with determinism_restored(), pretend_cuda(module) if pretend else contextlib.nullcontext() as seen:
+        with determinism_restored(), pretend_cuda(module, available=pretend) as seen:
             for seed, state in zip(seeds, scrambles):
                 _scramble(state)
                 count = len(inits)
                 losses = module.train_run(x, y, seed, epochs, device)
                 if isinstance(losses, (list, tuple)):
-                    losses = [v if type(v) is float else f"a {type(v).__name__}" for v in losses]
+                    losses = [v if is_number(v, float) else f"a {type(v).__name__}" for v in losses]
                 runs.append({"losses": losses, "init": inits[count] if len(inits) > count else None,
                              "deterministic": torch.are_deterministic_algorithms_enabled()})
             if pretend:
@@ -217,9 +236,19 @@ def draw_runs(rng):
 
 # -- set_seed ---------------------------------------------------------------------------------
 
+PATH_TEXT = {"cpu": Text(" on a machine without a GPU", "在没有 GPU 的机器上"),
+             "gpu": Text(" on a machine with a GPU (pretended)", "在有 GPU（模拟）的机器上")}
+
+
 def seed_runs(submission, rng):
-    seeds, scrambles = draw_runs(rng)
-    return seeds, run(submission, seeded_draws, seeds, scrambles, what="`set_seed`")
+    """The seeds and, per path, the draws after set_seed; "salted": the first run again, with every string's hash
+    another process's. Made once per grading."""
+    def made():
+        seeds, scrambles = draw_runs(rng)
+        runs = {path: run(submission, seeded_draws, seeds, scrambles, path, what="`set_seed`") for path in PATHS}
+        runs["salted"] = run(submission, seeded_draws, seeds[:1], scrambles[:1], "cpu", True, what="`set_seed`")
+        return seeds, runs
+    return submission.once("set_seed", made)
 
 
 @pytest.mark.parametrize("name", [
@@ -231,17 +260,24 @@ def seed_runs(submission, rng):
                                       zh="set_seed 让 NumPy 的随机数可以重现")),
 ])
 def test_seed_repeats(submission, rng, name):
-    seeds, runs = seed_runs(submission, rng)
+    seeds, paths = seed_runs(submission, rng)
     generator, call = GENERATORS[name]
-    if runs[0][name] != runs[1][name]:
+    for path in PATHS:
+        runs = paths[path]
+        if runs[0][name] == runs[1][name]:
+            continue
         extra = Text(" A generator made with np.random.default_rng(seed) is a separate object: the global one needs "
                      "np.random.seed(seed).",
                      "用 `np.random.default_rng(seed)` 创建的生成器是另一个独立对象：全局生成器需要 `np.random.seed(seed)`。")
-        fail("After set_seed({seed}) twice (with other random numbers drawn in between), {generator} gave different "
-             "numbers: set_seed does not seed it. Call {call}.{extra}",
-             "两次调用 set_seed({seed})（中间抽取过别的随机数）之后，{generator}给出了不同的数：set_seed 没有给它设种子。"
-             "请调用 `{call}`。{extra}", seed=seeds[0], generator=generator, call=call,
-             extra=extra if name == "numpy" else "", key=f"{name}-not-seeded")
+        other = paths["gpu" if path == "cpu" else "cpu"]
+        only = Text(" It is seeded on the other path only: seed it whether or not there is a GPU.",
+                    "它只在另一种情况下被设了种子：不管有没有 GPU 都要给它设种子。") if other[0][name] == other[1][name] else ""
+        fail("After set_seed({seed}) twice{path} (with other random numbers drawn in between), {generator} gave "
+             "different numbers: set_seed does not seed it. Call {call}.{extra}{only}",
+             "{path}两次调用 set_seed({seed})（中间抽取过别的随机数）之后，{generator}给出了不同的数：set_seed 没有给它设种子。"
+             "请调用 `{call}`。{extra}{only}", seed=seeds[0], path=PATH_TEXT[path], generator=generator, call=call,
+             extra=extra if name == "numpy" else "", only=only, key=f"{name}-not-seeded")
+    runs = paths["gpu"]
     if name == "torch" and not runs[0]["cuda_seeds"]:
         fail("set_seed seeds torch's CPU generator only: on a machine with a GPU (the checks pretend there is "
              "one), each GPU has a generator of its own, and it was not seeded. torch.manual_seed(seed) seeds "
@@ -254,7 +290,8 @@ def test_seed_repeats(submission, rng, name):
 @check("set_seed uses its seed: another seed, other numbers", points=1, zh="set_seed 使用传入的 seed：换一个 seed，随机数也不同",
        depends=("seed_repeats[torch]", "seed_repeats[random]", "seed_repeats[numpy]"))
 def test_seed_used(submission, rng):
-    seeds, runs = seed_runs(submission, rng)
+    seeds, paths = seed_runs(submission, rng)
+    runs = paths["gpu"]
     repeatable = [name for name in GENERATORS if runs[0][name] == runs[1][name]]
     if not repeatable:
         fail("set_seed makes no generator repeatable yet, so there is no seed to see used: this point comes with "
@@ -268,6 +305,14 @@ def test_seed_used(submission, rng):
                  "set_seed({seed}) 和 set_seed({other}) 让{generator}给出了相同的数：参数 seed 被忽略了"
                  "（是不是写死了 42 之类的种子？）。请把 `seed` 传下去。",
                  seed=seeds[0], other=seeds[2], generator=GENERATORS[name][0], key="seed-hardcoded")
+    for name in repeatable:
+        if paths["salted"][0][name] != paths["cpu"][0][name]:
+            fail("set_seed({seed}) gives other numbers from {generator} when the hash of strings changes, as it does in "
+                 "every new Python process (PYTHONHASHSEED): the seed is derived from hash() of a string, so a run "
+                 "agrees with itself only within one process. Pass `seed` on as it is.",
+                 "当字符串的 hash 改变时（每个新的 Python 进程都会这样，PYTHONHASHSEED），set_seed({seed}) 让{generator}给出了"
+                 "不同的数：种子是由字符串的 hash() 得出的，所以只有在同一个进程里结果才一致。请把 `seed` 原样传下去。",
+                 seed=seeds[0], generator=GENERATORS[name][0], key="hash-seed")
     cuda = runs[0]["cuda_seeds"]
     if cuda and cuda[-1] != seeds[0]:
         fail("set_seed({seed}) seeds the GPU's generator with {got}, not with the seed it was given (a hard-coded "
@@ -281,17 +326,21 @@ def test_seed_used(submission, rng):
 @check("enable_determinism turns on deterministic algorithms (and cuBLAS's workspace setting)", points=1,
        zh="enable_determinism 开启确定性算法（以及 cuBLAS 的 workspace 设置）")
 def test_deterministic_algorithms(submission):
-    flags = submission.probe(determinism_flags, what="`enable_determinism()`")
-    if not flags["algorithms"]:
-        fail("After enable_determinism(), torch.are_deterministic_algorithms_enabled() is False: call "
-             "torch.use_deterministic_algorithms(True).",
-             "调用 enable_determinism() 之后 `torch.are_deterministic_algorithms_enabled()` 仍为 False："
-             "请调用 `torch.use_deterministic_algorithms(True)`。", key="deterministic-off")
-    if flags["warn_only"]:
-        fail("Deterministic algorithms are on with warn_only=True: a non-deterministic op then only warns and the run "
-             "still varies. Leave warn_only off, so such an op raises an error you cannot miss.",
-             "确定性算法以 warn_only=True 开启：非确定性的算子只会发出警告，结果照样会变。请不要开 warn_only，"
-             "让这种算子直接报错，不会被忽略。", key="warn-only")
+    found = submission.probe(determinism_flags, what="`enable_determinism()`")
+    for path in PATHS:  # deterministic algorithms matter on a CPU too
+        flags = found[path]
+        if not flags["algorithms"]:
+            fail("After enable_determinism(){path}, torch.are_deterministic_algorithms_enabled() is False: call "
+                 "torch.use_deterministic_algorithms(True), whether or not there is a GPU.",
+                 "{path}调用 enable_determinism() 之后 `torch.are_deterministic_algorithms_enabled()` 仍为 False："
+                 "不管有没有 GPU，都请调用 `torch.use_deterministic_algorithms(True)`。", path=PATH_TEXT[path],
+                 key="deterministic-off")
+        if flags["warn_only"]:
+            fail("Deterministic algorithms are on with warn_only=True{path}: a non-deterministic op then only warns and "
+                 "the run still varies. Leave warn_only off, so such an op raises an error you cannot miss.",
+                 "{path}确定性算法以 warn_only=True 开启：非确定性的算子只会发出警告，结果照样会变。请不要开 warn_only，"
+                 "让这种算子直接报错，不会被忽略。", path=PATH_TEXT[path], key="warn-only")
+    flags = found["gpu"]  # cuBLAS and cuDNN are the GPU's: their settings count where there is one
     if flags["cublas"] not in (":4096:8", ":16:8"):
         fail("CUBLAS_WORKSPACE_CONFIG is {got!r}: with deterministic algorithms on, matrix products on a GPU (cuBLAS, "
              "CUDA >= 10.2) raise an error unless this environment variable is ':4096:8' or ':16:8'. Set it in "
@@ -304,7 +353,7 @@ def test_deterministic_algorithms(submission):
 @check("enable_determinism makes cuDNN deterministic and turns its benchmark off", points=1,
        zh="enable_determinism 让 cuDNN 确定，并关闭其 benchmark")
 def test_cudnn_flags(submission):
-    flags = submission.probe(determinism_flags, what="`enable_determinism()`")
+    flags = submission.probe(determinism_flags, what="`enable_determinism()`")["gpu"]
     if flags["cudnn_benchmark"]:
         fail("torch.backends.cudnn.benchmark is still True: benchmark mode times several convolution algorithms and "
              "keeps the fastest, which can differ from run to run. It is a common speed tip, but it must be False for "
@@ -331,7 +380,8 @@ def test_loader(submission, rng):
     first_draw = int(torch.randint(1, 6, (), generator=rng))
     draws = [first_draw, first_draw + int(torch.randint(1, 6, (), generator=rng)), first_draw]
     what = f"`make_loader(x[{n}, 1], y[{n}, 1], {batch_size}, seed)`"
-    a, b, c = run(submission, loader_orders, n, batch_size, seeds, scrambles, draws, what=what)
+    a, b, c, salted, gpu = run(submission, loader_orders, n, batch_size, seeds + seeds[:1] * 2,
+                               scrambles + scrambles[:1] * 2, draws + draws[:1] * 2, (3,), (4,), what=what)
     ids, sizes = a["first"]["ids"], a["first"]["sizes"]
     if len(ids) == n - n % batch_size and len(set(ids)) == len(ids) and sizes[-1] == batch_size:
         fail("One epoch of the loader gave {got} of the {n} samples: the short last batch of {short} was dropped "
@@ -360,6 +410,19 @@ def test_loader(submission, rng):
              "用同一个 seed 创建的两个 loader 给出了不同的顺序，因为在创建 loader 和遍历它之间，别的代码抽取了随机数"
              "（就像模型初始化和 dropout 那样）：打乱用的是全局生成器。请给 DataLoader 一个独立的、用 `seed` 设好种子的 "
              "`torch.Generator`（`generator=...`）。", key="global-generator")
+    if gpu["first"]["ids"] != a["first"]["ids"]:
+        fail("make_loader(..., seed={seed}) gives another order when a GPU is there: its generator is seeded on one of "
+             "the two paths only. Seed it with `seed` whatever torch.cuda.is_available() says.",
+             "有 GPU 时，make_loader(..., seed={seed}) 给出了另一种顺序：它的生成器只在两种情况中的一种下被设了种子。"
+             "不管 torch.cuda.is_available() 返回什么，都要用 `seed` 给它设种子。", seed=seeds[0],
+             key="seeded-with-gpu-only")
+    if salted["first"]["ids"] != a["first"]["ids"]:
+        fail("make_loader(..., seed={seed}) gives another order when the hash of strings changes, as it does in every "
+             "new Python process (PYTHONHASHSEED): its generator's seed is derived from hash() of a string, so the order "
+             "repeats only within one process. Seed the generator with `seed` as it is.",
+             "当字符串的 hash 改变时（每个新的 Python 进程都会这样，PYTHONHASHSEED），make_loader(..., seed={seed}) 给出了"
+             "另一种顺序：它的生成器的种子是由字符串的 hash() 得出的，所以只有在同一个进程里顺序才会重复。"
+             "请直接用 `seed` 给生成器设种子。", seed=seeds[0], key="hash-seed")
     if c["first"]["ids"] == a["first"]["ids"]:
         fail("make_loader(..., seed={seed}) and make_loader(..., seed={other}) give the same order: the seed is not "
              "used. Seed the generator with it (generator.manual_seed(seed)); an unseeded torch.Generator() always "
@@ -385,11 +448,12 @@ def draw_data(rng):
     return x, y
 
 
-def expect_same_runs(runs, n, epochs, device):
+def expect_same_runs(runs, n, epochs, device, without_gpu=False):
     """The checks every pair of runs with the same seed must pass: floats, one per batch, the same start, the same
-    losses (`device` names the device the runs used, in messages)."""
+    losses (`device` names the device the runs used, in messages; `without_gpu`, that the machine had none)."""
     want = epochs * math.ceil(n / 8)
-    on = Text(" (with device={device!r})", "（device={device!r}）", device=device)
+    on = Text(" (with device={device!r}{none})", "（device={device!r}{none}）", device=device,
+              none=Text(", on a machine without a GPU", "，在没有 GPU 的机器上") if without_gpu else "")
     for run_ in runs:
         losses = run_["losses"]
         if not isinstance(losses, list):
@@ -432,13 +496,14 @@ def test_train_run(submission, rng, device):
     epochs = 2
     seeds, scrambles = draw_runs(rng)
 
-    def runs_on(on, seeds, pretend):
+    def runs_on(on, seeds, path):
         what = f"`train_run(x[{len(x)}, 4], y[{len(x)}, 1], seed, {epochs}, {on!r})`"
-        return run(submission, training_runs, x, y, seeds, scrambles, epochs, on, pretend, what=what)
+        return run(submission, training_runs, x, y, seeds, scrambles, epochs, on, path, what=what)
 
     # On a CPU grader a GPU is pretended: train_run(..., "cpu") must not use it, and its CUDA branch
-    # (train_run(..., "cuda"), run on the CPU) must be as reproducible as the CPU one.
-    result = runs_on(device, seeds, device == "cpu")
+    # (train_run(..., "cuda"), run on the CPU) must be as reproducible as the CPU one; and without a GPU,
+    # train_run(..., "cpu") must be just as reproducible (a seed or a setting made only with a GPU shows there).
+    result = runs_on(device, seeds, "gpu" if device == "cpu" else "cpu")
     if result["placed"]:
         fail("train_run(..., device='cpu') still put something on the GPU ({calls}) when one was available: use the "
              "`device` argument it is given, not torch.cuda.is_available().",
@@ -453,7 +518,14 @@ def test_train_run(submission, rng, device):
              "train_run 之后确定性算法仍是关闭的：它没有调用 enable_determinism()。在 CPU 上两次运行结果仍会一致，"
              "但在 GPU 上某些运算会选用不确定的实现。", key="determinism-not-enabled")
     if device == "cpu":
-        expect_same_runs(runs_on("cuda", seeds[:2], True)["runs"], len(x), epochs, "cuda")
+        expect_same_runs(runs_on("cuda", seeds[:2], "gpu")["runs"], len(x), epochs, "cuda")
+        without = runs_on("cpu", seeds[:2], "cpu")["runs"]
+        expect_same_runs(without, len(x), epochs, "cpu", without_gpu=True)
+        if not all(r["deterministic"] for r in without):
+            fail("On a machine without a GPU, deterministic algorithms are off after train_run: enable_determinism() "
+                 "runs only when a GPU is there. Call it whether or not there is one.",
+                 "在没有 GPU 的机器上，train_run 之后确定性算法仍是关闭的：enable_determinism() 只在有 GPU 时才运行。"
+                 "不管有没有 GPU 都要调用它。", key="determinism-not-enabled")
     if runs[2]["losses"] == runs[0]["losses"]:
         fail("train_run with seed {seed} and with seed {other} gave exactly the same losses: the seed argument is "
              "ignored (a hard-coded seed?).",

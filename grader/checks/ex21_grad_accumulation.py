@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.checking import CheckFailed, Text, check, expect_close, fail, pretend_cuda, probe, verbatim
+from grader.checking import CheckFailed, Text, check, expect_close, fail, is_number, matches, pretend_cuda, probe, verbatim
 from grader.gradients import expect_gradient
 
 MOMENTUM, LR = 0.9, 0.1
@@ -51,9 +51,13 @@ def run_accumulated(module, weight, bias, batches, k, lr, momentum, pretend=Fals
 
     def backward_wrapper(*args, **kwargs):
         roots = args[0] if args else kwargs.get("tensors")
-        log.append({"what": "backward", "clean": clean(),
-                    "forwards": reached(roots if isinstance(roots, (list, tuple)) else [roots])})
-        return backward(*args, **kwargs)
+        roots = roots if isinstance(roots, (list, tuple)) else [roots]
+        event = {"what": "backward", "clean": clean(), "forwards": reached(roots),
+                 "zero_loss": all(isinstance(t, torch.Tensor) and not t.detach().any() for t in roots)}
+        log.append(event)
+        result = backward(*args, **kwargs)
+        event["clean_after"] = clean()  # zero gradients from a zero loss are no reset
+        return result
 
     step = optimizer.step
 
@@ -62,7 +66,14 @@ def run_accumulated(module, weight, bias, batches, k, lr, momentum, pretend=Fals
                     "params": [p.detach().clone() for p in params]})
         return step(*args, **kwargs)
 
+    def resets(zero_grad):
+        def reset(*args, **kwargs):
+            log.append({"what": "zero_grad"})
+            return zero_grad(*args, **kwargs)
+        return reset
+
     optimizer.step = step_wrapper
+    optimizer.zero_grad, model.zero_grad = resets(optimizer.zero_grad), resets(model.zero_grad)
     torch.autograd.backward = backward_wrapper
     placed = []
     try:
@@ -75,7 +86,7 @@ def run_accumulated(module, weight, bias, batches, k, lr, momentum, pretend=Fals
     finally:
         torch.autograd.backward = backward
     if isinstance(returned, list):
-        returned = [float(v) if isinstance(v, float) else
+        returned = [float(v) if is_number(v, float) else
                     {"type": type(v).__name__, "graph": bool(getattr(v, "requires_grad", False))} for v in returned]
     else:
         returned = {"type": type(returned).__name__}
@@ -145,7 +156,7 @@ def backwards_per_step(log):
     for event in log:
         if event["what"] == "backward":
             n += 1
-        else:
+        elif event["what"] == "step":
             counts.append(n)
             n = 0
     return counts, n
@@ -221,15 +232,20 @@ def step_key(problem: Text) -> str:
 
 
 def reset_problem(result, first_group_only=False) -> tuple[Text, str] | None:
-    """(what is wrong, key) if the gradients are reset inside a group, or not reset between groups."""
-    position, group = 0, 1  # backward calls since the last step
+    """(what is wrong, key) if the gradients are reset inside a group, or not reset between groups. A reset is what
+    the probe saw: a zero_grad() call, or gradients that were there after a backward and gone before the next (all-zero
+    gradients from a zero loss are no reset)."""
+    position, group, reset, held = 0, 1, False, False  # backward calls since the last step; what happened since
     for event in result["log"]:
+        if event["what"] == "zero_grad":
+            reset = True
+            continue
         if event["what"] == "step":
             if first_group_only:
                 return None
             position, group = 0, group + 1
             continue
-        if position > 0 and event["clean"]:
+        if position > 0 and (reset or held and event["clean"]):
             return Text("The gradients were reset before micro-batch {i} of a group: a zero_grad() inside the "
                         "micro-batch loop throws away the gradients accumulated so far. Reset them only after each "
                         "optimizer.step().",
@@ -241,34 +257,38 @@ def reset_problem(result, first_group_only=False) -> tuple[Text, str] | None:
                         "old gradients.",
                         "第 {group} 组开始时上一组的梯度还在：backward 会累加到 .grad 上，所以每次 optimizer.step() 之后"
                         "都要调用 optimizer.zero_grad()，否则每次更新都会混入旧梯度。", group=group), "zero-grad-missing"
-        position += 1
+        position, reset, held = position + 1, False, not event["clean_after"]
     return None
 
 
-def close(a, b) -> bool:
-    return a is not None and a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), rtol=1e-4, atol=1e-6))
-
-
-def expect_step_gradient(step, want, k, size, n):
-    """The gradients a step used against the big batch's, with a missing or wrong 1/size named."""
+def expect_step_gradient(step, want, k, size, n, zero_losses=False):
+    """The gradients a step used against the big batch's, with a missing or wrong 1/size named, and the losses
+    backward ran on named when they were all exactly 0."""
+    if zero_losses and all(g is not None and not g.any() for g in step["grads"]):
+        fail("the gradients the step used are all zero, because every loss backward ran on was exactly 0, although "
+             "the micro-batches' errors are not: is each loss scaled by an integer division (1 // {k} is 0)? Divide "
+             "by the group's size with `/`.",
+             "step 用到的梯度全是 0，因为每次 backward 所用的 loss 都恰好是 0，而 micro-batch 的误差并不是 0："
+             "是不是用整数除法缩放了每个 loss（1 // {k} 等于 0）？请用 `/` 除以这一组的大小。", k=k,
+             key="loss-scaled-to-zero")
     for name, yours, expected in zip(("weight", "bias"), step["grads"], want):
-        if close(yours, expected):
+        if matches(yours, expected):
             continue
-        if close(yours, expected * size):
+        if matches(yours, expected * size):
             fail("d loss/d {name} at the step is {size} times the big batch's: each micro-batch's loss must be divided "
                  "by the number of micro-batches in its group ({size}) before backward. The gradients add up, and the "
                  "big batch's loss is their mean, not their sum.",
                  "step 时的 d loss/d {name} 是大 batch 梯度的 {size} 倍：每个 micro-batch 的 loss 在 backward 前都要除以"
                  "这一组的 micro-batch 数（{size}）。梯度会相加，而大 batch 的 loss 是它们的平均，不是总和。",
                  name=name, size=size, key="no-loss-scaling")
-        if size < k and close(yours, expected * size / k):
+        if size < k and matches(yours, expected * size / k):
             fail("d loss/d {name} at the last step is {size}/{k} of the big batch's: the last group holds only {size} "
                  "micro-batch(es), and its losses were divided by k={k}. Divide by the size of the group, so the last "
                  "one's mean is a mean too.",
                  "最后一次 step 时的 d loss/d {name} 只有大 batch 梯度的 {size}/{k}：最后一组只有 {size} 个 micro-batch，"
                  "它们的 loss 却除以了 k={k}。请除以这一组的大小，这样最后一组的平均才是真正的平均。",
                  name=name, size=size, k=k, key="short-group-scaled-by-k")
-        if close(yours, expected * size / n):
+        if matches(yours, expected * size / n):
             fail("d loss/d {name} at the step is {size}/{n} of the big batch's: each loss was divided by the number of "
                  "all micro-batches ({n}), not by the number in its group ({size}).",
                  "step 时的 d loss/d {name} 只有大 batch 梯度的 {size}/{n}：每个 loss 除以的是所有 micro-batch 的数量"
@@ -309,16 +329,16 @@ def loss_problem(value, batches, k, g, size, params) -> tuple[Text, str] | None:
     """What is wrong with the loss returned for group g (of `size` micro-batches), whose step started from
     `params`: None when it is that group's big-batch loss."""
     want = group_loss(batches, k, g, params)
-    if abs(value - want) <= 1e-4 * abs(want) + 1e-6:
+    if matches(value, want):
         return None
     values = dict(g=g, got=value, want=want, k=k, size=size)
-    if size < k and abs(value - want * size / k) <= 1e-4 * abs(want) + 1e-6:
+    if size < k and matches(value, want * size / k):
         return Text("Loss {g} is {got:.4g}, {size}/{k} of the big batch's loss {want:.4g}: the last group holds only "
                     "{size} micro-batch(es), and its losses were divided by k={k}. Its loss is the mean of its own {size}.",
                     "第 {g} 个 loss 为 {got:.4g}，只有大 batch loss {want:.4g} 的 {size}/{k}：最后一组只有 {size} 个 "
                     "micro-batch，它们的 loss 却除以了 k={k}。它的 loss 是这 {size} 个的平均。", **values), \
             "short-group-scaled-by-k"
-    if abs(value - want / size) <= 1e-4 * abs(want) + 1e-6:
+    if matches(value, want / size):
         return Text("Loss {g} is {got:.4g}, the big batch's loss divided by {size} ({want:.4g}): report the unscaled "
                     "loss (add up the scaled micro-batch losses, or average the unscaled ones).",
                     "第 {g} 个 loss 为 {got:.4g}，是大 batch 的 loss（{want:.4g}）除以 {size}：请返回未缩放的 loss"
@@ -326,7 +346,7 @@ def loss_problem(value, batches, k, g, size, params) -> tuple[Text, str] | None:
     last_x, last_y = batches[g * k + size - 1]
     w, b = (p.double() for p in params)
     last = float(((last_x.double() @ w.T + b - last_y.double()) ** 2).mean())
-    also = abs(value - last) <= 1e-4 * abs(last) + 1e-6
+    also = matches(value, last)
     return Text("Loss {g} should be the big batch's loss before its step, {want:.4g} (the mean of the group's {size} "
                 "micro-batch losses), got {got:.4g}.{also}",
                 "第 {g} 个 loss 应为该组 step 之前大 batch 的 loss，即 {want:.4g}（该组 {size} 个 micro-batch loss 的平均），"
@@ -369,7 +389,7 @@ def test_accumulated_gradient(submission, rng):
     if not steps:
         fail("optimizer.step() was never called.", "没有调用 optimizer.step()。", key="no-step")
     grads, _, _ = big_batch_reference(weight, bias, batches, k, LR, MOMENTUM)
-    if all(close(yours, want) for yours, want in zip(steps[0]["grads"], grads[0])):
+    if all(matches(yours, want) for yours, want in zip(steps[0]["grads"], grads[0])):
         return
     counts, tail = backwards_per_step(result["log"])
     if sum(counts) + tail < len(batches):
@@ -384,7 +404,8 @@ def test_accumulated_gradient(submission, rng):
     if problem:
         fail(Text("The first step's gradient is not the big batch's. {problem}", "第一次 step 用的梯度不是大 batch 的梯度。"
                   "{problem}", problem=problem[0]), key=problem[1])
-    expect_step_gradient(steps[0], grads[0], k, k, len(batches))
+    first = [e for e in result["log"][:result["log"].index(steps[0])] if e["what"] == "backward"]
+    expect_step_gradient(steps[0], grads[0], k, k, len(batches), bool(first) and all(e["zero_loss"] for e in first))
 
 
 @check("after training, the weights equal big-batch training", points=1,
@@ -393,21 +414,21 @@ def test_accumulated_gradient(submission, rng):
 def test_weights(submission, rng):
     result, (weight, bias, batches, k) = run(submission, rng)
     _, want_w, want_b = big_batch_reference(weight, bias, batches, k, LR, MOMENTUM)
-    if close(result["weight"], want_w) and close(result["bias"], want_b):
+    if matches(result["weight"], want_w) and matches(result["bias"], want_b):
         return
     problem = step_problem(result, k, len(batches))
     reset = reset_problem(result)
     if problem or reset:
         fail(Text("The weights do not match big-batch training. {problem}", "权重与大 batch 训练的结果不一致。{problem}",
                   problem=problem or reset[0]), key=step_key(problem) if problem else reset[1])
-    if torch.allclose(result["weight"], weight):
+    if matches(result["weight"], weight):
         fail("The weights did not change: is optimizer.step() called?", "权重没有变化：调用 optimizer.step() 了吗？",
              key="no-update")
     n = len(batches)
     for g, step in enumerate(e for e in result["log"] if e["what"] == "step"):  # at the learner's own weights
         group = batches[g * k:(g + 1) * k]
         want = big_batch_reference(*step["params"], group, k, LR, MOMENTUM)[0][0]
-        if not all(close(yours, expected) for yours, expected in zip(step["grads"], want)):
+        if not all(matches(yours, expected) for yours, expected in zip(step["grads"], want)):
             expect_step_gradient(step, want, k, len(group), n)
     try:
         expect_close(result["weight"], want_w, "model.weight", rtol=1e-4, atol=1e-5)
@@ -448,14 +469,14 @@ def test_short_last_group(submission, rng):
     right = False
     if len(steps) == len(sizes):  # the last step's gradient, at the learner's own weights before that step
         want = big_batch_reference(*steps[-1]["params"], batches[n - sizes[-1]:], k, LR, MOMENTUM)[0][0]
-        right = all(close(yours, expected) for yours, expected in zip(steps[-1]["grads"], want))
+        right = all(matches(yours, expected) for yours, expected in zip(steps[-1]["grads"], want))
     if not right:
         problem = step_problem(result, k, n)
         if problem:
             fail(problem, key=step_key(problem))
         expect_step_gradient(steps[-1], want, k, sizes[-1], n)
     got = result["returned"]
-    if not (isinstance(got, list) and all(isinstance(v, float) for v in got)):
+    if not (isinstance(got, list) and all(is_number(v, float) for v in got)):
         return  # what is returned is judged by the check above
     if len(got) == len(sizes) - 1:
         fail("train_accumulated returned {got} losses for {groups} steps: the last, shorter group's loss is missing.",

@@ -3,19 +3,18 @@ layer whose output goes bad.
 
 gradient_norms is judged on a model with a parameter that takes no part in the loss (its .grad stays
 None), against the norms the judge computes from the same weights and data. first_bad_layer is judged on
-a model rigged to go wrong at a known layer: its blocks are defined in one order and run in another (so
-the order of named_modules() is not the order they run), and one block's Linear is scaled so that its
-output overflows to inf, or grows past the limit in one unit only while staying finite. Everything after
-the rigged layer goes bad too, so only the first bad layer, in running order, is the right answer. The
-judge finds it with its own hooks on the same model.
+a model rigged to go wrong at a known module: its blocks are defined in one order and run in another (so
+the order of named_modules() is not the order they run), and one block's Linear is rigged so that its
+output overflows to -inf, or grows past the limit (either sign) in one unit only while staying finite, or the
+block itself (a container: its layers' outputs are fine) scales its output to NaN. What runs after the rigged
+module may go bad too, so only the first bad output, in running order, is the right answer. The judge finds it
+with its own hooks on the same model.
 """
-
-import math
 
 import torch
 from torch import nn
 
-from grader.checking import LearnerError, Text, check, fail, learner_error, probe, verbatim, where
+from grader.checking import (Text, check, fail, fail_raised, is_number, learner_call, matches, probe, verbatim)
 
 WIDTH, BLOCKS, LIMIT = 6, 4, 1e3
 
@@ -40,13 +39,25 @@ class Pair(nn.Module):
         return x.clone(), x.norm(dim=-1)
 
 
+class Block(nn.Sequential):
+    """Linear -> ReLU, the output scaled by the buffer `gain` (1, unless rigged): a block whose own computation can
+    go bad while the outputs of its layers are fine."""
+
+    def __init__(self):
+        super().__init__(nn.Linear(WIDTH, WIDTH), nn.ReLU())
+        self.register_buffer("gain", torch.ones(()))
+
+    def forward(self, x):
+        return super().forward(x) * self.gain
+
+
 class Rigged(nn.Module):
     """Blocks defined as blocks.0..3, run in `order`; with `pair`, a module that returns a tuple runs first."""
 
     def __init__(self, order, pair=False):
         super().__init__()
         self.pair = Pair() if pair else None
-        self.blocks = nn.ModuleList(nn.Sequential(nn.Linear(WIDTH, WIDTH), nn.ReLU()) for _ in range(BLOCKS))
+        self.blocks = nn.ModuleList(Block() for _ in range(BLOCKS))
         self.head = nn.Linear(WIDTH, 2)
         self.order = list(order)
 
@@ -75,29 +86,18 @@ def _same_grad(grad, before) -> bool:
     return (grad is None and before is None) or (grad is not None and before is not None and torch.equal(grad, before))
 
 
-def _number(v):
-    """A norm the learner returned, as a float if it is one number (float, int or one-element tensor)."""
-    if isinstance(v, (float, int)) and not isinstance(v, bool):
-        return float(v)
-    if isinstance(v, torch.Tensor) and v.numel() == 1:
-        return float(v)
-    return None
-
-
 @probe
 def norms_probe(module, state, x, target):
     model = build(Net, state)
     nn.functional.mse_loss(model(x), target).backward()
     before = {name: None if p.grad is None else p.grad.clone() for name, p in model.named_parameters()}
-    try:
-        got = module.gradient_norms(model)
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # explained by the judge
-        return {"error": learner_error(exc, module)}
+    got, error = learner_call(module, module.gradient_norms, model)
+    if error:
+        return {"error": error}
     changed = [name for name, p in model.named_parameters() if not _same_grad(p.grad, before[name])]
-    if isinstance(got, dict):
-        got = {str(k): (_number(v), type(v).__name__) for k, v in got.items()}
+    if isinstance(got, dict):  # a norm as one number if it is one; whether it is a float as Python sees it
+        got = {str(k): (float(v) if is_number(v, (int, float), tensor=True) else None, is_number(v, float),
+                        type(v).__name__) for k, v in got.items()}
     else:
         got = type(got).__name__
     return {"error": None, "got": got, "changed": changed}
@@ -136,14 +136,10 @@ def monitor_probe(module, state, order, x, limit, pair=False):
     for h in handles:
         h.remove()
     given = x.clone()
-    out = {"error": None, "got": None}
+    out = {}
     watched, inputs, handles = _record(model)  # what it computes while the learner's hooks watch
     try:
-        out["got"] = module.first_bad_layer(model, x, limit)
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # explained by the judge
-        out["error"] = learner_error(exc, module)
+        out["got"], out["error"] = learner_call(module, module.first_bad_layer, model, x, limit)
     finally:
         for h in handles:
             h.remove()
@@ -159,18 +155,8 @@ def monitor_probe(module, state, order, x, limit, pair=False):
 
 # -- judge side -----------------------------------------------------------------------------
 
-def raised(err: dict, call: str):
-    if err["not_started"]:
-        raise LearnerError(Text("Not started: {call} still raises NotImplementedError (fill in its TODO).",
-                                "尚未开始：{call} 仍然抛出 NotImplementedError（请完成其中的 TODO）。", call=call),
-                           exc_type="NotImplementedError", not_started=True)
-    extra = Text("", "")
-    if "NoneType" in err["message"]:
-        extra = Text(" A parameter that takes no part in the loss keeps .grad None: leave it out.",
-                     "不参与损失计算的参数 .grad 一直是 None：请跳过它。")
-    fail("{call} raised {error}{where}.{extra}", "{call} 抛出了 {error}{where}。{extra}", call=call,
-         error=verbatim(f"{err['type']}: {err['message'].splitlines()[0][:200] if err['message'] else ''}"),
-         where=where(err), extra=extra, key=f"raised-{err['type']}")
+NONE_GRAD = Text("A parameter that takes no part in the loss keeps .grad None: leave it out.",
+                 "不参与损失计算的参数 .grad 一直是 None：请跳过它。")
 
 
 NORMS_CALL = "`gradient_norms(model)`"
@@ -183,7 +169,7 @@ def norms_case(submission, rng):
     nn.functional.mse_loss(model(x), target).backward()
     out = submission.probe(norms_probe, model.state_dict(), x, target, what=NORMS_CALL)
     if out["error"]:
-        raised(out["error"], NORMS_CALL)
+        fail_raised(out["error"], NORMS_CALL, NONE_GRAD if "NoneType" in out["error"]["message"] else None)
     if not isinstance(out["got"], dict):
         fail("{call} should return a dict {{name: norm}}, got a {got}.", "{call} 应返回字典 {{name: norm}}，实际得到一个 {got}。",
              call=NORMS_CALL, got=verbatim(f"`{out['got']}`"), key="not-a-dict")
@@ -220,14 +206,14 @@ def test_norm_values(submission, rng):
     for name, p in model.named_parameters():
         if name not in out["got"]:
             continue
-        value, kind = out["got"][name]
-        if kind != "float":
+        value, is_float, kind = out["got"][name]
+        if not is_float:
             fail("{call}[{name}] is a {kind}: return Python floats (.item()).",
                  "{call}[{name}] 是 {kind}：请返回 Python float（.item()）。", call=NORMS_CALL, name=verbatim(repr(name)),
                  kind=verbatim(f"`{kind}`"), key="not-a-float")
         g = p.grad.double()
         want = float(g.norm())
-        if value is not None and math.isclose(value, want, rel_tol=1e-4, abs_tol=1e-8):
+        if matches(value, want):
             continue
         causes = [(float(p.detach().double().norm()),
                    Text("That is the norm of the parameter itself, not of its gradient: use p.grad",
@@ -240,8 +226,7 @@ def test_norm_values(submission, rng):
                                              "这是最大的 |grad|：L2 范数是平方和的平方根")),
                   (float(g.mean()), Text("That is the mean of the gradient: the L2 norm is the square root of the sum of squares",
                                          "这是梯度的均值：L2 范数是平方和的平方根"))]
-        cause = next((text for v, text in causes if value is not None and math.isclose(value, v, rel_tol=1e-4)),
-                     Text("", ""))
+        cause = next((text for v, text in causes if matches(value, v)), Text("", ""))
         fail("{call}[{name}] is {got:.6g}, expected {want:.6g}. {cause}",
              "{call}[{name}] 为 {got:.6g}，应为 {want:.6g}。{cause}", call=NORMS_CALL, name=verbatim(repr(name)),
              got=value if value is not None else float("nan"), want=want, cause=cause, key="wrong-norm")
@@ -252,10 +237,17 @@ def test_norm_values(submission, rng):
 MONITOR_CALL = "`first_bad_layer(model, x, limit=1000.0)`"
 
 
+RIGS = {  # how a rig makes its module go bad: in a block's Linear (its bias, or one unit), or in the block itself
+    "-inf": Text("-inf", "-inf"), "nan": Text("NaN", "NaN"), "large": Text("a value beyond the limit", "超过上限的值"),
+    "-large": Text("a value beyond the limit", "超过上限的值"), "healthy": Text("", "")}
+
+
 def rig(rng, kind: str, pair=False):
-    """A Rigged model whose block `bad` goes wrong (kind "inf" or "large") or reaches the limit exactly
-    (kind "healthy": at the limit is not beyond it), with a block that runs after it and comes before it in
-    named_modules()."""
+    """A Rigged model whose block `bad` goes wrong or reaches the limit exactly (kind "healthy": at the limit is not
+    beyond it), with a block that runs after it and comes before it in named_modules(); and the name of the module
+    whose output goes bad first. "-inf": the block's Linear overflows to -inf (ReLU turns it back to 0); "nan": the
+    block's own output is NaN while its layers' outputs are fine (a container, not a leaf, goes bad); "large",
+    "-large": one unit of the Linear at +-3 limits, finite."""
     torch.manual_seed(int(torch.randint(0, 2**31, (1,), generator=rng)))
     order = torch.randperm(BLOCKS, generator=rng).tolist()
     pos = int(torch.randint(1, BLOCKS - 1, (1,), generator=rng))
@@ -265,14 +257,16 @@ def rig(rng, kind: str, pair=False):
     model = Rigged(order, pair)
     x = torch.randn(8, WIDTH, generator=rng)
     with torch.no_grad():
-        linear = model.blocks[bad][0]
-        if kind == "inf":
-            linear.bias.fill_(float("inf"))
+        block = model.blocks[bad]
+        if kind == "-inf":
+            block[0].bias.fill_(-float("inf"))
+        elif kind == "nan":
+            block.gain.fill_(float("nan"))
         else:
             unit = int(torch.randint(0, WIDTH, (1,), generator=rng))
-            linear.weight[unit].fill_(0)
-            linear.bias[unit] = 3 * LIMIT if kind == "large" else LIMIT
-    return model, order, x, f"blocks.{bad}.0"
+            block[0].weight[unit].fill_(0)
+            block[0].bias[unit] = {"large": 3 * LIMIT, "-large": -3 * LIMIT, "healthy": LIMIT}[kind]
+    return model, order, x, f"blocks.{bad}" if kind == "nan" else f"blocks.{bad}.0"
 
 
 def truth(model, x):
@@ -303,18 +297,18 @@ def monitor_case(submission, rng, kind, pair=False):
     out = submission.probe(monitor_probe, model.state_dict(), order, x, LIMIT, pair, what=MONITOR_CALL)
     if out["error"]:
         if pair and "tuple" in out["error"]["message"]:
-            fail("{call} raised {error}{where}: this model has a module, `pair`, that returns a tuple (as nn.LSTM and "
-                 "nn.MultiheadAttention do). Skip outputs that are not tensors (isinstance(output, torch.Tensor)), or "
-                 "look at the tensors inside.",
-                 "{call} 抛出了 {error}{where}：这个模型中有一个返回元组的模块 `pair`（nn.LSTM 和 nn.MultiheadAttention 也是如此）。"
-                 "请跳过不是张量的输出（isinstance(output, torch.Tensor)），或者检查其中的张量。", call=MONITOR_CALL,
-                 error=verbatim(f"{out['error']['type']}: {out['error']['message'].splitlines()[0][:200]}"),
-                 where=where(out["error"]), key="tuple-output")
-        raised(out["error"], MONITOR_CALL)
+            fail_raised(out["error"], MONITOR_CALL, Text(
+                "This model has a module, `pair`, that returns a tuple (as nn.LSTM and nn.MultiheadAttention do). "
+                "Skip outputs that are not tensors (isinstance(output, torch.Tensor)), or look at the tensors inside.",
+                "这个模型中有一个返回元组的模块 `pair`（nn.LSTM 和 nn.MultiheadAttention 也是如此）。"
+                "请跳过不是张量的输出（isinstance(output, torch.Tensor)），或者检查其中的张量。"), key="tuple-output")
+        fail_raised(out["error"], MONITOR_CALL)
     return seen, want, out
 
 
 def judge_monitor(seen, want, out, kind, defined):
+    """Fail unless first_bad_layer returned `want`; the message names a cause only where the model shows it (what
+    the returned module's output holds, where it ran, what kind of module it is)."""
     got = out["got"]
     if got == want:
         return
@@ -336,84 +330,95 @@ def judge_monitor(seen, want, out, kind, defined):
              "when no output is bad.", "这个模型的所有输出都是有限值且没有超过上限，但 {call} 返回了 {got}：没有异常输出时应返回 None。",
              key="false-alarm", **values)
     if got is None:
-        if kind == "large":
-            fail("{call} returned None, but the output of {want} holds {big:.4g}, beyond limit=1000 (in one unit "
-                 "only: the mean of |output| stays below the limit). Compare output.abs().max() with the limit, "
-                 "as well as looking for NaN and inf.",
-                 "{call} 返回了 None，但 {want} 的输出中有一个值为 {big:.4g}，超过了 limit=1000（只在一个单元上：|output| "
-                 "的均值仍低于上限）。除了查找 NaN 和 inf，还要把 output.abs().max() 与 limit 比较。",
-                 big=float(outputs[want].abs().max()), key="limit-ignored", **values)
-        fail("{call} returned None, but the output of {want} holds inf: look for every non-finite value "
-             "(torch.isfinite), not only NaN.",
-             "{call} 返回了 None，但 {want} 的输出含有 inf：要查找所有非有限值（torch.isfinite），而不只是 NaN。",
-             key="inf-missed", **values)
+        if kind in ("large", "-large"):
+            fail("{call} returned None, but the output of {want} holds {big:.4g}, beyond limit=1000 in absolute value "
+                 "(in one unit only: the mean of |output| stays below the limit). Compare output.abs().max() with the "
+                 "limit, as well as looking for NaN and inf.",
+                 "{call} 返回了 None，但 {want} 的输出中有一个值为 {big:.4g}，其绝对值超过了 limit=1000（只在一个单元上："
+                 "|output| 的均值仍低于上限）。除了查找 NaN 和 inf，还要把 output.abs().max() 与 limit 比较。",
+                 big=float(outputs[want].flatten()[outputs[want].abs().flatten().argmax()]), key="limit-ignored",
+                 **values)
+        fail("{call} returned None, but the output of {want} holds {what}: look for every non-finite value "
+             "(torch.isfinite finds NaN, inf and -inf alike).",
+             "{call} 返回了 None，但 {want} 的输出含有 {what}：要查找所有非有限值（torch.isfinite 能同时发现 NaN、inf 和 -inf）。",
+             what=RIGS[kind], key="inf-missed" if kind == "-inf" else "nan-missed", **values)
     if got not in order:
         fail("{call} returned {got}, which is not the name of a module that ran (model.named_modules() names "
              "them); the first bad output comes from {want}.",
              "{call} 返回了 {got}，它不是某个运行过的模块的名字（名字由 model.named_modules() 给出）；第一个异常输出来自 {want}。",
              key="not-a-module-name", **values)
     if got == "":
-        fail("{call} returned '', the name named_modules() gives the whole model: its output is bad because a "
-             "layer inside went bad first, {want}. Keep the first name your hooks see.",
-             "{call} 返回了 ''，这是 named_modules() 给整个模型起的名字：它的输出异常，是因为内部某一层更早出了问题，即 {want}。"
+        fail("{call} returned '', the name named_modules() gives the whole model, whose output is bad only because "
+             "{want}, which ran before it, went bad first. Keep the first name your hooks see.",
+             "{call} 返回了 ''，这是 named_modules() 给整个模型起的名字；它的输出异常，只是因为更早运行的 {want} 先出了问题。"
              "请保留钩子看到的第一个名字。", key="whole-model", **values)
-    if got == bad[-1]:
-        fail("{call} returned {got}, the last bad output, but the first one, {want}, ran earlier: after a layer "
-             "goes bad every later output is bad too. Keep the first name your hooks see.",
-             "{call} 返回了 {got}，这是最后一个异常输出；但第一个异常输出 {want} 更早运行：某一层出问题后，后面所有的输出都会"
-             "跟着异常。请保留钩子看到的第一个名字。", key="last-not-first", **values)
-    if got == next((name for name in defined if name and name in bad), None):
+    got_bad, ran_after = is_bad(outputs[got]), order.index(got) > order.index(want)
+    leaves = [name for name in order if not any(other.startswith(name + ".") for other in order)]
+    if got_bad and want not in leaves and got == next((n for n in bad if n in leaves), None):
+        fail("{call} returned {got}, the first bad output among the modules without children, but the first bad output "
+             "is that of {want}, a block whose own forward (not one of its layers) made it bad. Hook every module "
+             "named_modules() gives, not only the leaves.",
+             "{call} 返回了 {got}，这是没有子模块的模块中第一个异常输出；但第一个异常输出来自 {want}：这个块自己的 forward"
+             "（而不是它里面的某一层）让输出变得异常。请给 named_modules() 给出的每个模块都挂钩子，而不只是叶子模块。",
+             key="leaves-only", **values)
+    if got_bad and ran_after and got == next((name for name in defined if name and name in bad), None):
         fail("{call} returned {got}, the first bad module in the order of named_modules(), but {want} went bad "
              "earlier in the order the modules run: this model defines its blocks in one order and runs them in "
              "another. Record the names inside the hooks, as the forward pass calls them.",
              "{call} 返回了 {got}，这是按 named_modules() 顺序的第一个异常模块；但按模块实际运行的顺序，{want} 更早出现异常："
              "这个模型定义各块的顺序和运行它们的顺序不同。请在钩子里按前向传播调用的顺序记录名字。",
              key="definition-order", **values)
-    if order.index(got) == order.index(want) + 1:
-        fail("{call} returned {got}, the module after {want}: its input is bad, but the first bad output is that "
-             "of {want}. Use register_forward_hook (which sees the output), not a pre-hook (which sees the input).",
-             "{call} 返回了 {got}，它是 {want} 之后的模块：它的输入异常，但第一个异常输出来自 {want}。"
+    if got_bad and ran_after:
+        fail("{call} returned {got}, whose output is bad too, but {want} ran before it and went bad first (what runs "
+             "after a bad output is fed bad values). Keep the first name your hooks see.",
+             "{call} 返回了 {got}，它的输出也异常，但 {want} 在它之前运行并且先出了问题（在异常输出之后运行的模块拿到的都是"
+             "异常的值）。请保留钩子看到的第一个名字。", key="later-than-first", **values)
+    if not got_bad and order.index(got) == order.index(want) + 1:
+        fail("{call} returned {got}, which runs right after {want}: its own output is fine, but its input, the output "
+             "of {want}, is bad. Use register_forward_hook (which sees the output), not a pre-hook (which sees the "
+             "input).",
+             "{call} 返回了 {got}，它紧接在 {want} 之后运行：它自己的输出正常，但它的输入（即 {want} 的输出）异常。"
              "请用 register_forward_hook（看到输出），而不是 pre-hook（看到输入）。", key="input-not-output", **values)
-    if kind == "inf" and outputs[got] is not None and not bool(torch.isnan(outputs[want]).any()) \
-            and bool(torch.isnan(outputs[got]).any()):
-        fail("{call} returned {got}, the first output with a NaN, but {want} ran earlier and its output holds inf: "
-             "inf is as bad as NaN (torch.isfinite finds both).",
-             "{call} 返回了 {got}，这是第一个含 NaN 的输出；但 {want} 更早运行，它的输出含有 inf：inf 和 NaN 一样是异常值"
-             "（torch.isfinite 能同时发现两者）。", key="inf-missed", **values)
     fail("{call} returned {got}, expected {want}: the first module, in the order they run, whose output holds a NaN, "
          "an inf or a value beyond limit=1000.",
          "{call} 返回了 {got}，应为 {want}：按运行顺序，第一个输出含 NaN、inf 或超过 limit=1000 的值的模块。",
          key="wrong-layer", **values)
 
 
-@check("first_bad_layer names the first layer whose output overflows to inf, in the order the layers run",
-       points=2, zh="first_bad_layer 按各层运行的顺序，找出第一个输出溢出为 inf 的层")
+def judge_rigs(submission, rng, kinds, pair=False):
+    """first_bad_layer on a rig of each kind, judged in turn."""
+    for kind in kinds:
+        judge_monitor(*monitor_case(submission, rng, kind, pair), kind, DEFINED)
+
+
+@check("first_bad_layer names the first module whose output is not finite (-inf, NaN), in the order they run",
+       points=2, zh="first_bad_layer 按运行顺序，找出第一个输出不是有限值（-inf、NaN）的模块")
 def test_monitor_inf(submission, rng):
-    judge_monitor(*monitor_case(submission, rng, "inf"), "inf", DEFINED)
+    judge_rigs(submission, rng, ("-inf", "nan"))
 
 
-@check("first_bad_layer names the first layer whose output exceeds the limit, while still finite", points=2,
-       zh="first_bad_layer 找出第一个输出超过上限（但仍是有限值）的层")
+@check("first_bad_layer names the first layer whose output exceeds the limit in absolute value, while still finite",
+       points=2, zh="first_bad_layer 找出第一个输出的绝对值超过上限（但仍是有限值）的层")
 def test_monitor_large(submission, rng):
-    judge_monitor(*monitor_case(submission, rng, "large"), "large", DEFINED)
+    judge_rigs(submission, rng, ("large", "-large"))
 
 
 @check("first_bad_layer returns None on a healthy model, one of whose outputs reaches the limit exactly", points=1,
        zh="模型正常（有一个输出恰好等于上限）时 first_bad_layer 返回 None")
 def test_monitor_healthy(submission, rng):
-    judge_monitor(*monitor_case(submission, rng, "healthy"), "healthy", DEFINED)
+    judge_rigs(submission, rng, ("healthy",))
 
 
 @check("first_bad_layer copes with a module that returns a tuple, not a tensor", points=1,
        zh="first_bad_layer 能处理返回元组（而不是张量）的模块")
 def test_monitor_tuple(submission, rng):
-    judge_monitor(*monitor_case(submission, rng, "large", pair=True), "large", DEFINED)
+    judge_rigs(submission, rng, ("large",), pair=True)
 
 
 @check("first_bad_layer removes its hooks and leaves the model and what it computes as they were", points=1,
        zh="first_bad_layer 移除自己的钩子，并保持模型及其计算结果不变")
 def test_hooks_removed(submission, rng):
-    _, _, out = monitor_case(submission, rng, "inf")
+    _, _, out = monitor_case(submission, rng, "-inf")
     if out["hooks_left"]:
         fail("after {call} returned, hooks are still registered on {names}: they would run at every later forward. "
              "Keep the handles register_forward_hook returns and call handle.remove() on each (in a finally block).",

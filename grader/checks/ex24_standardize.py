@@ -16,7 +16,7 @@ import math
 
 import torch
 
-from grader.checking import Text, check, expect_tensor, fail, record_curve, variant, verbatim
+from grader.checking import Text, check, expect_tensor, fail, matches, record_curve, variant, verbatim
 
 N, N_VAL, D, LR = 200, 60, 4, 0.1
 STEPS = {"zscore": 150, "minmax": 600}  # features in [0, 1] are not centred: descent needs longer
@@ -89,10 +89,6 @@ def vector(value, what):
          "{what} 应为每个特征一个值，形状 [{d}]，实际形状为 {got}。", what=what, d=D, got=list(t.shape), key="wrong-shape")
 
 
-def close(a, b) -> bool:
-    return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), rtol=1e-4, atol=1e-4))
-
-
 @check("fit_standardizer returns each feature's statistics over the training samples", points=2,
        zh="fit_standardizer 返回训练样本上每个特征的统计量")
 def test_fit(submission, rng):
@@ -104,16 +100,17 @@ def test_fit(submission, rng):
     (a, b), (what_a, what_b) = names(), STATISTICS[scaler()]
     center, scale = vector(out[0], a), vector(out[1], b)
     want_center, want_scale = stats(train)
-    if not close(center, want_center):
+    if not matches(center, want_center, atol=1e-4):
         fail("{a} is {got}, expected the {what} of each column of train_x, {want}.",
              "{a} 为 {got}，应为 train_x 每一列的{what} {want}。", a=verbatim(a), what=what_a,
              got=[round(v, 4) for v in center.tolist()], want=[round(v, 4) for v in want_center.tolist()],
              key="wrong-mean")
-    if not any(close(scale, s) for _, s in accepted_stats(train)):
+    if not any(matches(scale, s, atol=1e-4) for _, s in accepted_stats(train)):
         hint = Text("", "")
-        if scaler() == "zscore" and (close(scale, train.var(dim=0)) or close(scale, train.var(dim=0, correction=0))):
+        if scaler() == "zscore" and (matches(scale, train.var(dim=0), atol=1e-4)
+                                     or matches(scale, train.var(dim=0, correction=0), atol=1e-4)):
             hint = Text(" That is the variance: take its square root.", "这是方差：请开平方。")
-        if scaler() == "minmax" and close(scale, train.amax(dim=0)):
+        if scaler() == "minmax" and matches(scale, train.amax(dim=0), atol=1e-4):
             hint = Text(" That is the maximum: the range is max - min.", "这是最大值：取值范围是 max - min。")
         fail("{b} is {got}, expected the {what} of each column of train_x, {want}.{hint}",
              "{b} 为 {got}，应为 train_x 每一列的{what} {want}。{hint}", b=verbatim(b), what=what_b,
@@ -158,9 +155,10 @@ def test_standardize(submission, rng):
              "tensor, {formula}.",
              "standardize 原地修改了 x（x -= {a} 或 x /= {b}）：调用者的数据被破坏了。请计算一个新 tensor：{formula}。",
              key="in-place", **values)
-    if not close(z, (x - center) / scale):
+    if not matches(z, (x - center) / scale, atol=1e-4):
         hint = Text("", "")
-        if close(z, (x - center) / scale.mean()) or close(z, (x - own_center) / own_scale):
+        if matches(z, (x - center) / scale.mean(), atol=1e-4) or \
+                matches(z, (x - own_center) / own_scale, atol=1e-4):
             hint = Text(" Use the {a} and {b} you are given, not statistics of x itself.",
                         "请使用传入的 {a} 和 {b}，而不是 x 自己的统计量。", a=verbatim(a), b=verbatim(b))
         fail("{call} differs from {formula}, feature by feature.{hint}",
@@ -178,7 +176,7 @@ def prepared(submission, rng):
 
 
 def standardised_by(x, source, z) -> bool:
-    return any(close(z, (x - c) / s) for c, s in accepted_stats(source))
+    return any(matches(z, (x - c) / s, atol=1e-4) for c, s in accepted_stats(source))
 
 
 @check("prepare standardises both splits with the training split's statistics only", points=2.5,

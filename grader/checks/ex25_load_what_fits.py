@@ -15,7 +15,7 @@ cuts the prefix inside a key and str.lstrip eats the start of the encoder's name
 import torch
 from torch import nn
 
-from grader.checking import LearnerError, Text, check, fail, learner_error, probe, variant, verbatim, where
+from grader.checking import Text, check, fail, fail_raised, learner_call, probe, variant, verbatim
 
 
 class Encoder(nn.Module):
@@ -75,12 +75,9 @@ def load_probe(module, init, checkpoint, layer_names):
     model = NewNet(*layer_names)
     model.load_state_dict(init)
     given = {k: v.clone() for k, v in checkpoint.items()}
-    try:
-        returned = module.load_what_fits(model, checkpoint)
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # explained by the judge
-        return {"error": learner_error(exc, module)}
+    returned, error = learner_call(module, module.load_what_fits, model, checkpoint)
+    if error:
+        return {"error": error}
     changed = set(checkpoint) != set(given) or any(not torch.equal(checkpoint[k], v) for k, v in given.items())
     if isinstance(returned, (list, tuple)) and len(returned) == 2:
         returned = [_names(returned[0]), _names(returned[1])]
@@ -112,29 +109,24 @@ def run(submission, rng, prefixed: bool):
         return old, init, submission.probe(load_probe, init, checkpoint, names(), what=CALL)
     old, init, out = submission.once((prefixed, prefix()), loaded)  # the draw too: the model's names follow it
     if out["error"]:
-        raised(out["error"])
+        fail_load_error(out["error"])
     return old, init, out
 
 
-def raised(err):
-    if err["not_started"]:
-        raise LearnerError(Text("Not started: {call} still raises NotImplementedError (fill in its TODO).",
-                                "尚未开始：{call} 仍然抛出 NotImplementedError（请完成其中的 TODO）。", call=CALL),
-                           exc_type="NotImplementedError", not_started=True)
-    message = err["message"] or ""
-    lesson = Text("", "")
+def fail_load_error(err):
+    """Fail with the learner's error, with the lesson of load_state_dict's own words where they are in it."""
+    message, lessons = err["message"] or "", []
     if "Missing key" in message or "Unexpected key" in message:
-        lesson = Text(" load_state_dict is strict by default: every key must match. Pass strict=False to load what "
-                      "fits.", "load_state_dict 默认是严格的：每个键都必须对上。请传入 strict=False，只加载能对上的部分。")
+        lessons.append(Text("load_state_dict is strict by default: every key must match. Pass strict=False to load "
+                            "what fits.", "load_state_dict 默认是严格的：每个键都必须对上。请传入 strict=False，只加载能对上的部分。"))
     if "size mismatch" in message:
-        lesson = lesson + Text(" strict=False skips missing and unexpected keys, not a key both sides have with another shape "
-                      "(the classifier: 10 classes in the checkpoint, 3 in the model). Drop those entries before "
-                      "loading.",
-                      "strict=False 只会跳过缺失的和多余的键，不会跳过双方都有但形状不同的键（分类头：检查点里是 10 类，模型里是 3 类）。"
-                      "请在加载之前去掉这些条目。")
-    fail("{call} raised {error}{where}.{lesson}", "{call} 抛出了 {error}{where}。{lesson}", call=CALL,
-         error=verbatim(f"{err['type']}: {message.splitlines()[0][:160] if message else ''}"), where=where(err),
-         lesson=lesson, key=f"raised-{err['type']}")
+        lessons.append(Text("strict=False skips missing and unexpected keys, not a key both sides have with another "
+                            "shape (the classifier: 10 classes in the checkpoint, 3 in the model). Drop those entries "
+                            "before loading.",
+                            "strict=False 只会跳过缺失的和多余的键，不会跳过双方都有但形状不同的键（分类头：检查点里是 10 类，"
+                            "模型里是 3 类）。请在加载之前去掉这些条目。"))
+    fail_raised(err, CALL, Text("{a} {b}", "{a}{b}", a=lessons[0], b=lessons[1]) if len(lessons) == 2 else
+                (lessons[0] if lessons else None))
 
 
 def expect_encoder_loaded(old, out, label):
@@ -188,13 +180,15 @@ def test_strip(submission, rng):
              "strip_prefix 修改了传入的字典（它的键现在是 {keys}）：请构建一个新字典。",
              keys=verbatim(", ".join(f"`{k}`" for k in sorted(after)[:4])), key="dict-changed")
     if sorted(got) != sorted(want):
-        wrong = sorted(set(got) - set(want))
-        fail("strip_prefix({given}) gave the keys {got}, expected {want}: only a {prefix} at the start of a key "
+        wrong = [k for k in got if k not in want]
+        fail("strip_prefix({given}) gave the keys {got}, expected {want}{wrong}: only a {prefix} at the start of a key "
              "goes, once (str.replace also cuts it in the middle, str.lstrip strips letters).",
-             "strip_prefix({given}) 得到的键为 {got}，应为 {want}：只去掉键开头的 {prefix}，且只去一次"
+             "strip_prefix({given}) 得到的键为 {got}，应为 {want}{wrong}：只去掉键开头的 {prefix}，且只去一次"
              "（str.replace 也会剪掉中间的部分，str.lstrip 去掉的是字母）。",
-             given=verbatim(", ".join(f"'{k}'" for k in given)), got=verbatim(", ".join(f"'{k}'" for k in wrong or got)),
-             want=verbatim(", ".join(f"'{k}'" for k in want)), prefix=verbatim(f"'{pre}'"), key="wrong-strip")
+             given=verbatim(", ".join(f"'{k}'" for k in given)), got=verbatim(", ".join(f"'{k}'" for k in got)),
+             want=verbatim(", ".join(f"'{k}'" for k in want)), prefix=verbatim(f"'{pre}'"), key="wrong-strip",
+             wrong=Text(" (not expected: {keys})", "（不应出现：{keys}）", keys=verbatim(", ".join(
+                 f"'{k}'" for k in wrong))) if wrong else "")
     for k, t in want.items():
         if not torch.equal(got[k], t):
             fail("strip_prefix changed the value under {k}: only the keys change.",

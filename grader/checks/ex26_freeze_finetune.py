@@ -11,13 +11,12 @@ the head) and compares the losses step by step: a backbone in training mode, or 
 normalises with other statistics and gives other losses.
 """
 
-import math
 
 import torch
 from torch import nn
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
-from grader.checking import Text, check, fail, learner_error, probe, verbatim, where
+from grader.checking import Text, check, fail, fail_raised, is_number, learner_call, matches, probe, verbatim
 
 LR, EPOCHS, BATCHES, BATCH = 0.1, 3, 4, 16
 CALL = f"`fine_tune(model, batches, lr={LR}, epochs={EPOCHS})`"
@@ -60,21 +59,18 @@ def fine_tune_probe(module, state, batches):
     mode_handle = model.head.register_forward_pre_hook(mode_hook)
     out = {"error": None, "head_modes": head_modes}
     try:
-        returned = module.fine_tune(model, batches, LR, EPOCHS)
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # explained by the judge
-        out["error"] = learner_error(exc, module)
-        return out
+        returned, out["error"] = learner_call(module, module.fine_tune, model, batches, LR, EPOCHS)
     finally:
         hook.remove()
         mode_handle.remove()
+    if out["error"]:
+        return out
     names = {id(p): name for name, p in model.named_parameters()}
     out["optimizers"] = [sorted(names.get(i, "?") for i in ids) for ids in stepped.values()]
     out["requires_grad"] = {name: p.requires_grad for name, p in model.named_parameters()}
     out["attribute"] = "requires_grad" in vars(model.backbone)
     out["state"] = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    out["returned"] = ([v if isinstance(v, float) else type(v).__name__ for v in returned]
+    out["returned"] = ([v if is_number(v, float) else type(v).__name__ for v in returned]
                        if isinstance(returned, list) else type(returned).__name__)
     return out
 
@@ -120,14 +116,10 @@ def run(submission, rng):
         return state, batches, submission.probe(fine_tune_probe, state, batches, what=CALL)
     state, batches, out = submission.once("fine-tune", tuned)
     if out["error"]:
-        err = out["error"]
-        lesson = Text("", "")
-        if "does not require grad" in (err["message"] or ""):
-            lesson = Text(" The loss has no graph at all: is the head frozen too? Freeze model.backbone only.",
-                          "损失根本没有计算图：是不是把分类头也冻结了？只冻结 model.backbone。")
-        fail("{call} raised {error}{where}.{lesson}", "{call} 抛出了 {error}{where}。{lesson}", call=CALL,
-             error=verbatim(f"{err['type']}: {(err['message'] or '').splitlines()[0][:200] if err['message'] else ''}"),
-             where=where(err), lesson=lesson, key=f"raised-{err['type']}")
+        fail_raised(out["error"], CALL, Text(
+            "The loss has no graph at all: is the head frozen too? Freeze model.backbone only.",
+            "损失根本没有计算图：是不是把分类头也冻结了？只冻结 model.backbone。")
+            if "does not require grad" in (out["error"]["message"] or "") else None)
     return state, batches, out
 
 
@@ -224,7 +216,7 @@ def test_learns(submission, rng):
              "fine_tune 返回了 {n} 个损失，应为每步一个：{epochs} 个 epoch x {b} 个批次 = {m}。", n=len(got),
              epochs=EPOCHS, b=BATCHES, m=len(want), key="wrong-steps")
     for k, (g, w) in enumerate(zip(got, want), start=1):
-        off = not (math.isfinite(g) and abs(g - w) <= 1e-4 * abs(w) + 1e-5)
+        off = not matches(g, w, atol=1e-5)
         if off and not all(out["head_modes"]):
             fail("step {k}: loss {g:.5g}, expected {w:.5g}: the head ran in eval mode, so its BatchNorm normalised "
                  "with its running statistics instead of the batch's. The model may arrive in eval mode (as after "

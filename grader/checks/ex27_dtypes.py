@@ -4,17 +4,19 @@ The converters get what real data look like: float64 NumPy features (NumPy's def
 lists, class labels read as whole floats (2.0), int32 labels, bool 0/1 labels. train_step is run by a
 probe twice in a row on a float32 model and a torch SGD the probe makes, with NumPy float64 features;
 the judge takes the same steps itself and compares the losses and the weights (a second call that
-still holds the first call's gradients is named), and the probe reports the dtypes of the model's
-parameters after each call.
+still holds the first call's gradients is named), and the probe reports the dtypes the model's forward ran in
+(a model converted to float64 and back computes nearly the same numbers) and of its parameters after each call.
+Then the same two calls run with a GPU pretended, the model and the data on the CPU: nothing may go to the GPU;
+the converters too.
 """
-
-import math
 
 import numpy as np
 import torch
 from torch import nn
 
-from grader.checking import Text, check, expect_tensor, fail, learner_error, probe, verbatim, where
+from grader.checking import (Text, check, expect_tensor, fail, fail_raised, is_number, learner_call, matches,
+                             pretend_cuda, probe, verbatim)
+from grader.devices import expect_cpu_only, fail_if_gpu
 
 N, D, C, LR = 12, 4, 3, 0.1
 
@@ -39,7 +41,7 @@ def expect_converted(value, what, dtype, shape, want, why):
     if list(t.shape) != list(shape):
         fail("{what} has shape {got}, expected {want}. {why}", "{what} 的形状为 {got}，应为 {want}。{why}", what=what,
              got=list(t.shape), want=list(shape), why=why, key="wrong-shape")
-    if not torch.equal(t, want) and not torch.allclose(t.double(), want.double(), rtol=1e-6, atol=1e-6):
+    if not torch.equal(t, want) and not matches(t, want):
         fail("{what} does not hold the values it was given.", "{what} 的值与传入的不同。", what=what, key="wrong-values")
 
 
@@ -52,6 +54,7 @@ def test_inputs(submission, rng):
                               (ints.numpy(), "as_inputs(int64 array)", ints.float()),
                               (x.tolist(), "as_inputs(list of lists)", x.float())):
         expect_converted(submission.as_inputs(given), f"`{what}`", torch.float32, [N, D], want, WHY["inputs"])
+    expect_cpu_only(submission, [("as_inputs", [x.numpy()])])
 
 
 @check("as_class_targets gives int64 class indices [N], from whole floats and int32 too", points=2,
@@ -62,6 +65,7 @@ def test_classes(submission, rng):
                         (labels.int().numpy(), "as_class_targets(int32 array)"),
                         (labels.tolist(), "as_class_targets(list of ints)")):
         expect_converted(submission.as_class_targets(given), f"`{what}`", torch.int64, [N], labels, WHY["classes"])
+    expect_cpu_only(submission, [("as_class_targets", [labels.double().numpy()])])
 
 
 @check("as_binary_targets gives float32 targets [N, 1], from ints, floats and bools", points=2,
@@ -73,6 +77,7 @@ def test_binary(submission, rng):
                         (labels.double().tolist(), "as_binary_targets(list of floats)")):
         expect_converted(submission.as_binary_targets(given), f"`{what}`", torch.float32, [N, 1],
                          labels.float().reshape(N, 1), WHY["binary"])
+    expect_cpu_only(submission, [("as_binary_targets", [labels.numpy()])])
 
 
 # -- train_step -----------------------------------------------------------------------------
@@ -81,24 +86,39 @@ def make_model(task):
     return nn.Linear(D, C if task == "multiclass" else 1)
 
 
-@probe
-def step_probe(module, task, state, batches):
-    """train_step once per batch on one model and optimizer, as a training loop calls it."""
+def _steps(module, task, state, batches):
+    """train_step once per batch on one model and optimizer, as a training loop calls it: per call, the loss, the
+    dtypes the model's forward ran in (its input's and its parameters') and its parameters afterwards."""
     model = make_model(task)
     model.load_state_dict(state)
     optimizer = torch.optim.SGD(model.parameters(), lr=LR)
-    calls = []
-    for features, labels in batches:
-        try:
-            loss = module.train_step(model, optimizer, features, labels, task)
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # explained by the judge
-            return {"error": learner_error(exc, module), "calls": calls}
-        calls.append({"loss": loss if isinstance(loss, float) else type(loss).__name__,
-                      "dtypes": sorted({str(p.dtype) for p in model.parameters()}),
-                      "state": {k: v.detach().float().clone() for k, v in model.state_dict().items()}})
+    calls, forwards = [], []
+    hook = model.register_forward_pre_hook(lambda mod, args: forwards.append(sorted(
+        {str(t.dtype) for t in [*args, *mod.parameters()] if isinstance(t, torch.Tensor)})))
+    try:
+        for features, labels in batches:
+            forwards.clear()
+            loss, error = learner_call(module, module.train_step, model, optimizer, features, labels, task)
+            if error:
+                return {"error": error, "calls": calls}
+            calls.append({"loss": loss if is_number(loss, float) else type(loss).__name__,
+                          "forward": sorted({d for f in forwards for d in f}),
+                          "dtypes": sorted({str(p.dtype) for p in model.parameters()}),
+                          "state": {k: v.detach().float().clone() for k, v in model.state_dict().items()}})
+    finally:
+        hook.remove()
     return {"error": None, "calls": calls}
+
+
+@probe
+def step_probe(module, task, state, batches):
+    """The two calls on the CPU, then again with a GPU pretended (the model and the data on the CPU): what named
+    CUDA there."""
+    out = _steps(module, task, state, batches)
+    with pretend_cuda(module) as seen:
+        out["gpu"] = _steps(module, task, state, batches)["error"]
+    out["cuda"] = seen.calls
+    return out
 
 
 def loss_and_grads(task, state, features, labels):
@@ -114,8 +134,8 @@ def loss_and_grads(task, state, features, labels):
     return loss.item(), dict(zip(names, torch.autograd.grad(loss, params)))
 
 
-def close(got, want):
-    return all(torch.allclose(got[k], v, rtol=1e-4, atol=1e-6) for k, v in want.items())
+def same_state(got, want) -> bool:
+    return all(matches(got[k], v) for k, v in want.items())
 
 
 def judge_step(submission, rng, task):
@@ -133,20 +153,24 @@ def judge_step(submission, rng, task):
                          "在同一模型和优化器上第二次调用 " + first))
     out = submission.probe(step_probe, task, state, batches, what=first)
     if out["error"]:
-        err = out["error"]
-        msg = err["message"] or ""
-        lesson = Text("", "")
+        msg = out["error"]["message"] or ""
+        lesson = None
         if "Double" in msg or "same dtype" in msg:
-            lesson = Text(" ", "") + WHY["inputs"]
+            lesson = WHY["inputs"]
         elif task == "multiclass" and any(w in msg for w in ("Long", "Int", "probabilities", "target")):
-            lesson = Text(" ", "") + WHY["classes"]
+            lesson = WHY["classes"]
         elif task == "binary" and any(w in msg for w in ("size", "Long", "cast", "target")):
-            lesson = Text(" ", "") + WHY["binary"]
-        fail("{call} raised {error}{where}.{lesson}", "{call} 抛出了 {error}{where}。{lesson}",
-             call=names[len(out["calls"])], error=verbatim(f"{err['type']}: {msg.splitlines()[0][:200] if msg else ''}"),
-             where=where(err), lesson=lesson, key=f"raised-{err['type']}")
+            lesson = WHY["binary"]
+        fail_raised(out["error"], names[len(out["calls"])], lesson)
     previous = None  # the gradients of the step before
     for got, call, (features, _), labels in zip(out["calls"], names, batches, targets):
+        if got["forward"] != ["torch.float32"]:
+            fail("during {call} the model's forward ran in {dtypes}: the model was converted to fit the data (even if "
+                 "it was converted back afterwards). Convert the data to float32 instead, and leave the model as it "
+                 "is: model.double() doubles the memory and slows every step.",
+                 "{call} 期间模型的前向传播是在 {dtypes} 下运行的：为了迁就数据而转换了模型（即使之后又转换了回来）。"
+                 "请改为把数据转换为 float32，不要动模型：model.double() 会让内存翻倍、拖慢每一步。", call=call,
+                 dtypes=verbatim(", ".join(got["forward"]) or "nothing"), key="model-converted")
         if got["dtypes"] != ["torch.float32"]:
             fail("after {call} the model's parameters are {dtypes}: the model was converted to fit the data. Convert "
                  "the data to float32 instead: model.double() doubles the memory and slows every step, and the next "
@@ -155,28 +179,31 @@ def judge_step(submission, rng, task):
                  "会让内存翻倍、拖慢每一步，而且下一个 float32 输入就会出错。", call=call,
                  dtypes=verbatim(", ".join(got["dtypes"])), key="model-converted")
         loss, grads = loss_and_grads(task, state, features, labels)
-        if not isinstance(got["loss"], float):
+        if not is_number(got["loss"], float):
             fail("{call} should return the loss as a Python float (loss.item()), got a {got}.",
                  "{call} 应以 Python float 返回损失（loss.item()），实际得到一个 {got}。", call=call,
                  got=verbatim(f"`{got['loss']}`"), key="not-a-float")
-        if not math.isclose(got["loss"], loss, rel_tol=1e-4, abs_tol=1e-6):
+        if not matches(got["loss"], loss):
             fail("{call} returned the loss {got:.5g}, expected {want:.5g} ({loss} on the float32 features).",
                  "{call} 返回的损失为 {got:.5g}，应为 {want:.5g}（在 float32 特征上的 {loss}）。", call=call,
                  got=got["loss"], want=loss,
                  loss=verbatim("CrossEntropyLoss" if task == "multiclass" else "BCEWithLogitsLoss"), key="wrong-loss")
         stepped = {k: state[k] - LR * grads[k] for k in state}
-        if previous is not None and not close(got["state"], stepped) \
-                and close(got["state"], {k: stepped[k] - LR * previous[k] for k in state}):
+        if previous is not None and not same_state(got["state"], stepped) \
+                and same_state(got["state"], {k: stepped[k] - LR * previous[k] for k in state}):
             fail("after {call}, the weights moved by the gradients of both batches: backward() adds to the .grad the "
                  "first call left. Clear the gradients in every step (optimizer.zero_grad() before loss.backward()).",
                  "{call} 之后权重按两个批次的梯度之和移动了：backward() 会累加到第一次调用留下的 .grad 上。请在每一步清空梯度"
                  "（在 loss.backward() 之前调用 optimizer.zero_grad()）。", call=call, key="grad-accumulated")
         for k, v in stepped.items():
-            if not torch.allclose(got["state"][k], v, rtol=1e-4, atol=1e-6):
+            if not matches(got["state"][k], v):
                 fail("after {call} the model's {k} differs from one SGD step (lr={lr}) on that loss.",
                      "{call} 之后模型的 {k} 与在该损失上做一步 SGD（lr={lr}）的结果不同。", call=call, k=verbatim(k), lr=LR,
                      key="wrong-step")
         state, previous = stepped, grads
+    fail_if_gpu(out["cuda"], first)  # the CPU path is right: now the path a GPU takes
+    if out["gpu"] is not None:
+        fail_raised(out["gpu"], Text("with a GPU present, {call}", "有 GPU 时，{call}", call=first))
 
 
 @check("train_step takes one step of a float32 classifier on NumPy data with CrossEntropyLoss", points=2,

@@ -17,14 +17,14 @@ import os
 import torch
 from torch import nn
 
-from grader.checking import Text, check, fail, learner_error, probe, verbatim, where
+from grader.checking import Text, check, fail, fail_raised, is_number, learner_call, matches, probe, verbatim
 
-STOPPER_CASES = [  # (patience, min_delta, moves)
-    (3, 0.05, ["big", "big", "small", "worse", "big", "small", "worse", "worse", "worse", "worse"]),
+STOPPER_CASES = [  # (patience, min_delta, moves): a diverged first epoch (inf) with and without min_delta
+    (3, 0.05, ["inf", "big", "big", "small", "worse", "big", "small", "worse", "worse", "worse", "worse"]),
     (2, 0.0, ["inf", "big", "equal", "big", "worse", "equal", "worse", "worse"]),
 ]
 FIT_CASES = [  # (patience, min_delta, max_epochs, moves)
-    (2, 0.01, 8, ["big", "big", "worse", "small", "worse", "big", "big", "big"]),
+    (2, 0.01, 8, ["inf", "big", "worse", "small", "worse", "big", "big", "big"]),
     (5, 0.01, 5, ["big", "worse", "big", "worse", "worse"]),
 ]
 
@@ -85,10 +85,19 @@ SLIPS = {
 
 # -- sandbox side ---------------------------------------------------------------------------
 
+def _model():
+    """A Linear with a buffer beside its parameters (as a BatchNorm's statistics are): a state that leaves the
+    buffers out is not the model's state."""
+    model = nn.Linear(2, 1)
+    model.register_buffer("seen", torch.zeros(()))
+    return model
+
+
 def _set_epoch(model, k):
     with torch.no_grad():
         model.weight.fill_(float(k))
         model.bias.fill_(-float(k))
+        model.seen.fill_(float(k))
 
 
 def _state(value):
@@ -99,9 +108,10 @@ def _state(value):
 
 @probe
 def stopper_probe(module, losses, patience, min_delta):
-    model = nn.Linear(2, 1)
+    model = _model()
     signals = []
-    try:
+
+    def run():
         stopper = module.EarlyStopping(patience, min_delta)
         for k, loss in enumerate(losses):
             _set_epoch(model, k)
@@ -109,14 +119,15 @@ def stopper_probe(module, losses, patience, min_delta):
             signals.append(stop if isinstance(stop, bool) else type(stop).__name__)
             if stop is True:
                 break
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # explained by the judge
-        return {"error": learner_error(exc, module)}
+        return stopper
+
+    stopper, error = learner_call(module, run)
+    if error:
+        return {"error": error}
     _set_epoch(model, -1)  # training goes on: a kept reference to the live weights changes now
     best_loss = getattr(stopper, "best_loss", None)
     return {"error": None, "signals": signals, "best_state": _state(getattr(stopper, "best_state", None)),
-            "best_loss": best_loss if isinstance(best_loss, float) else None}
+            "best_loss": best_loss if is_number(best_loss, float) else None}
 
 
 def _rows_on_disk(path):
@@ -128,7 +139,7 @@ def _rows_on_disk(path):
 
 @probe
 def fit_probe(module, train_losses, val_losses, patience, min_delta, max_epochs, path):
-    model = nn.Linear(2, 1)
+    model = _model()
     _set_epoch(model, 0)
     on_disk, validated = [], []
 
@@ -141,28 +152,27 @@ def fit_probe(module, train_losses, val_losses, patience, min_delta, max_epochs,
         validated.append(True)
         return val_losses[len(validated) - 1]
 
-    try:
-        best = module.fit(model, train_epoch, validate, max_epochs, patience, min_delta, path)
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # explained by the judge
-        return {"error": learner_error(exc, module)}
+    loaded, load = [], model.load_state_dict
+
+    def load_state_dict(state, *args, **kwargs):  # which epoch's weights fit loads back, as they were given
+        weight = state.get("weight") if isinstance(state, dict) else None
+        loaded.append(float(weight.reshape(-1)[0]) if isinstance(weight, torch.Tensor) and weight.numel() else None)
+        return load(state, *args, **kwargs)
+
+    model.load_state_dict = load_state_dict
+    best, error = learner_call(module, module.fit, model, train_epoch, validate, max_epochs, patience, min_delta, path)
+    if error:
+        return {"error": error}
     text = None
     if os.path.isfile(path):
         with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read(20000)
-    return {"error": None, "best": best if isinstance(best, int) and not isinstance(best, bool) else repr(best)[:40],
-            "epochs": len(on_disk), "validated": len(validated), "on_disk": on_disk,
+    return {"error": None, "best": best if is_number(best, int) else repr(best)[:40],
+            "epochs": len(on_disk), "validated": len(validated), "on_disk": on_disk, "loaded": loaded,
             "weight": float(model.weight.detach().reshape(-1)[0]), "log": text}
 
 
 # -- judge side -----------------------------------------------------------------------------
-
-def raised(err, call):
-    fail("{call} raised {error}{where}.", "{call} 抛出了 {error}{where}。", call=call,
-         error=verbatim(f"{err['type']}: {(err['message'] or '').splitlines()[0][:200] if err['message'] else ''}"),
-         where=where(err), key=f"raised-{err['type']}")
-
 
 def losses_text(losses):
     return verbatim(", ".join(f"{v:.4f}" for v in losses))
@@ -180,7 +190,7 @@ def stopper_runs(submission, rng):
     runs = submission.once("stopper", stepped)
     for patience, min_delta, _, out in runs:
         if out["error"]:
-            raised(out["error"], f"`EarlyStopping({patience}, {min_delta}).step(...)`")
+            fail_raised(out["error"], f"`EarlyStopping({patience}, {min_delta}).step(...)`")
     return runs
 
 
@@ -214,7 +224,7 @@ def test_stop_signal(submission, rng):
 def test_best_state(submission, rng):
     for patience, min_delta, losses, out in stopper_runs(submission, rng):
         best_at = simulate(losses, patience, min_delta)[1]
-        if out["best_loss"] is None or abs(out["best_loss"] - losses[best_at]) > 1e-12:
+        if not matches(out["best_loss"], losses[best_at], rtol=0, atol=1e-12):
             fail("best_loss is {got}, expected {want}, the loss of epoch {e}.", "best_loss 为 {got}，应为第 {e} 个 epoch 的损失 {want}。",
                  got=verbatim(str(out["best_loss"])), want=f"{losses[best_at]:.4f}", e=best_at + 1, key="wrong-best-loss")
         state = out["best_state"]
@@ -222,13 +232,20 @@ def test_best_state(submission, rng):
             fail("best_state should hold a copy of model.state_dict() from the best epoch, got {got}.",
                  "best_state 应保存最好那个 epoch 的 model.state_dict() 副本，实际为 {got}。",
                  got=verbatim("None" if state is None else f"`{state['type']}`"), key="no-best-state")
+        if "weight" in state and "seen" not in state:
+            fail("best_state holds the model's parameters but not its buffers (this model has one, `seen`, as a "
+                 "BatchNorm has its running statistics): model.named_parameters() and model.parameters() leave them "
+                 "out. Keep a copy of model.state_dict(), which has both.",
+                 "best_state 保存了模型的参数，却没有它的 buffer（这个模型有一个 buffer `seen`，就像 BatchNorm 有 running "
+                 "统计量）：model.named_parameters() 和 model.parameters() 都不包含它们。请保存 model.state_dict() 的副本，"
+                 "它两者都有。", key="buffers-missing")
         weight = float(state["weight"].reshape(-1)[0]) if "weight" in state else None
         if weight == -1.0:
             fail("best_state changed after the best epoch, together with the model: model.state_dict() returns "
                  "references to the live tensors, which training keeps changing. Keep a copy: "
-                 "copy.deepcopy(model.state_dict()) or {{k: v.clone() for k, v in ...}}.",
+                 "copy.deepcopy(model.state_dict()) or {k: v.clone() for k, v in ...}.",
                  "best_state 在最好的 epoch 之后跟着模型一起变了：model.state_dict() 返回的是对实时 tensor 的引用，训练会不断修改它们。"
-                 "请保存副本：copy.deepcopy(model.state_dict()) 或 {{k: v.clone() for k, v in ...}}。", key="state-not-copied")
+                 "请保存副本：copy.deepcopy(model.state_dict()) 或 {k: v.clone() for k, v in ...}。", key="state-not-copied")
         if weight != float(best_at):
             fail("best_state holds the weights of another epoch than the best one (epoch {e}).",
                  "best_state 保存的不是最好那个 epoch（第 {e} 个）的权重。", e=best_at + 1, key="wrong-best-state")
@@ -249,7 +266,7 @@ def fit_runs(submission, rng):
     runs = submission.once("fit", fitted)
     for *_, call, out in runs:
         if out["error"]:
-            raised(out["error"], call)
+            fail_raised(out["error"], call)
     return runs
 
 
@@ -280,12 +297,21 @@ def test_fit_restores(submission, rng):
         epochs, best = expected_run(patience, min_delta, max_epochs, val)
         if out["weight"] != float(best):
             last = out["weight"] == float(epochs)
+            which = Text("the last epoch", "最后一个 epoch") if last else Text("another epoch", "另一个 epoch")
+            if out["loaded"]:  # it did load a state back: the state kept was not the best epoch's
+                fail("{call} loaded a state back into the model, but it held the weights of {which}, not those of the "
+                     "best epoch, {best}: the best state kept was not a copy (model.state_dict() gives references to "
+                     "the live tensors, which the next epochs change). Keep copy.deepcopy(model.state_dict()) at the "
+                     "best epoch.",
+                     "{call} 把一个状态加载回了模型，但它保存的是{which}的权重，而不是最好的第 {best} 个 epoch 的："
+                     "保存的最好状态不是副本（model.state_dict() 返回的是对实时 tensor 的引用，之后的 epoch 会修改它们）。"
+                     "请在最好的 epoch 保存 copy.deepcopy(model.state_dict())。", call=call, best=best, which=which,
+                     key="best-state-not-copied")
             fail("after {call} the model holds the weights of {which}, not those of the best epoch, {best}: load the "
                  "best state back with model.load_state_dict(stopper.best_state) before returning.",
                  "{call} 之后模型保存的是{which}的权重，而不是最好的第 {best} 个 epoch 的：返回之前请用 "
                  "model.load_state_dict(stopper.best_state) 把最好的状态加载回来。", call=call, best=best,
-                 which=Text("the last epoch", "最后一个 epoch") if last else Text("another epoch", "另一个 epoch"),
-                 key="best-not-restored")
+                 which=which, key="best-not-restored")
         if out["best"] != best:
             fail("{call} returned {got}, expected the number of the best epoch, {best} (epochs count from 1).",
                  "{call} 返回了 {got}，应返回最好那个 epoch 的编号 {best}（epoch 从 1 开始计数）。", call=call,
@@ -322,7 +348,7 @@ def test_fit_log(submission, rng):
                 fail("log row {k} is {row}: expected an epoch number and two losses.",
                      "日志第 {k} 行为 {row}：应为一个 epoch 编号和两个损失。", k=k + 1,
                      row=verbatim(f"`{','.join(row)[:80]}`"), key="log-row-format")
-            if epoch != k + 1 or abs(t - train[k]) > 1e-6 or abs(v - val[k]) > 1e-6:
+            if epoch != k + 1 or not matches(t, train[k], rtol=0) or not matches(v, val[k], rtol=0):
                 fail("log row {k} is {row}, expected epoch {e} with train_loss {t:.6f} and val_loss {v:.6f}.",
                      "日志第 {k} 行为 {row}，应为第 {e} 个 epoch，train_loss 为 {t:.6f}，val_loss 为 {v:.6f}。", k=k + 1,
                      row=verbatim(f"`{','.join(row)[:80]}`"), e=k + 1, t=train[k], v=val[k], key="log-row-values")

@@ -24,7 +24,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from grader.checking import Text, check, expect_close, expect_tensor, fail, probe, variant, verbatim
+from grader.checking import Text, check, expect_close, expect_tensor, fail, matches, probe, variant, verbatim
 
 BANNED = ("gelu", "silu")  # torch's names of F.gelu / nn.GELU / torch._C._nn.gelu and F.silu / nn.SiLU
 PARTS = ("gate", "up", "down")
@@ -104,10 +104,6 @@ def by_hand_only(submission, rng, label: str) -> None:
              spellings=verbatim("F.gelu, nn.GELU" if "gelu" in used[0] else "F.silu, nn.SiLU"), key="builtin-activation")
 
 
-def close(a, b, rtol=1e-5, atol=1e-5) -> bool:
-    return a.shape == b.shape and bool(torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol, equal_nan=True))
-
-
 C = math.sqrt(2 / math.pi)
 
 
@@ -170,7 +166,7 @@ def expect_activation(value, x, expected, what, slips, exp_hint) -> None:
     """`value` matches `expected` (float64); else the slip it is, a NaN from an overflowing exp, or the first
     wrong entry."""
     value = expect_tensor(value, what, shape=list(x.shape), floating=True)
-    if close(value, expected):
+    if matches(value, expected, rtol=1e-5, atol=1e-5, equal_nan=True):
         return
     bad = ~torch.isfinite(value.double()) & torch.isfinite(expected)
     if bad.any():
@@ -180,7 +176,7 @@ def expect_activation(value, x, expected, what, slips, exp_hint) -> None:
              what=what, at=at, want=float(expected.reshape(-1)[bad.reshape(-1).nonzero()[0, 0]]), hint=exp_hint,
              key="overflow")
     for _, formula, key, en, zh in slips:
-        if close(value, formula(x.double())):
+        if matches(value, formula(x.double()), rtol=1e-5, atol=1e-5, equal_nan=True):
             fail("{what} is wrong: " + en, "{what} 不对：" + zh, what=what, key=key)
     expect_close(value, expected, what, rtol=1e-5, atol=1e-5, hints={
         "factor 2": ("GELU is 0.5 * x * (...): the 0.5 is missing.", "GELU 是 0.5 * x * (...)：少了 0.5。"),
@@ -387,10 +383,10 @@ def test_glu_forward(submission, rng):
         call = Text("{what}(x{shape})", "{what}(x{shape})", what=what, shape=list(x.shape))
         out = expect_tensor(out, call, shape=list(x.shape), floating=True)
         expected = F.linear(act(F.linear(x.double(), w["gate"])) * F.linear(x.double(), w["up"]), w["down"])
-        if close(out, expected):
+        if matches(out, expected, rtol=1e-5, atol=1e-5, equal_nan=True):
             continue
         for formula, key, en, zh in forward_slips(x.double(), w):
-            if close(out, formula):
+            if matches(out, formula, rtol=1e-5, atol=1e-5, equal_nan=True):
                 fail("{call} is wrong: " + en, "{call} 不对：" + zh, call=call, act=act_name, other=other, key=key)
         expect_close(out, expected, call, rtol=1e-5, atol=1e-5)
 

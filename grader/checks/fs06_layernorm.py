@@ -26,8 +26,8 @@ channels-first LayerNorm); the inputs drawn, the reference and the messages foll
 import torch
 import torch.nn.functional as F
 
-from grader.checking import Text, check, describe, expect_close, expect_tensor, explain, fail, patched, probe, \
-    variant, verbatim
+from grader.checking import (Text, check, describe, expect_close, expect_tensor, explain, fail, matches, patched, probe,
+                             variant, verbatim)
 from grader.gradients import autograd_gradient, expect_gradient, numerical_jacobian
 
 NAMES = ("x", "weight", "bias")
@@ -200,11 +200,6 @@ def slips(x, w, b, eps) -> list:
     return found
 
 
-def close(a, b, rtol=1e-4, atol=1e-5) -> bool:
-    return isinstance(a, torch.Tensor) and a.shape == b.shape and \
-        bool(torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol, equal_nan=True))
-
-
 def by_hand_forward(info, what) -> None:
     used = [name for name in info["calls"] if "layer_norm" in name.lower()]
     if used:
@@ -274,13 +269,13 @@ def judge_forward(submission, x, w, b, eps, info=None) -> None:
              "{what} 对 {want} 的输入返回了 {got}：请保持输入的 dtype。", what=what,
              got=str(out.dtype).removeprefix("torch."), want=str(x.dtype).removeprefix("torch."), key="wrong-dtype")
     expected = reference(x, w, b, 1e-5 if eps is None else eps)
-    if close(out, expected):
+    if matches(out, expected, atol=1e-5, equal_nan=True):
         expect_function(info, what)
         return
     dims = list(dims_of(x, w))
     if eps is None:
         for other in (1e-6, 1e-8, 1e-12, float(torch.finfo(x.dtype).eps)):
-            if close(out, reference(x, w, b, other)):
+            if matches(out, reference(x, w, b, other), atol=1e-5, equal_nan=True):
                 fail("{what} uses eps={got:.3g} by default; the statement's default is eps=1e-5: write it in the "
                      "signature of forward (and of layer_norm).",
                      "{what} 默认使用 eps={got:.3g}；题目规定的默认值是 eps=1e-5：请写在 forward（以及 layer_norm）的签名里。",
@@ -292,7 +287,7 @@ def judge_forward(submission, x, w, b, eps, info=None) -> None:
              "{what} 在 LayerNorm 有限的位置出现了 NaN 或 inf：在数值全相等的行上方差为 0，(x - mean) / sqrt(var) "
              "就是 0 / 0。eps 正是为此而设：请除以 sqrt(var + eps)。", what=what, key="no-eps")
     for value, key, en, zh, extra in slips(x, w, b, 1e-5 if eps is None else eps):
-        if close(out, value):
+        if matches(out, value, atol=1e-5, equal_nan=True):
             fail("{what} is wrong: " + en, "{what} 不对：" + zh, what=what, dims=dims, **extra, key=key)
     expect_close(out, expected, what, rtol=1e-4, atol=1e-5)
 
@@ -469,7 +464,7 @@ def judge_grads(submission, rng, which) -> None:
             fail("backward's gradients do not have their inputs' shapes yet (see the shapes check above), so their "
                  "values cannot be compared.", "backward 返回的梯度形状还不对（见上面关于形状的检查），因此无法比较数值。",
                  key="no-comparable-gradient")
-        if all(close(grads[i], expected[i], 1e-6, 1e-8) for i in which):
+        if all(matches(grads[i], expected[i], rtol=1e-6, atol=1e-8, equal_nan=True) for i in which):
             continue
         ones = autograd_gradient(lambda x, w, b: reference(x, w, b, eps).sum(), tensors)
         jacobians = numerical_jacobian(lambda *t: submission.probe(forward_values, list(t), eps), tensors)
@@ -478,28 +473,28 @@ def judge_grads(submission, rng, which) -> None:
         x, w, b = tensors
         for i in which:
             name, grad = NAMES[i], grads[i]
-            if close(grad, expected[i], 1e-6, 1e-8):
+            if matches(grad, expected[i], rtol=1e-6, atol=1e-8, equal_nan=True):
                 continue
-            if close(grad, ones[i], 1e-6, 1e-8):
+            if matches(grad, ones[i], rtol=1e-6, atol=1e-8, equal_nan=True):
                 fail("grad_{name} is what backward gives for grad_output = all ones: multiply by grad_output (chain "
                      "rule: dL/d input = grad_output times d out/d input).",
                      "grad_{name} 相当于 grad_output 全为 1 时的结果：要乘以 grad_output（链式法则：dL/d input = "
                      "grad_output 乘以 d out/d input）。", name=name, key="grad-output-ignored")
             if i == 0:
                 for value, key, en, zh in grad_x_slips(x, w, g, eps):
-                    if close(grad, value, 1e-6, 1e-8):
+                    if matches(grad, value, rtol=1e-6, atol=1e-8, equal_nan=True):
                         fail("grad_x is wrong: " + en, "grad_x 不对：" + zh, key=key)
-            if i == 1 and close(grad, expected[2], 1e-6, 1e-8):
+            if i == 1 and matches(grad, expected[2], rtol=1e-6, atol=1e-8, equal_nan=True):
                 fail("grad_weight is grad_output summed over the batch, the gradient of the bias: weight multiplies "
                      "x_hat, so grad_weight sums grad_output * x_hat.",
                      "grad_weight 是 grad_output 对 batch 的和，也就是 bias 的梯度：weight 乘的是 x_hat，所以 "
                      "grad_weight 是对 grad_output * x_hat 求和。", key="weight-grad-without-xhat")
-            if i == 2 and close(grad, expected[1], 1e-6, 1e-8):
+            if i == 2 and matches(grad, expected[1], rtol=1e-6, atol=1e-8, equal_nan=True):
                 fail("grad_bias is the gradient of the weight (grad_output * x_hat summed): the bias is added, so "
                      "grad_bias sums grad_output alone.",
                      "grad_bias 是 weight 的梯度（对 grad_output * x_hat 求和）：bias 是加上去的，所以 grad_bias "
                      "只对 grad_output 求和。", key="bias-grad-with-xhat")
-            if not forward_ok and close(grad, numerical[i], 1e-4, 1e-6):
+            if not forward_ok and matches(grad, numerical[i], equal_nan=True):
                 fail("grad_{name} matches finite differences of your forward, but your forward is not LayerNorm: fix "
                      "forward first (see the forward check).",
                      "grad_{name} 与对你的 forward 做有限差分的结果一致，但你的 forward 不是 LayerNorm：请先修正 forward"

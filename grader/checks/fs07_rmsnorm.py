@@ -24,8 +24,8 @@ with weight starting at 0 (Gemma); the reference, the expected gradients and the
 import torch
 import torch.nn.functional as F
 
-from grader.checking import Text, check, describe, expect_close, expect_tensor, fail, patched, probe, variant, \
-    verbatim
+from grader.checking import (Text, check, describe, expect_close, expect_tensor, fail, matches, patched, probe, variant,
+                             verbatim)
 from grader.gradients import autograd_gradient, expect_gradient, numerical_jacobian
 
 NAMES = ("x", "weight")
@@ -186,11 +186,6 @@ def slips(x, w, eps) -> list:
     return found
 
 
-def close(a, b, rtol=1e-4, atol=1e-5) -> bool:
-    return isinstance(a, torch.Tensor) and a.shape == b.shape and \
-        bool(torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol, equal_nan=True))
-
-
 def by_hand_forward(info, what) -> None:
     used = [name for name in info["calls"] if "rms_norm" in name.lower()]
     if used:
@@ -233,12 +228,12 @@ def judge_forward(submission, x, w, eps, rtol=1e-4, atol=1e-5, info=None) -> tor
              "{what} 对 {want} 的输入返回了 {got}：可以用 float32 计算，但最后要用 .to(x.dtype) 转换回来。", what=what,
              got=str(out.dtype).removeprefix("torch."), want=str(x.dtype).removeprefix("torch."), key="wrong-dtype")
     expected = reference(x, w, 1e-6 if eps is None else eps)
-    if close(out, expected, rtol, atol):
+    if matches(out, expected, rtol=rtol, atol=atol, equal_nan=True):
         expect_function(info, what)
         return out
     if eps is None:
         for other in (1e-5, 1e-8, 1e-12, float(torch.finfo(x.dtype).eps)):
-            if close(out, reference(x, w, other)):
+            if matches(out, reference(x, w, other), atol=1e-5, equal_nan=True):
                 fail("{what} uses eps={got:.3g} by default; the statement's default is eps=1e-6: write it in the "
                      "signature of forward (and of rms_norm).",
                      "{what} 默认使用 eps={got:.3g}；题目规定的默认值是 eps=1e-6：请写在 forward（以及 rms_norm）的签名里。",
@@ -252,7 +247,7 @@ def judge_forward(submission, x, w, eps, rtol=1e-4, atol=1e-5, info=None) -> tor
     scale = verbatim("1 + weight" if one_plus() else "weight")
     other_scale = verbatim("weight" if one_plus() else "1 + weight")
     for value, key, en, zh in slips(x, w, 1e-6 if eps is None else eps):
-        if close(out, value, rtol, atol):
+        if matches(out, value, rtol=rtol, atol=atol, equal_nan=True):
             fail("{what} is wrong: " + en, "{what} 不对：" + zh, what=what, scale=scale, other_scale=other_scale,
                  key=key)
     return expect_close(out.double(), expected, what, rtol=rtol, atol=atol)
@@ -455,7 +450,7 @@ def judge_grads(submission, rng, which) -> None:
             fail("backward's gradients do not have their inputs' shapes yet (see the shapes check above), so their "
                  "values cannot be compared.", "backward 返回的梯度形状还不对（见上面关于形状的检查），因此无法比较数值。",
                  key="no-comparable-gradient")
-        if all(close(grads[i], expected[i], 1e-6, 1e-8) for i in which):
+        if all(matches(grads[i], expected[i], rtol=1e-6, atol=1e-8, equal_nan=True) for i in which):
             continue
         ones = autograd_gradient(lambda x, w: reference(x, w, eps).sum(), tensors)
         jacobians = numerical_jacobian(lambda *t: submission.probe(forward_values, list(t), eps), tensors)
@@ -464,25 +459,25 @@ def judge_grads(submission, rng, which) -> None:
         x, w = tensors
         for i in which:
             name, grad = NAMES[i], grads[i]
-            if close(grad, expected[i], 1e-6, 1e-8):
+            if matches(grad, expected[i], rtol=1e-6, atol=1e-8, equal_nan=True):
                 continue
-            if close(grad, ones[i], 1e-6, 1e-8):
+            if matches(grad, ones[i], rtol=1e-6, atol=1e-8, equal_nan=True):
                 fail("grad_{name} is what backward gives for grad_output = all ones: multiply by grad_output (chain "
                      "rule: dL/d input = grad_output times d out/d input).",
                      "grad_{name} 相当于 grad_output 全为 1 时的结果：要乘以 grad_output（链式法则：dL/d input = "
                      "grad_output 乘以 d out/d input）。", name=name, key="grad-output-ignored")
             if i == 0:
                 for value, key, en, zh in grad_x_slips(x, w, g, eps):
-                    if close(grad, value, 1e-6, 1e-8):
+                    if matches(grad, value, rtol=1e-6, atol=1e-8, equal_nan=True):
                         fail("grad_x is wrong: " + en, "grad_x 不对：" + zh, scale=scale, key=key)
             if i == 1:
                 batch = tuple(range(x.dim() - 1))
-                if close(grad, g.sum(dim=batch), 1e-6, 1e-8):
+                if matches(grad, g.sum(dim=batch), rtol=1e-6, atol=1e-8, equal_nan=True):
                     fail("grad_weight is grad_output summed over the batch: weight multiplies x_hat, so grad_weight sums "
                          "grad_output * x_hat.",
                          "grad_weight 是 grad_output 对 batch 的和：weight 乘的是 x_hat，所以 grad_weight 是对 "
                          "grad_output * x_hat 求和。", key="weight-grad-without-xhat")
-            if not forward_ok and close(grad, numerical[i], 1e-4, 1e-6):
+            if not forward_ok and matches(grad, numerical[i], equal_nan=True):
                 fail("grad_{name} matches finite differences of your forward, but your forward is not RMSNorm: fix "
                      "forward first (see the forward check).",
                      "grad_{name} 与对你的 forward 做有限差分的结果一致，但你的 forward 不是 RMSNorm：请先修正 forward"

@@ -19,8 +19,8 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-from grader.checking import Text, check, describe, expect_close, expect_tensor, fail, learner_error, probe, relation, \
-    relation_key, relation_text, variant, verbatim, where
+from grader.checking import (Text, check, describe, expect_close, expect_tensor, fail, learner_call, matches, probe,
+                             relation, relation_key, relation_text, variant, verbatim, where)
 
 # the torch functions that normalise for you: F.batch_norm (nn.BatchNorm1d's forward) and its siblings
 BUILTINS = ("batch_norm", "native_batch_norm", "_native_batch_norm_legit", "_batch_norm_impl_index",
@@ -60,16 +60,12 @@ def bn_run(module, channels, eps, momentum, weight, bias, steps):
     for train, x, g in steps:
         m.train(train)
         leaf = x.clone().requires_grad_(True)
-        try:
-            with Recorder():
-                out = m(leaf)
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # the judge says which step raised, and the later steps still run
-            out = None
-            record = {"error": learner_error(exc, module)}
-        else:
-            record = {"out": out.detach() if isinstance(out, torch.Tensor) else out}
+        with Recorder():
+            out, error = learner_call(module, m, leaf)
+        if error and error["not_started"]:
+            raise NotImplementedError
+        # an error: the judge says which step raised, and the later steps still run
+        record = {"error": error} if error else {"out": out.detach() if isinstance(out, torch.Tensor) else out}
         if train and isinstance(out, torch.Tensor) and out.shape == g.shape and out.requires_grad:
             (out * g).sum().backward()
             record["grads"] = [leaf.grad, m.weight.grad, m.bias.grad]
@@ -200,11 +196,6 @@ def normalised(x, weight, bias, eps, *, dims=None, correction=0, eps_at="inside"
     return x_hat * line_up(weight, x) + line_up(bias, x) if affine else x_hat
 
 
-def close(a, b, rtol=1e-6, atol=1e-8) -> bool:
-    return isinstance(a, torch.Tensor) and a.shape == b.shape and \
-        bool(torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol))
-
-
 def expect_near(got, want, what, *, rtol=1e-6, atol=1e-8, theirs=("nn.BatchNorm1d", "nn.BatchNorm1d")):
     """Fail unless `got` has `want`'s shape and values: the first wrong entry named after the thing, and how the whole
     relates to the right value where it does (sign, factor, zeros)."""
@@ -316,7 +307,7 @@ def expect_train_output(record, want, setup, x, before) -> None:
     """The output of one training step against nn.BatchNorm1d's; a wrong one that equals a known slip is named."""
     what = call_text(x, True)
     out = output(record, x, True)
-    if close(out, want):
+    if matches(out, want, rtol=1e-6, atol=1e-8):
         return
     w, b, eps = setup["weight"], setup["bias"], setup["eps"]
     n = x.numel() // x.shape[1]
@@ -369,7 +360,7 @@ def expect_train_output(record, want, setup, x, before) -> None:
                            "over {axes}.", "统计量是{where}算的。batch norm 每个通道只有一个均值和一个方差，在 {axes} 上计算。",
                            where=over, axes=verbatim("N" if x.dim() == 2 else "N, L")), "wrong-axes"))
     for slip, why, key in slips:
-        if slip is not None and close(out, slip):
+        if slip is not None and matches(out, slip, rtol=1e-6, atol=1e-8):
             fail("{what} is wrong: {why}", "{what}不对：{why}", what=what, why=why, key=key)
     expect_near(out, want, what)
 
@@ -489,7 +480,7 @@ def expect_running(setup, steps, result, ref) -> None:
                      "请在 `torch.no_grad()` 下（或用 detach 过的值）更新滑动统计量。", name=name, step=step,
                      key="running-stats-graph")
         got = {name: record[name]["value"].double() for name in STATS}
-        if all(close(got[name], want[name], rtol=1e-5, atol=1e-7) for name in STATS):
+        if all(matches(got[name], want[name], rtol=1e-5, atol=1e-7) for name in STATS):
             continue
         before = previous_stats(result, i) if i else {"running_mean": torch.zeros_like(want["running_mean"]),
                                                       "running_var": torch.ones_like(want["running_var"])}
@@ -498,7 +489,7 @@ def expect_running(setup, steps, result, ref) -> None:
                  "{step}，running_mean 和 running_var 没有变化：训练模式下每个 batch 都要更新它们。", step=step,
                  key="running-not-updated")
         for states, why, key in slips:
-            if all(close(got[name], states[i][k], rtol=1e-5, atol=1e-7) for k, name in enumerate(STATS)):
+            if all(matches(got[name], states[i][k], rtol=1e-5, atol=1e-7) for k, name in enumerate(STATS)):
                 fail("{step}: {why}", "{step}：{why}", step=step, why=why, key=key)
         for name in STATS:
             expect_near(got[name], want[name], Text("{name} {step}", "{step}的 {name}", name=name, step=step),
@@ -553,9 +544,11 @@ def test_eval_mode(submission, rng):
             # running statistics kept in another dtype than x's (plain attributes that .double() left in float32: the
             # buffers check's lesson) are judged at float32's precision: near 0 their rounding decided by the draw
             kept = result["records"][i - 1]["running_mean"]["value"].dtype
-            tol = {"rtol": 1e-5, "atol": 1e-6 * float(want.abs().max())} if kept != x.dtype and want.numel() else {}
-            if not close(out, want, **tol):
-                if x.shape[0] > 1 and close(out, normalised(x, setup["weight"], setup["bias"], setup["eps"])):
+            tol = {"rtol": 1e-5, "atol": 1e-6 * float(want.abs().max())} if kept != x.dtype and want.numel() else \
+                {"rtol": 1e-6, "atol": 1e-8}
+            if not matches(out, want, **tol):
+                if x.shape[0] > 1 and matches(out, normalised(x, setup["weight"], setup["bias"], setup["eps"]),
+                                              rtol=1e-6, atol=1e-8):
                     fail("{what} uses the batch's own statistics: in eval mode (self.training is False) batch norm "
                          "normalises with running_mean and running_var, so one sample's output does not depend on the "
                          "others in its batch.",
@@ -599,7 +592,8 @@ def test_gradient(submission, rng):
                          "operations that keep the graph.",
                          "{label} 是 None：{name} 没有得到梯度。请用保留计算图的张量运算从 {name} 算出输出。",
                          label=label, name=name, key="graph-cut")
-                if name == "x" and close(got, slip) and not close(got, expected):
+                if name == "x" and matches(got, slip, rtol=1e-6, atol=1e-8) \
+                        and not matches(got, expected, rtol=1e-6, atol=1e-8):
                     fail("{label} is what it would be with the mean and variance detached (or computed under "
                          "torch.no_grad()): in training they are functions of x, and the gradient flows through them "
                          "too. Compute them from x with the graph.",
@@ -644,7 +638,8 @@ def test_by_hand(submission, rng):
     for seq in (False, True):
         _, steps, result, ref = run(submission, rng, seq)
         by_hand_only(result)
-        if not all(close(record["out"], want["out"]) for (train, _, _), record, want in zip(steps, result["records"], ref)
+        if not all(matches(record["out"], want["out"], rtol=1e-6, atol=1e-8)
+                   for (train, _, _), record, want in zip(steps, result["records"], ref)
                    if train):
             fail("BatchNorm1d's outputs are not right yet, so there is no hand-written batch norm to credit: this point "
                  "comes with outputs that match nn.BatchNorm1d's.",

@@ -20,8 +20,8 @@ import re
 import torch
 import torch.nn.functional as F
 
-from grader.checking import Text, check, expect_tensor, fail, learner_error, probe, relation, relation_key, \
-    relation_text, variant, verbatim, where
+from grader.checking import (Text, check, expect_tensor, fail, learner_call, matches, probe, relation, relation_key,
+                             relation_text, variant, verbatim, where)
 
 # -- probes (run in the sandbox) ---------------------------------------------------------------
 
@@ -44,14 +44,13 @@ def conv_run(module, cases):
         x = case["x"].clone().requires_grad_(case["x"].is_floating_point())
         weight = case["weight"].clone().requires_grad_(True)
         bias = None if case["bias"] is None else case["bias"].clone().requires_grad_(True)
-        try:
-            with Recorder():
-                out = module.conv2d(x, weight, bias, stride=case["stride"], padding=case["padding"],
-                                    dilation=case["dilation"], groups=case["groups"])
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # the judge explains it, and the other cases still run
-            records.append({"error": learner_error(exc, module)})
+        with Recorder():
+            out, error = learner_call(module, module.conv2d, x, weight, bias, stride=case["stride"],
+                                      padding=case["padding"], dilation=case["dilation"], groups=case["groups"])
+        if error and error["not_started"]:
+            raise NotImplementedError
+        if error:  # the judge explains it, and the other cases still run
+            records.append({"error": error})
             continue
         record = {"out": out.detach() if isinstance(out, torch.Tensor) else out}
         g = case.get("g")
@@ -189,11 +188,6 @@ def scaled(want: torch.Tensor) -> float:
     return 1e-6 * float(want.abs().max()) if want.numel() else 0.0
 
 
-def close(a, b, rtol=1e-6, atol=None) -> bool:
-    return isinstance(a, torch.Tensor) and a.shape == b.shape and \
-        bool(torch.allclose(a.double(), b.double(), rtol=rtol, atol=scaled(b) if atol is None else atol))
-
-
 def expect_near(got, want, what, *, rtol=1e-6, atol=None):
     """Fail unless `got` has `want`'s values: the first wrong entry, and how the whole relates to the right value."""
     bad = ~torch.isclose(got.double(), want.double(), rtol=rtol, atol=scaled(want) if atol is None else atol)
@@ -252,7 +246,7 @@ def expect_case(record: dict, c: dict) -> None:
     expect_shape(out, want, c)
     if out.dtype != c["x"].dtype:
         return  # the dtype check's lesson; the values are judged here at the precision they came back in
-    if close(out, want):
+    if matches(out, want, rtol=1e-6, atol=scaled(want)):
         return
     what = call_text(c)
     p = pair(c["padding"])
@@ -280,7 +274,7 @@ def expect_case(record: dict, c: dict) -> None:
                            "边界补的是 0：这个卷积要循环填充，图像的另一侧绕回来补上（在 F.unfold 之前用 "
                            "`F.pad(x, ..., mode=\"circular\")`）。"), "zero-padding"))
     for slip, why, key in slips:
-        if close(out, slip):
+        if matches(out, slip, rtol=1e-6, atol=scaled(slip)):
             fail("{what} is wrong: {why}", "{what} 不对：{why}", what=what, why=why, key=key)
     expect_near(out, want, what)
 
@@ -313,7 +307,8 @@ def padded_shape_slip(result: dict, cases: list) -> None:
         got = record.get("out")
         if isinstance(got, torch.Tensor) and got.numel() == slip.numel():
             got = got.reshape(slip.shape)
-        if close(got, slip) or size and wrong != right and int(size.group(1)) == wrong:
+        if matches(got, slip, rtol=1e-6, atol=scaled(slip)) \
+                or size and wrong != right and int(size.group(1)) == wrong:
             fail("{what} pads the wrong axes: F.pad takes its pairs from the last dimension back, (left, right, top, "
                  "bottom), so padding[1] (width) comes first: F.pad(x, (pw, pw, ph, ph), mode=\"circular\").",
                  "{what} 填充的维度不对：F.pad 的参数从最后一维往前排，即 (左, 右, 上, 下)，所以 padding[1]（宽）在前："
@@ -472,7 +467,8 @@ def test_gradient(submission, rng):
 def test_by_hand(submission, rng):
     cases, result = run(submission, "basic", lambda: draw_plain(rng))
     by_hand_only(result)
-    if not all(close(r.get("out"), reference(c)) for r, c in zip(result["records"], cases)):
+    if not all(matches(r.get("out"), ref, rtol=1e-6, atol=scaled(ref))
+               for r, ref in zip(result["records"], map(reference, cases))):
         fail("conv2d is not right yet, so there is no convolution of your own to credit: this point comes with outputs "
              "that match F.conv2d's.",
              "conv2d 还不正确，所以还没有可以计分的你自己写的卷积：输出与 F.conv2d 一致之后才能得到这一分。",

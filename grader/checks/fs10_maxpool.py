@@ -19,8 +19,8 @@ Kata variants: `variant("window")` is the window: plain (the exercise as written
 import torch
 import torch.nn.functional as F
 
-from grader.checking import Text, check, expect_tensor, fail, learner_error, patched, probe, relation, \
-    relation_key, relation_text, variant, verbatim, where
+from grader.checking import (Text, check, expect_tensor, fail, fail_raised, learner_call, matches, patched, probe,
+                             relation, relation_key, relation_text, variant, verbatim)
 
 BUILTINS = ("max_pool", "max_unpool", "adaptive_max_pool", "fractional_max_pool")  # parts of the forbidden names
 
@@ -52,16 +52,32 @@ def pool_run(module, cases):
         return recorded
 
     engine = torch.autograd.grad
+
+    def backward(node, out, leaf, g, record) -> None:
+        """Into `record`: the gradient for x the node's backward gives for g (its count of returned values)."""
+        if record["custom"]:
+            with patched(module, torch.autograd, "grad", spy("torch.autograd.grad", torch.autograd.grad)), \
+                    patched(module, torch.autograd, "backward", spy("torch.autograd.backward", torch.autograd.backward)), \
+                    patched(module, torch.Tensor, "backward", spy(".backward()", torch.Tensor.backward)), \
+                    Recorder(backward_calls):
+                raw = node.apply(g.to(out.dtype))
+            raw = raw if isinstance(raw, (tuple, list)) else (raw,)
+            record["returned"] = len(raw)
+            record["grad"] = raw[0].detach() if isinstance(raw[0], torch.Tensor) else raw[0]
+        else:
+            # a scalar: grad_outputs would import torch.fx lazily (seconds)
+            (grad,) = engine((out * g.to(out.dtype)).sum(), leaf, allow_unused=True)
+            record["grad"] = grad
+
     records = []
     for case in cases:
         leaf = case["x"].clone().requires_grad_(True)
-        try:
-            with Recorder(forward_calls):
-                out = module.max_pool2d(leaf, **case["kwargs"])
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # the judge explains it, and the other cases still run
-            records.append({"error": learner_error(exc, module)})
+        with Recorder(forward_calls):
+            out, error = learner_call(module, module.max_pool2d, leaf, **case["kwargs"])
+        if error and error["not_started"]:
+            raise NotImplementedError
+        if error:  # the judge explains it, and the other cases still run
+            records.append({"error": error})
             continue
         node = out.grad_fn if isinstance(out, torch.Tensor) else None
         record = {"out": out.detach() if isinstance(out, torch.Tensor) else out,
@@ -69,25 +85,11 @@ def pool_run(module, cases):
                   "custom": node is not None and hasattr(node, "_forward_cls")}
         g = case["g"]
         if g is not None and node is not None and out.shape == g.shape:
-            try:
-                if record["custom"]:
-                    with patched(module, torch.autograd, "grad", spy("torch.autograd.grad", torch.autograd.grad)), \
-                            patched(module, torch.autograd, "backward",
-                                    spy("torch.autograd.backward", torch.autograd.backward)), \
-                            patched(module, torch.Tensor, "backward", spy(".backward()", torch.Tensor.backward)), \
-                            Recorder(backward_calls):
-                        raw = node.apply(g.to(out.dtype))
-                    raw = raw if isinstance(raw, (tuple, list)) else (raw,)
-                    record["returned"] = len(raw)
-                    record["grad"] = raw[0].detach() if isinstance(raw[0], torch.Tensor) else raw[0]
-                else:
-                    # a scalar: grad_outputs would import torch.fx lazily (seconds)
-                    (grad,) = engine((out * g.to(out.dtype)).sum(), leaf, allow_unused=True)
-                    record["grad"] = grad
-            except NotImplementedError:
-                raise
-            except Exception as exc:  # the backward's own error, explained by the judge
-                record["backward_error"] = learner_error(exc, module)
+            _, error = learner_call(module, backward, node, out, leaf, g, record)
+            if error and error["not_started"]:
+                raise NotImplementedError
+            if error:  # the backward's own error, explained by the judge
+                record["backward_error"] = error
         records.append(record)
     return {"records": records, "forward_calls": sorted(forward_calls), "backward_calls": sorted(backward_calls),
             "autograd": sorted(set(autograd))}
@@ -220,11 +222,6 @@ def no_builtin(result: dict) -> None:
              names=verbatim(", ".join(f"`{n}`" for n in sorted(set(used)))), key="builtin-max-pool")
 
 
-def close(a, b, rtol=1e-7, atol=1e-9) -> bool:
-    return isinstance(a, torch.Tensor) and a.shape == b.shape and \
-        bool(torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol))
-
-
 def expect_near(got, want, what, *, rtol=1e-7, atol=1e-9, theirs=("F.max_pool2d", "F.max_pool2d")):
     """Fail unless `got` has `want`'s values: the first wrong entry, and how the whole relates to the right value."""
     bad = ~torch.isclose(got.double(), want.double(), rtol=rtol, atol=atol)
@@ -239,32 +236,24 @@ def expect_near(got, want, what, *, rtol=1e-7, atol=1e-9, theirs=("F.max_pool2d"
          how=how, theirs=Text(*theirs), key=relation_key(rel) if rel else "wrong-values")
 
 
-def raised(err: dict) -> dict:
-    return dict(type=verbatim(err["type"]), message=verbatim(err["message"].splitlines()[0][:200] if err["message"]
-                                                             else ""), where=where(err))
-
-
 def output(record: dict, c: dict) -> torch.Tensor:
     """The output of one case, or a failure that quotes the learner's error."""
     what = call_text(c)
     if "error" in record:
         err = record["error"]
         if "is invalid for input of size" in err["message"]:
-            fail("{what} raised {type}: {message}{where}. Likely: the output size does not match the number of windows "
-                 "unfold made: H_out = (H + 2 * padding - {span} - 1) // stride + 1, with stride = kernel_size when it "
-                 "is None.",
-                 "{what} 抛出了 {type}：{message}{where}。可能的原因：输出尺寸与 unfold 切出的窗口数对不上："
-                 "H_out = (H + 2 * padding - {span} - 1) // stride + 1，stride 为 None 时等于 kernel_size。",
-                 what=what, span=verbatim("dilation * (kernel_size - 1)" if dilated() else "(kernel_size - 1)"),
-                 key="output-size", **raised(err))
+            fail_raised(err, what, Text(
+                "Likely: the output size does not match the number of windows unfold made: "
+                "H_out = (H + 2 * padding - {span} - 1) // stride + 1, with stride = kernel_size when it is None.",
+                "可能的原因：输出尺寸与 unfold 切出的窗口数对不上："
+                "H_out = (H + 2 * padding - {span} - 1) // stride + 1，stride 为 None 时等于 kernel_size。",
+                span=verbatim("dilation * (kernel_size - 1)" if dilated() else "(kernel_size - 1)")), key="output-size")
         if "ambiguous" in err["message"] and c["x"].shape[0] == 0:
-            fail("{what} raised {type}: {message}{where}. With an empty batch (N = 0) a reshape cannot work out a -1: "
-                 "give every size, H_out * W_out windows computed from the formula.",
-                 "{what} 抛出了 {type}：{message}{where}。batch 为空（N = 0）时，reshape 无法推算出 -1："
-                 "请给出每个维度的大小，窗口数 H_out * W_out 用公式算出来。", what=what, key="reshape-empty-batch",
-                 **raised(err))
-        fail("{what} raised {type}: {message}{where}.", "{what} 抛出了 {type}：{message}{where}。", what=what,
-             key=f"raised-{err['type']}", **raised(err))
+            fail_raised(err, what, ("With an empty batch (N = 0) a reshape cannot work out a -1: give every size, "
+                                    "H_out * W_out windows computed from the formula.",
+                                    "batch 为空（N = 0）时，reshape 无法推算出 -1：请给出每个维度的大小，"
+                                    "窗口数 H_out * W_out 用公式算出来。"), key="reshape-empty-batch")
+        fail_raised(err, what)
     return expect_tensor(record["out"], what, floating=True)
 
 
@@ -296,19 +285,20 @@ def expect_forward(record: dict, c: dict) -> None:
     expect_shape(out, want, c)
     if out.dtype != c["x"].dtype:
         return  # the dtype check's lesson
-    if close(out, want):
+    if matches(out, want, rtol=1e-7, atol=1e-9):
         return
     what, s = call_text(c), settings(c)
     p = s["padding"]
     if p != 0:
         pads = (p, p, p, p) if isinstance(p, int) else (p[1], p[1], p[0], p[0])
-        if close(out, F.max_pool2d(F.pad(c["x"].double(), pads), s["kernel_size"], s["stride"], 0, s["dilation"])):
+        if matches(out, F.max_pool2d(F.pad(c["x"].double(), pads), s["kernel_size"], s["stride"], 0, s["dilation"]),
+                   rtol=1e-7, atol=1e-9):
             fail("{what} is wrong at the border: the padding holds zeros, so a window over negative values there "
                  "returns 0. Max pooling pads with -inf, which never wins a max (F.pad(x, ..., value=float(\"-inf\")); "
                  "F.unfold's own padding is zeros).",
                  "{what} 在边界处不对：填充的是 0，所以落在负值上的窗口返回了 0。最大池化用 -inf 填充，它永远不会成为最大值"
                  "（`F.pad(x, ..., value=float(\"-inf\"))`；F.unfold 自带的填充是 0）。", what=what, key="zero-padding")
-    if close(out, F.avg_pool2d(c["x"].double(), s["kernel_size"], s["stride"], s["padding"])):
+    if matches(out, F.avg_pool2d(c["x"].double(), s["kernel_size"], s["stride"], s["padding"]), rtol=1e-7, atol=1e-9):
         fail("{what} is the average of each window: max pooling keeps each window's largest value.",
              "{what} 是每个窗口的平均值：最大池化保留的是每个窗口的最大值。", what=what, key="average")
     expect_near(out, want, what)
@@ -318,8 +308,7 @@ def expect_backward(record: dict, c: dict) -> None:
     what = call_text(c)
     label = Text("the gradient for x of {what}", "{what} 对 x 的梯度", what=what)
     if "backward_error" in record:
-        fail("{label}: backward raised {type}: {message}{where}.", "{label}：backward 抛出了 {type}：{message}{where}。",
-             label=label, key=f"raised-{record['backward_error']['type']}", **raised(record["backward_error"]))
+        fail_raised(record["backward_error"], Text("{label}: backward", "{label}：backward", label=label))
     if "grad" not in record:
         fail("The output of {what} does not require grad: no gradient can reach x. Return the output of "
              "MaxPool2dFunction.apply, which autograd links to your backward.",
@@ -349,10 +338,10 @@ def expect_backward(record: dict, c: dict) -> None:
                  "x 的形状是 {want}。填充的格子不属于 x，不接收梯度。", label=label, got=list(grad.shape),
                  want=list(want.shape), key="padding-not-cropped")
         expect_tensor(grad, label, shape=list(want.shape))
-    if close(grad, want, **tolerance):
+    if matches(grad, want, **tolerance):
         return
     for key, slip in tie_gradients(c).items():
-        if close(grad, slip, **tolerance):
+        if matches(grad, slip, **tolerance):
             why = {"tie-split": Text(
                 "where a window has several equal maxima, its gradient is split between them (what amax's gradient "
                 "does). F.max_pool2d gives the whole gradient to one of them, the first in the window (row by row): "
@@ -371,7 +360,7 @@ def expect_backward(record: dict, c: dict) -> None:
                 "也就是 max(dim) 返回的索引。")}[key]
             fail("{label} is wrong: {why}", "{label}不对：{why}", label=label, why=why, key=key)
     overlapped = overlapped_cells(c)
-    if overlapped.any() and close(grad[~overlapped], want[~overlapped], **tolerance):
+    if overlapped.any() and matches(grad[~overlapped], want[~overlapped], **tolerance):
         fail("{label} is wrong only at the cells that are the maximum of several overlapping windows: each window's "
              "gradient replaced the last one instead of adding to it. Accumulate: scatter_add_ or index_add_ (or "
              "`+=` through unique indices), not scatter_ or an assignment.",
@@ -503,7 +492,7 @@ def test_own_backward(submission, rng):
 def test_no_builtin(submission, rng):
     cases, result = run(submission, "plain", lambda: draw_plain(rng))
     no_builtin(result)
-    if not all(close(r.get("out"), reference(c)) for r, c in zip(result["records"], cases)):
+    if not all(matches(r.get("out"), reference(c), rtol=1e-7, atol=1e-9) for r, c in zip(result["records"], cases)):
         fail("max_pool2d is not right yet, so there is no max pooling of your own to credit: this point comes with "
              "outputs that match F.max_pool2d's.",
              "max_pool2d 还不正确，所以还没有可以计分的你自己写的最大池化：输出与 F.max_pool2d 一致之后才能得到这一分。",

@@ -22,8 +22,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.checking import Text, check, expect_tensor, fail, learner_error, probe, relation, relation_key, \
-    relation_text, variant, verbatim, where
+from grader.checking import (Text, check, expect_tensor, fail, learner_call, matches, probe, relation, relation_key,
+                             relation_text, variant, verbatim, where)
 
 BUILTINS = ("embedding", "embedding_bag", "_embedding_bag")  # F.embedding (nn.Embedding's forward) and its kin
 
@@ -71,13 +71,12 @@ def embedding_run(module, num, dim, padding_idx, weight, cases):
     records = []
     for ids, g in cases:
         m.weight.grad = None
-        try:
-            with _recorder(called):
-                out = m(ids)
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # the judge explains it, and the other cases still run
-            records.append({"error": learner_error(exc, module)})
+        with _recorder(called):
+            out, error = learner_call(module, m, ids)
+        if error and error["not_started"]:
+            raise NotImplementedError
+        if error:  # the judge explains it, and the other cases still run
+            records.append({"error": error})
             continue
         graph = _backward(out, g)
         records.append({"out": out.detach() if isinstance(out, torch.Tensor) else out, "graph": graph,
@@ -161,11 +160,6 @@ def lm_reference(ids, weight, proj_weight, proj_bias, padding_idx, dim, *, head=
     h = torch.tanh(F.linear(e, proj_weight, proj_bias))
     out_weight = weight if head is None else head
     return F.linear(h, out_weight.detach() if head_detached else out_weight)
-
-
-def close(a, b, rtol=1e-7, atol=1e-9) -> bool:
-    return isinstance(a, torch.Tensor) and a.shape == b.shape and \
-        bool(torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol))
 
 
 def expect_near(got, want, what, *, theirs=("F.embedding", "F.embedding"), rtol=1e-7, atol=1e-9):
@@ -280,11 +274,11 @@ def test_lookup(submission, rng):
         for (ids, _), record in zip(cases, result["records"]):
             out = lookup_output(record, num, dim, padding_idx, ids)
             want = F.embedding(ids, weight, padding_idx=padding_idx)
-            if close(out, want):
+            if matches(out, want, rtol=1e-7, atol=1e-9):
                 continue
             what = call_text(num, dim, padding_idx, ids)
             p = row(padding_idx, num)
-            if p is not None and close(out, want * (ids != p).unsqueeze(-1)):
+            if p is not None and matches(out, want * (ids != p).unsqueeze(-1), rtol=1e-7, atol=1e-9):
                 fail("{what} returns zeros for the padding id {p}: nn.Embedding returns row {p} of weight as it is "
                      "(zeros only while it was never changed); padding_idx only holds its gradient back. Return the row, "
                      "and stop the gradient instead.",
@@ -312,11 +306,11 @@ def test_gradient(submission, rng):
             (want,) = torch.autograd.grad((out * g).sum(), leaf) if ids.numel() else (torch.zeros_like(weight),)
             got = record["grad"] if record["grad"] is not None else torch.zeros_like(weight)
             got = expect_tensor(got, label, shape=list(weight.shape), floating=True)
-            if close(got, want):
+            if matches(got, want, rtol=1e-7, atol=1e-9):
                 continue
             p = row(padding_idx, num)
-            if p is not None and bool(got[p].any()) and close(torch.cat([got[:p], got[p + 1:]]),
-                                                             torch.cat([want[:p], want[p + 1:]])):
+            if p is not None and bool(got[p].any()) and matches(torch.cat([got[:p], got[p + 1:]]),
+                                                                torch.cat([want[:p], want[p + 1:]]), rtol=1e-7, atol=1e-9):
                 fail("{label} is right but for the padding row {p}, which got {total:.4g}: with padding_idx, the lookups "
                      "of that id send no gradient back, so the padding vector never trains. Stop their gradient "
                      "(torch.where with a detached copy, or a mask on the rows' gradient).",
@@ -324,7 +318,7 @@ def test_gradient(submission, rng):
                      "padding 向量永远不会被训练。请挡住它们的梯度（用 torch.where 配合 detach 过的副本，或给这些行的梯度"
                      "乘上掩码）。", label=label, p=p, total=float(got[p].abs().sum()), key="padding-gets-gradient")
             repeated = torch.bincount(ids.reshape(-1), minlength=num) > 1
-            if repeated.any() and close(got[~repeated], want[~repeated]):
+            if repeated.any() and matches(got[~repeated], want[~repeated], rtol=1e-7, atol=1e-9):
                 fail("{label} is wrong for ids that appear more than once: each lookup of an id adds its gradient to "
                      "the id's row, so a row looked up k times gets the sum of k gradients (an assignment keeps one).",
                      "{label}在出现多次的 id 上不对：每次查表都要把梯度加到该 id 的行上，查了 k 次的行得到 k 个梯度之和"
@@ -383,10 +377,11 @@ def test_tied_forward(submission, rng):
     what = f"`TiedLM({vocab}, {dim}, padding_idx={padding_idx})(ids{list(ids.shape)})`"
     out = expect_tensor(result["out"], what, shape=[*ids.shape, vocab], floating=True)
     want = lm_reference(ids, weight, proj_weight, proj_bias, padding_idx, dim)
-    if close(out, want):
+    if matches(out, want, rtol=1e-7, atol=1e-9):
         return
     first = result["first"].double()
-    if close(out, lm_reference(ids, weight, proj_weight, proj_bias, padding_idx, dim, head=first)):
+    if matches(out, lm_reference(ids, weight, proj_weight, proj_bias, padding_idx, dim, head=first),
+               rtol=1e-7, atol=1e-9):
         fail("{what}: the head still uses the embedding weight as it was when the model was built, not the one the "
              "model holds now: it is a copy (a clone, or .data in a new Parameter). Use embedding.weight itself in the "
              "head, so both follow every change.",
@@ -401,7 +396,7 @@ def test_tied_forward(submission, rng):
         slip = (lm_reference(ids, weight / math.sqrt(dim), proj_weight, proj_bias, padding_idx, dim, head=weight), Text(
             "the embeddings are not scaled: multiply them by sqrt(dim) before proj, as the Transformer does.",
             "嵌入没有缩放：在进入 proj 之前把它们乘以 sqrt(dim)，就像 Transformer 那样。"), "not-scaled")
-    if close(out, slip[0]):
+    if matches(out, slip[0], rtol=1e-7, atol=1e-9):
         fail("{what} is wrong: {why}", "{what} 不对：{why}", what=what, why=slip[1], key=slip[2])
     expect_near(out, want, what, theirs=("the tied model computed with F.embedding and F.linear",
                                          "用 F.embedding 和 F.linear 计算的绑定模型"))
@@ -429,21 +424,21 @@ def test_tied_gradient(submission, rng):
 
     want = grad_of()
     got = expect_tensor(got, label, shape=[vocab, dim], floating=True)
-    if close(got, want):
+    if matches(got, want, rtol=1e-7, atol=1e-9):
         return
-    if close(got, grad_of(head_detached=True)):
+    if matches(got, grad_of(head_detached=True), rtol=1e-7, atol=1e-9):
         fail("{label} holds the lookup's part only: the head's use of the weight sent no gradient to it (a detached "
              "weight, or a separate Parameter sharing its values). Use embedding.weight itself in the head.",
              "{label}只包含查表的部分：输出头对权重的使用没有给它梯度（权重被 detach 了，或者是一个共享数值的另一个 Parameter）。"
              "请在输出头中直接使用 embedding.weight。", label=label, key="head-gradient-missing")
-    if close(got, grad_of(lookup_detached=True)):
+    if matches(got, grad_of(lookup_detached=True), rtol=1e-7, atol=1e-9):
         fail("{label} holds the head's part only: the lookup sent no gradient to the weight (detached, or computed "
              "under torch.no_grad()).",
              "{label}只包含输出头的部分：查表没有给权重梯度（被 detach 了，或在 `torch.no_grad()` 下计算）。",
              label=label, key="lookup-gradient-missing")
     p = row(padding_idx, vocab)
-    if p is not None and not bool(got[p].any()) and close(torch.cat([got[:p], got[p + 1:]]),
-                                                         torch.cat([want[:p], want[p + 1:]])):
+    if p is not None and not bool(got[p].any()) and matches(torch.cat([got[:p], got[p + 1:]]),
+                                                            torch.cat([want[:p], want[p + 1:]]), rtol=1e-7, atol=1e-9):
         fail("{label} is right but for the padding row {p}, which got no gradient at all: padding_idx holds back the "
              "lookup's part only. The head uses row {p} like every other row (it scores the padding token), and its "
              "gradient must reach it: a hook that zeroes the row of weight's whole gradient also drops the head's part.",
@@ -458,7 +453,7 @@ def test_tied_gradient(submission, rng):
 def test_no_builtin(submission, rng):
     num, dim, padding_idx, weight, cases, result = lookup_run(submission, rng, LOOKUP_KINDS[0])
     no_builtin(result["calls"])
-    if not all(close(r.get("out"), F.embedding(ids, weight, padding_idx=padding_idx))
+    if not all(matches(r.get("out"), F.embedding(ids, weight, padding_idx=padding_idx), rtol=1e-7, atol=1e-9)
                for (ids, _), r in zip(cases, result["records"])):
         fail("Embedding is not right yet, so there is no lookup of your own to credit: this point comes with outputs that "
              "match F.embedding's.",

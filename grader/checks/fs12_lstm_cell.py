@@ -22,8 +22,8 @@ import math
 import torch
 from torch import nn
 
-from grader.checking import Text, check, expect_tensor, fail, learner_error, probe, relation, relation_key, \
-    relation_text, variant, verbatim, where
+from grader.checking import (Text, check, error_text, expect_tensor, fail, fail_raised, learner_call, matches, probe,
+                             relation, relation_key, relation_text, variant, verbatim)
 
 BUILTINS = ("lstm", "lstm_cell", "_thnn_fused_lstm_cell", "gru", "gru_cell", "rnn_tanh", "rnn_relu")
 NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
@@ -78,13 +78,12 @@ def cell_run(module, input_size, hidden_size, weights, cases):
             state = tuple(s.clone().requires_grad_(gh is not None) for s in state)
         for p in params.values():
             p.grad = None
-        try:
-            with _recorder(called):
-                out = cell(x, state)
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # the judge explains it, and the other cases still run
-            records.append({"error": learner_error(exc, module)})
+        with _recorder(called):
+            out, error = learner_call(module, cell, x, state)
+        if error and error["not_started"]:
+            raise NotImplementedError
+        if error:  # the judge explains it, and the other cases still run
+            records.append({"error": error})
             continue
         record = {"out": _pair(out)}
         if gh is not None and isinstance(out, (tuple, list)) and len(out) == 2 and all(
@@ -102,13 +101,12 @@ def sequence_run(module, input_size, hidden_size, weights, xs, state):
     """lstm(cell, xs, state) with the loaded cell: the outputs and the final state, or the error."""
     called = set()
     cell = _loaded(module, input_size, hidden_size, weights)
-    try:
-        with _recorder(called):
-            result = module.lstm(cell, xs, state)
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # explained by the judge
-        return {"error": learner_error(exc, module), "calls": sorted(called)}
+    with _recorder(called):
+        result, error = learner_call(module, module.lstm, cell, xs, state)
+    if error and error["not_started"]:
+        raise NotImplementedError
+    if error:  # explained by the judge
+        return {"error": error, "calls": sorted(called)}
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
         return {"returned": _pair(result), "calls": sorted(called)}
     return {"outputs": _pair(result[0]), "final": _pair(result[1]), "calls": sorted(called)}
@@ -193,11 +191,6 @@ def slips(x, state, weights) -> list:
     return found
 
 
-def close(a, b, rtol=1e-7, atol=1e-9) -> bool:
-    return isinstance(a, torch.Tensor) and a.shape == b.shape and \
-        bool(torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol))
-
-
 def expect_near(got, want, what, *, theirs=("nn.LSTMCell", "nn.LSTMCell"), rtol=1e-7, atol=1e-9):
     """Fail unless `got` has `want`'s values: the first wrong entry, and how the whole relates to the right value."""
     bad = ~torch.isclose(got.double(), want.double(), rtol=rtol, atol=atol)
@@ -221,17 +214,16 @@ def no_builtin(calls: list[str]) -> None:
              names=verbatim(", ".join(f"`{n}`" for n in used)), key="builtin-lstm")
 
 
-def raised(what, err: dict, key: str | None = None):
-    message = err["message"].splitlines()[0][:200] if err["message"] else ""
+def fail_cell_error(what, err: dict):
+    """Fail with the learner's error, and the parameters' names where nn.LSTMCell's state dict did not load."""
     if "state_dict" in err["message"] or "Missing key" in err["message"] or "Unexpected key" in err["message"]:
-        fail("{what}: loading nn.LSTMCell's weights raised {type}: {message}{where}. Name the parameters as "
-             "nn.LSTMCell does (weight_ih [4H, I], weight_hh [4H, H], bias_ih [4H], bias_hh [4H]), so that its state "
-             "dict loads into yours.",
-             "{what}：载入 nn.LSTMCell 的权重时抛出了 {type}：{message}{where}。请按 nn.LSTMCell 的方式给参数命名"
+        fail("{what}: loading nn.LSTMCell's weights raised {error}. Name the parameters as nn.LSTMCell does "
+             "(weight_ih [4H, I], weight_hh [4H, H], bias_ih [4H], bias_hh [4H]), so that its state dict loads into "
+             "yours.",
+             "{what}：载入 nn.LSTMCell 的权重时抛出了 {error}。请按 nn.LSTMCell 的方式给参数命名"
              "（weight_ih [4H, I]、weight_hh [4H, H]、bias_ih [4H]、bias_hh [4H]），这样它的 state dict 才能载入你的模型。",
-             what=what, type=verbatim(err["type"]), message=verbatim(message), where=where(err), key="state-dict-keys")
-    fail("{what} raised {type}: {message}{where}.", "{what} 抛出了 {type}：{message}{where}。", what=what,
-         type=verbatim(err["type"]), message=verbatim(message), where=where(err), key=key or f"raised-{err['type']}")
+             what=what, error=error_text(err), key="state-dict-keys")
+    fail_raised(err, what)
 
 
 def cell_text(x, state) -> str:
@@ -267,7 +259,7 @@ def run_cells(submission, rng, key: str, draw):
 def step_output(record, x, state, hidden_size):
     what = cell_text(x, state)
     if "error" in record:
-        raised(what, record["error"])
+        fail_cell_error(what, record["error"])
     out = record["out"]
     if not (isinstance(out, (list, tuple)) and len(out) == 2):
         fail("{what} should return the pair (h, c), got {got}.", "{what} 应返回二元组 (h, c)，实际得到 {got}。",
@@ -290,10 +282,10 @@ def expect_step(record, x, state, weights, hidden_size) -> None:
     h, c = step_output(record, x, state, hidden_size)
     cell = reference_cell(weights["weight_ih"].shape[1], hidden_size, weights)
     want_h, want_c = (t.detach() for t in cell(x, state))
-    if close(h, want_h) and close(c, want_c):
+    if matches(h, want_h, rtol=1e-7, atol=1e-9) and matches(c, want_c, rtol=1e-7, atol=1e-9):
         return
     what = cell_text(x, state)
-    if close(h, want_c) and close(c, want_h):
+    if matches(h, want_c, rtol=1e-7, atol=1e-9) and matches(c, want_h, rtol=1e-7, atol=1e-9):
         fail("{what} returns (c, h): return (h, c), the hidden state first, as nn.LSTMCell does.",
              "{what} 返回的是 (c, h)：请像 nn.LSTMCell 那样返回 (h, c)，隐藏状态在前。", what=what, key="returns-c-h")
     batched_x = x if x.dim() == 2 else x.unsqueeze(0)
@@ -301,7 +293,7 @@ def expect_step(record, x, state, weights, hidden_size) -> None:
     for slip_h, slip_c, why, key in slips(batched_x, batched_state, weights):
         if x.dim() == 1:
             slip_h, slip_c = slip_h.squeeze(0), slip_c.squeeze(0)
-        if close(h, slip_h) and close(c, slip_c):
+        if matches(h, slip_h, rtol=1e-7, atol=1e-9) and matches(c, slip_c, rtol=1e-7, atol=1e-9):
             fail("{what} is wrong: {why}", "{what} 不对：{why}", what=what, why=why, key=key)
     expect_near(c, want_c, Text("c of {what}", "{what} 的 c", what=what))
     expect_near(h, want_h, Text("h of {what}", "{what} 的 h", what=what))
@@ -462,15 +454,13 @@ def test_sequence(submission, rng):
         if "error" in result:
             message = result["error"]["message"]
             if "must match the size" in message and f"({length})" in message and f"({batch})" in message:
-                fail("{what} raised {type}: {message}{where}. The loop went over the wrong axis: xs is {layout}, so a "
-                     "step along the other axis has {length} rows where the state has {batch}. Step along the time "
-                     "axis, and stack the outputs along it.",
-                     "{what} 抛出了 {type}：{message}{where}。循环走错了维度：xs 是 {layout}，沿另一维取出的一步有 {length} "
-                     "行，而状态有 {batch} 行。请沿时间维逐步计算，并沿这一维把输出堆叠起来。", what=what,
-                     type=verbatim(result["error"]["type"]), message=verbatim(message.splitlines()[0][:160]),
-                     where=where(result["error"]), layout=layout_text(), length=length, batch=batch,
-                     key="wrong-time-axis")
-            raised(what, result["error"])
+                fail_raised(result["error"], what, Text(
+                    "The loop went over the wrong axis: xs is {layout}, so a step along the other axis has {length} "
+                    "rows where the state has {batch}. Step along the time axis, and stack the outputs along it.",
+                    "循环走错了维度：xs 是 {layout}，沿另一维取出的一步有 {length} 行，而状态有 {batch} 行。"
+                    "请沿时间维逐步计算，并沿这一维把输出堆叠起来。", layout=layout_text(), length=length, batch=batch),
+                    key="wrong-time-axis")
+            fail_cell_error(what, result["error"])
         if "outputs" not in result:
             fail("{what} should return (outputs, (h, c)), got {got}.", "{what} 应返回 (outputs, (h, c))，实际得到 {got}。",
                  what=what, got=verbatim(type(result["returned"]).__name__), key="not-a-pair")
@@ -486,11 +476,11 @@ def test_sequence(submission, rng):
                  layout=layout_text(), key="wrong-time-axis")
         outs = expect_tensor(outs, Text("the outputs of {what}", "{what} 的 outputs", what=what),
                              shape=list(outputs.shape))
-        if length > 1 and not close(outs, outputs):
+        if length > 1 and not matches(outs, outputs, rtol=1e-7, atol=1e-9):
             cell = reference_cell(input_size, hidden_size, weights)
             time = 1 if batch_first() else 0
             fresh = torch.stack([cell(x, state)[0] for x in xs.unbind(time)], time).detach()
-            if close(outs, fresh):
+            if matches(outs, fresh, rtol=1e-7, atol=1e-9):
                 fail("The outputs of {what} are each step computed from the initial state: the state is not carried. "
                      "Feed each step the (h, c) the previous step returned.",
                      "{what} 的每一步输出都是从初始状态算出来的：状态没有传下去。请把上一步返回的 (h, c) 交给下一步。",
@@ -505,7 +495,7 @@ def test_sequence(submission, rng):
         for name, got, want in (("h", final[0], h_n[0]), ("c", final[1], c_n[0])):
             label = Text("the final {name} of {what}", "{what} 最后的 {name}", name=name, what=what)
             got = expect_tensor(got, label, shape=list(want.shape), floating=True)
-            if state is not None and length > 1 and close(got, state["hc".index(name)]):
+            if state is not None and length > 1 and matches(got, state["hc".index(name)], rtol=1e-7, atol=1e-9):
                 fail("{label} is the initial state: return the state after the last step.",
                      "{label}是初始状态：请返回最后一步之后的状态。", label=label, key="final-state")
             expect_near(got, want, label, theirs=("nn.LSTM", "nn.LSTM"))
@@ -520,7 +510,8 @@ def test_no_builtin(submission, rng):
     for (x, state, _, _), record in zip(cases, result["records"]):
         want = cell(x, state)
         out = record.get("out")
-        if not (isinstance(out, (list, tuple)) and len(out) == 2 and close(out[0], want[0].detach())):
+        if not (isinstance(out, (list, tuple)) and len(out) == 2
+                and matches(out[0], want[0].detach(), rtol=1e-7, atol=1e-9)):
             fail("LSTMCell is not right yet, so there is no cell of your own to credit: this point comes with steps that "
                  "match nn.LSTMCell's.",
                  "LSTMCell 还不正确，所以还没有可以计分的你自己写的细胞：每一步都与 nn.LSTMCell 一致之后才能得到这一分。",

@@ -19,8 +19,8 @@ Kata variants: `variant("amsgrad")` is whether the optimizers are plain Adam (th
 
 import torch
 
-from grader.checking import Text, check, expect_tensor, fail, learner_error, patched, probe, relation, relation_key, \
-    relation_text, variant, verbatim, where
+from grader.checking import (Text, check, expect_tensor, fail, learner_call, patched, probe, relation, relation_key,
+                             relation_text, variant, verbatim, where)
 
 # -- probes (run in the sandbox) ---------------------------------------------------------------
 
@@ -48,29 +48,35 @@ def optimizer_run(module, kind, params, grads, kwargs, zero_after):
     import torch.optim.adam as adam_module
     import torch.optim.adamw as adamw_module
     tensors = [p.clone().requires_grad_(True) for p in params]
-    try:
-        with patched(module, torch.optim.Optimizer, "__init__", counting(built, torch.optim.Optimizer.__init__)), \
-                patched(module, adam_module, "adam", counting(functional, adam_module.adam)), \
-                patched(module, adamw_module, "adamw", counting(functional, adamw_module.adamw)):
-            opt = getattr(module, kind)(tensors, **kwargs)
-            records = []
-            for step_grads in grads:
-                for t, g in zip(tensors, step_grads):
-                    t.grad = None if g is None else g.clone()
-                with Recorder():
-                    opt.step()
-                records.append([t.detach().clone() for t in tensors])
-            zeroed = None
-            if zero_after:
-                opt.zero_grad()
-                zeroed = ["none" if t.grad is None else "zeros" if not t.grad.any() else "values" for t in tensors]
-                with Recorder():
-                    opt.step()
-                records.append([t.detach().clone() for t in tensors])
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # the judge quotes it
-        return {"error": learner_error(exc, module)}
+
+    def steps():
+        """The optimizer, the tensors after each step, and what zero_grad left (or None)."""
+        opt = getattr(module, kind)(tensors, **kwargs)
+        records = []
+        for step_grads in grads:
+            for t, g in zip(tensors, step_grads):
+                t.grad = None if g is None else g.clone()
+            with Recorder():
+                opt.step()
+            records.append([t.detach().clone() for t in tensors])
+        zeroed = None
+        if zero_after:
+            opt.zero_grad()
+            zeroed = ["none" if t.grad is None else "zeros" if not t.grad.any() else "values" for t in tensors]
+            with Recorder():
+                opt.step()
+            records.append([t.detach().clone() for t in tensors])
+        return opt, records, zeroed
+
+    with patched(module, torch.optim.Optimizer, "__init__", counting(built, torch.optim.Optimizer.__init__)), \
+            patched(module, adam_module, "adam", counting(functional, adam_module.adam)), \
+            patched(module, adamw_module, "adamw", counting(functional, adamw_module.adamw)):
+        ran, error = learner_call(module, steps)
+    if error and error["not_started"]:
+        raise NotImplementedError
+    if error:  # the judge quotes it
+        return {"error": error}
+    opt, records, zeroed = ran
     return {"records": records, "zeroed": zeroed, "torch_optim": bool(built) or bool(functional)
             or isinstance(opt, torch.optim.Optimizer), "calls": sorted(called)}
 

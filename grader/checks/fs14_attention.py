@@ -23,8 +23,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from grader.checking import Text, check, describe, expect_close, expect_tensor, explain, fail, probe, variant, \
-    verbatim
+from grader.checking import (Text, check, describe, expect_close, expect_tensor, explain, fail, matches, probe, variant,
+                             verbatim)
 
 BANNED = ("scaled_dot_product", "multi_head_attention", "flash_attention", "efficient_attention")
 
@@ -112,11 +112,6 @@ def by_formula(q, k, v, allowed=None, scale=None, dim=-1, fill=-math.inf):
     return weights @ v
 
 
-def close(a, b, rtol=1e-4, atol=1e-5) -> bool:
-    return isinstance(a, torch.Tensor) and a.shape == b.shape and bool(
-        torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol, equal_nan=True))
-
-
 def first_wrong(got, want, rtol=1e-4, atol=1e-5) -> dict:
     """The first entry where `got` and `want` differ: its index and both values (for a message)."""
     bad = ~torch.isclose(got.double(), want.double(), rtol=rtol, atol=atol)
@@ -165,10 +160,11 @@ def expect_output(value, q, v, what) -> torch.Tensor:
 
 def expect_attention(got, want, what, wrongs, rtol=1e-4, atol=1e-5):
     """`got` is `want`; else, the first known wrong formula it matches is named, with the first wrong entry."""
-    if close(got, want, rtol, atol):
+    if matches(got, want, rtol=rtol, atol=atol, equal_nan=True):
         return
     for wrong, message, key in wrongs:
-        if wrong is not None and not close(wrong, want, rtol, atol) and close(got, wrong, rtol, atol):
+        if wrong is not None and not matches(wrong, want, rtol=rtol, atol=atol, equal_nan=True) \
+                and matches(got, wrong, rtol=rtol, atol=atol, equal_nan=True):
             fail(Text("{what}{at} should be {want:.4g}, got {got:.4g}: {why}", "{what}{at} 应为 {want:.4g}，"
                       "实际为 {got:.4g}：{why}", what=what, why=message, **first_wrong(got, want, rtol, atol)),
                  key=key)
@@ -364,8 +360,8 @@ def queries_masked(got, q, k, v, padded) -> bool:
         return False
     real = ~padded[:, None, :, None].expand_as(got)
     free = by_formula(q, k, v)
-    return bool(torch.allclose(got.double()[real], free[real], rtol=1e-4, atol=1e-5)) and not close(
-        got, reference(q, k, v, padded=padded))
+    return bool(torch.allclose(got.double()[real], free[real], rtol=1e-4, atol=1e-5)) \
+        and not matches(got, reference(q, k, v, padded=padded), atol=1e-5, equal_nan=True)
 
 
 @check("the key mask hides the padding keys", points=2, zh="键掩码挡住了填充的键", depends="values")

@@ -24,7 +24,7 @@ import math
 import torch
 from torch import nn
 
-from grader.checking import Text, check, expect_close, expect_tensor, explain, fail, probe, variant, verbatim
+from grader.checking import Text, check, expect_close, expect_tensor, explain, fail, matches, probe, variant, verbatim
 
 BANNED = ("multi_head_attention", "MultiheadAttention")
 
@@ -158,11 +158,6 @@ def formula(x, w, h, causal=False, padded=None, split="right", merge="right", sc
     o = weights @ v
     o = o.reshape(b, t, e) if merge == "no-transpose" else o.transpose(1, 2).reshape(b, t, e)
     return linear(o, "o") if out else o
-
-
-def close(a, b, rtol=1e-6, atol=1e-8) -> bool:
-    return isinstance(a, torch.Tensor) and a.shape == b.shape and bool(
-        torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol))
 
 
 def expected_names(bias=True) -> list[str]:
@@ -300,10 +295,11 @@ def expect_mha(got, want, what, slips):
     """`got` is nn.MultiheadAttention's output; else the first known slip it matches is named (`slips`: a function
     that computes them, called only for a wrong answer)."""
     got = expect_tensor(got, what, shape=want.shape, floating=True)
-    if close(got, want):
+    if matches(got, want, rtol=1e-6, atol=1e-8):
         return
     for wrong, message, key in slips():
-        if wrong is not None and not close(wrong, want) and close(got, wrong):
+        if wrong is not None and not matches(wrong, want, rtol=1e-6, atol=1e-8) \
+                and matches(got, wrong, rtol=1e-6, atol=1e-8):
             if message is None:  # two slips at once: both named by the checks of one at a time
                 message, key = Text("it matches the heads split interleaved (a view as [B, T, D, H]) and merged without "
                                     "the transpose: view the features as (H, D), and transpose back before the merge.",

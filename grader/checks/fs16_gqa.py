@@ -24,7 +24,7 @@ import math
 import torch
 from torch import nn
 
-from grader.checking import Text, check, expect_close, expect_tensor, explain, fail, probe, variant, verbatim
+from grader.checking import Text, check, expect_close, expect_tensor, explain, fail, matches, probe, variant, verbatim
 
 BANNED = ("multi_head_attention", "MultiheadAttention", "enable_gqa")
 
@@ -145,11 +145,6 @@ def formula(x, w, h, hkv, causal=False, tiled=None, scale=None, split="right", m
     return o @ w["o"].t()
 
 
-def close(a, b, rtol=1e-6, atol=1e-8) -> bool:
-    return isinstance(a, torch.Tensor) and a.shape == b.shape and bool(
-        torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol))
-
-
 NOT_REPEATED = Text("q and k (or v) do not have the same number of heads: before q @ k^T and weights @ v, each key/value "
                     "head is repeated for its group of n_heads // n_kv_heads query heads, so that k and v have n_heads "
                     "heads too (along dim 1).",
@@ -235,10 +230,10 @@ def expect_gqa(submission, rng, b, t, h, hkv, d, causal=False):
     got = expect_tensor(run(submission, (e, h, hkv), w, x, **({"causal": True} if causal else {})), what,
                         shape=[b, t, e], floating=True)
     want = reference(x, w, h, hkv, causal)
-    if close(got, want):
+    if matches(got, want, rtol=1e-6, atol=1e-8):
         return
     for wrong, message, key in slips(x, w, h, hkv, causal) if t > 1 and h > 1 else []:
-        if not close(wrong, want) and close(got, wrong):
+        if not matches(wrong, want, rtol=1e-6, atol=1e-8) and matches(got, wrong, rtol=1e-6, atol=1e-8):
             fail(Text("{what}{at} should be {want:.4g}, got {got:.4g}: {why}", "{what}{at} 应为 {want:.4g}，实际为 "
                       "{got:.4g}：{why}", what=what, why=message, **first_wrong(got, want)), key=key)
     expect_close(got, want, what, rtol=1e-6, atol=1e-8)

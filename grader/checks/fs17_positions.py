@@ -17,7 +17,7 @@ import math
 
 import torch
 
-from grader.checking import Text, check, expect_close, expect_tensor, fail, variant, verbatim
+from grader.checking import Text, check, expect_close, expect_tensor, fail, matches, variant, verbatim
 
 
 def randint(rng, low: int, high: int) -> int:
@@ -70,11 +70,6 @@ def rotary(x, positions, base=10000.0, pairing=None, direction=1, exponent=2, ta
     return torch.view_as_real(z).reshape(xd.shape)
 
 
-def close(a, b, rtol, atol) -> bool:
-    return isinstance(a, torch.Tensor) and a.shape == b.shape and bool(
-        torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol))
-
-
 def first_wrong(got, want, rtol, atol) -> dict:
     bad = ~torch.isclose(got.double(), want.double(), rtol=rtol, atol=atol)
     idx = tuple(int(i) for i in bad.nonzero()[0])
@@ -83,10 +78,10 @@ def first_wrong(got, want, rtol, atol) -> dict:
 
 def expect_named(got, want, what, slips, rtol, atol):
     """`got` is `want`; else the first known slip it matches is named, with the first wrong entry."""
-    if close(got, want, rtol, atol):
+    if matches(got, want, rtol=rtol, atol=atol):
         return
     for wrong, message, key in slips():
-        if not close(wrong, want, rtol, atol) and close(got, wrong, rtol, atol):
+        if not matches(wrong, want, rtol=rtol, atol=atol) and matches(got, wrong, rtol=rtol, atol=atol):
             fail(Text("{what}{at} should be {want:.4g}, got {got:.4g}: {why}", "{what}{at} 应为 {want:.4g}，实际为 "
                       "{got:.4g}：{why}", what=what, why=message, **first_wrong(got, want, rtol, atol)), key=key)
     expect_close(got, want, what, rtol=rtol, atol=atol)
@@ -236,10 +231,11 @@ def test_rope_half(submission, rng):
                  ".to(x.dtype) 转换回去。", what=what, got=value.dtype, key="rope-dtype")
         got = expect_tensor(value, what, shape=list(x.shape), dtype=dtype)
         want = rotary(x, positions)
-        if close(got, want, tol, tol):
+        if matches(got, want, rtol=tol, atol=tol):
             continue
         low = rotary(x, positions, low=dtype)
-        if close(got, low, tol, tol) or (got.double() - low).abs().max() < (got.double() - want).abs().max() / 4:
+        if matches(got, low, rtol=tol, atol=tol) \
+                or (got.double() - low).abs().max() < (got.double() - want).abs().max() / 4:
             fail(Text("{what}{at} should be {want:.4g}, got {got:.4g}: the angles were computed in {dtype}. With 8 "
                       "bits of mantissa (bfloat16) a position of {p} is not even representable, and an angle of "
                       "thousands of radians loses all its precision. Build the positions, theta_i, the angles, cos and "

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.checking import Text, check, describe, expect_close, explain, fail, probe, variant, verbatim
+from grader.checking import Text, check, describe, expect_close, explain, fail, matches, probe, variant, verbatim
 
 NAMES = ("q_proj", "k_proj", "v_proj", "out_proj")
 
@@ -141,11 +141,6 @@ def attend(x, w, h, past_k=None, past_v=None, mask="shifted"):
     return o.transpose(1, 2).reshape(b, t, e) @ w["out_proj"][0].t() + w["out_proj"][1]
 
 
-def close(a, b) -> bool:
-    return isinstance(a, torch.Tensor) and a.shape == b.shape and bool(
-        torch.allclose(a.double(), b.double(), rtol=1e-6, atol=1e-8))
-
-
 def run(submission, x_chunks, w, h, cache=None):
     """The learner's layer over the chunks, with its structure judged."""
     e = x_chunks[0].shape[-1]
@@ -196,7 +191,7 @@ def expect_cache(step, x_seen, w, h, where, new, given=None):
         v_want = torch.cat([given[1], v_want], time_dim())
     k, v = step["cache"]
     total = k_want.shape[time_dim()]
-    if close(k, k_want) and close(v, v_want):
+    if matches(k, k_want, rtol=1e-6, atol=1e-8) and matches(v, v_want, rtol=1e-6, atol=1e-8):
         return
     shape = list(k.shape)
     other = list(k_want.transpose(1, 2).shape)
@@ -211,12 +206,12 @@ def expect_cache(step, x_seen, w, h, where, new, given=None):
              "{where}：缓存里有 {got} 个词元，应有到目前为止的全部 {total} 个：之前词元的键和值必须留在缓存里，"
              "新的接在后面（沿时间维 torch.cat）。", where=where, got=shape[time_dim()], total=total,
              key="cache-not-grown")
-    if close(k, v_want) and close(v, k_want):
+    if matches(k, v_want, rtol=1e-6, atol=1e-8) and matches(v, k_want, rtol=1e-6, atol=1e-8):
         fail("{where}: the cache holds (v, k): return the keys first, (k, v).", "{where}：缓存里是 (v, k)：请先返回键，"
              "(k, v)。", where=where, key="cache-swapped")
     if k.shape == k_want.shape and total > new:
         old, fresh = k_want.narrow(time_dim(), 0, total - new), k_want.narrow(time_dim(), total - new, new)
-        if close(k, torch.cat([fresh, old], time_dim())):
+        if matches(k, torch.cat([fresh, old], time_dim()), rtol=1e-6, atol=1e-8):
             fail("{where}: the cache has the new keys before the old ones: append them after the past, "
                  "torch.cat([past, new]), so the cache's order is the positions' order.",
                  "{where}：缓存里新的键排在旧的前面：请把它们接在过去的后面，torch.cat([past, new])，"
@@ -232,10 +227,10 @@ def first_wrong(got, want) -> dict:
 
 
 def expect_out(got, want, where, slips):
-    if close(got, want):
+    if matches(got, want, rtol=1e-6, atol=1e-8):
         return
     for wrong, message, key in slips():
-        if not close(wrong, want) and close(got, wrong):
+        if not matches(wrong, want, rtol=1e-6, atol=1e-8) and matches(got, wrong, rtol=1e-6, atol=1e-8):
             fail(Text("{where}: out{at} should be {want:.4g}, got {got:.4g}: {why}", "{where}：out{at} 应为 {want:.4g}，"
                       "实际为 {got:.4g}：{why}", where=where, why=message, **first_wrong(got, want)), key=key)
     expect_close(got, want, Text("{where}: out", "{where}：out", where=where), rtol=1e-6, atol=1e-8)
@@ -350,7 +345,7 @@ def test_uses_cache(submission, rng):
     where = Text("a call with a cache of {p} tokens it was given", "给定一个 {p} 个词元的缓存时的调用", p=t_past)
     expect_pair(steps[0], where)
     want = attend(x, w, h, bhtd(given[0]), bhtd(given[1]))
-    if not close(steps[0]["out"], want):
+    if not matches(steps[0]["out"], want, rtol=1e-6, atol=1e-8):
         fail("{where}: out does not use the keys and values of the cache it was given (made up for this check, of no "
              "token the layer has seen): the attention must read the cache as it is, not recompute old keys from "
              "tokens kept elsewhere.", "{where}：out 没有使用传给它的缓存中的键和值（这是为本检查编造的，不属于该层见过的"

@@ -22,7 +22,7 @@ import math
 
 import torch
 
-from grader.checking import Text, check, expect_close, expect_tensor, fail, probe, variant, verbatim
+from grader.checking import Text, check, expect_close, expect_tensor, fail, matches, probe, variant, verbatim
 
 # -- probes (run in the sandbox) --------------------------------------------------------------
 
@@ -103,11 +103,6 @@ def safe_p(rng, logits, low, high, temperature=1.0, top_k=None) -> float:
     return p
 
 
-def close(a, b, rtol=1e-4, atol=1e-6) -> bool:
-    return isinstance(a, torch.Tensor) and a.shape == b.shape and bool(
-        torch.allclose(a.double(), b.double(), rtol=rtol, atol=atol))
-
-
 def first_wrong(got, want) -> dict:
     bad = ~torch.isclose(got.double(), want.double(), rtol=1e-4, atol=1e-6)
     idx = tuple(int(i) for i in bad.nonzero()[0])
@@ -159,7 +154,7 @@ def expect_probs(submission, logits, **kwargs):
     what = call_text(logits.shape, kwargs)
     got = expect_tensor(submission.sampling_probs(logits, **kwargs), what, shape=list(logits.shape), floating=True)
     want = expected(logits, **kwargs)
-    if close(got, want):
+    if matches(got, want):
         return
     if not torch.isfinite(got).all():
         fail("{what} contains NaN or inf: exp of a logit divided by a small temperature overflows float32 (above 88). "
@@ -172,11 +167,11 @@ def expect_probs(submission, logits, **kwargs):
                   "{what}{at} 应为 {want:.4g}，实际为 {got:.4g}：只保留了恰好 k 个词元，与第 k 大 logit 并列的词元被丢掉了。"
                   "logit 不小于第 k 大的词元都要保留：请与第 k 大的值 torch.topk(...).values[..., -1:] 比较，而不是只保留 "
                   "topk 给出的 k 个索引。", what=what, **first_wrong(got, want)), key="top-k-ties")
-    matches = [(message, key) for wrong, message, key in slips(logits, **kwargs)()
-               if not close(wrong, want) and close(got, wrong)]
-    if len({key for _, key in matches}) == 1:  # a cause is named only when one slip alone explains the values
+    explained = [(message, key) for wrong, message, key in slips(logits, **kwargs)()
+                 if not matches(wrong, want) and matches(got, wrong)]
+    if len({key for _, key in explained}) == 1:  # a cause is named only when one slip alone explains the values
         fail(Text("{what}{at} should be {want:.4g}, got {got:.4g}: {why}", "{what}{at} 应为 {want:.4g}，实际为 "
-                  "{got:.4g}：{why}", what=what, why=matches[0][0], **first_wrong(got, want)), key=matches[0][1])
+                  "{got:.4g}：{why}", what=what, why=explained[0][0], **first_wrong(got, want)), key=explained[0][1])
     expect_close(got, want, what, rtol=1e-4, atol=1e-6)
 
 
@@ -192,7 +187,8 @@ def ties_dropped(got, logits, temperature=1.0, top_k=None, top_p=None) -> bool:
     if not (kept.sum(-1) == top_k).all() or (kept & ~want).any() or (kept == want).all():
         return False
     tied = z == kth
-    return bool((~kept & want <= tied).all()) and close(got, torch.softmax((z / temperature).masked_fill(~kept, -math.inf), -1))
+    return bool((~kept & want <= tied).all()) \
+        and matches(got, torch.softmax((z / temperature).masked_fill(~kept, -math.inf), -1))
 
 
 def differing(rng, make, *slip_kwargs, tries=30):
@@ -201,7 +197,7 @@ def differing(rng, make, *slip_kwargs, tries=30):
     for _ in range(tries):
         logits, kwargs = make(rng)
         found = [expected(logits, **kwargs)] + [expected(logits, **kwargs, **slip) for slip in slip_kwargs]
-        if all(not close(a, b) for i, a in enumerate(found) for b in found[i + 1:]):  # each slip tells itself apart
+        if all(not matches(a, b) for i, a in enumerate(found) for b in found[i + 1:]):  # each slip tells itself apart
             break
     return logits, kwargs
 

@@ -33,16 +33,22 @@ from grader.text import say
 @click.option("--mutants", is_flag=True,
               help="Grade generated mutants of each solution instead (one slip each); list those that score full.")
 @click.option("--workers", type=click.IntRange(1), default=2, show_default=True, help="Mutants graded at once.")
+@click.option("--family", "kinds", multiple=True, type=click.Choice(["slip", "spec", "device", "edge"]),
+              help="With --mutants: only the mutants of this family (repeat for more); each family is scored on its "
+                   "own.")
 @assignment_option
 @json_option
 @lang_option
-def validate_cmd(exercises, seeds, device, mutants, workers, assignment, as_json, lang):
+def validate_cmd(exercises, seeds, device, mutants, workers, kinds, assignment, as_json, lang):
     """Prove the checks: each solution and variant scores full, each stub and mistake scores less."""
+    if kinds and not mutants:
+        raise UsageProblem(say(lang, "--family goes with --mutants"))
     chosen = exercises_or_fail(exercises, assignment)
     if mutants:
         from grader.author.mutants import MINIMUM, mutation_ok, render_mutants, run_mutants
 
-        found = run_mutants(chosen, seeds=list(range(seeds)), workers=workers, device=device)
+        found = run_mutants(chosen, seeds=list(range(seeds)), workers=workers, device=device,
+                            kinds=set(kinds) or None)
         click.echo(json.dumps(found) if as_json else render_mutants(found, MINIMUM, lang))
         sys.exit(0 if all(mutation_ok(r, MINIMUM) for r in found) else 1)
     from grader.author.validate import render_validation, seed_warnings, validate

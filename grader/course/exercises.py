@@ -82,6 +82,7 @@ class Exercise:
     zh: dict = field(default_factory=dict)
     preload: list[str] = field(default_factory=list)  # modules the judge imports before learner code runs
     banned: dict[str, list[str]] = field(default_factory=dict)  # function -> routes it must not take (routes.py)
+    rules: dict[str, list[str]] = field(default_factory=dict)  # function -> its statement's rules (author/families.py)
     number: int = 0  # 1-based place in the course's teaching order
     overrides: dict[str, float] = field(default_factory=dict)  # check id -> points, from course.toml
     hidden_points: float = 0.0  # in a release: the points of the checks that run only at grading time
@@ -283,6 +284,7 @@ class Course:
             zh=dict(meta.get("zh", {})),
             preload=list(meta.get("preload", [])),
             banned=_banned(meta.get("banned", {}), folder),
+            rules={str(k): list(v) for k, v in meta.get("rules", {}).items()},
             hidden_points=float(meta.get("hidden_points", 0)),
             variants=dict(meta.get("variants", {})),
             number=entry.number,

@@ -240,7 +240,7 @@ def _load_module(source: Source) -> tuple[types.ModuleType, list[dict]]:
 
     A .py file is all or nothing, as an import is: its exception propagates. A notebook runs as
     Jupyter runs it: a cell that raises is reported (an error reply with its `cell`) and the next
-    cells still run, with `get_ipython()` and `display()` defined.
+    cells still run, with `get_ipython()`, `display()`, `Out` and `_` defined as IPython defines them.
     """
     import linecache
 
@@ -248,14 +248,18 @@ def _load_module(source: Source) -> tuple[types.ModuleType, list[dict]]:
     module = types.ModuleType("submission")
     module.__file__ = source.filename
     sys.modules["submission"] = module
+    shell = NotebookShell()
     if source.notebook:
-        vars(module).update(NotebookShell().namespace())
+        vars(module).update(shell.namespace())
     failed = []
     for label, code in source.chunks:
         shown = source.cells.get(label, code)  # tracebacks quote the cell as written, magics and all
         linecache.cache[label] = (len(shown), None, shown.splitlines(keepends=True), label)
         try:
-            exec(compile(code, label, "exec", dont_inherit=True), module.__dict__)
+            if source.notebook:
+                shell.run_cell(code, label, module.__dict__)
+            else:
+                exec(compile(code, label, "exec", dont_inherit=True), module.__dict__)
         except BaseException as exc:  # in a notebook, the next cell runs whatever this one raised
             if not source.notebook:
                 raise

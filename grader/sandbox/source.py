@@ -14,7 +14,9 @@ Either way the module is named `submission`, so an `if __name__ == "__main__":` 
 
 from __future__ import annotations
 
+import ast
 import json
+import os
 import re
 import sys
 import warnings
@@ -122,8 +124,7 @@ def _read_text(path: Path) -> str:
 
 # -- notebook cells as Python ---------------------------------------------------------------
 
-RUN_MAGICS = {"time", "timeit", "capture"}  # magics whose code runs when graded (once); all others do nothing
-QUIET_MAGICS = {"run"}  # `%run` of a helper script: does nothing when graded, and goes without saying
+RUN_MAGICS = {"time", "timeit", "capture", "writefile", "run"}  # magics that run when graded; all others do nothing
 _IPYTHON_CALL = re.compile(r"get_ipython\(\)\.(?:system|getoutput)\(|get_ipython\(\)\.run_(line|cell)_magic\('(\w+)'")
 
 
@@ -141,7 +142,7 @@ def cell_to_python(cell: str) -> str:
 def not_run(code: str) -> list[str]:
     """The magics (`%pip`, `%%bash`) and shell commands (`!`) of transformed cell code that do nothing when graded."""
     return [{"line": "%", "cell": "%%", "": "!"}[kind] + name
-            for kind, name in _IPYTHON_CALL.findall(code) if name not in RUN_MAGICS | QUIET_MAGICS]
+            for kind, name in _IPYTHON_CALL.findall(code) if name not in RUN_MAGICS]
 
 
 def notebook_source(path: Path) -> Source:
@@ -207,45 +208,130 @@ def notebook_source(path: Path) -> Source:
 
 # -- sandbox side: what notebook code calls while it runs ---------------------------------------
 
-_TIMEIT_OPTIONS = re.compile(r"\s*(?:-[nrp]\s*[\d.]+\s+|-[tcqo]\s+)*")
+def _options(line: str, spec: str, **how):
+    """A magic's line parsed as IPython parses it: (options, the rest), with IPython's own option parser."""
+    from IPython.core.magics.execution import ExecutionMagics  # only a notebook with such a magic pays for IPython
+
+    return ExecutionMagics(None).parse_options(line, spec, **how)
 
 
-def _options_end(line: str) -> int:
-    """Where the code of a `%timeit` line starts, after its options (the pattern matches every line)."""
-    match = _TIMEIT_OPTIONS.match(line)
-    return match.end() if match else 0
+def _arguments(magic, line: str):
+    """A magic's line parsed with the argument spec IPython declares for it (`%%writefile`, `%%capture`)."""
+    from IPython.core import magic_arguments
+
+    return magic_arguments.parse_argstring(magic, line)
+
+
+TIMEIT = "n:r:tcp:qov:"  # IPython's %timeit options
+RUN = "nidtN:b:pD:l:rs:T:em:G"  # IPython's %run options
 
 
 class NotebookShell:
     """What `get_ipython()` returns while graded notebook cells run (never a real IPython shell).
 
     `%time`, `%timeit`, `%%time`, `%%timeit` and `%%capture` run their code once, in the namespace
-    and at the line numbers of the cell that holds them; shell commands and other magics do nothing.
+    and at the line numbers of the cell that holds them; `%%writefile` writes its cell into the work dir and
+    `%run` runs a file there; a cell's last expression sets `_`, `__`, `___`, `Out` and `_N` as IPython's
+    display hook does. Options are parsed by IPython's own parsers. Shell commands and other magics do nothing.
     """
 
+    def __init__(self):
+        self.outputs: dict[int, object] = {}  # `Out`
+        self.last = ["", "", ""]  # what the hook last set `_`, `__`, `___` to
+
     def run_line_magic(self, name: str, line: str, _stack_depth: int = 1):
-        if name in RUN_MAGICS:
-            code = line[_options_end(line):] if name == "timeit" else line
-            return _run_here(code.strip(), sys._getframe(1), 0)
+        frame = sys._getframe(1)
+        if name == "time":
+            return _run_here(line.strip(), frame, 0)
+        if name == "timeit":
+            return _run_here(_options(line, TIMEIT, posix=False, strict=False, preserve_non_opts=True)[1].strip(),
+                             frame, 0)
+        if name == "run":
+            return self._run_file(line, frame)
         return None
 
     def run_cell_magic(self, name: str, line: str, cell: str):
         frame = sys._getframe(1)
         if name == "capture":
             from IPython.utils.capture import capture_output
+            from IPython.core.magics.execution import ExecutionMagics
 
-            words = line.split()
-            with capture_output(stdout="--no-stdout" not in words, stderr="--no-stderr" not in words,
-                                display=False) as captured:
+            args = _arguments(ExecutionMagics.capture, line)
+            with capture_output(stdout=not args.no_stdout, stderr=not args.no_stderr, display=False) as captured:
                 _run_here(cell_to_python(cell), frame, 1)
-            for word in words:
-                if not word.startswith("-"):
-                    frame.f_locals[word] = captured  # %%capture out: the output as `out`
-        elif name in RUN_MAGICS:
-            setup = line[_options_end(line):].strip()
+            if args.output:
+                frame.f_locals[args.output] = captured  # %%capture out: the output as `out`
+        elif name == "writefile":
+            self._write_file(line, cell)
+        elif name in ("time", "timeit"):
+            setup = _options(line, TIMEIT, posix=False, strict=False, preserve_non_opts=True)[1].strip() \
+                if name == "timeit" else ""
             if setup:  # %%timeit's line is a setup statement
                 _run_here(setup, frame, 0)
             _run_here(cell_to_python(cell), frame, 1)
+
+    @staticmethod
+    def _write_file(line: str, cell: str) -> None:
+        """`%%writefile [-a] name`: the cell's text into `name`, relative to the work dir, saying so as IPython does."""
+        from IPython.core.magics.osm import OSMagics
+
+        args = _arguments(OSMagics.writefile, line)
+        name = args.filename[1:-1] if re.match(r"^(\'.*\')|(\".*\")$", args.filename) else args.filename
+        name = os.path.expanduser(name)
+        print(("Appending to" if args.append else "Overwriting") if os.path.exists(name) else "Writing", name)
+        with open(name, "a" if args.append else "w", encoding="utf-8") as f:
+            f.write(cell)
+
+    @staticmethod
+    def _run_file(line: str, frame) -> None:
+        """`%run [-i] [-n] file.py args`: the file, from the work dir, run as a script (`__name__` "__main__", or its
+        stem with -n) with `sys.argv` set; its names then join the notebook's, or with -i it runs among them."""
+        opts, words = _options(line, RUN, mode="list")
+        if not words:
+            raise ValueError("%run needs a file name")
+        name = words[0] if os.path.isfile(words[0]) or not os.path.isfile(words[0] + ".py") else words[0] + ".py"
+        if not os.path.isfile(name):
+            raise FileNotFoundError(f"%run {words[0]}: no such file where the notebook is graded (only the files "
+                                    "its own cells write, with %%writefile, are there)")
+        with open(name, encoding="utf-8") as f:
+            code = compile(f.read(), name, "exec", dont_inherit=True)
+        user = frame.f_globals
+        interactive = "i" in opts
+        namespace = user if interactive else {"__builtins__": user["__builtins__"]}
+        kept = {key: user[key] for key in ("__name__", "__file__") if key in user}
+        namespace["__name__"] = os.path.splitext(os.path.basename(name))[0] if "n" in opts else "__main__"
+        namespace["__file__"] = name
+        argv, sys.argv = sys.argv, [name, *words[1:]]
+        try:
+            exec(code, namespace)
+        finally:
+            sys.argv = argv
+            if not interactive:
+                namespace.pop("__name__", None)
+                user.update(namespace)
+            user.update(kept)
+
+    def display_hook(self, value, number: int, namespace: dict) -> None:
+        """A cell's last expression, as IPython's display hook keeps it: `Out[N]` and `_N`, and `_`, `__`, `___`
+        moved along unless the cell's code assigned one of them itself."""
+        if value is None or value is self.outputs:
+            return
+        own = any(key in namespace and namespace[key] is not held for key, held in zip(("_", "__", "___"), self.last))
+        self.last = [value, *self.last[:2]]
+        if not own:
+            namespace.update(zip(("_", "__", "___"), self.last))
+        namespace[f"_{number}"] = self.outputs[number] = value
+
+    def run_cell(self, code: str, label: str, namespace: dict) -> None:
+        """Run the code of the cell `label` ("cell In[N]") as IPython runs it: its last expression's value goes to
+        the display hook as output N (not with a trailing `;`)."""
+        tree = ast.parse(code, label)
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        exec(compile(tree, label, "exec", dont_inherit=True), namespace)
+        if isinstance(last, ast.Expr):
+            value = eval(compile(ast.Expression(last.value), label, "eval", dont_inherit=True), namespace)
+            if not _ends_with_semicolon(code):
+                self.display_hook(value, int(re.sub(r"\D", "", label)), namespace)
 
     def system(self, command: str) -> None:
         """`!command`: never runs a shell."""
@@ -255,8 +341,23 @@ class NotebookShell:
         return []
 
     def namespace(self) -> dict:
-        """The names Jupyter gives every notebook: `get_ipython` and `display` (printed)."""
-        return {"get_ipython": lambda: self, "display": lambda *objs, **_: print(*objs)}
+        """The names Jupyter gives every notebook: `get_ipython`, `display` (printed), `Out`, `_`, `__` and `___`."""
+        return {"get_ipython": lambda: self, "display": lambda *objs, **_: print(*objs), "Out": self.outputs,
+                "_": "", "__": "", "___": ""}
+
+
+def _ends_with_semicolon(code: str) -> bool:
+    """Whether the last token of `code` is `;` (IPython then shows and keeps nothing)."""
+    import io
+    import tokenize
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    skip = (tokenize.ENDMARKER, tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT)
+    last = next((t for t in reversed(tokens) if t.type not in skip), None)
+    return last is not None and last.type == tokenize.OP and last.string == ";"
 
 
 def _run_here(code: str, frame, first_line: int):

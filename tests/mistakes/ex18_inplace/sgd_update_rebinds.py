@@ -1,5 +1,5 @@
 # Mistake: `p = p - lr * p.grad` under no_grad only rebinds the loop variable; the parameters never change.
-# Expect: unchanged
+# Expect: computed its updated value into a new tensor
 
 import torch
 

@@ -1,6 +1,6 @@
 # Mistake: looks for NaN only (torch.isnan, as in the tutorial's checklist): an inf goes unnoticed until it makes a
 # NaN, and a finite explosion goes unnoticed too.
-# Expect: inf is as bad as NaN
+# Expect: holds -inf
 import torch
 
 

@@ -33,4 +33,5 @@ def init_weights(m):
             nn.init.zeros_(m.bias)
     elif isinstance(m, nn.Linear):
         nn.init.xavier_uniform_(m.weight)
-        nn.init.zeros_(m.bias)
+        if m.bias is not None:
+            nn.init.zeros_(m.bias)

@@ -40,7 +40,8 @@ def init_weights(m):
         fan_out, fan_in = m.weight.shape
         bound = math.sqrt(6.0 / (fan_in + fan_out))
         nn.init.uniform_(m.weight, -bound, bound)
-        m.bias.data.zero_()
+        if m.bias is not None:
+            m.bias.data.zero_()
     if type(m) is nn.Conv2d:
         fan_in = m.weight[0].numel()
         with torch.no_grad():

@@ -1,5 +1,6 @@
-# Leaf modules only, a class with state, sqrt of the sum of squares, float64; stops at the first bad output
-# by raising out of the forward pass.
+# Mistake: hooks the leaf modules only (those without children): a block whose own forward goes bad while its
+# layers' outputs are fine is never seen, and the first bad leaf after it is named.
+# Expect: not only the leaves
 import torch
 from torch import nn
 
