@@ -1,7 +1,10 @@
 """Checks that ask for learning never fail a correct answer: each trains a reference on the same draw and compares
 with it, or draws only where the reference provably learns (issue 36: ex22's fixed bar failed correct fixes on some
 seeds). `grade validate --seeds 200` proves it for every exercise with such a check: hours on a 2-core machine, so
-the slow set (`python -m pytest -m 'not slow'` skips it)."""
+it runs only when asked (`TORCH_KATAS_HOURS=1 python -m pytest tests/test_learning_seeds.py`), not in CI's run of
+the suite, which must end within the hour."""
+
+import os
 
 import pytest
 
@@ -22,6 +25,7 @@ LEARNING = {  # exercise: its checks that ask for learning
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("TORCH_KATAS_HOURS"), reason="hours of grading: TORCH_KATAS_HOURS=1 runs it")
 @pytest.mark.timeout(6 * 3600)
 @pytest.mark.parametrize("exercise", sorted(LEARNING))
 def test_no_correct_answer_loses_points_on_200_seeds(exercise):
