@@ -17,8 +17,8 @@ The draw is judged by its support and frequencies: a probe calls `sample` with a
 thousands of copies of one row whose p makes every slip of sampling_probs fail the same way (a dropped token of at
 least 2 % drawn, or a kept one of at least 2 % never drawn, or a frequency 12 standard deviations off); no token
 outside the kept set may come out, and every kept token's frequency must be within 5 standard deviations of its
-probability. Reproducibility, on plain softmax draws (no filter): the same seed twice gives the same tokens (with the
-global RNG moved in between), another seed other tokens, and the global RNG is left untouched.
+probability. Reproducibility, on tempered draws with no filter: the same seed twice gives the same tokens (with the global RNG
+moved in between), another seed other tokens, the global RNG is left untouched and the caller's logits unchanged.
 
 Kata variants: `variant("temperature")`: the temperature divides the logits first (top-k and top-p see the
 tempered distribution) or last (they see the raw one); the expectations and the order diagnosis follow it.
@@ -36,14 +36,17 @@ from grader.checking import Text, check, expect_close, expect_tensor, fail, matc
 @probe
 def draws(module, logits, kwargs, seeds):
     """`sample(logits, generator=g, **kwargs)` once per seed, g seeded with it (the global RNG set elsewhere first):
-    the tokens, and whether the global RNG moved during the call."""
+    the tokens, whether the global RNG moved during the call, and the first logit the call changed in place (what was
+    passed, what is there now), or None."""
     found = []
     for seed in seeds:
         torch.manual_seed(seed + 1234)
-        before = torch.random.get_rng_state()
+        before, passed = torch.random.get_rng_state(), logits.clone()
         tokens = module.sample(logits, generator=torch.Generator().manual_seed(seed), **kwargs)
-        found.append({"tokens": tokens if isinstance(tokens, torch.Tensor) else tokens,
-                      "global": not torch.equal(before, torch.random.get_rng_state())})
+        changed = (passed != logits).flatten().nonzero().flatten().tolist()
+        found.append({"tokens": tokens, "global": not torch.equal(before, torch.random.get_rng_state()),
+                      "changed": [float(passed.flatten()[changed[0]]), float(logits.flatten()[changed[0]])]
+                      if changed else None})
     return found
 
 
@@ -331,12 +334,15 @@ def support_case(rng, n):
     return None if p is None else (row, {**kwargs, "top_p": p})
 
 
-@check("sample returns int64 [B], one token per row", points=1, zh="sample 返回 int64 的 [B]，每行一个词元",
+@check("sample returns int64 [B], one token per row (B = 1 too)", points=1,
+       zh="sample 返回 int64 的 [B]，每行一个词元（B = 1 也一样）",
        depends="probs_plain")
 def test_sample_shape(submission, rng):
     logits = draw_logits(rng, 4, randint(rng, 6, 9))
     tokens = submission.probe(draws, logits, {}, [randint(rng, 0, 10**6)], what="`sample`")[0]["tokens"]
     tokens = expect_tensor(tokens, "sample(logits[4, V], generator=g)", shape=[4], dtype=torch.int64)
+    one = submission.probe(draws, logits[:1], {}, [randint(rng, 0, 10**6)], what="`sample`")[0]["tokens"]
+    expect_tensor(one, "sample(logits[1, V], generator=g)", shape=[1], dtype=torch.int64)  # a batch of one row too
     if ((tokens < 0) | (tokens >= logits.shape[-1])).any():
         fail("sample returned {got}: token ids go from 0 to V - 1 = {last}.", "sample 返回了 {got}：词元编号应在 0 到 "
              "V - 1 = {last} 之间。", got=tokens.tolist(), last=logits.shape[-1] - 1, key="token-out-of-range")
@@ -382,9 +388,17 @@ def test_support(submission, rng):
        zh="相同的生成器种子给出相同的词元，并且只从该生成器抽样", depends="support")
 def test_reproducible(submission, rng):
     logits = draw_logits(rng, 1, randint(rng, 8, 10), scale=1.0).expand(200, -1).contiguous()  # no filter: only
-    # the generator is judged, whatever sampling_probs gets wrong
-    seed = randint(rng, 0, 10**6)
-    runs = submission.probe(draws, logits, {}, [seed, seed, seed + 1], what="`sample`")
+    # the generator is judged, whatever the filters get wrong
+    seed, t = randint(rng, 0, 10**6), uniform(rng, 0.5, 0.8)
+    runs = submission.probe(draws, logits, {"temperature": t}, [seed, seed, seed + 1], what="`sample`")
+    if runs[0]["changed"]:
+        fail("sample(logits, temperature={t:.3g}, generator=g) changed the caller's logits in place (a logit passed as "
+             "{passed:.4g} is now {now:.4g}): a sampler leaves its input alone, so compute into a new tensor "
+             "(logits = logits / temperature, masked_fill) rather than in place (/=, masked_fill_).",
+             "sample(logits, temperature={t:.3g}, generator=g) 原地修改了调用者的 logits（传入的 {passed:.4g} 现在是 "
+             "{now:.4g}）：采样函数不能改动它的输入，请把结果放进新的 tensor（logits = logits / temperature、masked_fill），"
+             "而不是原地修改（/=、masked_fill_）。", t=t, passed=runs[0]["changed"][0], now=runs[0]["changed"][1],
+             key="input-changed")
     if any(r["global"] for r in runs):
         fail("sample drew from the global random generator (torch.manual_seed's): it must draw from the generator it "
              "is given, torch.multinomial(..., generator=generator), so that a seed reproduces a generation and "
