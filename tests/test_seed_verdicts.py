@@ -6,10 +6,17 @@ import pytest
 import torch
 
 from conftest import run_grade
-from grader.checking.expect import use_variant
+from grader.checking.expect import DRAW, use_variant
 from grader.checks import fs19_sampling as fs19
 
-PLACEMENTS = ("first", "last")  # exercise.toml's [variants.temperature]
+
+@pytest.fixture(params=("first", "last"))  # exercise.toml's [variants.temperature]
+def placement(request):
+    """The temperature's place in the chain, drawn as the judge draws it, and the judge's draw put back after."""
+    saved = dict(DRAW)
+    use_variant({"temperature": {"name": request.param}})
+    yield request.param
+    use_variant(saved)
 
 
 def kept_sets(logits, kwargs) -> list[torch.Tensor]:
@@ -17,9 +24,7 @@ def kept_sets(logits, kwargs) -> list[torch.Tensor]:
     return [fs19.expected(logits, **kwargs, **slip) > 0 for slip in [{}, *fs19.slip_kwargs()]]
 
 
-@pytest.mark.parametrize("placement", PLACEMENTS)
 def test_fs19_support_case_tells_every_slip_apart_at_the_p_drawn(placement):
-    use_variant({"temperature": {"name": placement}})
     for seed in range(40):
         row, kwargs = fs19.designed(torch.Generator().manual_seed(seed), lambda rng: fs19.support_case(rng, 3000),
                                     "support")
@@ -33,9 +38,7 @@ def test_fs19_support_case_tells_every_slip_apart_at_the_p_drawn(placement):
             assert all(torch.equal(a, b) for a, b in zip(kept_sets(row, kwargs), kept_sets(row, moved))), seed
 
 
-@pytest.mark.parametrize("placement", PLACEMENTS)
-def test_fs19_choose_p_returns_none_where_no_window_qualifies(placement):
-    use_variant({"temperature": {"name": placement}})
+def test_fs19_choose_p_returns_none_where_no_window_qualifies():
     rng = torch.Generator().manual_seed(0)
     assert fs19.choose_p(rng, fs19.draw_logits(rng, 2, 8), {"temperature": 0.5}, lambda p: False) is None
     with pytest.raises(RuntimeError, match="no support case"):

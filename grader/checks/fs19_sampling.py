@@ -10,15 +10,16 @@ crosses p dropped, top-p measured before top-k, the temperature at the other end
 
 top_p is chosen, not guessed: every cumulative mass a rule or a slip compares it with is a breakpoint, and p is drawn
 inside a window between two of them, 2e-3 from both (float32 rounding cannot flip a decision), where the slips the
-check names each give another distribution (top-p, combined). A window where none does is skipped, and logits where
-no window does are drawn again, so a verdict never rests on the luck of the draw.
+check names each give another distribution (top-p, combined). Windows where they do not are skipped, and logits with
+no such window are drawn again, so a verdict never rests on the luck of the draw.
 
 The draw is judged by its support and frequencies: a probe calls `sample` with a torch.Generator it seeds, on
 thousands of copies of one row whose p makes every slip of sampling_probs fail the same way (a dropped token of at
 least 2 % drawn, or a kept one of at least 2 % never drawn, or a frequency 12 standard deviations off); no token
 outside the kept set may come out, and every kept token's frequency must be within 5 standard deviations of its
-probability. Reproducibility, on tempered draws with no filter: the same seed twice gives the same tokens (with the global RNG
-moved in between), another seed other tokens, the global RNG is left untouched and the caller's logits unchanged.
+probability. Reproducibility, on tempered draws with no filter: the same seed twice gives the same tokens (with the
+global RNG moved in between), another seed other tokens, the global RNG is left untouched and the caller's logits
+unchanged.
 
 Kata variants: `variant("temperature")`: the temperature divides the logits first (top-k and top-p see the
 tempered distribution) or last (they see the raw one); the expectations and the order diagnosis follow it.
