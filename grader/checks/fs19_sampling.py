@@ -385,8 +385,8 @@ def test_support(submission, rng):
              want=float(probs[i]), band=float(band[i]), key="wrong-frequencies")
 
 
-@check("the same generator seed gives the same tokens, and only the generator is drawn from", points=1,
-       zh="相同的生成器种子给出相同的词元，并且只从该生成器抽样", depends="support")
+@check("the same generator seed gives the same tokens, only the generator is drawn from, the logits stay as passed",
+       points=1, zh="相同的生成器种子给出相同的词元，只从该生成器抽样，传入的 logits 保持不变", depends="support")
 def test_reproducible(submission, rng):
     logits = draw_logits(rng, 1, randint(rng, 8, 10), scale=1.0).expand(200, -1).contiguous()  # no filter: only
     # the generator is judged, whatever the filters get wrong
