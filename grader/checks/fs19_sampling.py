@@ -4,15 +4,22 @@ The distribution is judged exactly: the expected probabilities are computed here
 sorting (top-k keeps the logits at least the k-th largest, as Hugging Face's TopKLogitsWarper; top-p keeps a
 token when the tokens strictly more probable than it hold less than p), then renormalised with torch.softmax.
 Logits are drawn with ties at the top-k boundary (they stay) and k = 1 (greedy), p small (the top token alone),
-p never within 2e-3 of a cumulative mass (float32 rounding cannot flip a decision), rows that overflow a naive
-exp at a low temperature. Known slips are computed the same way and named: temperature multiplied or ignored,
-the filters not renormalised, ties dropped at the top-k boundary (exactly k kept), the token that crosses p
-dropped, top-p measured before top-k, the temperature at the other end of the chain.
+rows that overflow a naive exp at a low temperature. Known slips are computed the same way and named: temperature
+multiplied or ignored, the filters not renormalised, ties dropped at the top-k boundary (exactly k kept), the token that
+crosses p dropped, top-p measured before top-k, the temperature at the other end of the chain.
+
+top_p is chosen, not guessed: every cumulative mass a rule or a slip compares it with is a breakpoint, and p is drawn
+inside a window between two of them, 2e-3 from both (float32 rounding cannot flip a decision), where the slips the
+check names each give another distribution (top-p, combined). Windows where they do not are skipped, and logits with
+no such window are drawn again, so a verdict never rests on the luck of the draw.
 
 The draw is judged by its support and frequencies: a probe calls `sample` with a torch.Generator it seeds, on
-thousands of copies of one row; no token outside the kept set may come out, and every kept token's frequency must
-be within 5 standard deviations of its probability. Reproducibility: the same seed twice gives the same tokens
-(with the global RNG moved in between), another seed other tokens, and the global RNG is left untouched.
+thousands of copies of one row whose p makes every slip of sampling_probs fail the same way (a dropped token of at
+least 2 % drawn, or a kept one of at least 2 % never drawn, or a frequency 12 standard deviations off); no token
+outside the kept set may come out, and every kept token's frequency must be within 5 standard deviations of its
+probability. Reproducibility, on tempered draws with no filter: the same seed twice gives the same tokens (with the
+global RNG moved in between), another seed other tokens, the global RNG is left untouched and the caller's logits
+unchanged.
 
 Kata variants: `variant("temperature")`: the temperature divides the logits first (top-k and top-p see the
 tempered distribution) or last (they see the raw one); the expectations and the order diagnosis follow it.
@@ -30,14 +37,17 @@ from grader.checking import Text, check, expect_close, expect_tensor, fail, matc
 @probe
 def draws(module, logits, kwargs, seeds):
     """`sample(logits, generator=g, **kwargs)` once per seed, g seeded with it (the global RNG set elsewhere first):
-    the tokens, and whether the global RNG moved during the call."""
+    the tokens, whether the global RNG moved during the call, and the first logit the call changed in place (what was
+    passed, what is there now), or None."""
     found = []
     for seed in seeds:
         torch.manual_seed(seed + 1234)
-        before = torch.random.get_rng_state()
+        before, passed = torch.random.get_rng_state(), logits.clone()
         tokens = module.sample(logits, generator=torch.Generator().manual_seed(seed), **kwargs)
-        found.append({"tokens": tokens if isinstance(tokens, torch.Tensor) else tokens,
-                      "global": not torch.equal(before, torch.random.get_rng_state())})
+        changed = (passed != logits).flatten().nonzero().flatten().tolist()
+        found.append({"tokens": tokens, "global": not torch.equal(before, torch.random.get_rng_state()),
+                      "changed": [float(passed.flatten()[changed[0]]), float(logits.flatten()[changed[0]])]
+                      if changed else None})
     return found
 
 
@@ -87,20 +97,44 @@ def expected(logits, temperature=1.0, top_k=None, top_p=None, *, first=None, tie
     return torch.softmax(tempered.masked_fill(~keep, -math.inf), dim=-1)
 
 
-def safe_p(rng, logits, low, high, temperature=1.0, top_k=None) -> float:
-    """A top_p in [low, high] at least 2e-3 away from every cumulative mass top-p compares it with, under both
-    temperature placements (so the right and the wrong order each have one clear answer)."""
-    masses = []
-    for first in (True, False):
-        scores = logits.double() / temperature if first else logits.double()
-        if top_k is not None and top_k < scores.shape[-1]:
-            scores = scores.masked_fill(scores < torch.topk(scores, top_k, dim=-1).values[..., -1:], -math.inf)
-        masses.append(mass_above(torch.softmax(scores, dim=-1)))
-    for _ in range(50):
-        p = uniform(rng, low, high)
-        if all(((m - p).abs() > 2e-3).all() for m in masses):
-            return p
-    return p
+def breakpoints(logits, temperature=1.0, top_k=None) -> list[float]:
+    """Every cumulative mass a top_p is compared with, by the statement's rule or a slip's: the mass strictly above
+    each token and that mass with the token's own, for the logits divided, multiplied or left alone, measured after
+    top-k or on the whole distribution. Between two of them, no rule and no slip changes its decision."""
+    z = logits.double()
+    found = [torch.tensor([0.0, 1.0], dtype=torch.float64)]
+    for scores in (z / temperature, z * temperature, z):
+        for whole in (False, True):
+            kept = scores
+            if top_k is not None and top_k < z.shape[-1] and not whole:
+                kept = scores.masked_fill(scores < torch.topk(scores, top_k, dim=-1).values[..., -1:], -math.inf)
+            probs = torch.softmax(kept, dim=-1)
+            above = mass_above(probs)
+            found += [above.flatten(), (above + probs).flatten()]
+    return torch.cat(found).clamp(0, 1).unique().tolist()
+
+
+def choose_p(rng, logits, kwargs, ok, margin=2e-3) -> float | None:
+    """A top_p for `sampling_probs(logits, **kwargs)` at which `ok(top_p)` holds, drawn inside a window between two
+    breakpoints and at least `margin` from both (float32 rounding cannot flip a decision); None when no window
+    qualifies. Exact: `ok` is decided by the kept sets, which stay the same across a window."""
+    points = breakpoints(logits, kwargs.get("temperature", 1.0), kwargs.get("top_k"))
+    windows = [(lo + margin, hi - margin) for lo, hi in zip(points, points[1:]) if hi - lo > 2 * margin]
+    for i in torch.randperm(len(windows), generator=rng).tolist():  # tried in a random order
+        lo, hi = windows[i]
+        if ok((lo + hi) / 2):
+            return uniform(rng, lo, hi)
+    return None
+
+
+def designed(rng, make, what: str, tries=100):
+    """(logits, kwargs) from `make(rng)`, which returns None for a draw where no top_p does what the check needs; a
+    grader bug, never a learner's, when none does in `tries` draws."""
+    for _ in range(tries):
+        case = make(rng)
+        if case is not None:
+            return case
+    raise RuntimeError(f"fs19: no {what} case found in {tries} draws")
 
 
 def first_wrong(got, want) -> dict:
@@ -121,6 +155,12 @@ ORDER = {True: Text("the temperature applied last, after top-k and top-p looked 
                      "look at the raw distribution, and the temperature divides the kept logits last",
                      "temperature 先调整、top-p 看的是调整过温度的分布的结果：这里 top-k 和 top-p 看原始分布，"
                      "temperature 最后才去除保留下来的 logits")}
+
+
+def slip_kwargs() -> list[dict]:
+    """The slips `expected` computes, as its keyword arguments: those of `slips`, in its order."""
+    return [{"temp": "multiply"}, {"temp": "ignore"}, {"renorm": False}, {"crossing": False}, {"p_first": True},
+            {"first": not temperature_first()}]
 
 
 def slips(logits, **kwargs):
@@ -191,15 +231,11 @@ def ties_dropped(got, logits, temperature=1.0, top_k=None, top_p=None) -> bool:
         and matches(got, torch.softmax((z / temperature).masked_fill(~kept, -math.inf), -1))
 
 
-def differing(rng, make, *slip_kwargs, tries=30):
-    """(logits, kwargs) from `make(rng)` such that each slip of `slip_kwargs` gives another distribution than the
-    statement's and than the other slips' (a wrong answer can neither pass nor be misnamed by the luck of the draw)."""
-    for _ in range(tries):
-        logits, kwargs = make(rng)
-        found = [expected(logits, **kwargs)] + [expected(logits, **kwargs, **slip) for slip in slip_kwargs]
-        if all(not matches(a, b) for i, a in enumerate(found) for b in found[i + 1:]):  # each slip tells itself apart
-            break
-    return logits, kwargs
+def distinct(logits, kwargs, *slip_kwargs) -> bool:
+    """Whether the statement's distribution and each slip's of `slip_kwargs` are all different from one another (a
+    wrong answer can neither pass nor be misnamed)."""
+    found = [expected(logits, **kwargs)] + [expected(logits, **kwargs, **slip) for slip in slip_kwargs]
+    return all(not matches(a, b) for i, a in enumerate(found) for b in found[i + 1:])
 
 
 def draw_logits(rng, b, v, scale=2.0):
@@ -226,7 +262,8 @@ def test_top_k(submission, rng):
     for row in range(3):  # a tie at the boundary: the (k+1)-th logit equal to the k-th
         order = torch.sort(logits[row], descending=True).indices
         logits[row, order[k]] = logits[row, order[k - 1]]
-    expect_probs(submission, logits, temperature=uniform(rng, 0.6, 1.5), top_k=k)
+    t = uniform(rng, 0.6, 0.8) if randint(rng, 0, 1) else uniform(rng, 1.25, 1.5)  # 1 / t never close to t
+    expect_probs(submission, logits, temperature=t, top_k=k)
     expect_probs(submission, draw_logits(rng, 2, v), temperature=0.8, top_k=1)
     expect_probs(submission, draw_logits(rng, 2, v), top_k=v)  # k = V: nothing to drop
 
@@ -238,10 +275,12 @@ def test_top_p(submission, rng):
 
     def make(rng):
         logits = draw_logits(rng, 3, v, scale=1.0)
-        t = uniform(rng, 0.5, 0.7)
-        return logits, {"temperature": t, "top_p": safe_p(rng, logits, 0.5, 0.9, temperature=t)}
+        kwargs = {"temperature": uniform(rng, 0.5, 0.7)}
+        p = choose_p(rng, logits, kwargs, lambda p: 0.4 <= p <= 0.95 and distinct(
+            logits, {**kwargs, "top_p": p}, {"crossing": False}, {"first": not temperature_first()}))
+        return None if p is None else (logits, {**kwargs, "top_p": p})
 
-    logits, kwargs = differing(rng, make, {"crossing": False}, {"first": not temperature_first()})
+    logits, kwargs = designed(rng, make, "top-p")
     expect_probs(submission, logits, **kwargs)
     small = draw_logits(rng, 2, v)
     top = torch.softmax(small.double(), -1).max(-1).values.min()
@@ -256,27 +295,55 @@ def test_combined(submission, rng):
     def make(rng):
         logits = draw_logits(rng, 3, v, scale=1.0)
         kwargs = {"temperature": uniform(rng, 0.4, 0.6), "top_k": randint(rng, 3, 5)}
-        kwargs["top_p"] = safe_p(rng, logits, 0.5, 0.85, **kwargs)
-        return logits, kwargs
+        p = choose_p(rng, logits, kwargs, lambda p: 0.4 <= p <= 0.95 and distinct(
+            logits, {**kwargs, "top_p": p}, *slip_kwargs()))
+        return None if p is None else (logits, {**kwargs, "top_p": p})
 
-    logits, kwargs = differing(rng, make, {"p_first": True}, {"first": not temperature_first()})
+    logits, kwargs = designed(rng, make, "combined")
     expect_probs(submission, logits, **kwargs)
 
 
-def support_case(rng):
+def drawn_apart(want, wrong, n) -> bool:
+    """Whether `n` draws from `wrong` always fail the same way against `want`, never as greedy (two tokens of at least
+    2 %): a token `want` drops that `wrong` gives at least 2 % (drawn, surely: outside the support), else a token `want`
+    keeps with at least 2 % that `wrong` drops (never drawn), else a probability 12 standard deviations away."""
+    if (wrong >= 0.02).sum() < 2:
+        return False
+    extra, missing = (wrong > 0) & (want == 0), (want > 0) & (wrong == 0)
+    if extra.any():
+        return bool((wrong[extra] >= 0.02).all())
+    if missing.any():
+        return bool((want[missing] >= 0.02).any())
+    return bool(((wrong - want).abs() > 12 * torch.sqrt(want * (1 - want) / n) + 2 / n).any())
+
+
+def support_case(rng, n):
+    """One row, its kwargs: at least two kept tokens, each with at least 2 %, and every slip that changes
+    sampling_probs drawn apart from it (see drawn_apart) in `n` draws."""
     v = randint(rng, 8, 10)
     row = draw_logits(rng, 1, v, scale=1.0)
-    kwargs = {"temperature": uniform(rng, 0.8, 1.2), "top_k": randint(rng, 5, v - 2)}
-    kwargs["top_p"] = safe_p(rng, row, 0.7, 0.9, **kwargs)
-    return row, kwargs
+    kwargs = {"temperature": uniform(rng, 0.4, 0.6), "top_k": randint(rng, 5, v - 2)}
+
+    def ok(p):
+        want = expected(row, **kwargs, top_p=p)[0]
+        kept = want[want > 0]
+        return len(kept) >= 2 and bool((kept >= 0.02).all()) and all(
+            drawn_apart(want, expected(row, **kwargs, top_p=p, **slip)[0], n)
+            for slip in slip_kwargs() if "renorm" not in slip)  # multinomial renormalises: the same draws
+
+    p = choose_p(rng, row, kwargs, ok)
+    return None if p is None else (row, {**kwargs, "top_p": p})
 
 
-@check("sample returns int64 [B], one token per row", points=1, zh="sample 返回 int64 的 [B]，每行一个词元",
+@check("sample returns int64 [B], one token per row (B = 1 too)", points=1,
+       zh="sample 返回 int64 的 [B]，每行一个词元（B = 1 也一样）",
        depends="probs_plain")
 def test_sample_shape(submission, rng):
     logits = draw_logits(rng, 4, randint(rng, 6, 9))
     tokens = submission.probe(draws, logits, {}, [randint(rng, 0, 10**6)], what="`sample`")[0]["tokens"]
     tokens = expect_tensor(tokens, "sample(logits[4, V], generator=g)", shape=[4], dtype=torch.int64)
+    one = submission.probe(draws, logits[:1], {}, [randint(rng, 0, 10**6)], what="`sample`")[0]["tokens"]
+    expect_tensor(one, "sample(logits[1, V], generator=g)", shape=[1], dtype=torch.int64)  # a batch of one row too
     if ((tokens < 0) | (tokens >= logits.shape[-1])).any():
         fail("sample returned {got}: token ids go from 0 to V - 1 = {last}.", "sample 返回了 {got}：词元编号应在 0 到 "
              "V - 1 = {last} 之间。", got=tokens.tolist(), last=logits.shape[-1] - 1, key="token-out-of-range")
@@ -285,8 +352,8 @@ def test_sample_shape(submission, rng):
 @check("sample draws only the kept tokens, as often as their probabilities say", points=2,
        zh="sample 只抽取保留下来的词元，频率与其概率相符", depends=("combined", "sample_shape"))
 def test_support(submission, rng):
-    row, kwargs = support_case(rng)
     n = 3000
+    row, kwargs = designed(rng, lambda rng: support_case(rng, n), "support")
     logits = row.expand(n, -1).contiguous()
     tokens = submission.probe(draws, logits, kwargs, [randint(rng, 0, 10**6)], what="`sample`")[0]["tokens"]
     what = Text("sample(logits[{n}, {v}] (the same row), {args})", "sample(logits[{n}, {v}]（同一行重复）, {args})",
@@ -318,13 +385,21 @@ def test_support(submission, rng):
              want=float(probs[i]), band=float(band[i]), key="wrong-frequencies")
 
 
-@check("the same generator seed gives the same tokens, and only the generator is drawn from", points=1,
-       zh="相同的生成器种子给出相同的词元，并且只从该生成器抽样", depends="support")
+@check("the same generator seed gives the same tokens, only the generator is drawn from, the logits stay as passed",
+       points=1, zh="相同的生成器种子给出相同的词元，只从该生成器抽样，传入的 logits 保持不变", depends="support")
 def test_reproducible(submission, rng):
-    row, kwargs = support_case(rng)
-    logits = row.expand(200, -1).contiguous()
-    seed = randint(rng, 0, 10**6)
-    runs = submission.probe(draws, logits, kwargs, [seed, seed, seed + 1], what="`sample`")
+    logits = draw_logits(rng, 1, randint(rng, 8, 10), scale=1.0).expand(200, -1).contiguous()  # no filter: only
+    # the generator is judged, whatever the filters get wrong
+    seed, t = randint(rng, 0, 10**6), uniform(rng, 0.5, 0.8)
+    runs = submission.probe(draws, logits, {"temperature": t}, [seed, seed, seed + 1], what="`sample`")
+    if runs[0]["changed"]:
+        fail("sample(logits, temperature={t:.3g}, generator=g) changed the caller's logits in place (a logit passed as "
+             "{passed:.4g} is now {now:.4g}): a sampler leaves its input alone, so compute into a new tensor "
+             "(logits = logits / temperature, masked_fill) rather than in place (/=, masked_fill_).",
+             "sample(logits, temperature={t:.3g}, generator=g) 原地修改了调用者的 logits（传入的 {passed:.4g} 现在是 "
+             "{now:.4g}）：采样函数不能改动它的输入，请把结果放进新的 tensor（logits = logits / temperature、masked_fill），"
+             "而不是原地修改（/=、masked_fill_）。", t=t, passed=runs[0]["changed"][0], now=runs[0]["changed"][1],
+             key="input-changed")
     if any(r["global"] for r in runs):
         fail("sample drew from the global random generator (torch.manual_seed's): it must draw from the generator it "
              "is given, torch.multinomial(..., generator=generator), so that a seed reproduces a generation and "
