@@ -4,7 +4,7 @@ Usage: python bench/bench_grade.py [--runs 5] [--warm-runs 3] [--skip-cold] [--s
 
 - cold: `grade exNN --file <solution> --no-server` for ex01-ex06 (the path without a service: no slower than
   before, median ratio target at most 1.3), and the first `grade` with no service running (it starts one);
-- warm: `grade exNN --file <solution>` on a running service for every exercise (target: at most 0.25x
+- warm: `grade NAME --file <solution>` on a running service for every exercise of every track (target: at most 0.25x
   `import torch` and under 0.3 s), `check("ex05")` in a live Jupyter kernel (target under 0.3 s), `grade watch`
   from a save to its table (target under 0.5 s), and the service's idle memory;
 - `grade --help` and `grade list` (no torch; target under 0.5 s).
@@ -52,7 +52,7 @@ def paired(cmd: list[str], runs: int, before=lambda: None) -> tuple[float, float
     return statistics.median(t for _, t in pairs), statistics.median(t / b for b, t in pairs)
 
 
-def solutions(pattern: str = "ex*_*.py") -> list[Path]:
+def solutions(pattern: str = "*_*.py") -> list[Path]:
     return sorted((ROOT / "solutions").glob(pattern))
 
 
@@ -71,7 +71,7 @@ def cold(runs: int) -> None:
 
 
 def warm(runs: int) -> list[float]:
-    client.start(FOLDER)
+    subprocess.run(GRADE + ["server", "start"], capture_output=True, cwd=ROOT, env=ENV)  # as the gradings see it
     subprocess.run(GRADE + ["ex05", "--file", str(solutions("ex05_*.py")[0])], capture_output=True, cwd=ROOT, env=ENV)
     while not client.status(FOLDER)["warm"]:  # it imports the rest once nobody waits
         time.sleep(1)
