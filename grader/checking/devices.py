@@ -4,15 +4,16 @@ On a machine without a GPU, code behind `if torch.cuda.is_available():` never ru
 `device="cuda"` there goes unseen. `pretend_cuda` (grader/checking/probe_kit.py) makes torch report a GPU, runs
 what names CUDA on the CPU and records it. Here that is one standard step for any exercise: `cuda_run` runs some of the
 learner's functions that way (a probe), and `expect_cpu_only` fails when one of them sent something to the
-pretended GPU although every input was on the CPU. Probes that drive modules and optimizers use
+pretended GPU although every input was on the CPU; `expect_cpu_module` does the same for a module built and run on
+an input (its parameters, buffers and whatever its forward makes). Probes that drive modules and optimizers use
 `pretend_cuda` themselves and hand what it recorded to `fail_if_gpu`.
 """
 
 from __future__ import annotations
 
-from grader.checking.expect import Text, fail, learner_error, pretend_cuda, probe, verbatim
+from grader.checking.expect import Text, fail, fail_raised, learner_call, learner_error, pretend_cuda, probe, verbatim
 
-__all__ = ["cuda_run", "expect_cpu_only", "fail_if_gpu"]
+__all__ = ["cuda_run", "expect_cpu_module", "expect_cpu_only", "fail_if_gpu"]
 
 
 @probe
@@ -50,3 +51,22 @@ def expect_cpu_only(submission, calls: list[tuple[str, list]], what: str | None 
     for row, (name, _args) in zip(submission.probe(cuda_run, [[n, list(a)] for n, a in calls],
                                                   what=what or "the functions with a GPU pretended"), calls):
         fail_if_gpu(row["cuda"], f"`{name}(...)`")
+
+
+@probe
+def built_with_gpu(module, name, args, inputs):
+    """Build module.<name>(*args) and run it on `inputs` with a GPU pretended: what named CUDA, and the error, if
+    any."""
+    with pretend_cuda(module) as seen:
+        _, error = learner_call(module, lambda: getattr(module, name)(*args)(*inputs))
+    return {"cuda": seen.calls, "error": error}
+
+
+def expect_cpu_module(submission, name: str, args: list, inputs: list) -> None:
+    """Build the learner's module `name(*args)` and run it on `inputs` (on the CPU) once with a GPU pretended; fail
+    when its parameters, buffers or forward sent anything to it, or when it raised there."""
+    call = f"`{name}({', '.join(map(str, args))})(x)`"
+    got = submission.probe(built_with_gpu, name, list(args), list(inputs), what=call)
+    fail_if_gpu(got["cuda"], call)
+    if got["error"]:
+        fail_raised(got["error"], Text("with a GPU present, {call}", "有 GPU 时，{call}", call=verbatim(call)))

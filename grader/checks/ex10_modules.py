@@ -9,8 +9,8 @@ built and run once with a GPU pretended (every input on the CPU): nothing may go
 import torch
 from torch import nn
 
-from grader.checking import Text, check, expect_close, explain, fail, fail_raised, learner_call, matches, pretend_cuda, probe
-from grader.devices import fail_if_gpu
+from grader.checking import Text, check, expect_close, explain, fail, matches, probe
+from grader.devices import expect_cpu_module
 from grader.gradients import autograd_gradient, expect_gradient
 
 def randint(rng: torch.Generator, low: int, high: int) -> int:
@@ -53,23 +53,6 @@ def _load(targets: dict, values: dict):
         for name, value in values.items():
             targets[name].copy_(value)
     return None
-
-
-@probe
-def built_with_gpu(module, name, args, x):
-    """Build module.<name>(*args) and run it on x with a GPU pretended: what named CUDA, and the error, if any."""
-    with pretend_cuda(module) as seen:
-        _, error = learner_call(module, lambda: getattr(module, name)(*args)(x))
-    return {"cuda": seen.calls, "error": error}
-
-
-def expect_cpu_module(submission, name, args, x):
-    """Fail when building and running module.<name>(*args) on x (on the CPU) sends anything to a pretended GPU."""
-    call = code(f"{name}({', '.join(map(str, args))})(x)")
-    got = submission.probe(built_with_gpu, name, args, x, what=call)
-    fail_if_gpu(got["cuda"], call)
-    if got["error"]:
-        fail_raised(got["error"], Text("with a GPU present, {call}", "有 GPU 时，{call}", call=call))
 
 
 @probe
@@ -279,7 +262,7 @@ def test_affine_forward(submission, rng):
                      "detached tensor?).", "backward 之后 {grad} 为 None：输出不是由 {attr} 计算的（用了副本，还是 detach 过的 tensor？）。",
                      grad=code(f"Affine.{name}.grad"), attr=code(f"self.{name}"), key="forward-detached")
             expect_gradient(got[f"{name}_grad"], want, f"Affine.{name}", of="output")
-    expect_cpu_module(submission, "Affine", [n_in, n_out], x)
+    expect_cpu_module(submission, "Affine", [n_in, n_out], [x])
 
 
 # -- Stack ----------------------------------------------------------------------------------------
@@ -384,7 +367,7 @@ def test_stack_forward(submission, rng):
                  "{call} 等于期望输出再取 relu：最后一层之后多了一个 ReLU，模型永远输出不了负数。ReLU 只放在层与层之间。",
                  call=call, key="relu-after-last-layer")
         expect_close(y, expected, call, atol=1e-5)
-    expect_cpu_module(submission, "Stack", [drawn], torch.randn(2, drawn[0], generator=rng))
+    expect_cpu_module(submission, "Stack", [drawn], [torch.randn(2, drawn[0], generator=rng)])
 
 
 @check("One optimizer step on model.parameters() changes every trainable parameter", points=1,

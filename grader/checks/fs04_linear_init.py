@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from grader.checking import Text, check, expect_close, expect_tensor, explain, fail, probe, variant, verbatim
+from grader.devices import expect_cpu_module
 
 # -- probes (run in the sandbox) ----------------------------------------------------------------
 
@@ -243,6 +244,7 @@ def test_forward(submission, rng):
                 fail("{call} leaves the bias out: add self.bias (broadcast over the batch dimensions).",
                      "{call} 没有加上 bias：请加上 self.bias（沿 batch 维度广播）。", call=call, key="bias-forgotten")
             expect_close(out, expected, call, rtol=1e-5, atol=1e-5)
+    expect_cpu_module(submission, "Linear", [fan_in, fan_out], [xs[0]])  # a GPU at hand changes nothing
 
 
 # -- initialisation -----------------------------------------------------------------------------

@@ -26,6 +26,7 @@ import torch.nn.functional as F
 
 from grader.checking import (Text, check, describe, expect_close, expect_tensor, fail, matches, patched, probe, variant,
                              verbatim)
+from grader.devices import expect_cpu_only
 from grader.gradients import autograd_gradient, expect_gradient, numerical_jacobian
 
 NAMES = ("x", "weight")
@@ -268,6 +269,7 @@ def test_forward(submission, rng):
     infos = submission.probe(run_forwards, cases, eps, what=Text("`rms_norm`", "`rms_norm`"))
     for (x, w), info in zip(cases, infos):
         judge_forward(submission, x, w, eps, info=info)
+    expect_cpu_only(submission, [("rms_norm", [*cases[0], eps])])  # a GPU at hand changes nothing
 
 
 @check("eps sits inside the square root: rows of tiny values and a row of zeros, the default eps included", points=1,

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 
 from grader.checking import (Text, check, describe, expect_close, expect_tensor, fail, learner_call, matches, probe,
                              relation, relation_key, relation_text, variant, verbatim, where)
+from grader.devices import expect_cpu_module
 
 # the torch functions that normalise for you: F.batch_norm (nn.BatchNorm1d's forward) and its siblings
 BUILTINS = ("batch_norm", "native_batch_norm", "_native_batch_norm_legit", "_batch_norm_impl_index",
@@ -389,6 +390,8 @@ def expect_train_outputs(submission, rng, seq: bool) -> None:
        zh="训练模式下，[N, C] 的输出与 nn.BatchNorm1d 一致")
 def test_train_values(submission, rng):
     expect_train_outputs(submission, rng, seq=False)
+    c = randint(rng, 3, 6)
+    expect_cpu_module(submission, "BatchNorm1d", [c], [torch.randn(4, c, generator=rng)])  # a GPU changes nothing
 
 
 @check("in training, the output matches nn.BatchNorm1d's on [N, C, L] batches (N = 1 and L = 1 among them)", points=1,

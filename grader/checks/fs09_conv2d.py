@@ -9,7 +9,8 @@ swapped, the dilation or the stride left out of the output size.
 
 Shapes are drawn so that nothing lines up by chance: H != W, kH != kW, C_in != C_out, strides, paddings and dilations
 that differ between height and width, and the edges: N = 1 and N = 0, one input channel, H = 1, a 1x1 kernel with a
-stride larger than it, a 1x1 output, depthwise groups.
+stride larger than it, a 1x1 output, depthwise groups, x and weight in channels_last memory layout (where `.view` of
+the kernels fails).
 
 Kata variants: `variant("padding")` is how the border is padded: with zeros as F.conv2d does (the exercise as
 written), or circularly (the far side wraps around), as nn.Conv2d(padding_mode="circular") does.
@@ -41,8 +42,9 @@ def conv_run(module, cases):
 
     records = []
     for case in cases:
-        x = case["x"].clone().requires_grad_(case["x"].is_floating_point())
-        weight = case["weight"].clone().requires_grad_(True)
+        layout = torch.channels_last if case.get("channels_last") else torch.contiguous_format
+        x = case["x"].clone(memory_format=layout).requires_grad_(case["x"].is_floating_point())
+        weight = case["weight"].clone(memory_format=layout).requires_grad_(True)
         bias = None if case["bias"] is None else case["bias"].clone().requires_grad_(True)
         with Recorder():
             out, error = learner_call(module, module.conv2d, x, weight, bias, stride=case["stride"],
@@ -86,12 +88,15 @@ def pair(value) -> tuple[int, int]:
 
 
 def case(rng, n, c_in, c_out, hw, khw, *, stride=1, padding=0, dilation=1, groups=1, bias=True,
-         dtype=torch.float64, grad=False) -> dict:
+         dtype=torch.float64, grad=False, channels_last=False) -> dict:
+    """A drawn case; with `channels_last`, the probe hands x and weight over in that memory layout (not contiguous:
+    `.view` on them fails where `.reshape` copies)."""
     x = torch.randn(n, c_in, *hw, generator=rng, dtype=torch.float64)
     weight = torch.randn(c_out, c_in // groups, *khw, generator=rng, dtype=torch.float64)
     drawn = {"x": x.to(dtype), "weight": weight.to(dtype),
              "bias": torch.randn(c_out, generator=rng, dtype=torch.float64).to(dtype) if bias else None,
-             "stride": stride, "padding": padding, "dilation": dilation, "groups": groups, "g": None}
+             "stride": stride, "padding": padding, "dilation": dilation, "groups": groups, "g": None,
+             "channels_last": channels_last}
     if grad:
         drawn["g"] = torch.randn(reference(drawn).shape, generator=rng, dtype=torch.float64)
     return drawn
@@ -119,8 +124,9 @@ def call_text(c: dict) -> str:
     for name, default in (("stride", 1), ("padding", 0), ("dilation", 1), ("groups", 1)):
         if c[name] != default:
             parts.append(f"{name}={c[name]}")
-    dtype = "" if c["x"].dtype == torch.float64 else f" ({str(c['x'].dtype).removeprefix('torch.')})"
-    return f"`conv2d({', '.join(parts)})`{dtype}"
+    notes = [] if c["x"].dtype == torch.float64 else [str(c["x"].dtype).removeprefix("torch.")]
+    notes += ["channels_last"] if c.get("channels_last") else []
+    return f"`conv2d({', '.join(parts)})`" + (f" ({', '.join(notes)})" if notes else "")
 
 
 def run(submission, key: str, draw) -> tuple[list, dict]:
@@ -158,6 +164,13 @@ ERRORS = [  # (text in the learner's error, the lesson)
         "and, with groups, split the columns into groups of C_in / groups * kH * kW rows.",
         "kernel 和列无法做矩阵乘法：把 weight 展平成 [C_out, C_in / groups * kH * kW]；有 groups 时，"
         "把列分成每组 C_in / groups * kH * kW 行。"), "shapes-do-not-multiply"),
+    ("view size is not compatible", Text(
+        "`.view` needs strides that allow the new shape, and x and weight may come in any memory layout (here "
+        "channels_last, as a model converted with .to(memory_format=torch.channels_last) passes them): use `.reshape`, "
+        "which copies only when it must.",
+        "`.view` 要求步长允许新的形状，而 x 和 weight 可能是任何内存布局（这里是 channels_last，"
+        "用 .to(memory_format=torch.channels_last) 转换过的模型就这样传入）：请用 `.reshape`，它只在必要时复制。"),
+     "view-not-contiguous"),
     ("must match the size of tensor", Text(
         "two tensors do not line up: with groups, both the columns and the kernels need a group axis "
         "([N, G, C_in / G * kH * kW, L] and [G, C_out / G, C_in / G * kH * kW]).",
@@ -395,8 +408,9 @@ def test_groups(submission, rng):
         expect_case(record, c)
 
 
-@check("conv2d handles the edges: N = 1 and N = 0, one channel, H = 1, a 1x1 kernel wider-strided, a 1x1 output",
-       points=1, zh="conv2d 能处理边界情况：N = 1 和 N = 0、单通道、H = 1、stride 大于 1x1 kernel、1x1 的输出",
+@check("conv2d handles the edges: N = 1 and N = 0, one channel, H = 1, a 1x1 kernel wider-strided, a 1x1 output, "
+       "channels_last tensors", points=1,
+       zh="conv2d 能处理边界情况：N = 1 和 N = 0、单通道、H = 1、stride 大于 1x1 kernel、1x1 的输出、channels_last 的 tensor",
        depends=("basic", "stride_padding"))
 def test_edges(submission, rng):
     def draw():
@@ -404,7 +418,8 @@ def test_edges(submission, rng):
         return [case(rng, 1, 1, 1, (1, w), (1, 3)),
                 case(rng, 2, 3, 2, (randint(rng, 4, 5), w), (1, 1), stride=2),
                 case(rng, 1, 2, 3, (3, 2), (3, 2)),
-                case(rng, 0, 2, 3, (4, w), (2, 2), padding=1)]
+                case(rng, 0, 2, 3, (4, w), (2, 2), padding=1),
+                case(rng, 2, 3, 2, (5, w), (2, 3), padding=(1, 0), channels_last=True)]
     expect_cases(submission, "edges", draw)
 
 

@@ -21,6 +21,7 @@ import torch.nn.functional as F
 
 from grader.checking import (Text, check, expect_tensor, fail, fail_raised, learner_call, matches, patched, probe,
                              relation, relation_key, relation_text, variant, verbatim)
+from grader.devices import expect_cpu_only
 
 BUILTINS = ("max_pool", "max_unpool", "adaptive_max_pool", "fractional_max_pool")  # parts of the forbidden names
 
@@ -417,6 +418,8 @@ def draw_edges(rng) -> list:
        zh="max_pool2d 与 F.max_pool2d 一致：默认和给定的 stride、重叠的窗口和有间隔的窗口")
 def test_forward(submission, rng):
     judge(submission, "plain", lambda: draw_plain(rng))
+    x = torch.randn(1, 2, 5, 6, generator=rng)
+    expect_cpu_only(submission, [("max_pool2d", [x, 2])])  # a GPU at hand changes nothing
 
 
 @check("max_pool2d pads with -inf: windows over negative borders match F.max_pool2d", points=1,

@@ -24,6 +24,7 @@ from torch import nn
 
 from grader.checking import (Text, check, expect_tensor, fail, learner_call, matches, probe, relation, relation_key,
                              relation_text, variant, verbatim, where)
+from grader.devices import expect_cpu_module
 
 BUILTINS = ("embedding", "embedding_bag", "_embedding_bag")  # F.embedding (nn.Embedding's forward) and its kin
 
@@ -285,6 +286,9 @@ def test_lookup(submission, rng):
                      "{what} 对 padding id {p} 返回了 0：nn.Embedding 原样返回 weight 的第 {p} 行（只有在它从未被改动时才是 0）；"
                      "padding_idx 只挡住它的梯度。请返回这一行，改为挡住梯度。", what=what, p=p, key="padding-output-zeroed")
             expect_near(out, want, what)
+    num, dim = randint(rng, 5, 9), randint(rng, 2, 4)
+    ids = torch.randint(0, num, (2, 3), generator=rng)
+    expect_cpu_module(submission, "Embedding", [num, dim], [ids])  # a GPU at hand changes nothing
 
 
 @check("the gradient of weight adds up repeated ids and leaves the padding row at zero, as F.embedding's", points=2,

@@ -24,6 +24,7 @@ from torch import nn
 
 from grader.checking import (Text, check, error_text, expect_tensor, fail, fail_raised, learner_call, matches, probe,
                              relation, relation_key, relation_text, variant, verbatim)
+from grader.devices import expect_cpu_module
 
 BUILTINS = ("lstm", "lstm_cell", "_thnn_fused_lstm_cell", "gru", "gru_cell", "rnn_tanh", "rnn_relu")
 NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
@@ -231,10 +232,11 @@ def cell_text(x, state) -> str:
     return f"`cell(x{list(x.shape)}, {given})`"
 
 
-def run_cells(submission, rng, key: str, draw):
-    """The learner's cell, loaded, on the cases `draw(input_size, hidden_size)` makes: once per grading for `key`."""
+def run_cells(submission, rng, key: str, draw, sizes=None):
+    """The learner's cell, loaded, on the cases `draw(input_size, hidden_size)` makes: once per grading for `key`;
+    `sizes` (input size, hidden size) instead of drawn ones."""
     def make():
-        input_size, hidden_size = draw_sizes(rng)
+        input_size, hidden_size = sizes or draw_sizes(rng)
         weights = draw_weights(rng, input_size, hidden_size)
         cases = draw(input_size, hidden_size)
         try:
@@ -272,6 +274,11 @@ def step_output(record, x, state, hidden_size):
              "unbatched, [H]. Remove the batch axis you added (squeeze(0)).",
              "对不带 batch 的 x [I]，{what} 返回的 h 形状为 {got}：nn.LSTMCell 对不带 batch 的输入返回不带 batch 的 h 和 c，"
              "即 [H]。请去掉你加上的 batch 维度（squeeze(0)）。", what=what, got=list(h.shape), key="unbatched-shape")
+    if x.dim() == 1 and hidden_size == 1 and (h.dim() == 0 or c.dim() == 0):
+        fail("{what} returned a 0-d h or c for an unbatched x [I] with hidden_size 1, expected shape [1]: squeeze() "
+             "removes every axis of size 1, the hidden one too. Remove only the batch axis: squeeze(0).",
+             "对 hidden_size 为 1 的不带 batch 的 x [I]，{what} 返回了 0 维的 h 或 c，应为形状 [1]：squeeze() "
+             "会去掉所有大小为 1 的维度，包括隐藏维度。请只去掉 batch 维度：squeeze(0)。", what=what, key="squeeze-all")
     expect_tensor(h, Text("h of {what}", "{what} 的 h", what=what), shape=shape)
     expect_tensor(c, Text("c of {what}", "{what} 的 c", what=what), shape=shape)
     return h, c
@@ -379,23 +386,27 @@ def test_zero_state(submission, rng):
     def draw(input_size, hidden_size):
         return [[torch.randn(batch, input_size, generator=rng, dtype=torch.float64), None, None, None]
                 for batch in (randint(rng, 2, 3) + hidden_size, 1)]
-    _, hidden_size, weights, cases, result = run_cells(submission, rng, "zero", draw)
+    input_size, hidden_size, weights, cases, result = run_cells(submission, rng, "zero", draw)
     no_builtin(result["calls"])
     for (x, state, _, _), record in zip(cases, result["records"]):
         expect_step(record, x, state, weights, hidden_size)
+    x = torch.randn(2, input_size, generator=rng)
+    expect_cpu_module(submission, "LSTMCell", [input_size, hidden_size], [x])  # a GPU at hand changes nothing
 
 
-@check("an unbatched input [I] gives an unbatched (h, c) [H], as nn.LSTMCell does", points=1,
-       zh="不带 batch 的输入 [I] 得到不带 batch 的 (h, c) [H]，与 nn.LSTMCell 相同", depends="step")
+@check("an unbatched input [I] gives an unbatched (h, c) [H], as nn.LSTMCell does (hidden_size 1 too)", points=1,
+       zh="不带 batch 的输入 [I] 得到不带 batch 的 (h, c) [H]，与 nn.LSTMCell 相同（hidden_size 为 1 时也是）",
+       depends="step")
 def test_unbatched(submission, rng):
     def draw(input_size, hidden_size):
         x = torch.randn(input_size, generator=rng, dtype=torch.float64)
         state = tuple(torch.randn(hidden_size, generator=rng, dtype=torch.float64) for _ in range(2))
         return [[x, None, None, None], [x, state, None, None]]
-    _, hidden_size, weights, cases, result = run_cells(submission, rng, "unbatched", draw)
-    no_builtin(result["calls"])
-    for (x, state, _, _), record in zip(cases, result["records"]):
-        expect_step(record, x, state, weights, hidden_size)
+    for key, sizes in (("unbatched", None), ("unbatched-h1", (randint(rng, 3, 5), 1))):
+        _, hidden_size, weights, cases, result = run_cells(submission, rng, key, draw, sizes)
+        no_builtin(result["calls"])
+        for (x, state, _, _), record in zip(cases, result["records"]):
+            expect_step(record, x, state, weights, hidden_size)
 
 
 @check("the gradients for x, the state and the four parameters match nn.LSTMCell's", points=1,

@@ -18,6 +18,7 @@ import math
 import torch
 
 from grader.checking import Text, check, expect_close, expect_tensor, fail, matches, variant, verbatim
+from grader.devices import expect_cpu_only
 
 
 def randint(rng, low: int, high: int) -> int:
@@ -95,6 +96,7 @@ def test_pe_shape(submission, rng):
     for n, d in ((randint(rng, 3, 9), 2 * randint(rng, 2, 5)), (1, 4), (0, 6)):
         what = f"sinusoidal_positions({n}, {d})"
         expect_tensor(submission.sinusoidal_positions(n, d), what, shape=[n, d], dtype=torch.float32)
+    expect_cpu_only(submission, [("sinusoidal_positions", [n, d])])  # a GPU at hand changes nothing
 
 
 def pe_slips(n, d, base):
@@ -187,6 +189,7 @@ def test_rope_shape(submission, rng):
         x = torch.randn(*shape, generator=rng)
         what, value = rope_call(submission, x, torch.arange(shape[-2]))
         expect_tensor(value, what, shape=list(shape), dtype=torch.float32)
+    expect_cpu_only(submission, [("rope", [torch.randn(2, t, d, generator=rng), torch.arange(t)])])
 
 
 @check("rope rotates each feature pair by position * theta_i", points=3,

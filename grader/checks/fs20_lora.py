@@ -20,23 +20,31 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.checking import Text, check, expect_close, expect_tensor, fail, probe, variant, verbatim
+from grader.checking import Text, check, expect_close, expect_tensor, fail, pretend_cuda, probe, variant, verbatim
+from grader.devices import fail_if_gpu
 from grader.gradients import autograd_gradient, expect_gradient, numerical_gradient
 
 # -- probes (run in the sandbox) --------------------------------------------------------------
 
 
 @probe
-def build(module, weight, bias, r, alpha, seed, lora_a=None, lora_b=None, x=None, upstream=None, merge=False):
+def build(module, weight, bias, r, alpha, seed, lora_a=None, lora_b=None, x=None, upstream=None, merge=False,
+          gpu=False):
     """LoRALinear(nn.Linear with `weight`, `bias`, r, alpha) built after torch.manual_seed(seed): its parameters
-    (shape, requires_grad), the base's, the initial A and B; with x alone, its output. With `lora_a`/`lora_b`: float64, A and B loaded, out = layer(x),
-    and with `upstream` the gradients of (out * upstream).sum(); with `merge`: what merged() returns and does."""
+    (shape, requires_grad), the base's, the initial A and B; with x alone, its output (with `gpu`, built and run with
+    a GPU pretended: what named CUDA). With `lora_a`/`lora_b`: float64, A and B loaded, out = layer(x), and with
+    `upstream` the gradients of (out * upstream).sum(); with `merge`: what merged() returns and does."""
     base = nn.Linear(weight.shape[1], weight.shape[0], bias=bias is not None, dtype=weight.dtype)
     with torch.no_grad():
         base.weight.copy_(weight)
         if bias is not None:
             base.bias.copy_(bias)
     torch.manual_seed(seed)
+    if gpu:
+        with pretend_cuda(module) as seen:
+            m = module.LoRALinear(base, r, alpha)
+            m(x)
+        return {"is_module": True, "cuda": seen.calls}
     m = module.LoRALinear(base, r, alpha)
     info = {"is_module": isinstance(m, nn.Module), "type": type(m).__name__}
     if not info["is_module"]:
@@ -250,6 +258,8 @@ def test_forward_init(submission, rng):
     info = construct(submission, w, b, r, alpha, x=x)
     expect_close(info["out"], F.linear(x, w, b), Text("LoRALinear(base)(x) at initialisation",
                                                       "初始化时的 LoRALinear(base)(x)"), rtol=1e-5, atol=1e-6)
+    info = construct(submission, w, b, r, alpha, x=x, gpu=True)  # a GPU at hand changes nothing
+    fail_if_gpu(info["cuda"], "`LoRALinear(base, r, alpha)(x)`")
 
 
 @check("forward is base(x) + scaling * x @ A^T @ B^T, for x [N, in] and [B, T, in]", points=2,
