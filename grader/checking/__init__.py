@@ -5,6 +5,7 @@
     from grader.checking import notebook_test                         # an nbgrader test cell (notebook_tests.py)
     from grader.gradients import expect_gradient                      # against autograd and finite differences
     from grader.devices import expect_cpu_only, expect_cpu_module     # a GPU, pretended
+    from grader.checking.function_probes import run_forward, ...      # a hand-written autograd.Function, observed
 
 Runs in: the judge (checks, comparisons, messages) and, for what a `@probe` uses (`probe_kit`, `routes.engine_ran`),
 the sandbox. The names are imported on first use, so that a sandbox importing `grader.checking.routes` imports no

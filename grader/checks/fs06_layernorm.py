@@ -26,106 +26,26 @@ channels-first LayerNorm); the inputs drawn, the reference and the messages foll
 import torch
 import torch.nn.functional as F
 
-from grader.checking import (Text, check, describe, expect_close, expect_tensor, explain, fail, matches, patched, probe,
-                             variant, verbatim)
+from grader.checking import (
+    Text,
+    check,
+    describe,
+    expect_close,
+    expect_tensor,
+    explain,
+    fail,
+    matches,
+    variant,
+    verbatim,
+)
+from grader.checking.function_probes import forward_values, run_backward, run_forward, run_forwards
 from grader.gradients import autograd_gradient, expect_gradient, numerical_jacobian
 
 NAMES = ("x", "weight", "bias")
 FUNCTION = "LayerNormFunction"
+WRAPPER = "layer_norm"
 
-# -- probes (run in the sandbox) ----------------------------------------------------------------
-
-
-def _tensor_attributes(node) -> list[str]:
-    """Names of ctx attributes that hold tensors (directly or in a list/tuple/dict)."""
-    names = []
-    for key, value in vars(node).items():
-        items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]
-        if any(isinstance(v, torch.Tensor) for v in items):
-            names.append(key)
-    return sorted(names)
-
-
-def _forward(module, tensors, eps):
-    """layer_norm(x, weight, bias[, eps]) through the learner's wrapper, recording the torch functions called; the
-    output, and what forward left on ctx (tensors saved, tensor attributes). eps None: the default."""
-    from torch.overrides import TorchFunctionMode
-
-    names = set()
-
-    class Recorder(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            names.add(getattr(func, "__name__", str(func)))
-            return func(*args, **(kwargs or {}))
-
-    leaves = [t.detach().clone().requires_grad_(True) for t in tensors]
-    with Recorder():
-        out = module.layer_norm(*leaves) if eps is None else module.layer_norm(*leaves, eps)
-    info = {"out": out.detach() if isinstance(out, torch.Tensor) else out, "calls": sorted(names), "node": None}
-    node = out.grad_fn if isinstance(out, torch.Tensor) else None
-    if node is not None and hasattr(node, "_forward_cls"):
-        info["node"] = type(node).__name__
-        info["n_saved"] = sum(t is not None for t in node.saved_tensors)
-        info["tensor_attrs"] = _tensor_attributes(node)
-    elif node is not None:
-        info["node_other"] = type(node).__name__
-    return info
-
-
-@probe
-def run_forward(module, tensors, eps):
-    """One call of the learner's wrapper, described (see _forward)."""
-    return _forward(module, tensors, eps)
-
-
-@probe
-def run_forwards(module, cases, eps):
-    """_forward on each case (a list of tensors), in one trip to the sandbox; a case that raised is reported by
-    name, so that the judge can call it again on its own and explain its error."""
-    results = []
-    for tensors in cases:
-        try:
-            results.append(_forward(module, tensors, eps))
-        except Exception as exc:  # judged case by case
-            results.append({"raised": type(exc).__name__})
-    return results
-
-
-@probe
-def forward_values(module, tensors, eps):
-    """The output of LayerNormFunction.apply on float64 inputs, under no_grad (for finite differences)."""
-    with torch.no_grad():
-        out = module.LayerNormFunction.apply(*tensors, eps)
-    return out if isinstance(out, torch.Tensor) else torch.full((1,), float("nan"), dtype=torch.float64)
-
-
-@probe
-def run_backward(module, tensors, eps, grad_output):
-    """LayerNormFunction.apply on fresh leaves, then its backward called directly with grad_output: the raw
-    values it returned, and the autograd entry points it called."""
-    leaves = [t.detach().clone().requires_grad_(True) for t in tensors]
-    out = module.LayerNormFunction.apply(*leaves, eps)
-    node = out.grad_fn if isinstance(out, torch.Tensor) else None
-    if node is None or not hasattr(node, "_forward_cls"):
-        return {"node": None, "out": out.detach() if isinstance(out, torch.Tensor) else out}
-    used = []
-
-    def spy(label, original):
-        def recorded(*args, **kwargs):
-            used.append(label)
-            return original(*args, **kwargs)
-        return recorded
-
-    with patched(module, torch.autograd, "grad", spy("torch.autograd.grad", torch.autograd.grad)), \
-            patched(module, torch.autograd, "backward", spy("torch.autograd.backward", torch.autograd.backward)), \
-            patched(module, torch.Tensor, "backward", spy(".backward()", torch.Tensor.backward)):
-        raw = node.apply(grad_output)
-    grads = raw if isinstance(raw, (tuple, list)) else (raw,)
-    return {"node": type(node).__name__, "autograd": used,
-            "grads": [g.detach() if isinstance(g, torch.Tensor) else g for g in grads]}
-
-
-# -- judge-side helpers -------------------------------------------------------------------------
+# -- judge-side helpers (the probes are grader/checking/function_probes.py's) ---------------------
 
 def channels_first() -> bool:
     """Whether this draw normalizes over dim 1 (channels) instead of the last weight.dim() dimensions."""
@@ -261,7 +181,7 @@ def judge_forward(submission, x, w, b, eps, info=None) -> None:
     what = what_of(x, w, eps)
     with explain({"must match the size": CHANNELS} if channels_first() else {}, key="channels-not-broadcast"):
         if info is None or "raised" in info:
-            info = submission.probe(run_forward, [x, w, b], eps, what=what)
+            info = submission.probe(run_forward, WRAPPER, [x, w, b], eps, what=what)
     by_hand_forward(info, what)
     out = expect_tensor(info["out"], what, shape=list(x.shape), floating=True)
     if out.dtype != x.dtype:
@@ -301,7 +221,7 @@ def test_forward(submission, rng):
     # is test_eps's lesson, on rows where eps decides; here it changed the verdict with the draw
     eps = float(10 ** torch.empty(()).uniform_(-8, -7, generator=rng))
     cases = forward_cases(rng)
-    infos = submission.probe(run_forwards, [list(case) for case in cases], eps,
+    infos = submission.probe(run_forwards, WRAPPER, [list(case) for case in cases], eps,
                              what=Text("`layer_norm`", "`layer_norm`"))
     for (x, w, b), info in zip(cases, infos):
         judge_forward(submission, x, w, b, eps, info=info)
@@ -326,7 +246,7 @@ def test_eps(submission, rng):
 def test_save_for_backward(submission, rng):
     x, w, b = forward_cases(rng)[0]
     what = what_of(x, w, 1e-5)
-    info = submission.probe(run_forward, [x.double(), w.double(), b.double()], 1e-5, what=what)
+    info = submission.probe(run_forward, WRAPPER, [x.double(), w.double(), b.double()], 1e-5, what=what)
     expect_function(info, what)
     if info["tensor_attrs"]:
         fail("forward stores tensors as attributes of ctx ({attrs}): keep them with ctx.save_for_backward(...) and "
@@ -357,7 +277,7 @@ BACKWARD = Text("`LayerNormFunction.apply(x, weight, bias, eps)` and then its `b
 
 
 def raw_grads(submission, tensors, eps, g, by_hand=False) -> list:
-    info = submission.probe(run_backward, tensors, eps, g, what=BACKWARD)
+    info = submission.probe(run_backward, FUNCTION, tensors, eps, g, what=BACKWARD)
     if info["node"] is None:
         fail("LayerNormFunction.apply(x, weight, bias, eps) returned {got} without LayerNormFunction's grad_fn, so "
              "autograd cannot call your backward.",
@@ -467,7 +387,7 @@ def judge_grads(submission, rng, which) -> None:
         if all(matches(grads[i], expected[i], rtol=1e-6, atol=1e-8, equal_nan=True) for i in which):
             continue
         ones = autograd_gradient(lambda x, w, b: reference(x, w, b, eps).sum(), tensors)
-        jacobians = numerical_jacobian(lambda *t: submission.probe(forward_values, list(t), eps), tensors)
+        jacobians = numerical_jacobian(lambda *t: submission.probe(forward_values, FUNCTION, list(t), eps), tensors)
         numerical = [(g.reshape(-1) @ jac).reshape(t.shape) for jac, t in zip(jacobians, tensors)]
         forward_ok = all(torch.allclose(a, e, rtol=1e-4, atol=1e-6) for a, e in zip(numerical, expected))
         x, w, b = tensors
@@ -521,8 +441,8 @@ def by_hand_only(submission, rng) -> None:
     """Fail when forward called a built-in LayerNorm or backward called autograd, probed once per grading."""
     def probe_once():
         tensors, g = backward_inputs(rng)
-        forward = submission.probe(run_forward, tensors, 1e-5, what=what_of(tensors[0], tensors[1], 1e-5))
-        backward = submission.probe(run_backward, tensors, 1e-5, g, what=BACKWARD)
+        forward = submission.probe(run_forward, WRAPPER, tensors, 1e-5, what=what_of(tensors[0], tensors[1], 1e-5))
+        backward = submission.probe(run_backward, FUNCTION, tensors, 1e-5, g, what=BACKWARD)
         return {"calls": forward["calls"], "autograd": backward.get("autograd", [])}
 
     seen = submission.once("by_hand", probe_once)

@@ -24,106 +24,16 @@ with weight starting at 0 (Gemma); the reference, the expected gradients and the
 import torch
 import torch.nn.functional as F
 
-from grader.checking import (Text, check, describe, expect_close, expect_tensor, fail, matches, patched, probe, variant,
-                             verbatim)
+from grader.checking import Text, check, describe, expect_close, expect_tensor, fail, matches, variant, verbatim
+from grader.checking.function_probes import forward_values, run_backward, run_forward, run_forwards
 from grader.devices import expect_cpu_only
 from grader.gradients import autograd_gradient, expect_gradient, numerical_jacobian
 
 NAMES = ("x", "weight")
+FUNCTION = "RMSNormFunction"
+WRAPPER = "rms_norm"
 
-# -- probes (run in the sandbox) ----------------------------------------------------------------
-
-
-def _tensor_attributes(node) -> list[str]:
-    """Names of ctx attributes that hold tensors (directly or in a list/tuple/dict)."""
-    names = []
-    for key, value in vars(node).items():
-        items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]
-        if any(isinstance(v, torch.Tensor) for v in items):
-            names.append(key)
-    return sorted(names)
-
-
-def _forward(module, tensors, eps):
-    """rms_norm(x, weight[, eps]) through the learner's wrapper, recording the torch functions called; the output,
-    and what forward left on ctx. eps None: the default."""
-    from torch.overrides import TorchFunctionMode
-
-    names = set()
-
-    class Recorder(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            names.add(getattr(func, "__name__", str(func)))
-            return func(*args, **(kwargs or {}))
-
-    leaves = [t.detach().clone().requires_grad_(True) for t in tensors]
-    with Recorder():
-        out = module.rms_norm(*leaves) if eps is None else module.rms_norm(*leaves, eps)
-    info = {"out": out.detach() if isinstance(out, torch.Tensor) else out, "calls": sorted(names), "node": None}
-    node = out.grad_fn if isinstance(out, torch.Tensor) else None
-    if node is not None and hasattr(node, "_forward_cls"):
-        info["node"] = type(node).__name__
-        info["n_saved"] = sum(t is not None for t in node.saved_tensors)
-        info["tensor_attrs"] = _tensor_attributes(node)
-    elif node is not None:
-        info["node_other"] = type(node).__name__
-    return info
-
-
-@probe
-def run_forward(module, tensors, eps):
-    """One call of the learner's wrapper, described (see _forward)."""
-    return _forward(module, tensors, eps)
-
-
-@probe
-def run_forwards(module, cases, eps):
-    """_forward on each case (a list of tensors), in one trip to the sandbox; a case that raised is reported by
-    name, so that the judge can call it again on its own and explain its error."""
-    results = []
-    for tensors in cases:
-        try:
-            results.append(_forward(module, tensors, eps))
-        except Exception as exc:  # judged case by case
-            results.append({"raised": type(exc).__name__})
-    return results
-
-
-@probe
-def forward_values(module, tensors, eps):
-    """The output of RMSNormFunction.apply on float64 inputs, under no_grad (for finite differences)."""
-    with torch.no_grad():
-        out = module.RMSNormFunction.apply(*tensors, eps)
-    return out if isinstance(out, torch.Tensor) else torch.full((1,), float("nan"), dtype=torch.float64)
-
-
-@probe
-def run_backward(module, tensors, eps, grad_output):
-    """RMSNormFunction.apply on fresh leaves, then its backward called directly with grad_output: the raw values it
-    returned, and the autograd entry points it called."""
-    leaves = [t.detach().clone().requires_grad_(True) for t in tensors]
-    out = module.RMSNormFunction.apply(*leaves, eps)
-    node = out.grad_fn if isinstance(out, torch.Tensor) else None
-    if node is None or not hasattr(node, "_forward_cls"):
-        return {"node": None, "out": out.detach() if isinstance(out, torch.Tensor) else out}
-    used = []
-
-    def spy(label, original):
-        def recorded(*args, **kwargs):
-            used.append(label)
-            return original(*args, **kwargs)
-        return recorded
-
-    with patched(module, torch.autograd, "grad", spy("torch.autograd.grad", torch.autograd.grad)), \
-            patched(module, torch.autograd, "backward", spy("torch.autograd.backward", torch.autograd.backward)), \
-            patched(module, torch.Tensor, "backward", spy(".backward()", torch.Tensor.backward)):
-        raw = node.apply(grad_output)
-    grads = raw if isinstance(raw, (tuple, list)) else (raw,)
-    return {"node": type(node).__name__, "autograd": used,
-            "grads": [g.detach() if isinstance(g, torch.Tensor) else g for g in grads]}
-
-
-# -- judge-side helpers -------------------------------------------------------------------------
+# -- judge-side helpers (the probes are grader/checking/function_probes.py's) ---------------------
 
 def one_plus() -> bool:
     """Whether this draw scales by 1 + weight (Gemma) instead of weight (LLaMA)."""
@@ -220,7 +130,7 @@ def what_of(x, w, eps=None) -> Text:
 def judge_forward(submission, x, w, eps, rtol=1e-4, atol=1e-5, info=None) -> torch.Tensor:
     what = what_of(x, w, eps)
     if info is None or "raised" in info:
-        info = submission.probe(run_forward, [x, w], eps, what=what)
+        info = submission.probe(run_forward, WRAPPER, [x, w], eps, what=what)
     by_hand_forward(info, what)
     out = expect_tensor(info["out"], what, shape=list(x.shape), floating=True)
     if out.dtype != x.dtype:
@@ -266,7 +176,7 @@ def test_forward(submission, rng):
     for shape in ((n, d), (2, 3, d), (1, d), (n, 1), (0, d)):
         x = 2 * torch.randn(shape, generator=rng) + 0.5  # not centred: the variance and the mean square differ
         cases.append([x, draw_weight(rng, shape[-1], torch.float32)])
-    infos = submission.probe(run_forwards, cases, eps, what=Text("`rms_norm`", "`rms_norm`"))
+    infos = submission.probe(run_forwards, WRAPPER, cases, eps, what=Text("`rms_norm`", "`rms_norm`"))
     for (x, w), info in zip(cases, infos):
         judge_forward(submission, x, w, eps, info=info)
     expect_cpu_only(submission, [("rms_norm", [*cases[0], eps])])  # a GPU at hand changes nothing
@@ -297,7 +207,7 @@ def test_half(submission, rng):
         x[int(torch.randint(0, 4, (), generator=rng))] += 300  # 300 ** 2 = 90000 > 65504, float16's largest
         x, w = x.to(dtype), draw_weight(rng, d, dtype)
         what = what_of(x, w, 1e-6)
-        out = submission.probe(run_forward, [x, w], 1e-6, what=what)["out"]
+        out = submission.probe(run_forward, WRAPPER, [x, w], 1e-6, what=what)["out"]
         out = expect_tensor(out, what, shape=list(x.shape), floating=True)
         if out.dtype != dtype:
             fail("{what} returned {got} for {want} inputs: compute in float32 if you like, then cast back with "
@@ -324,7 +234,7 @@ def test_half(submission, rng):
 def test_save_for_backward(submission, rng):
     (x, w), _ = backward_inputs(rng)
     what = what_of(x, w, 1e-6)
-    info = submission.probe(run_forward, [x, w], 1e-6, what=what)
+    info = submission.probe(run_forward, WRAPPER, [x, w], 1e-6, what=what)
     expect_function(info, what)
     if info["tensor_attrs"]:
         fail("forward stores tensors as attributes of ctx ({attrs}): keep them with ctx.save_for_backward(...) and "
@@ -351,7 +261,7 @@ BACKWARD = Text("`RMSNormFunction.apply(x, weight, eps)` and then its `backward(
 
 
 def raw_grads(submission, tensors, eps, g, by_hand=False) -> list:
-    info = submission.probe(run_backward, tensors, eps, g, what=BACKWARD)
+    info = submission.probe(run_backward, FUNCTION, tensors, eps, g, what=BACKWARD)
     if info["node"] is None:
         fail("RMSNormFunction.apply(x, weight, eps) returned {got} without RMSNormFunction's grad_fn, so autograd "
              "cannot call your backward.",
@@ -455,7 +365,7 @@ def judge_grads(submission, rng, which) -> None:
         if all(matches(grads[i], expected[i], rtol=1e-6, atol=1e-8, equal_nan=True) for i in which):
             continue
         ones = autograd_gradient(lambda x, w: reference(x, w, eps).sum(), tensors)
-        jacobians = numerical_jacobian(lambda *t: submission.probe(forward_values, list(t), eps), tensors)
+        jacobians = numerical_jacobian(lambda *t: submission.probe(forward_values, FUNCTION, list(t), eps), tensors)
         numerical = [(g.reshape(-1) @ jac).reshape(t.shape) for jac, t in zip(jacobians, tensors)]
         forward_ok = all(torch.allclose(a, e, rtol=1e-4, atol=1e-6) for a, e in zip(numerical, expected))
         x, w = tensors
@@ -506,8 +416,8 @@ def by_hand_only(submission, rng) -> None:
     """Fail when forward called a built-in RMSNorm or backward called autograd, probed once per grading."""
     def probe_once():
         tensors, g = backward_inputs(rng)
-        forward = submission.probe(run_forward, tensors, 1e-6, what=what_of(tensors[0], tensors[1], 1e-6))
-        backward = submission.probe(run_backward, tensors, 1e-6, g, what=BACKWARD)
+        forward = submission.probe(run_forward, WRAPPER, tensors, 1e-6, what=what_of(tensors[0], tensors[1], 1e-6))
+        backward = submission.probe(run_backward, FUNCTION, tensors, 1e-6, g, what=BACKWARD)
         return {"calls": forward["calls"], "autograd": backward.get("autograd", [])}
 
     seen = submission.once("by_hand", probe_once)
