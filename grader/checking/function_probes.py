@@ -14,6 +14,8 @@ Function class) and the plain tensors the judge drew, made fresh leaves here:
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from grader.checking.expect import patched, probe
@@ -48,7 +50,7 @@ def _forward(module, wrapper: str, tensors, eps):
     with Recorder():
         out = call(*leaves) if eps is None else call(*leaves, eps)
     info = {"out": out.detach() if isinstance(out, torch.Tensor) else out, "calls": sorted(names), "node": None}
-    node = out.grad_fn if isinstance(out, torch.Tensor) else None
+    node: Any = out.grad_fn if isinstance(out, torch.Tensor) else None  # a Function's node: saved_tensors, apply
     if node is not None and hasattr(node, "_forward_cls"):
         info["node"] = type(node).__name__
         info["n_saved"] = sum(t is not None for t in node.saved_tensors)
@@ -91,7 +93,7 @@ def run_backward(module, function, tensors, eps, grad_output):
     returned, and the autograd entry points it called."""
     leaves = [t.detach().clone().requires_grad_(True) for t in tensors]
     out = getattr(module, function).apply(*leaves, eps)
-    node = out.grad_fn if isinstance(out, torch.Tensor) else None
+    node: Any = out.grad_fn if isinstance(out, torch.Tensor) else None  # a Function's node: saved_tensors, apply
     if node is None or not hasattr(node, "_forward_cls"):
         return {"node": None, "out": out.detach() if isinstance(out, torch.Tensor) else out}
     used = []
