@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 from collections.abc import Iterator
 
 # -- spec: the statement's rules, per function --------------------------------------------------------
@@ -26,16 +27,21 @@ from collections.abc import Iterator
 RULES = {  # a rule an exercise.toml's [rules] may name -> what its mutants do
     "optimizer": "another torch.optim optimizer than the one asked (SGD <-> Adam)",
     "model-dtype": "the model converted to float64 (and back) instead of the data",
-    "builtin": "the forbidden built-in reached through a sibling (torch.logcumsumexp, torch.special, the method)",
+    "builtin": "the forbidden built-in reached through a sibling (torch.logcumsumexp, torch.special, the method, "
+               "a private or torch.ops.aten op)",
     "optim-functional": "the update through torch.optim's functional form where torch.optim is forbidden",
     "backward-per-loss": "a loss's gradient taken with torch.autograd.grad instead of backward()",
     "vectorized": "a reduction as a Python loop, over the features or over the rows",
     "no-cuda-call": "`.cuda()` behind a device-type check instead of `.to(device)`",
 }
 OPTIMIZERS = {"SGD": "Adam", "Adam": "SGD", "AdamW": "SGD", "RMSprop": "SGD", "Adagrad": "SGD"}
-SIBLINGS = {  # a built-in reimplemented by hand -> routes to it that do not spell its name
+SIBLINGS = {  # a built-in reimplemented by hand -> routes to it that do not spell its name ({0}, {1}: the parameters)
     "logsumexp": ["torch.logcumsumexp({0}, {1}).select({1}, -1)", "torch.special.logsumexp({0}, {1})",
                   "{0}.logsumexp({1})"],
+    "softmax": ["torch._softmax({0}, {1}, False)", "torch.ops.aten._softmax({0}, {1}, False)"],
+    "log_softmax": ["torch._log_softmax({0}, {1}, False)", "torch.ops.aten._log_softmax({0}, {1}, False)"],
+    "gelu": ["torch.ops.aten.gelu({0}, approximate={1})", "torch._C._nn.gelu({0}, approximate={1})"],
+    "silu": ["torch.ops.aten.silu({0})", "torch._C._nn.silu({0})"],
 }
 REDUCTIONS = {"sum", "mean"}
 
@@ -105,9 +111,10 @@ def spec_function_slips(fn: ast.FunctionDef, rules: set[str]) -> Iterator[tuple[
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args]
     if "model-dtype" in rules and "model" in params:
         yield "convert-model", _model_in_double(fn)
-    if "builtin" in rules and fn.name in SIBLINGS and len(params) >= 2:
+    if "builtin" in rules and fn.name in SIBLINGS:
         for route in SIBLINGS[fn.name]:
-            yield "sibling-builtin", _with_body(fn, _stmts(f"return {route.format(*params)}"))
+            if max(int(i) for i in re.findall(r"\{(\d)\}", route)) < len(params):
+                yield "sibling-builtin", _with_body(fn, _stmts(f"return {route.format(*params)}"))
     if "optim-functional" in rules:
         changed = _functional_updates(fn)
         if changed is not None:
