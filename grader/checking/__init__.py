@@ -19,8 +19,9 @@ import importlib
 __all__ = [  # what a checks module may import: the stable surface (docs/authoring.md)
     "CheckFailed", "LearnerError", "Opaque", "Text", "check", "describe", "does_not_define", "error_text",
     "expect_close", "expect_number", "expect_tensor", "explain", "fail", "fail_raised", "is_number", "learner_call",
-    "learner_error", "matches", "names", "patched", "pretend_cuda", "probe", "record_curve", "relation",
-    "relation_cause", "relation_key", "relation_text", "salted_hash", "tensor_info", "variant", "verbatim", "where",
+    "learner_error", "matches", "names", "patched", "pretend_cuda", "probe", "record_curve", "recording_calls",
+    "relation", "relation_cause", "relation_key", "relation_text", "salted_hash", "tensor_info", "variant", "verbatim",
+    "where",
     "engine_ran", "machine_derivatives", "joined", "notebook_test", "not_converted",
 ]
 ELSEWHERE = {"notebook_test": "grader.checking.notebook_tests", "not_converted": "grader.checking.notebook_tests"}

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from grader.checking.expect import patched, probe
+from grader.checking.expect import patched, probe, recording_calls
 
 __all__ = ["forward_values", "run_backward", "run_forward", "run_forwards"]
 
@@ -36,18 +36,10 @@ def _tensor_attributes(node) -> list[str]:
 def _forward(module, wrapper: str, tensors, eps):
     """module.<wrapper>(*tensors[, eps]) on fresh leaves, recording the torch functions called: the output, and what
     forward left on ctx (tensors saved, tensor attributes). eps None: the wrapper's default."""
-    from torch.overrides import TorchFunctionMode
-
-    names = set()
-
-    class Recorder(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            names.add(getattr(func, "__name__", str(func)))
-            return func(*args, **(kwargs or {}))
-
+    names: set[str] = set()
     leaves = [t.detach().clone().requires_grad_(True) for t in tensors]
     call = getattr(module, wrapper)
-    with Recorder():
+    with recording_calls(names):
         out = call(*leaves) if eps is None else call(*leaves, eps)
     info = {"out": out.detach() if isinstance(out, torch.Tensor) else out, "calls": sorted(names), "node": None}
     node: Any = out.grad_fn if isinstance(out, torch.Tensor) else None  # a Function's node: saved_tensors, apply

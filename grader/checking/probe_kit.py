@@ -3,8 +3,9 @@
 Runs in: the sandbox (inside a probe, around learner code). A probe (see `grader.sandbox.process.probe`) runs
 trusted code around the learner's in the sandbox and returns plain data. These helpers call learner code and catch
 its exception as data with the place it came from (`learner_call`), tell a number as Python sees it (`is_number`),
-replace a torch function for the duration of a call (also where the learner's module imported it by name), and
-pretend a CUDA device exists, so that the GPU branch of learner code runs, and is judged, on a CPU.
+replace a torch function for the duration of a call (also where the learner's module imported it by name), record
+the torch functions a call reaches however it spells them (`recording_calls`), and pretend a CUDA device exists, so
+that the GPU branch of learner code runs, and is judged, on a CPU.
 """
 
 from __future__ import annotations
@@ -67,6 +68,24 @@ def is_number(value, kind: type | tuple[type, ...] = float, *, tensor: bool = Fa
     if isinstance(value, bool):
         return False
     return isinstance(value, kind) or tensor and isinstance(value, torch.Tensor) and value.numel() == 1
+
+
+class _CallRecorder(TorchFunctionMode):
+    """Adds the name of every torch function called under it to a set."""
+
+    def __init__(self, into: set):
+        super().__init__()
+        self.into = into
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.into.add(getattr(func, "__name__", str(func)))
+        return func(*args, **(kwargs or {}))
+
+
+def recording_calls(into: set) -> TorchFunctionMode:
+    """A context in which every torch function called (`F.softmax`, `x.softmax()`, `torch._softmax`, an op behind
+    `torch.ops.aten`...) adds its name to `into`: how a probe sees a forbidden built-in, whatever the spelling."""
+    return _CallRecorder(into)
 
 
 @contextlib.contextmanager

@@ -17,8 +17,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from grader.checking import (Text, check, describe, expect_close, expect_number, expect_tensor, explain, fail, is_number,
-                             matches, probe, variant, verbatim)
+from grader.checking import (Text, check, describe, expect_close, expect_number, expect_tensor, explain, fail,
+                             is_number, matches, probe, recording_calls, variant, verbatim)
 from grader.gradients import gradient_lines
 
 # -- probes (run in the sandbox) --------------------------------------------------------------
@@ -27,17 +27,10 @@ from grader.gradients import gradient_lines
 @probe
 def bce_gradient(module, logits, targets):
     """The loss and d loss/d logits, and the torch functions the loss was computed with (for the diagnosis)."""
-    from torch.overrides import TorchFunctionMode
-
     names = set()
 
-    class Recorder(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            names.add(getattr(func, "__name__", str(func)))
-            return func(*args, **(kwargs or {}))
-
     z = logits.clone().requires_grad_(True)
-    with Recorder():
+    with recording_calls(names):
         loss = module.bce_with_logits(z, targets)
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1 or not loss.requires_grad:
         return {"loss": loss.detach() if isinstance(loss, torch.Tensor) else loss}
@@ -62,7 +55,7 @@ def torch_calls(module, x, dim):
             names.append(getattr(func, "__name__", str(func)))
             return func(*args, **(kwargs or {}))
 
-    with Recorder():
+    with recording_calls(names):
         module.logsumexp(x, dim)
     return sorted(set(names))
 

@@ -24,7 +24,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from grader.checking import Text, check, expect_close, expect_tensor, explain, fail, probe, variant, verbatim
+from grader.checking import (Text, check, expect_close, expect_tensor, explain, fail, probe, recording_calls, variant,
+                             verbatim)
 from grader.gradients import expect_gradient
 
 BANNED = ("cross_entropy", "nll_loss", "log_softmax")  # parts of the torch names: F.cross_entropy, nll_loss_nd...
@@ -38,17 +39,10 @@ def torch_calls(module, logits, targets, ignore_index, label_smoothing):
     """The names of the torch functions cross_entropy calls (through a TorchFunctionMode: every spelling of a torch
     function or Tensor method goes through it). An error is the value checks' lesson: the names seen until then
     are kept."""
-    from torch.overrides import TorchFunctionMode
-
     names = set()
 
-    class Recorder(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            names.add(getattr(func, "__name__", str(func)))
-            return func(*args, **(kwargs or {}))
-
     try:
-        with Recorder():
+        with recording_calls(names):
             module.cross_entropy(logits, targets, ignore_index=ignore_index, label_smoothing=label_smoothing)
     except Exception:  # a missing or failing function is judged by the value checks
         pass

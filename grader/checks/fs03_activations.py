@@ -24,7 +24,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from grader.checking import Text, check, expect_close, expect_tensor, fail, matches, probe, variant, verbatim
+from grader.checking import (Text, check, expect_close, expect_tensor, fail, matches, probe, recording_calls, variant,
+                             verbatim)
 
 BANNED = ("gelu", "silu")  # torch's names of F.gelu / nn.GELU / torch._C._nn.gelu and F.silu / nn.SiLU
 PARTS = ("gate", "up", "down")
@@ -36,20 +37,14 @@ PARTS = ("gate", "up", "down")
 def torch_calls(module, x):
     """For gelu(x), gelu(x, approximate="tanh") and silu(x), the names of the torch functions each called (through a
     TorchFunctionMode, which sees every spelling). An error is the value checks' lesson."""
-    from torch.overrides import TorchFunctionMode
 
     found = {}
     for label, name, kwargs in (("gelu", "gelu", {}), ("gelu_tanh", "gelu", {"approximate": "tanh"}),
                                 ("silu", "silu", {})):
         names = set()
 
-        class Recorder(TorchFunctionMode):
-            def __torch_function__(self, func, types, args=(), kwargs=None):
-                names.add(getattr(func, "__name__", str(func)))
-                return func(*args, **(kwargs or {}))
-
         try:
-            with Recorder():
+            with recording_calls(names):
                 getattr(module, name)(x, **kwargs)
         except Exception:  # a missing or failing function is judged by the value checks
             pass

@@ -23,7 +23,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from grader.checking import Text, check, expect_close, expect_tensor, explain, fail, probe, variant, verbatim
+from grader.checking import (Text, check, expect_close, expect_tensor, explain, fail, probe, recording_calls, variant,
+                             verbatim)
 from grader.devices import expect_cpu_module
 
 # -- probes (run in the sandbox) ----------------------------------------------------------------
@@ -57,21 +58,14 @@ def run_forward(module, fan_in, fan_out, bias, xs, bias_values):
     """Build a layer, give its bias the values the judge drew (a bias initialised to 0 would hide a forward that
     forgets it), run its forward on each x while recording the torch functions called; return its weight and bias
     with the outputs."""
-    from torch.overrides import TorchFunctionMode
-
     names = set()
-
-    class Recorder(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            names.add(getattr(func, "__name__", str(func)))
-            return func(*args, **(kwargs or {}))
 
     layer = module.Linear(fan_in, fan_out, bias=bias)
     if isinstance(layer.bias, torch.Tensor):
         with torch.no_grad():
             layer.bias.copy_(bias_values)
     weight, b = layer.weight.detach().clone(), layer.bias
-    with Recorder():
+    with recording_calls(names):
         out = [layer(x) for x in xs]
     return {"weight": weight, "bias": b.detach().clone() if isinstance(b, torch.Tensor) else b,
             "out": [o.detach() if isinstance(o, torch.Tensor) else o for o in out], "calls": sorted(names)}

@@ -19,23 +19,16 @@ name, the expected fraction, scale and edges, and the messages follow it.
 
 import torch
 
-from grader.checking import Text, check, expect_tensor, fail, probe, variant, verbatim
+from grader.checking import Text, check, expect_tensor, fail, probe, recording_calls, variant, verbatim
 
 # -- probes (run in the sandbox) ----------------------------------------------------------------
 
 
 def _recorded(call):
     """call() under a TorchFunctionMode: (its value, the names of the torch functions it called)."""
-    from torch.overrides import TorchFunctionMode
-
     names = set()
 
-    class Recorder(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            names.add(getattr(func, "__name__", str(func)))
-            return func(*args, **(kwargs or {}))
-
-    with Recorder():
+    with recording_calls(names):
         value = call()
     return value, sorted(names)
 

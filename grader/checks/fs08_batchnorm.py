@@ -20,7 +20,7 @@ from torch import nn
 import torch.nn.functional as F
 
 from grader.checking import (Text, check, describe, expect_close, expect_tensor, fail, learner_call, matches, probe,
-                             relation, relation_key, relation_text, variant, verbatim, where)
+                             recording_calls, relation, relation_key, relation_text, variant, verbatim, where)
 from grader.devices import expect_cpu_module
 
 # the torch functions that normalise for you: F.batch_norm (nn.BatchNorm1d's forward) and its siblings
@@ -44,14 +44,7 @@ def bn_run(module, channels, eps, momentum, weight, bias, steps):
     """BatchNorm1d(channels, eps=eps, momentum=momentum) in float64 with the judge's weight and bias, run over
     `steps` ([train, x, g] each): per step the output, the gradients of sum(out * g) (train steps), the running
     statistics and the count after it; and the torch functions the forward passes called."""
-    from torch.overrides import TorchFunctionMode
-
     called = set()
-
-    class Recorder(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            called.add(getattr(func, "__name__", str(func)))
-            return func(*args, **(kwargs or {}))
 
     m = module.BatchNorm1d(channels, eps=eps, momentum=momentum).double()
     with torch.no_grad():
@@ -61,7 +54,7 @@ def bn_run(module, channels, eps, momentum, weight, bias, steps):
     for train, x, g in steps:
         m.train(train)
         leaf = x.clone().requires_grad_(True)
-        with Recorder():
+        with recording_calls(called):
             out, error = learner_call(module, m, leaf)
         if error and error["not_started"]:
             raise NotImplementedError

@@ -21,8 +21,8 @@ import re
 import torch
 import torch.nn.functional as F
 
-from grader.checking import (Text, check, expect_tensor, fail, learner_call, matches, probe, relation, relation_key,
-                             relation_text, variant, verbatim, where)
+from grader.checking import (Text, check, expect_tensor, fail, learner_call, matches, probe, recording_calls, relation,
+                             relation_key, relation_text, variant, verbatim, where)
 
 # -- probes (run in the sandbox) ---------------------------------------------------------------
 
@@ -31,14 +31,8 @@ from grader.checking import (Text, check, expect_tensor, fail, learner_call, mat
 def conv_run(module, cases):
     """conv2d on each case ({x, weight, bias, stride, padding, dilation, groups, g}): its output and the gradients of
     sum(out * g) for x, weight and bias, or its error; and the names of the torch functions it called."""
-    from torch.overrides import TorchFunctionMode
 
     called = set()
-
-    class Recorder(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            called.add(getattr(func, "__name__", str(func)))
-            return func(*args, **(kwargs or {}))
 
     records = []
     for case in cases:
@@ -46,7 +40,7 @@ def conv_run(module, cases):
         x = case["x"].clone(memory_format=layout).requires_grad_(case["x"].is_floating_point())
         weight = case["weight"].clone(memory_format=layout).requires_grad_(True)
         bias = None if case["bias"] is None else case["bias"].clone().requires_grad_(True)
-        with Recorder():
+        with recording_calls(called):
             out, error = learner_call(module, module.conv2d, x, weight, bias, stride=case["stride"],
                                       padding=case["padding"], dilation=case["dilation"], groups=case["groups"])
         if error and error["not_started"]:

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from grader.checking import (Text, check, expect_tensor, fail, fail_raised, learner_call, matches, patched, probe,
-                             relation, relation_key, relation_text, variant, verbatim)
+                             recording_calls, relation, relation_key, relation_text, variant, verbatim)
 from grader.devices import expect_cpu_only
 
 BUILTINS = ("max_pool", "max_unpool", "adaptive_max_pool", "fractional_max_pool")  # parts of the forbidden names
@@ -33,18 +33,7 @@ def pool_run(module, cases):
     """max_pool2d on each case ({x, kwargs, g}): the output, the node that made it, the gradient for x its backward
     gives for g (called directly when it is an autograd.Function of the learner's, else through the engine), and
     the torch functions forward and backward called; or the error."""
-    from torch.overrides import TorchFunctionMode
-
     forward_calls, backward_calls, autograd = set(), set(), []
-
-    class Recorder(TorchFunctionMode):
-        def __init__(self, into):
-            super().__init__()
-            self.into = into
-
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            self.into.add(getattr(func, "__name__", str(func)))
-            return func(*args, **(kwargs or {}))
 
     def spy(label, original):
         def recorded(*args, **kwargs):
@@ -60,7 +49,7 @@ def pool_run(module, cases):
             with patched(module, torch.autograd, "grad", spy("torch.autograd.grad", torch.autograd.grad)), \
                     patched(module, torch.autograd, "backward", spy("torch.autograd.backward", torch.autograd.backward)), \
                     patched(module, torch.Tensor, "backward", spy(".backward()", torch.Tensor.backward)), \
-                    Recorder(backward_calls):
+                    recording_calls(backward_calls):
                 raw = node.apply(g.to(out.dtype))
             raw = raw if isinstance(raw, (tuple, list)) else (raw,)
             record["returned"] = len(raw)
@@ -73,7 +62,7 @@ def pool_run(module, cases):
     records = []
     for case in cases:
         leaf = case["x"].clone().requires_grad_(True)
-        with Recorder(forward_calls):
+        with recording_calls(forward_calls):
             out, error = learner_call(module, module.max_pool2d, leaf, **case["kwargs"])
         if error and error["not_started"]:
             raise NotImplementedError

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from grader.checking import (Text, check, error_text, expect_tensor, fail, fail_raised, learner_call, matches, probe,
-                             relation, relation_key, relation_text, variant, verbatim)
+                             recording_calls, relation, relation_key, relation_text, variant, verbatim)
 from grader.devices import expect_cpu_module
 
 BUILTINS = ("lstm", "lstm_cell", "_thnn_fused_lstm_cell", "gru", "gru_cell", "rnn_tanh", "rnn_relu")
@@ -33,14 +33,8 @@ NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
 
 
 def _recorder(into):
-    from torch.overrides import TorchFunctionMode
 
-    class Recorder(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            into.add(getattr(func, "__name__", str(func)))
-            return func(*args, **(kwargs or {}))
-
-    return Recorder()
+    return recording_calls(into)
 
 
 def _loaded(module, input_size, hidden_size, weights):

@@ -19,8 +19,8 @@ Kata variants: `variant("amsgrad")` is whether the optimizers are plain Adam (th
 
 import torch
 
-from grader.checking import (Text, check, expect_tensor, fail, learner_call, patched, probe, relation, relation_key,
-                             relation_text, variant, verbatim, where)
+from grader.checking import (Text, check, expect_tensor, fail, learner_call, patched, probe, recording_calls, relation,
+                             relation_key, relation_text, variant, verbatim, where)
 
 # -- probes (run in the sandbox) ---------------------------------------------------------------
 
@@ -30,14 +30,7 @@ def optimizer_run(module, kind, params, grads, kwargs, zero_after):
     """The learner's `kind` ("Adam" or "AdamW") over copies of `params` with `kwargs`: for each step, the gradients set
     (a None stays None), step(), the parameters recorded; with zero_after, zero_grad() then one more step. Whether
     torch.optim did the work is recorded too."""
-    from torch.overrides import TorchFunctionMode
-
     called, built, functional = set(), [], []
-
-    class Recorder(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            called.add(getattr(func, "__name__", str(func)))
-            return func(*args, **(kwargs or {}))
 
     def counting(into, original):
         def counted(*args, **kw):
@@ -56,14 +49,14 @@ def optimizer_run(module, kind, params, grads, kwargs, zero_after):
         for step_grads in grads:
             for t, g in zip(tensors, step_grads):
                 t.grad = None if g is None else g.clone()
-            with Recorder():
+            with recording_calls(called):
                 opt.step()
             records.append([t.detach().clone() for t in tensors])
         zeroed = None
         if zero_after:
             opt.zero_grad()
             zeroed = ["none" if t.grad is None else "zeros" if not t.grad.any() else "values" for t in tensors]
-            with Recorder():
+            with recording_calls(called):
                 opt.step()
             records.append([t.detach().clone() for t in tensors])
         return opt, records, zeroed

@@ -23,8 +23,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from grader.checking import (Text, check, describe, expect_close, expect_tensor, explain, fail, matches, probe, variant,
-                             verbatim)
+from grader.checking import (Text, check, describe, expect_close, expect_tensor, explain, fail, matches, probe,
+                             recording_calls, variant, verbatim)
 
 BANNED = ("scaled_dot_product", "multi_head_attention", "flash_attention", "efficient_attention")
 
@@ -35,18 +35,11 @@ BANNED = ("scaled_dot_product", "multi_head_attention", "flash_attention", "effi
 def torch_calls(module, cases):
     """The names of the torch functions `attention` calls on each case (q, k, v, kwargs); a case whose call
     raises is skipped (the checks report the error itself)."""
-    from torch.overrides import TorchFunctionMode
-
     names = set()
-
-    class Recorder(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            names.add(getattr(func, "__name__", str(func)))
-            return func(*args, **(kwargs or {}))
 
     for q, k, v, kwargs in cases:
         try:
-            with Recorder():
+            with recording_calls(names):
                 module.attention(q, k, v, **kwargs)
         except Exception:  # the learner's error is the other checks' lesson
             pass

@@ -24,7 +24,8 @@ import math
 import torch
 from torch import nn
 
-from grader.checking import Text, check, expect_close, expect_tensor, explain, fail, matches, probe, variant, verbatim
+from grader.checking import (Text, check, expect_close, expect_tensor, explain, fail, matches, probe, recording_calls,
+                             variant, verbatim)
 
 BANNED = ("multi_head_attention", "MultiheadAttention")
 
@@ -36,7 +37,6 @@ def run_module(module, embed_dim, num_heads, bias, weights, x, kwargs):
     """Build MultiHeadAttention(embed_dim, num_heads, bias=bias); describe its parameters; load `weights`
     (name -> float64 tensor) when every name is there with its shape; run it on x (unless None) with `kwargs`,
     recording the torch functions called."""
-    from torch.overrides import TorchFunctionMode
 
     torch.manual_seed(0)
     m = module.MultiHeadAttention(embed_dim, num_heads, bias=bias)
@@ -55,12 +55,7 @@ def run_module(module, embed_dim, num_heads, bias, weights, x, kwargs):
             params[name].copy_(w)
     names = set()
 
-    class Recorder(TorchFunctionMode):
-        def __torch_function__(self, func, types, args=(), kwargs=None):
-            names.add(getattr(func, "__name__", str(func)))
-            return func(*args, **(kwargs or {}))
-
-    with Recorder():
+    with recording_calls(names):
         out = m(x, **kwargs)
     info["calls"] = sorted(names)
     info["out"] = out.detach() if isinstance(out, torch.Tensor) else out
