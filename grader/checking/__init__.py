@@ -5,7 +5,7 @@
     from grader.checking import notebook_test                         # an nbgrader test cell (notebook_tests.py)
     from grader.gradients import expect_gradient                      # against autograd and finite differences
     from grader.devices import expect_cpu_only, expect_cpu_module     # a GPU, pretended
-    from grader.checking.function_probes import run_forward, ...      # a hand-written autograd.Function, observed
+    from grader.checking import function_forward, function_backward  # a hand-written autograd.Function, observed
 
 Runs in: the judge (checks, comparisons, messages) and, for what a `@probe` uses (`probe_kit`, `routes.engine_ran`),
 the sandbox. The names are imported on first use, so that a sandbox importing `grader.checking.routes` imports no
@@ -23,8 +23,11 @@ __all__ = [  # what a checks module may import: the stable surface (docs/authori
     "relation", "relation_cause", "relation_key", "relation_text", "salted_hash", "tensor_info", "variant", "verbatim",
     "where",
     "engine_ran", "machine_derivatives", "joined", "notebook_test", "not_converted",
+    "function_forward", "function_forwards", "function_values", "function_backward",
 ]
-ELSEWHERE = {"notebook_test": "grader.checking.notebook_tests", "not_converted": "grader.checking.notebook_tests"}
+ELSEWHERE = {"notebook_test": "grader.checking.notebook_tests", "not_converted": "grader.checking.notebook_tests",
+             **dict.fromkeys(("function_forward", "function_forwards", "function_values", "function_backward"),
+                             "grader.checking.function_probes")}
 
 
 def __getattr__(name: str):

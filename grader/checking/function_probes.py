@@ -5,10 +5,10 @@ module; they return plain data, and the judge decides.
 Each takes the names it drives (`wrapper`, the learner's function that calls `Function.apply`; `function`, the
 Function class) and the plain tensors the judge drew, made fresh leaves here:
 
-- `run_forward` / `run_forwards`: the wrapper's output, the torch functions it called (a forbidden built-in shows),
-  and what its forward left on ctx (how many tensors saved, which attributes hold tensors);
-- `forward_values`: `function.apply` under no_grad (for finite differences);
-- `run_backward`: `function.apply`, then its backward called directly: the raw values it returned and the autograd
+- `function_forward` / `function_forwards`: the wrapper's output, the torch functions it called (a forbidden
+  built-in shows), and what its forward left on ctx (how many tensors saved, which attributes hold tensors);
+- `function_values`: `function.apply` under no_grad (for finite differences);
+- `function_backward`: `function.apply`, then its backward called directly: the raw values it returned and the autograd
   entry points it called (a backward that lets autograd differentiate shows).
 """
 
@@ -20,7 +20,7 @@ import torch
 
 from grader.checking.expect import patched, probe, recording_calls
 
-__all__ = ["forward_values", "run_backward", "run_forward", "run_forwards"]
+__all__ = ["function_backward", "function_forward", "function_forwards", "function_values"]
 
 
 def _tensor_attributes(node) -> list[str]:
@@ -53,13 +53,13 @@ def _forward(module, wrapper: str, tensors, eps):
 
 
 @probe
-def run_forward(module, wrapper, tensors, eps):
+def function_forward(module, wrapper, tensors, eps):
     """One call of the learner's wrapper, described (see _forward)."""
     return _forward(module, wrapper, tensors, eps)
 
 
 @probe
-def run_forwards(module, wrapper, cases, eps):
+def function_forwards(module, wrapper, cases, eps):
     """_forward on each case (a list of tensors), in one trip to the sandbox; a case that raised is reported by
     name, so that the judge can call it again on its own and explain its error."""
     results = []
@@ -72,7 +72,7 @@ def run_forwards(module, wrapper, cases, eps):
 
 
 @probe
-def forward_values(module, function, tensors, eps):
+def function_values(module, function, tensors, eps):
     """The output of <function>.apply on float64 inputs, under no_grad (for finite differences)."""
     with torch.no_grad():
         out = getattr(module, function).apply(*tensors, eps)
@@ -80,7 +80,7 @@ def forward_values(module, function, tensors, eps):
 
 
 @probe
-def run_backward(module, function, tensors, eps, grad_output):
+def function_backward(module, function, tensors, eps, grad_output):
     """<function>.apply on fresh leaves, then its backward called directly with grad_output: the raw values it
     returned, and the autograd entry points it called."""
     leaves = [t.detach().clone().requires_grad_(True) for t in tensors]

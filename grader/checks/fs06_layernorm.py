@@ -26,19 +26,8 @@ channels-first LayerNorm); the inputs drawn, the reference and the messages foll
 import torch
 import torch.nn.functional as F
 
-from grader.checking import (
-    Text,
-    check,
-    describe,
-    expect_close,
-    expect_tensor,
-    explain,
-    fail,
-    matches,
-    variant,
-    verbatim,
-)
-from grader.checking.function_probes import forward_values, run_backward, run_forward, run_forwards
+from grader.checking import (Text, check, describe, expect_close, expect_tensor, explain, fail, function_backward,
+                             function_forward, function_forwards, function_values, matches, variant, verbatim)
 from grader.gradients import autograd_gradient, expect_gradient, numerical_jacobian
 
 NAMES = ("x", "weight", "bias")
@@ -181,7 +170,7 @@ def judge_forward(submission, x, w, b, eps, info=None) -> None:
     what = what_of(x, w, eps)
     with explain({"must match the size": CHANNELS} if channels_first() else {}, key="channels-not-broadcast"):
         if info is None or "raised" in info:
-            info = submission.probe(run_forward, WRAPPER, [x, w, b], eps, what=what)
+            info = submission.probe(function_forward, WRAPPER, [x, w, b], eps, what=what)
     by_hand_forward(info, what)
     out = expect_tensor(info["out"], what, shape=list(x.shape), floating=True)
     if out.dtype != x.dtype:
@@ -221,7 +210,7 @@ def test_forward(submission, rng):
     # is test_eps's lesson, on rows where eps decides; here it changed the verdict with the draw
     eps = float(10 ** torch.empty(()).uniform_(-8, -7, generator=rng))
     cases = forward_cases(rng)
-    infos = submission.probe(run_forwards, WRAPPER, [list(case) for case in cases], eps,
+    infos = submission.probe(function_forwards, WRAPPER, [list(case) for case in cases], eps,
                              what=Text("`layer_norm`", "`layer_norm`"))
     for (x, w, b), info in zip(cases, infos):
         judge_forward(submission, x, w, b, eps, info=info)
@@ -246,7 +235,7 @@ def test_eps(submission, rng):
 def test_save_for_backward(submission, rng):
     x, w, b = forward_cases(rng)[0]
     what = what_of(x, w, 1e-5)
-    info = submission.probe(run_forward, WRAPPER, [x.double(), w.double(), b.double()], 1e-5, what=what)
+    info = submission.probe(function_forward, WRAPPER, [x.double(), w.double(), b.double()], 1e-5, what=what)
     expect_function(info, what)
     if info["tensor_attrs"]:
         fail("forward stores tensors as attributes of ctx ({attrs}): keep them with ctx.save_for_backward(...) and "
@@ -277,7 +266,7 @@ BACKWARD = Text("`LayerNormFunction.apply(x, weight, bias, eps)` and then its `b
 
 
 def raw_grads(submission, tensors, eps, g, by_hand=False) -> list:
-    info = submission.probe(run_backward, FUNCTION, tensors, eps, g, what=BACKWARD)
+    info = submission.probe(function_backward, FUNCTION, tensors, eps, g, what=BACKWARD)
     if info["node"] is None:
         fail("LayerNormFunction.apply(x, weight, bias, eps) returned {got} without LayerNormFunction's grad_fn, so "
              "autograd cannot call your backward.",
@@ -387,7 +376,7 @@ def judge_grads(submission, rng, which) -> None:
         if all(matches(grads[i], expected[i], rtol=1e-6, atol=1e-8, equal_nan=True) for i in which):
             continue
         ones = autograd_gradient(lambda x, w, b: reference(x, w, b, eps).sum(), tensors)
-        jacobians = numerical_jacobian(lambda *t: submission.probe(forward_values, FUNCTION, list(t), eps), tensors)
+        jacobians = numerical_jacobian(lambda *t: submission.probe(function_values, FUNCTION, list(t), eps), tensors)
         numerical = [(g.reshape(-1) @ jac).reshape(t.shape) for jac, t in zip(jacobians, tensors)]
         forward_ok = all(torch.allclose(a, e, rtol=1e-4, atol=1e-6) for a, e in zip(numerical, expected))
         x, w, b = tensors
@@ -441,8 +430,8 @@ def by_hand_only(submission, rng) -> None:
     """Fail when forward called a built-in LayerNorm or backward called autograd, probed once per grading."""
     def probe_once():
         tensors, g = backward_inputs(rng)
-        forward = submission.probe(run_forward, WRAPPER, tensors, 1e-5, what=what_of(tensors[0], tensors[1], 1e-5))
-        backward = submission.probe(run_backward, FUNCTION, tensors, 1e-5, g, what=BACKWARD)
+        forward = submission.probe(function_forward, WRAPPER, tensors, 1e-5, what=what_of(tensors[0], tensors[1], 1e-5))
+        backward = submission.probe(function_backward, FUNCTION, tensors, 1e-5, g, what=BACKWARD)
         return {"calls": forward["calls"], "autograd": backward.get("autograd", [])}
 
     seen = submission.once("by_hand", probe_once)

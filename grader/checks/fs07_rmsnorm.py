@@ -24,8 +24,8 @@ with weight starting at 0 (Gemma); the reference, the expected gradients and the
 import torch
 import torch.nn.functional as F
 
-from grader.checking import Text, check, describe, expect_close, expect_tensor, fail, matches, variant, verbatim
-from grader.checking.function_probes import forward_values, run_backward, run_forward, run_forwards
+from grader.checking import (Text, check, describe, expect_close, expect_tensor, fail, function_backward,
+                             function_forward, function_forwards, function_values, matches, variant, verbatim)
 from grader.devices import expect_cpu_only
 from grader.gradients import autograd_gradient, expect_gradient, numerical_jacobian
 
@@ -130,7 +130,7 @@ def what_of(x, w, eps=None) -> Text:
 def judge_forward(submission, x, w, eps, rtol=1e-4, atol=1e-5, info=None) -> torch.Tensor:
     what = what_of(x, w, eps)
     if info is None or "raised" in info:
-        info = submission.probe(run_forward, WRAPPER, [x, w], eps, what=what)
+        info = submission.probe(function_forward, WRAPPER, [x, w], eps, what=what)
     by_hand_forward(info, what)
     out = expect_tensor(info["out"], what, shape=list(x.shape), floating=True)
     if out.dtype != x.dtype:
@@ -176,7 +176,7 @@ def test_forward(submission, rng):
     for shape in ((n, d), (2, 3, d), (1, d), (n, 1), (0, d)):
         x = away_from_zero(2 * torch.randn(shape, generator=rng) + 0.5)  # not centred: variance != mean square
         cases.append([x, draw_weight(rng, shape[-1], torch.float32)])
-    infos = submission.probe(run_forwards, WRAPPER, cases, eps, what=Text("`rms_norm`", "`rms_norm`"))
+    infos = submission.probe(function_forwards, WRAPPER, cases, eps, what=Text("`rms_norm`", "`rms_norm`"))
     for (x, w), info in zip(cases, infos):
         judge_forward(submission, x, w, eps, info=info)
     expect_cpu_only(submission, [("rms_norm", [*cases[0], eps])])  # a GPU at hand changes nothing
@@ -207,7 +207,7 @@ def test_half(submission, rng):
         x[int(torch.randint(0, 4, (), generator=rng))] += 300  # 300 ** 2 = 90000 > 65504, float16's largest
         x, w = x.to(dtype), draw_weight(rng, d, dtype)
         what = what_of(x, w, 1e-6)
-        out = submission.probe(run_forward, WRAPPER, [x, w], 1e-6, what=what)["out"]
+        out = submission.probe(function_forward, WRAPPER, [x, w], 1e-6, what=what)["out"]
         out = expect_tensor(out, what, shape=list(x.shape), floating=True)
         if out.dtype != dtype:
             fail("{what} returned {got} for {want} inputs: compute in float32 if you like, then cast back with "
@@ -234,7 +234,7 @@ def test_half(submission, rng):
 def test_save_for_backward(submission, rng):
     (x, w), _ = backward_inputs(rng)
     what = what_of(x, w, 1e-6)
-    info = submission.probe(run_forward, WRAPPER, [x, w], 1e-6, what=what)
+    info = submission.probe(function_forward, WRAPPER, [x, w], 1e-6, what=what)
     expect_function(info, what)
     if info["tensor_attrs"]:
         fail("forward stores tensors as attributes of ctx ({attrs}): keep them with ctx.save_for_backward(...) and "
@@ -268,7 +268,7 @@ BACKWARD = Text("`RMSNormFunction.apply(x, weight, eps)` and then its `backward(
 
 
 def raw_grads(submission, tensors, eps, g, by_hand=False) -> list:
-    info = submission.probe(run_backward, FUNCTION, tensors, eps, g, what=BACKWARD)
+    info = submission.probe(function_backward, FUNCTION, tensors, eps, g, what=BACKWARD)
     if info["node"] is None:
         fail("RMSNormFunction.apply(x, weight, eps) returned {got} without RMSNormFunction's grad_fn, so autograd "
              "cannot call your backward.",
@@ -372,7 +372,7 @@ def judge_grads(submission, rng, which) -> None:
         if all(matches(grads[i], expected[i], rtol=1e-6, atol=1e-8, equal_nan=True) for i in which):
             continue
         ones = autograd_gradient(lambda x, w: reference(x, w, eps).sum(), tensors)
-        jacobians = numerical_jacobian(lambda *t: submission.probe(forward_values, FUNCTION, list(t), eps), tensors)
+        jacobians = numerical_jacobian(lambda *t: submission.probe(function_values, FUNCTION, list(t), eps), tensors)
         numerical = [(g.reshape(-1) @ jac).reshape(t.shape) for jac, t in zip(jacobians, tensors)]
         forward_ok = all(torch.allclose(a, e, rtol=1e-4, atol=1e-6) for a, e in zip(numerical, expected))
         x, w = tensors
@@ -423,8 +423,8 @@ def by_hand_only(submission, rng) -> None:
     """Fail when forward called a built-in RMSNorm or backward called autograd, probed once per grading."""
     def probe_once():
         tensors, g = backward_inputs(rng)
-        forward = submission.probe(run_forward, WRAPPER, tensors, 1e-6, what=what_of(tensors[0], tensors[1], 1e-6))
-        backward = submission.probe(run_backward, FUNCTION, tensors, 1e-6, g, what=BACKWARD)
+        forward = submission.probe(function_forward, WRAPPER, tensors, 1e-6, what=what_of(tensors[0], tensors[1], 1e-6))
+        backward = submission.probe(function_backward, FUNCTION, tensors, 1e-6, g, what=BACKWARD)
         return {"calls": forward["calls"], "autograd": backward.get("autograd", [])}
 
     seen = submission.once("by_hand", probe_once)
