@@ -21,7 +21,7 @@ __all__ = [  # what a checks module may import: the stable surface (docs/authori
     "expect_close", "expect_number", "expect_tensor", "explain", "fail", "fail_raised", "is_number", "learner_call",
     "learner_error", "matches", "names", "patched", "pretend_cuda", "probe", "record_curve", "recording_calls",
     "relation", "relation_cause", "relation_key", "relation_text", "salted_hash", "tensor_info", "variant", "verbatim",
-    "where",
+    "watching_autograd", "where",
     "engine_ran", "machine_derivatives", "joined", "notebook_test", "not_converted",
     "function_forward", "function_forwards", "function_values", "function_backward",
 ]

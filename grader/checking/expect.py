@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from grader.checking.probe_kit import (  # noqa: F401 - re-exported for check modules
-    is_number, learner_call, learner_error, patched, pretend_cuda, recording_calls, salted_hash)
+    is_number, learner_call, learner_error, patched, pretend_cuda, recording_calls, salted_hash, watching_autograd)
 from grader.sandbox.frames import where
 from grader.sandbox.problems import LearnerError, does_not_define  # noqa: F401 - re-exported for check modules
 from grader.sandbox.process import probe  # noqa: F401 - re-exported for check modules

@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from grader.checking.expect import patched, probe, recording_calls
+from grader.checking.expect import probe, recording_calls, watching_autograd
 
 __all__ = ["function_backward", "function_forward", "function_forwards", "function_values"]
 
@@ -88,17 +88,8 @@ def function_backward(module, function, tensors, eps, grad_output):
     node: Any = out.grad_fn if isinstance(out, torch.Tensor) else None  # a Function's node: saved_tensors, apply
     if node is None or not hasattr(node, "_forward_cls"):
         return {"node": None, "out": out.detach() if isinstance(out, torch.Tensor) else out}
-    used = []
-
-    def spy(label, original):
-        def recorded(*args, **kwargs):
-            used.append(label)
-            return original(*args, **kwargs)
-        return recorded
-
-    with patched(module, torch.autograd, "grad", spy("torch.autograd.grad", torch.autograd.grad)), \
-            patched(module, torch.autograd, "backward", spy("torch.autograd.backward", torch.autograd.backward)), \
-            patched(module, torch.Tensor, "backward", spy(".backward()", torch.Tensor.backward)):
+    used: list[str] = []
+    with watching_autograd(module, used):
         raw = node.apply(grad_output)
     grads = raw if isinstance(raw, (tuple, list)) else (raw,)
     return {"node": type(node).__name__, "autograd": used,

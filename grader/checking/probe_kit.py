@@ -4,7 +4,8 @@ Runs in: the sandbox (inside a probe, around learner code). A probe (see `grader
 trusted code around the learner's in the sandbox and returns plain data. These helpers call learner code and catch
 its exception as data with the place it came from (`learner_call`), tell a number as Python sees it (`is_number`),
 replace a torch function for the duration of a call (also where the learner's module imported it by name), record
-the torch functions a call reaches however it spells them (`recording_calls`), and pretend a CUDA device exists, so
+the torch functions a call reaches however it spells them (`recording_calls`) and the autograd entry points
+(`watching_autograd`), and pretend a CUDA device exists, so
 that the GPU branch of learner code runs, and is judged, on a CPU.
 """
 
@@ -86,6 +87,23 @@ def recording_calls(into: set) -> TorchFunctionMode:
     """A context in which every torch function called (`F.softmax`, `x.softmax()`, `torch._softmax`, an op behind
     `torch.ops.aten`...) adds its name to `into`: how a probe sees a forbidden built-in, whatever the spelling."""
     return _CallRecorder(into)
+
+
+@contextlib.contextmanager
+def watching_autograd(module, into: list):
+    """A context in which each call of an autograd entry point (`torch.autograd.grad`, `torch.autograd.backward`,
+    `Tensor.backward`) appends its name to `into`: how a probe sees a hand-written backward that lets autograd
+    differentiate instead."""
+    def spy(label, original):
+        def recorded(*args, **kwargs):
+            into.append(label)
+            return original(*args, **kwargs)
+        return recorded
+
+    with patched(module, torch.autograd, "grad", spy("torch.autograd.grad", torch.autograd.grad)), \
+            patched(module, torch.autograd, "backward", spy("torch.autograd.backward", torch.autograd.backward)), \
+            patched(module, torch.Tensor, "backward", spy(".backward()", torch.Tensor.backward)):
+        yield into
 
 
 @contextlib.contextmanager

@@ -20,7 +20,7 @@ from contextlib import nullcontext
 import torch
 
 from grader.checking import (Text, check, describe, expect_close, expect_tensor, fail, matches, patched, probe, variant,
-                             verbatim)
+                             verbatim, watching_autograd)
 from grader.gradients import autograd_gradient, expect_gradient, numerical_jacobian
 
 NAMES = ("x", "weight", "bias")
@@ -84,17 +84,8 @@ def run_backward(module, name, tensors, requires, grad_output):
     info, out = _call(module, name, tensors, requires)
     if out is None:
         return info
-    used = []  # autograd's own gradient functions, called from inside the learner's backward
-
-    def spy(label, original):
-        def recorded(*args, **kwargs):
-            used.append(label)
-            return original(*args, **kwargs)
-        return recorded
-
-    with patched(module, torch.autograd, "grad", spy("torch.autograd.grad", torch.autograd.grad)), \
-            patched(module, torch.autograd, "backward", spy("torch.autograd.backward", torch.autograd.backward)), \
-            patched(module, torch.Tensor, "backward", spy(".backward()", torch.Tensor.backward)):
+    used: list[str] = []  # autograd's own gradient functions, called from inside the learner's backward
+    with watching_autograd(module, used):
         raw = out.grad_fn.apply(grad_output)
     info["autograd"] = used
     info["returned"] = type(raw).__name__

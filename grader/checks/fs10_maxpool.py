@@ -19,8 +19,9 @@ Kata variants: `variant("window")` is the window: plain (the exercise as written
 import torch
 import torch.nn.functional as F
 
-from grader.checking import (Text, check, expect_tensor, fail, fail_raised, learner_call, matches, patched, probe,
-                             recording_calls, relation, relation_key, relation_text, variant, verbatim)
+from grader.checking import (Text, check, expect_tensor, fail, fail_raised, learner_call, matches, probe,
+                             recording_calls, relation, relation_key, relation_text, variant, verbatim,
+                             watching_autograd)
 from grader.devices import expect_cpu_only
 
 BUILTINS = ("max_pool", "max_unpool", "adaptive_max_pool", "fractional_max_pool")  # parts of the forbidden names
@@ -35,21 +36,12 @@ def pool_run(module, cases):
     the torch functions forward and backward called; or the error."""
     forward_calls, backward_calls, autograd = set(), set(), []
 
-    def spy(label, original):
-        def recorded(*args, **kwargs):
-            autograd.append(label)
-            return original(*args, **kwargs)
-        return recorded
-
     engine = torch.autograd.grad
 
     def backward(node, out, leaf, g, record) -> None:
         """Into `record`: the gradient for x the node's backward gives for g (its count of returned values)."""
         if record["custom"]:
-            with patched(module, torch.autograd, "grad", spy("torch.autograd.grad", torch.autograd.grad)), \
-                    patched(module, torch.autograd, "backward", spy("torch.autograd.backward", torch.autograd.backward)), \
-                    patched(module, torch.Tensor, "backward", spy(".backward()", torch.Tensor.backward)), \
-                    recording_calls(backward_calls):
+            with watching_autograd(module, autograd), recording_calls(backward_calls):
                 raw = node.apply(g.to(out.dtype))
             raw = raw if isinstance(raw, (tuple, list)) else (raw,)
             record["returned"] = len(raw)
