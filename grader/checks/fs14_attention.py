@@ -262,15 +262,19 @@ def test_large(submission, rng):
                 shape=list(q.shape), top=top)
     got = expect_output(call(submission, q, k, v), q, v, what)
     want = reference(q, k, v)
+    scores = q @ k.transpose(-2, -1) / 2
     if not torch.isfinite(got).all():
-        scores = q @ k.transpose(-2, -1) / 2
         naive = scores.exp() / scores.exp().sum(-1, keepdim=True)  # float32, as the learner's: no max subtracted
         if not torch.isfinite(naive).all():
             fail("{what} contains NaN or inf: exp of a score above 88 overflows float32 (inf / inf = NaN). Subtract "
                  "each row's max before exp, or use torch.softmax, which does.",
                  "{what} 含有 NaN 或 inf：float32 中大于 88 的分数做 exp 会溢出（inf / inf = NaN）。请在 exp 之前减去"
                  "每行的最大值，或者用会这样做的 torch.softmax。", what=what, key="no-max-subtracted")
-    expect_attention(got, want, what, [], rtol=1e-3, atol=1e-3)
+    # the values of the rows whose best key leads by 30 or more: one-hot under any scale the values check names, so
+    # only what this check is about (overflow) decides here, on every draw; a near tie is the scale's lesson
+    top2 = scores.double().topk(2, dim=-1).values
+    clear = (top2[..., 0] - top2[..., 1]) >= 30  # [B, H, Tq]
+    expect_attention(got[clear], want[clear], what, [], rtol=1e-3, atol=1e-3)
 
 
 def causal_slips(q, k, v) -> list:
@@ -389,10 +393,13 @@ def test_masked_row(submission, rng):
     by_hand_only(submission, rng)
     tk = randint(rng, 3, 5)
     padded = draw_padded(rng, 2, tk)
-    padded[randint(rng, 0, 1)] = True  # a batch row of padding only
+    full = randint(rng, 0, 1)
+    padded[full] = True  # a batch row of padding only
+    padded[1 - full, :2] = False  # and one whose queries weigh two keys at least: a wrong scale shows on every draw
     q, k, v = qkv(rng, 2, 2, randint(rng, 2, 4), tk, 4, 3, dtype=torch.float32)
     causal_padded = draw_padded(rng, 2, tk)
     causal_padded[:, 0] = True  # key 0 padded: causal query 0 has nothing left
+    causal_padded[:, 1:3] = False  # keys 1 and 2 kept: query 2 weighs two
     qc, kc, vc = qkv(rng, 2, 2, tk, tk, 4, 3, dtype=torch.float32)
     for (q, k, v), causal, pad in (((q, k, v), False, padded), ((qc, kc, vc), True, causal_padded)):  # noqa: B020
         mask = learner_mask(pad)
