@@ -396,7 +396,7 @@ def test_unbatched(submission, rng):
         x = torch.randn(input_size, generator=rng, dtype=torch.float64)
         state = tuple(torch.randn(hidden_size, generator=rng, dtype=torch.float64) for _ in range(2))
         return [[x, None, None, None], [x, state, None, None]]
-    for key, sizes in (("unbatched", None), ("unbatched-h1", (randint(rng, 3, 5), 1))):
+    for key, sizes in (("unbatched", None), ("unbatched_hidden_1", (randint(rng, 3, 5), 1))):
         _, hidden_size, weights, cases, result = run_cells(submission, rng, key, draw, sizes)
         no_builtin(result["calls"])
         for (x, state, _, _), record in zip(cases, result["records"]):
