@@ -23,10 +23,11 @@ __all__ = [  # what a checks module may import: the stable surface (docs/authori
     "relation", "relation_cause", "relation_key", "relation_text", "salted_hash", "tensor_info", "variant", "verbatim",
     "watching_autograd", "where",
     "engine_ran", "machine_derivatives", "joined", "notebook_test", "not_converted",
-    "function_forward", "function_forwards", "function_values", "function_backward",
+    "function_forward", "function_forwards", "function_values", "function_backward", "tensor_attributes",
 ]
 ELSEWHERE = {"notebook_test": "grader.checking.notebook_tests", "not_converted": "grader.checking.notebook_tests",
-             **dict.fromkeys(("function_forward", "function_forwards", "function_values", "function_backward"),
+             **dict.fromkeys(("function_forward", "function_forwards", "function_values", "function_backward",
+                              "tensor_attributes"),
                              "grader.checking.function_probes")}
 
 

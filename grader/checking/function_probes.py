@@ -20,10 +20,10 @@ import torch
 
 from grader.checking.expect import probe, recording_calls, watching_autograd
 
-__all__ = ["function_backward", "function_forward", "function_forwards", "function_values"]
+__all__ = ["function_backward", "function_forward", "function_forwards", "function_values", "tensor_attributes"]
 
 
-def _tensor_attributes(node) -> list[str]:
+def tensor_attributes(node) -> list[str]:
     """Names of ctx attributes that hold tensors (directly or in a list/tuple/dict)."""
     names = []
     for key, value in vars(node).items():
@@ -46,7 +46,7 @@ def _forward(module, wrapper: str, tensors, eps):
     if node is not None and hasattr(node, "_forward_cls"):
         info["node"] = type(node).__name__
         info["n_saved"] = sum(t is not None for t in node.saved_tensors)
-        info["tensor_attrs"] = _tensor_attributes(node)
+        info["tensor_attrs"] = tensor_attributes(node)
     elif node is not None:
         info["node_other"] = type(node).__name__
     return info

@@ -20,7 +20,7 @@ from contextlib import nullcontext
 import torch
 
 from grader.checking import (Text, check, describe, expect_close, expect_tensor, fail, matches, patched, probe, variant,
-                             verbatim, watching_autograd)
+                             tensor_attributes, verbatim, watching_autograd)
 from grader.gradients import autograd_gradient, expect_gradient, numerical_jacobian
 
 NAMES = ("x", "weight", "bias")
@@ -37,16 +37,6 @@ def _leaves(tensors, requires):
     return [None if t is None else t.detach().clone().requires_grad_(bool(r)) for t, r in zip(tensors, requires)]
 
 
-def _tensor_attributes(node) -> list[str]:
-    """Names of ctx attributes that hold tensors (directly or in a list/tuple/dict)."""
-    names = []
-    for key, value in vars(node).items():
-        items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]
-        if any(isinstance(v, torch.Tensor) for v in items):
-            names.append(key)
-    return sorted(names)
-
-
 def _call(module, name, tensors, requires):
     """Run `name`.apply on fresh leaves; return (info dict, output) where info describes the result."""
     fn = _function_class(module, name)
@@ -59,7 +49,7 @@ def _call(module, name, tensors, requires):
     if node is not None and hasattr(node, "_forward_cls"):
         info["node"] = type(node).__name__
         info["n_saved"] = sum(t is not None for t in node.saved_tensors)
-        info["tensor_attrs"] = _tensor_attributes(node)
+        info["tensor_attrs"] = tensor_attributes(node)
     return info, (out if info["node"] else None)
 
 
