@@ -108,6 +108,20 @@ def test_validate_proves_the_course_and_fails_a_broken_check(course):
         checks.write_text(good)
 
 
+def test_validate_holds_a_course_check_module_to_the_check_api(course):
+    """The import contracts hold grader/checks/ to the check API; validate holds a course's own checks/ to it."""
+    checks = course / "checks" / "hw1_double.py"
+    good = checks.read_text()
+    checks.write_text("from grader.judge.result import Result  # noqa\nimport grader.sandbox.source\n" + good)
+    try:
+        broken = grade_in(course, "validate", "hw1")
+        assert broken.returncode == 1
+        assert "line 1 imports grader.judge.result: a check module imports only the check API" in broken.stdout
+        assert "line 2 imports grader.sandbox.source" in broken.stdout
+    finally:
+        checks.write_text(good)
+
+
 def test_ids_points_overrides_and_assignments(course):
     listed = json.loads(grade_in(course, "list", "--json").stdout)
     assert [e["id"] for e in listed] == ["hw1_double", "hw2_relu"]

@@ -26,7 +26,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from grader.course import explained, stub_text
+from grader.course import check_imports, explained, stub_text
 from grader.course import variants as draws
 from grader.course.exercises import Exercise
 from grader.judge.grading import grade, prewarm
@@ -249,6 +249,8 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path, draw
                              "{folder}/ 中至少需要 {n} 个已知错误示例", n=course.min_mistakes, folder=verbatim(folder)))
     rows += [{"kind": "metadata", "file": "exercise.toml", "ok": False, "why": p} for p in problems]
     rows += [{"kind": "trace", "file": "README", "ok": False, "why": p} for p in trace_problems(exercise)]
+    rows += [{"kind": "imports", "file": exercise.checks.name, "ok": False, "why": p}
+             for p in check_imports.problems(exercise)]
     rows += [{"kind": "key", "file": registry_file(exercise).name, "ok": False, "why": p}
              for p in registry_problems(exercise)]
     rows += [{"kind": "language", "file": stub_text.catalogue_file(exercise, lang).name, "ok": False, "why": p}

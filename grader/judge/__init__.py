@@ -3,6 +3,6 @@ each check asks the submission's sandbox for plain data through the `submission`
 `Result`.
 
 Runs in: the judge (grading.py's child, plugin.py, submission.py) and the warm parents that fork it (grading.py:
-service, batch, watch, validate, cluster workers). Trusted: never imports learner code. `result.py` (the record)
-and `collection.py` are also read by clients that never import torch.
+service, batch, watch, `--no-server`, validate, cluster workers). Trusted: never imports learner code. `result.py`
+(the record) is also read by clients that never import torch; doctor.py is `grade doctor`, the sandbox's self-test.
 """

@@ -3,7 +3,9 @@ isolation layers, the sandbox process that runs learner code and answers in plai
 
 Runs in: the sandbox (process.py, and what it imports: frames, limits, source's notebook shell, wire) -- untrusted
 once learner code runs; the zygote (zygote.py, warmup.py, probe_shipping.py) -- trusted, holds nothing secret; and
-the judge and grading parents (handle.py, problems.py, safefs.py, source.py's loading, doctor.py) -- trusted, and
-everything they read from a sandbox or a submission is hostile input. Imports nothing of the judge, the checks, the
-service, the teacher's or the learner's tools.
+the judge and grading parents (handle.py, problems.py, safefs.py, cgroup.py, source.py's loading) -- trusted, and
+everything they read from a sandbox or a submission is hostile input. Two files hold both sides: source.py (the
+trusted loading, and the notebook shell whose cells run in the sandbox) and process.py (the sandbox's main loop,
+and the `probe` registry the judge imports to name and ship probes). The walls' self-test is judge/doctor.py.
+Imports nothing of the judge, the checks, the service, the teacher's or the learner's tools.
 """
