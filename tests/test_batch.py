@@ -5,6 +5,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import time
 import zipfile
 from xml.etree import ElementTree as ET
@@ -94,7 +95,7 @@ def test_rerun_skips_what_is_graded_unless_forced(submissions, tmp_path):
 
 def test_interrupted_batch_keeps_what_is_done(submissions, tmp_path):
     out = tmp_path / "grades"
-    proc = subprocess.Popen(["python", "-m", "grader.cli.main", "batch", str(submissions), "-e", "ex05",
+    proc = subprocess.Popen([sys.executable, "-m", "grader.cli.main", "batch", str(submissions), "-e", "ex05",
                              "--out", str(out),
                              "--time-limit", "5", "--workers", "1"], cwd=ROOT, env={**os.environ},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
