@@ -219,7 +219,7 @@ def lateness(when: dict, policy: dict) -> dict | None:
                    "Canvas 说按时提交，但它在截止时间 {due} 之后（{when}）提交：没有扣分")
     else:
         late = marker
-        if marker and after is None and float(policy.get("penalty", 0)):
+        if marker and due and after is None and float(policy.get("penalty", 0)):
             problem = ("Canvas marks it late, but nobody said when it came: no penalty taken (grade batch "
                        "--collected-at says when the files were collected)", "Canvas 标为迟交，但没有人说明它何时提交："
                        "没有扣分（grade batch --collected-at 可以说明文件何时收取）")
