@@ -213,8 +213,8 @@ def test_canvas_download_maps_each_file_to_its_user_id(tmp_path):
                               "wuli_91011": {"id": "91011", "name": "wuli"}}
     assert found.problems == [{"student": "wuli_91011", "message": "notes.txt matches no exercise: ignored",
                                "look": True}]
-    late = {j.student: j.lms.get("late", False) for j in found.jobs}
-    assert late == {"leeanna_5678": True, "smithjohn_1234": False}  # Canvas's _LATE flag is kept
+    late = {j.student: j.lms["lms_late"] for j in found.jobs}
+    assert late == {"leeanna_5678": True, "smithjohn_1234": False}  # Canvas's _LATE marker, or its absence, kept
 
 
 def test_moodle_folders_and_flat_files_map_to_the_participant_id(tmp_path):

@@ -3,18 +3,17 @@ workspace with public checks, a Canvas batch with a late submission and two file
 points (scores recomputed, nothing regraded), a fixed check (regraded, and said so), a teacher's override with a
 comment (in every output, kept after a rerun), the choice of a file, and the exports for Canvas and Moodle."""
 
-import calendar
 import csv
 import json
 import os
 import subprocess
 import sys
 import time
-from dataclasses import replace
+import zipfile
 
 import pytest
 
-from conftest import run_grade
+from conftest import ROOT, run_grade
 
 from grader.judge.result import CheckResult, Result
 from grader.text import Text
@@ -115,11 +114,12 @@ def test_a_semester(tmp_path):
     roster.write_text("Student,ID,SIS Login ID,Email\nAna,101,ana,ana@uni.edu\nBen,102,ben,ben@uni.edu\n"
                       "Cai,103,cai,cai@uni.edu\nDee,104,dee,dee@uni.edu\nDan,105,dan,dan@uni.edu\n")
     out = tmp_path / "grades"
-    first = run_grade("batch", subs, "--out", out, "--roster", roster, "--workers", "2", cwd=course)
+    first = run_grade("batch", subs, "--out", out, "--roster", roster, "--workers", "2", "--collected-at",
+                      "2026-03-02T10:00:00+08:00", cwd=course)
     assert first.returncode == 0, first.stderr
     rows = table(out)
     assert rows["ana_101"]["hw1_double"] == "3" and "hw1_double: late" in rows["ana_101"]["late"]
-    assert rows["ana_101"]["submitted"]
+    assert rows["ana_101"]["submitted"] == "hw1_double: 2026-03-02T10:00:00+08:00"
     assert rows["ben_102"]["hw1_double"] == "2"  # twice x, but x changed in place
     assert rows["dan_105"]["hw1_double"] == "0"  # x unchanged, but that check builds on the values dan got wrong
     assert rows["cai_103"]["hw1_double"] == "" and rows["cai_103"]["hw1_double_status"] == "needs a look"
@@ -327,10 +327,10 @@ def test_reviews_stay_true(tmp_path):
     for student, text in {"ana": SOLUTION, "dan": WRONG}.items():
         (subs / student).mkdir(parents=True)
         (subs / student / "hw1_double.py").write_text(text)
-    late = calendar.timegm((2026, 1, 12, 12, 0, 0))  # 2.5 days after the due date: 3 started days
-    os.utime(subs / "ana" / "hw1_double.py", (late, late))
+    roster = tmp_path / "roster.csv"  # the LMS's record: ana 2.5 days after the due date (3 started days)
+    roster.write_text("folder,id,submitted\nana,1,2026-01-12T12:00:00+00:00\ndan,2,2026-01-09T12:00:00+00:00\n")
     env = {k: v for k, v in os.environ.items() if k != "TORCH_KATAS_REVIEWER"}
-    assert run_grade("batch", subs, "--out", out, cwd=course).returncode == 0
+    assert run_grade("batch", subs, "--out", out, "--roster", roster, cwd=course).returncode == 0
     assert table(out)["dan"]["hw1_double"] == "0" and "late 3 days (-30%)" in table(out)["ana"]["late"]
 
     assert run_grade("review", out, "dan", "hw1", "--check", "values=passed", cwd=course, env=env).returncode == 0
@@ -364,22 +364,168 @@ def test_extensions_and_excused_work_in_the_late_policy(tmp_path):
         'name = "sem"\nexercises = ["hw1_double"]\n\n[late]\ndue = 2026-01-10T00:00:00+00:00\npenalty = 0.1\n'
         'excused = ["eve"]\n\n[late.extensions]\nben = 3\n')
     subs, out = tmp_path / "subs", tmp_path / "grades"
-    late = calendar.timegm((2026, 1, 12, 12, 0, 0))
     for student in ("ana", "ben", "cai"):
         (subs / student).mkdir(parents=True)
         (subs / student / "hw1_double.py").write_text(SOLUTION)
-        os.utime(subs / student / "hw1_double.py", (late, late))
     (subs / "eve").mkdir()
     roster = tmp_path / "roster.csv"
-    roster.write_text("folder,id,extension,excused\nana,1,,\nben,2,,\ncai,3,2026-01-13,\neve,4,,\nflo,5,,yes\n")
-    assert run_grade("batch", subs, "--out", out, "--roster", roster, cwd=course).returncode == 0
+    roster.write_text("folder,id,extension,excused\nana,1,,\nben,2,,\ncai,3,2026-01-13T23:59:00Z,\neve,4,,\n"
+                      "flo,5,,yes\n")
+    assert run_grade("batch", subs, "--out", out, "--roster", roster, "--collected-at", "2026-01-12T12:00:00+00:00",
+                     cwd=course).returncode == 0
     rows = table(out)
     assert rows["ana"]["hw1_double"] == "2.1" and "late 3 days (-30%)" in rows["ana"]["late"]
-    assert rows["ben"]["hw1_double"] == "3" and rows["ben"]["late"] == ""  # within his 3 more days
-    assert rows["cai"]["hw1_double"] == "3" and rows["cai"]["late"] == ""  # the roster's own due date
+    assert rows["ben"]["hw1_double"] == "3"  # within his 3 more days: the late column shows them
+    assert rows["ben"]["late"] == "hw1_double: on time (extended to 2026-01-13T00:00:00+00:00)"
+    assert rows["cai"]["hw1_double"] == "3"  # the roster's own due date
+    assert rows["cai"]["late"] == "hw1_double: on time (extended to 2026-01-13T23:59:00+00:00)"
     for student in ("eve", "flo"):  # excused: missing work counts neither way
         assert rows[student]["hw1_double_status"] == "excused" and rows[student]["max_total"] == "0"
         assert rows[student]["total"] == ""
+
+
+LATE_TABLE = '\n[late]\ndue = 2026-03-01T23:59:00+08:00\npenalty = 0.1\n\n[late.extensions]\ncai_103 = 2\n'
+
+
+def zip_of(path, members: dict, when: tuple):
+    """A zip whose members carry `when` (a zoneless date and time, as every zip's do)."""
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, text in members.items():
+            zf.writestr(zipfile.ZipInfo(name, date_time=when), text)
+
+
+def test_canvas_decides_lateness_in_any_time_zone_and_says_where_our_due_date_disagrees(tmp_path):
+    """A Canvas download-all zip (its members' times zoneless, on time in +08:00) graded under TZ=UTC against a +08:00
+    due date, then against the same instant written in UTC under TZ=Asia/Shanghai: Canvas's `_LATE` decides, the
+    collection time says how late, an extension shows in the late column, and the roster's record of a time that
+    Canvas contradicts is a problem for that student in grades.csv, the class page and the batch's stderr."""
+    course = tmp_path / "sem"
+    make_course(course)
+    (course / "course.toml").write_text('name = "sem"\nexercises = ["hw1_double"]\n' + LATE_TABLE)
+    download = tmp_path / "submissions.zip"
+    zip_of(download, {"ana_LATE_101_9001_hw1_double.py": SOLUTION, "ben_102_9002_hw1_double.py": SOLUTION,
+                      "cai_LATE_103_9003_hw1_double.py": SOLUTION, "dee_LATE_104_9004_hw1_double.py": SOLUTION,
+                      "eve_105_9005_hw1_double.py": SOLUTION}, (2026, 3, 1, 22, 0, 0))
+    roster = tmp_path / "roster.csv"  # the LMS's record of ana's and ben's times, which Canvas's marks contradict
+    roster.write_text("Student,ID,Email,Submitted\nAna,101,ana@uni.edu,2026-03-01T20:00:00+08:00\n"
+                      "Ben,102,ben@uni.edu,2026-03-02T09:00:00+08:00\nCai,103,cai@uni.edu,\nDee,104,dee@uni.edu,\n"
+                      "Eve,105,eve@uni.edu,\n")
+    out = tmp_path / "grades"
+    utc = run_grade("batch", download, "--out", out, "--roster", roster, "--workers", "2", "--collected-at",
+                    "2026-03-02T10:00:00+08:00", cwd=course, env={**os.environ, "TZ": "UTC"})
+    assert utc.returncode == 0, utc.stderr
+    rows = table(out)
+    assert rows["dee_104"]["hw1_double"] == "2.7" and rows["dee_104"]["late"] == "hw1_double: late 1 day (-10%)"
+    assert rows["eve_105"]["hw1_double"] == "3" and rows["eve_105"]["late"] == ""  # on time by Canvas: collected later
+    assert rows["cai_103"]["hw1_double"] == "3"  # Canvas's mark is of its due date; within his extension
+    assert rows["cai_103"]["late"] == "hw1_double: on time (extended to 2026-03-03T23:59:00+08:00)"
+    assert rows["ana_101"]["hw1_double"] == "3" and rows["ana_101"]["late"] == "hw1_double: late"
+    said = {"ana_101": "hw1_double: Canvas marks it late, but it was submitted 2026-03-01T20:00:00+08:00, before the "
+                       "due date 2026-03-01T23:59:00+08:00: no penalty taken (are the due dates the same?)",
+            "ben_102": "hw1_double: Canvas says on time, but it was submitted 2026-03-02T09:00:00+08:00, after the due "
+                       "date 2026-03-01T23:59:00+08:00: no penalty taken"}
+    assert rows["ben_102"]["hw1_double"] == "3" and rows["ben_102"]["late"] == ""
+    page = (out / "index.html").read_text()
+    for student, line in said.items():
+        assert line in rows[student]["problems"] and line in page
+        assert f"warning: {student} {line}" in utc.stderr, utc.stderr
+    assert utc.stderr.count("warning: ") == 2, utc.stderr
+
+    (course / "course.toml").write_text(  # the same instant, written in UTC, graded where the clock is +08:00
+        'name = "sem"\nexercises = ["hw1_double"]\n' + LATE_TABLE.replace("2026-03-01T23:59:00+08:00",
+                                                                         "2026-03-01T15:59:00Z"))
+    shanghai = run_grade("batch", download, "--out", out, "--json", cwd=course, env={**os.environ,
+                                                                                     "TZ": "Asia/Shanghai"})
+    assert shanghai.returncode == 0, shanghai.stderr
+    assert json.loads(shanghai.stdout)["changed"] == [] and shanghai.stderr.count("warning: ") == 2
+    again = table(out)
+    assert {s: (r["hw1_double"], r["late"]) for s, r in again.items()} == {
+        s: (r["hw1_double"], r["late"].replace("2026-03-03T23:59:00+08:00", "2026-03-03T15:59:00+00:00"))
+        for s, r in rows.items()}
+
+
+MOODLE = "{name}_{id}_assignsubmission_file_"
+
+
+def test_moodle_times_are_the_worksheets_and_never_the_students(tmp_path):
+    """A Moodle download with its grading worksheet as the roster: a due date without a zone is refused until the
+    course declares one; the worksheet's "Last modified (submission)" decides; a zip backdated to 2025 inside a
+    student's folder is late by the collection time; an extension naming nobody is refused with the closest name;
+    a rerun lists whose scores changed; the grades folder finds its course from anywhere."""
+    course = tmp_path / "sem"
+    make_course(course)
+    toml = 'name = "sem"\nexercises = ["hw1_double"]\n\n[late]\ndue = 2026-03-01T23:59:00\npenalty = 0.1\n'
+    (course / "course.toml").write_text(toml)
+    subs = tmp_path / "moodle"
+    for name, pid in (("Ito Ika", 1234567), ("Jo Lin", 1234568)):
+        (subs / MOODLE.format(name=name, id=pid)).mkdir(parents=True)
+        (subs / MOODLE.format(name=name, id=pid) / "hw1_double.py").write_text(SOLUTION)
+    (subs / MOODLE.format(name="Kim Wu", id=1234569)).mkdir()
+    zip_of(subs / MOODLE.format(name="Kim Wu", id=1234569) / "work.zip", {"hw1_double.py": SOLUTION},
+           (2025, 1, 1, 12, 0, 0))  # dated by the student, long before the due date
+    worksheet = tmp_path / "worksheet.csv"
+    worksheet.write_text('Identifier,Full name,Email address,Status,Grade,Last modified (submission)\n'
+                         '"Participant 1234567","Ito Ika",ito@uni.edu,Submitted,,"Sunday, 1 March 2026, 11:00 PM"\n'
+                         '"Participant 1234568","Jo Lin",jo@uni.edu,Submitted,,"Monday, 2 March 2026, 1:30 AM"\n'
+                         '"Participant 1234569","Kim Wu",kim@uni.edu,Submitted,,-\n')
+    out = tmp_path / "grades"
+    grade = ("batch", subs, "--out", out, "--roster", worksheet, "--workers", "2")
+    naive = run_grade(*grade, cwd=course)
+    assert naive.returncode == 2 and naive.stderr.count("\n") == 1, naive.stderr
+    assert "late.due (2026-03-01T23:59:00) has no time zone" in naive.stderr
+    no_zone = run_grade(*grade, "--collected-at", "2026-03-02T10:00", cwd=course)
+    assert no_zone.returncode == 2 and "--collected-at 2026-03-02T10:00 has no time zone" in no_zone.stderr
+
+    (course / "course.toml").write_text(toml + 'timezone = "Asia/Shanghai"\n\n[late.extensions]\n'
+                                        '"Ito Iko_1234567" = 1\n')
+    typo = run_grade(*grade, cwd=course)
+    assert typo.returncode == 2 and typo.stderr.count("\n") == 1, typo.stderr
+    assert "course.toml: late.extensions names Ito Iko_1234567, who is not in this class (did you mean Ito " \
+           "Ika_1234567?)" in typo.stderr and not (out / "results.jsonl").exists()  # nothing graded
+
+    (course / "course.toml").write_text(toml + 'timezone = "Asia/Shanghai"\n')
+    graded = run_grade(*grade, "--collected-at", "2026-03-02T10:00:00+08:00", cwd=course,
+                       env={**os.environ, "TZ": "UTC"})
+    assert graded.returncode == 0, graded.stderr
+    rows = table(out)
+    assert rows["Ito Ika_1234567"]["hw1_double"] == "3" and rows["Ito Ika_1234567"]["late"] == ""
+    assert rows["Ito Ika_1234567"]["submitted"] == "hw1_double: 2026-03-01T23:00:00+08:00"
+    assert rows["Jo Lin_1234568"]["hw1_double"] == "2.7" and "late 1 day (-10%)" in rows["Jo Lin_1234568"]["late"]
+    assert rows["Kim Wu_1234569"]["hw1_double"] == "2.7" and "late 1 day (-10%)" in rows["Kim Wu_1234569"]["late"]
+    assert rows["Kim Wu_1234569"]["submitted"] == "hw1_double: 2026-03-02T10:00:00+08:00"  # collected, not 2025
+
+    (course / "course.toml").write_text(toml.replace("0.1", "0.2") + 'timezone = "Asia/Shanghai"\n')
+    rerun = run_grade(*grade, cwd=course)  # nothing regraded; the collection time kept for the unchanged files
+    assert rerun.returncode == 0, rerun.stderr
+    assert "Jo Lin_1234568 hw1_double: score 2.7 -> 2.4" in rerun.stdout
+    assert "Kim Wu_1234569 hw1_double: score 2.7 -> 2.4" in rerun.stdout and "Ito Ika" not in rerun.stdout
+
+    elsewhere = tmp_path / "elsewhere"  # the grades folder knows its course: no --course needed
+    elsewhere.mkdir()
+    reviewed = run_grade("review", out, "Jo Lin_1234568", "hw1", "--score", "3", "--by", "T", cwd=elsewhere)
+    assert reviewed.returncode == 0, reviewed.stderr
+    assert table(out)["Jo Lin_1234568"]["hw1_double"] == "3"
+    wrong = run_grade("--course", "torch-katas", "review", out, "Jo Lin_1234568", "hw1", "--score", "3",
+                      cwd=elsewhere)
+    assert wrong.returncode == 2 and "unknown exercise 'hw1'" in wrong.stderr  # --course still decides
+    assert run_grade("export", out, "--format", "csv", cwd=elsewhere).returncode == 0
+
+
+def test_an_assignment_names_exercises_as_the_course_list_does(tmp_path):
+    """`[assignments.x] exercises` takes the `COURSE:EXERCISE` form of the course's own list."""
+    course = tmp_path / "sem"
+    make_course(course)
+    (course / "course.toml").write_text('name = "sem"\nexercises = ["hw1_double", "torch-katas:ex01"]\n\n'
+                                        '[assignments.week1]\nexercises = ["torch-katas:ex01", "hw1_double"]\n')
+    from grader.course.exercises import UnknownExercise, load_course
+
+    week1 = load_course(course).exercises("week1")
+    assert [ex.id for ex in week1] == ["ex01", "hw1_double"]
+    assert week1[0].folder.is_relative_to(ROOT) and week1[1].folder.is_relative_to(course)  # ex01: the built-in one
+    (course / "course.toml").write_text('name = "sem"\nexercises = ["hw1_double"]\n\n'
+                                        '[assignments.week1]\nexercises = ["torch-katas:ex01"]\n')
+    with pytest.raises(UnknownExercise, match="the course's exercises list nothing of torch-katas"):
+        load_course(course).exercises("week1")
 
 
 def test_validate_names_a_missing_template_on_a_draw(tmp_path):
@@ -407,14 +553,16 @@ def test_a_due_date_and_late_policy_apply_and_show():
     from grader.teacher.late import apply_late
 
     policy = {"due": "2026-03-01T23:59:00+00:00", "penalty": 0.1, "accept_days": 3}
-    result = Result(exercise="hw1", name="hw1", submission="", status="graded", score=10.0, max_score=10.0,
-                    submitted="2026-03-03T08:00:00+00:00")
-    late = apply_late(result, policy)
+    result = Result(exercise="hw1", name="hw1", submission="", status="graded", score=10.0, max_score=10.0)
+    late = apply_late(result, policy, {"submitted": "2026-03-03T08:00:00+00:00", "by": "lms"})
     assert late is not None and late.score == 8 and late.late_work and late.late_work["days"] == 2
-    assert apply_late(replace(result, submitted="2026-03-01T20:00:00+00:00"), policy).score == 10
-    assert apply_late(replace(result, submitted="2026-03-09T08:00:00+00:00"), policy).score == 0  # past accept_days
-    flagged = apply_late(replace(result, submitted=None, late=True), {})
-    assert flagged.late_work == {"late": True}  # the LMS's flag: shown, no penalty
+    assert late.submitted == "2026-03-03T08:00:00+00:00"
+    assert apply_late(result, policy, {"submitted": "2026-03-01T20:00:00+00:00", "by": "lms"}).score == 10
+    assert apply_late(result, policy, {"submitted": "2026-03-09T08:00:00+00:00", "by": "lms"}).score == 0  # past 3
+    flagged = apply_late(result, {}, {"lms_late": True})
+    assert flagged.late_work == {"late": True} and flagged.score == 10  # the LMS's flag: shown, no penalty
+    assert apply_late(result, policy, {"lms_late": False, "submitted": "2026-03-03T08:00:00+00:00",
+                                       "by": "collected"}).late_work is None  # collected later: Canvas said on time
 
 
 def test_a_review_overrides_a_check_and_reads_back(tmp_path):

@@ -24,7 +24,7 @@ from grader.cli.common import (
     lang_option,
     problem,
 )
-from grader.text import Text, say
+from grader.text import Text, message_of, say
 
 SIMILARITY = 0.8  # independent correct ex14 solutions share at most 0.46, disguised copies 1 (bench_similarity.py)
 
@@ -57,11 +57,14 @@ SIMILARITY = 0.8  # independent correct ex14 solutions share at most 0.46, disgu
 @click.option("--require-isolation", metavar="LAYERS",
               help="With --cluster: refuse every worker whose sandbox lacks one of these layers (comma-separated: "
               "namespaces, landlock, dedicated uid, seccomp, process limit).")
+@click.option("--collected-at", "collected", metavar="DATE-TIME",
+              help="When the files were collected, with its offset (2026-03-02T10:00+08:00): the submission time of "
+              "every file the LMS gave no time for (never the files' own times).")
 @assignment_option
 @json_option
 @lang_option
 def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory, roster, similarity, pick, cluster,
-              cluster_timeout, require_isolation, assignment, as_json, lang):
+              cluster_timeout, require_isolation, collected, assignment, as_json, lang):
     """Grade SUBMISSIONS: a folder (or a download-all .zip) of one folder or .zip per student, files named
     after the exercise (ex05*.py); Canvas and Moodle downloads as they come."""
     import zipfile
@@ -71,6 +74,7 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
     if not submissions.is_dir() and not zipfile.is_zipfile(submissions):
         raise UsageProblem(say(lang, "{path} is neither a folder nor a readable zip", path=submissions))
     exercises = exercises_or_fail(chosen, assignment, default=[]) or None
+    collected = collected and instant(collected, lang)
     if roster:
         from grader.teacher.roster import RosterError, read_roster
 
@@ -92,11 +96,19 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
     try:
         summary = run_batch(submissions, exercises, out, workers=workers, force=force, roster=roster,
                             similarity=similarity, pick=pick, assignment_name=assignment, cluster=target, seed=seed,
-                            lang=lang, time_limit=time_limit, memory=options.memory_bytes(memory))
+                            lang=lang, time_limit=time_limit, memory=options.memory_bytes(memory), collected=collected)
     except zipfile.BadZipFile as exc:
         raise UsageProblem(say(lang, "{path} cannot be unpacked: {error}", path=submissions, error=exc)) from None
-    except ClusterError as exc:
+    except (ClusterError, LateError) as exc:
         raise problem(exc) from None
+    for line in summary["late_problems"]:  # the LMS and our due date disagree: loud, one line per student
+        click.echo(say(lang, "warning: {warning}", warning=line), err=True)
+    if summary["undecided"]:
+        click.echo(Text("warning: a due date, but {n} files with no submission time (no LMS record, no "
+                        "--collected-at): not judged late",
+                        "警告：有截止时间，但有 {n} 个文件没有提交时间（没有 LMS 记录，也没有 "
+                        "--collected-at）：不判为迟交",
+                        n=summary["undecided"]).render(lang), err=True)
     if as_json:
         click.echo(json.dumps(summary))
     else:
@@ -106,6 +118,10 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
                                                    for k in KIND_TEXT if summary.get(k) or k in ("full", "partial"))
         for reason, n in summary["regraded"].items():
             click.echo(say(lang, "{n} regraded: {reason}", n=n, reason=reason))
+        for change in summary["changed"]:
+            click.echo(Text("{student} {ex}: score {before} -> {after}", "{student} {ex}：分数 {before} -> {after}",
+                            student=change["student"], ex=change["exercise"], before=score_word(change["from"], lang),
+                            after=score_word(change["to"], lang)).render(lang))
         click.echo(say(lang, "Graded {graded} ({kinds}); {skipped} already graded; problems noted: {problems}. "
                              "Gradebook in {out}/", graded=summary["graded"], kinds=kinds, skipped=summary["skipped"],
                        problems=summary["problems"], out=out))
@@ -115,6 +131,28 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
     if summary["stopped"]:
         click.echo(say(lang, "grade: {message}", message=summary["stopped"]), err=True)
         sys.exit(124)
+
+
+def instant(text: str, lang: str) -> str:
+    """`--collected-at`'s ISO 8601 text, with an offset, as ISO 8601; a time without a zone is refused."""
+    from datetime import datetime
+
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageProblem(Text("--collected-at {value} is not a date-time (2026-03-02T10:00+08:00)",
+                                "--collected-at {value} 不是日期时间（2026-03-02T10:00+08:00）",
+                                value=text).render(lang)) from None
+    if moment.tzinfo is None:
+        raise UsageProblem(Text("--collected-at {value} has no time zone: write its offset (2026-03-02T10:00+08:00)",
+                                "--collected-at {value} 没有时区：请写上偏移（2026-03-02T10:00+08:00）",
+                                value=text).render(lang))
+    return moment.isoformat()
+
+
+def score_word(score: float | None, lang: str) -> str:
+    """A score as a rerun lists its change: the number, or 'blank'."""
+    return Text("blank", "空").render(lang) if score is None else f"{score:g}"
 
 
 def cluster_target(address: str | None, layers: str | None, lang: str, timeout: float | None = None):
@@ -193,6 +231,7 @@ def review_cmd(grades, student, exercise, score, checks, comment, file, confirm,
     rerun. With --serve, review in a browser instead."""
     from grader.course.exercises import current_course
 
+    grades_course(grades, lang)
     by = by or os.environ.get("TORCH_KATAS_REVIEWER") or current_course().reviewer
     if serve:
         if student or score is not None or checks or comment or file or confirm:
@@ -233,6 +272,28 @@ def review_cmd(grades, student, exercise, score, checks, comment, file, confirm,
         raise problem(exc) from None
     click.echo(say(lang, "reviewed {student} {ex}; the gradebook in {out}/ is written again",
                    student=student, ex=ex.id, out=grades))
+
+
+def grades_course(grades: Path, lang: str) -> None:
+    """Make the course a grades folder was graded in (batch.json's `course`) the one every command sees, wherever
+    the command runs; `grade --course` (or TORCH_KATAS_COURSE) still decides."""
+    from grader.course.exercises import CourseError, course_from, use_course
+    from grader.teacher.review import STATE_FILE
+
+    if click.get_current_context().find_root().params.get("course"):
+        return
+    try:
+        spec = json.loads((grades / STATE_FILE).read_text(encoding="utf-8")).get("course")
+    except (OSError, ValueError, AttributeError):
+        return  # no batch there (said where it matters), or one from before courses were recorded
+    if spec:
+        try:
+            use_course(course_from(spec))
+        except CourseError as exc:
+            raise UsageProblem(Text("{out} was graded in the course {course}, which cannot be read now ({error}): "
+                                    "name it with grade --course", "{out} 是在课程 {course} 中评分的，但现在读不到它"
+                                    "（{error}）：请用 grade --course 指定", out=grades, course=spec,
+                                    error=message_of(exc)).render(lang)) from None
 
 
 def serve_review(grades: Path, port: int, by: str | None, lang: str) -> None:

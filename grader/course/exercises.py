@@ -202,8 +202,22 @@ class Course:
             known = ", ".join(sorted(self.assignments)) or "none"
             raise CourseError(f"course {self.name} has no assignment '{assignment}' (assignments: {known})")
         spec = self.assignments[assignment]
-        chosen = [find_in(entries, key) for key in spec.get("exercises", [])]  # only these are read
+        chosen = [self._assigned(entries, str(key)) for key in spec.get("exercises", [])]  # only these are read
         return [self._with_points(self._load(entry), {**self.points, **spec.get("points", {})}) for entry in chosen]
+
+    def _assigned(self, entries: list[Named], key: str) -> Named:
+        """The entry an assignment's exercise names: as `find_in` resolves it, or `COURSE:EXERCISE` as the course's
+        own list writes it (`torch-katas:ex05`)."""
+        spec, borrowed, name = key.rpartition(":")
+        if not borrowed:
+            return find_in(entries, key)
+        home = self.other(spec).root.resolve()
+        found = [entry for entry in entries if entry.home.root.resolve() == home]
+        if not found:
+            raise UnknownExercise(Text("{key}: the course's exercises list nothing of {spec}",
+                                       "{key}：课程的练习列表里没有 {spec} 的练习", key=verbatim(key),
+                                       spec=verbatim(spec)))
+        return find_in(found, name)
 
     def find(self, key: str, assignment: str | None = None) -> Exercise:
         """The exercise `key` names (see `find_in`); outside an assignment, only its own exercise.toml is read."""

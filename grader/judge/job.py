@@ -20,5 +20,5 @@ class Job:
     exercise: Exercise
     path: Path
     sha256: str
-    lms: dict = field(default_factory=dict)  # what the LMS said of it: {"late": True}, and the file's "submitted" time
+    lms: dict = field(default_factory=dict)  # what the LMS said of it: {"lms_late": bool} (Canvas's _LATE marker)
     seed: int | None = None  # in a batch: its exercise's seed (one per exercise: equal code, equal score)

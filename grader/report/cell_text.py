@@ -10,7 +10,7 @@ from grader.text import Text, say
 
 def late_text(cell: dict, lang: str = "en") -> str:
     """'late', 'late 2 days (-20%)', 'late 2 days (the teacher's score is final)', 'excused', with the student's own
-    due date where they have an extension."""
+    due date where they have an extension ('on time (extended to ...)' within it)."""
     late = cell.get("late_work")
     if not late:
         return ""
@@ -18,6 +18,8 @@ def late_text(cell: dict, lang: str = "en") -> str:
         return Text("excused", "已免除").render(lang)
     extended = Text(" (extended to {due})", "（延期至 {due}）", due=late.get("due", "")).render(lang) \
         if late.get("extended") else ""
+    if not late.get("late"):
+        return Text("on time{extended}", "按时{extended}", extended=extended).render(lang) if extended else ""
     if "days" not in late:
         return say(lang, "late") + extended
     penalty = f"{100 * late['penalty']:g}" if late.get("penalty") else ""

@@ -282,7 +282,7 @@ def section(result: Result, lang: str = "en", show_heading: bool = True, cell: d
     notes = []
     if cell.get("review"):
         notes.append({"label": say(lang, "Your teacher’s review:"), "text": review_text(cell, lang)})
-    if cell.get("late_work"):
+    if late_text(cell, lang):
         notes.append({"label": "", "text": f"{late_text(cell, lang)} {cell.get('submitted', '')}"})
     score = status = message = ""
     if cell.get("state") == "needs a look":
@@ -378,7 +378,7 @@ def _cell(student: str, ex_id: str, cell: dict, lang: str) -> dict:
             text += " *" + (_t(lang, " (stale review)", "（复核已过时）") if cell["review"].get("stale") else "")
         else:
             text += _t(lang, " (excused)", "（已免除）") if cell["late_work"].get("excused") else \
-                _t(lang, " (late)", "（迟交）")
+                _t(lang, " (late)", "（迟交）") if cell["late_work"].get("late") else ""
         title += " | " + " | ".join(marks)
     return {"kind": kind, "value": f"{value:g}", "title": title, "link": feedback_link(student, ex_id), "text": text}
 

@@ -7,6 +7,7 @@ The submissions are one folder or one .zip per student, or an LMS download as it
 - Moodle "Download all submissions": `Full Name_1234567_assignsubmission_file_` folders, or flat
   `Full Name_1234567_assignsubmission_file_original.py` files; the student is the participant id.
 - Either of these as the single download-all zip (`collect_from` unpacks it first).
+Canvas's `_LATE` in its names is kept with each job (grader/teacher/late.py decides); no file's time is read.
 
 Submissions are data: a symbolic link is never followed, read or unpacked, anywhere. Everything odd is
 reported, not fatal: two files for one exercise, a file matching nothing, an empty student, a corrupt
@@ -18,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from datetime import datetime, timezone
 import re
 import stat
 import tempfile
@@ -86,7 +86,7 @@ def extract(archive: Path, into: Path, limit: int = MAX_ZIP_BYTES) -> list[str]:
                 continue  # an absolute path or ../ escape: never written
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(zf.read(m))
-            stamp = time.mktime((*m.date_time, 0, 0, -1))  # when the file was submitted, as the zip says
+            stamp = time.mktime((*m.date_time, 0, 0, -1))  # the zip's time, zoneless: for --pick latest's order only
             os.utime(target, (stamp, stamp))
     return links
 
@@ -101,24 +101,13 @@ def lms_identity(name: str) -> tuple[str, str, str, str] | None:
     return None
 
 
-def lms_flags(path: Path) -> dict:
-    """What the download says of a file: Canvas's `_LATE` flag in its name, and when it was submitted (the file's
-    time, as the download-all zip or the LMS stored it)."""
-    match = CANVAS_FILE.match(path.name)
-    flags: dict[str, bool | str] = {"late": True} if match and match["late"] else {}
-    try:
-        flags["submitted"] = datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).isoformat(timespec="seconds")
-    except OSError:
-        pass
-    return flags
-
-
 @dataclass
 class _Student:
     """What one student handed in: (file, name shown and matched) pairs, and the notes on it."""
 
     files: list[tuple[Path, str]] = field(default_factory=list)
     notes: list[Text] = field(default_factory=list)
+    lms_late: bool | None = None  # Canvas's marker, `_LATE` in the names of its download, or not; None: no word
 
 
 def _walk(folder: Path, into: _Student, unpack_dir: Path | None = None) -> None:
@@ -180,6 +169,9 @@ def _gather(submissions: Path, unpack_dir: Path) -> tuple[dict[str, tuple[_Stude
             stray.append({"student": entry.stem, "message": neither})
             continue
         student = students.setdefault(key, (_Student(), identity))[0]
+        canvas = CANVAS_FILE.match(entry.name)
+        if canvas:  # the LMS's word, in its own names; the files' times are the student's, never read
+            student.lms_late = bool(student.lms_late or canvas["late"])
         try:
             if entry.is_symlink():
                 student.notes.append(Text("{path} is a symbolic link: not graded", "{path} 是一个符号链接：不评分",
@@ -254,7 +246,8 @@ def collect(submissions: Path, exercises: list[Exercise], unpack_dir: Path, pick
                     "two or more files for {ex}: graded {file} as chosen", "{ex} 有两个或更多文件：按选择评了 {file}",
                     ex=ex.id, file=chosen_file[1])})
                 files = [chosen_file]
-            found.jobs.append(Job(student, ex, files[0][0], sha256(files[0][0]), lms_flags(files[0][0])))
+            said = {} if given.lms_late is None else {"lms_late": given.lms_late}
+            found.jobs.append(Job(student, ex, files[0][0], sha256(files[0][0]), said))
     return found
 
 

@@ -25,7 +25,7 @@ from xml.etree import ElementTree as ET
 
 from grader.teacher import csvsafe
 from grader.teacher.collect import natural_key
-from grader.course.exercises import Exercise
+from grader.course.exercises import Exercise, current_course
 from grader.judge.result import MARKS, Result
 from grader.teacher.roster import IDENTITY_FIELDS, match_roster
 from grader.report.cell_text import late_text, review_text
@@ -80,23 +80,27 @@ def _needs_look(cell: dict, reason: str) -> dict:
 def current_results(results: list[Result], exercises: list[Exercise], out: Path, assignment: str | None = None,
                     people: dict[str, dict] | None = None) -> list[Result]:
     """The results as they count now: scored with the current points (grader/teacher/graded_against.py), less the late
-    policy's penalty (grader/teacher/late.py; `people`: each student's identity, for their extension or excuse), with
-    the teacher's review applied (grader/teacher/review.py)."""
+    policy's penalty (grader/teacher/late.py; `people`: each student's identity, for their extension, excuse or
+    submission time; out/submitted.json: what the LMS and the teacher said of each file), with the teacher's review
+    applied (grader/teacher/review.py)."""
     from grader.teacher.graded_against import rescore
-    from grader.teacher.late import apply_late, late_policy, student_policy
+    from grader.teacher.late import SUBMITTED, apply_late, late_policy, student_policy, submission
     from grader.teacher.review import apply_review, read_reviews
 
     by_key = {**{ex.name: ex for ex in exercises}, **{ex.id: ex for ex in exercises}}
     reviews = {(student, by_key[ex].id): review for (student, ex), review in read_reviews(out).items() if ex in by_key}
-    policy = late_policy(exercises[0].course, assignment) if exercises else {}
+    policy = late_policy(current_course(), assignment)
+    facts = json.loads((out / SUBMITTED).read_text(encoding="utf-8")) if (out / SUBMITTED).is_file() else {}
     points = {ex.id: ex.check_points() for ex in exercises}
     latest = {(r.student or "", r.exercise): r for r in results}
     current = []
     for key in sorted(set(latest) | set(reviews)):
         result, ex = latest.get(key), by_key.get(key[1])
         if ex is not None:
-            mine = student_policy(policy, key[0], (people or {}).get(key[0]))
-            scored = apply_late(rescore(result, ex, points[ex.id]), mine) if result else None
+            identity = (people or {}).get(key[0])
+            mine = student_policy(policy, key[0], identity)
+            when = submission(identity, facts.get(key[0], {}).get(ex.id, {}), policy)
+            scored = apply_late(rescore(result, ex, points[ex.id]), mine, when) if result else None
             result = apply_review(scored, reviews.get(key), ex)
         if result is not None:
             result = replace(result, student=key[0])
@@ -184,7 +188,8 @@ def class_list(results: list[Result], students: dict[str, dict], roster: list[di
 
 def class_problems(problems: list[dict], results: list[Result], lang: str) -> list[dict]:
     """Every problem of the batch in one list, each once: what collecting the files found, the roster's, a file
-    that could not be read when graded, and a banned route seen in a source (for a person, never a score)."""
+    that could not be read when graded, a banned route seen in a source (for a person, never a score), and where
+    the LMS and our due date disagree on late work (`late`)."""
     listed = [{**p, "message": Text.of(p["message"]).render(lang)} for p in problems]  # JSON from here on
     said = {(p["student"], p.get("exercise")) for p in listed if p.get("look")}
     for r in results:
@@ -198,6 +203,10 @@ def class_problems(problems: list[dict], results: list[Result], lang: str) -> li
             listed.append({"student": student, "exercise": r.exercise, "message": Text(
                 "{exercise} flagged for a look: {seen}", "{exercise} 需要人工查看：{seen}", exercise=r.exercise,
                 seen=verbatim(seen)).render(lang)})
+        disagree = (r.late_work or {}).get("problem")
+        if disagree:
+            listed.append({"student": student, "exercise": r.exercise, "late": True,
+                           "message": f"{r.exercise}: {Text(*disagree).render(lang)}"})
     return listed
 
 
@@ -215,7 +224,7 @@ def build_gradebook(results: list[Result], exercises: list[Exercise], students: 
     identities, unmatched = class_list(results, students, roster, lang)
     problems = sorted(class_problems(problems, list(latest.values()), lang) + unmatched,
                       key=lambda p: natural_key(p["student"]))
-    policy = late_policy(exercises[0].course, assignment) if exercises else {}
+    policy = late_policy(current_course(), assignment)
     notes = defaultdict(list)
     for p in problems:
         notes[p["student"]].append(p["message"])
@@ -392,5 +401,12 @@ def batch_state(out: Path) -> dict:
 
 
 def rebuild(out: Path) -> dict:
-    """Write every output of a batch again from its results, its state and review.toml (nothing is regraded)."""
-    return write_gradebook(Path(out), **batch_state(out))
+    """Write every output of a batch again from its results, its state and review.toml (nothing is regraded);
+    ReviewError where the late policy cannot be used."""
+    from grader.teacher.late import LateError
+    from grader.teacher.review import ReviewError
+
+    try:
+        return write_gradebook(Path(out), **batch_state(out))
+    except LateError as exc:
+        raise ReviewError(*exc.args) from None

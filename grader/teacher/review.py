@@ -193,11 +193,13 @@ def kept_copy(path: Path, out: Path, student: str) -> str:
 
 def save_state(out: Path, exercises: list[Exercise], problems: list[dict], students: dict, similar, lang: str,
                assignment: str | None = None, seeds: dict[str, int] | None = None) -> None:
-    """What `grade review` needs to write the outputs again without the submissions, and the seed of each exercise
-    (grader/teacher/consistency.py), which the next run grades with."""
+    """What `grade review` needs to write the outputs again without the submissions (the course too, wherever it
+    runs), and the seed of each exercise (grader/teacher/consistency.py), which the next run grades with."""
+    from grader.course.exercises import current_course
+
     problems = [{**p, "message": Text.of(p["message"]).render(lang)} for p in problems]  # JSON: in the batch's words
-    state = {"exercises": [ex.id for ex in exercises], "assignment": assignment, "problems": problems,
-             "students": students, "similar": similar, "lang": lang, "seeds": seeds or {}}
+    state = {"course": current_course().spec, "exercises": [ex.id for ex in exercises], "assignment": assignment,
+             "problems": problems, "students": students, "similar": similar, "lang": lang, "seeds": seeds or {}}
     (Path(out) / STATE_FILE).write_text(json.dumps(state, indent=1, ensure_ascii=False), encoding="utf-8")
 
 

@@ -4,8 +4,9 @@ Any CSV with a header row works, with these columns (case and spacing ignored; t
 folder, id (or "student id", "user id", Moodle's "identifier"), name (or "student", "full name"), email
 (or "email address"), section, "sis user id", "sis login id" (or "login", "username"). So a gradebook
 exported from Canvas (Student, ID, SIS User ID, SIS Login ID, Section) or Moodle's grading worksheet
-(Identifier "Participant 1234567", Full name, Email address) is a roster as it is. Two more columns set the late
-policy per student (grader/teacher/late.py): extension (a due date of their own, or days more) and excused.
+(Identifier "Participant 1234567", Full name, Email address) is a roster as it is. Three more columns set the late
+policy per student (grader/teacher/late.py): extension (a due date of their own, or days more), excused, and
+submitted, the LMS's record of when they submitted (Moodle's worksheet: "Last modified (submission)").
 
 A submission matches the entry whose folder, id, e-mail or SIS login is its folder name, or whose id is
 the id its LMS download carried (Canvas user id, Moodle participant id). A roster entry nobody's files matched
@@ -30,8 +31,9 @@ HEADERS = {
     "sis_login_id": ("sis login id", "login", "username"),
     "extension": ("extension", "extended due", "due date"),
     "excused": ("excused",),
+    "submitted": ("submitted", "submitted at", "submission time", "last modified (submission)"),
 }
-POLICY_FIELDS = ("extension", "excused")  # the late policy's, per student
+POLICY_FIELDS = ("extension", "excused", "submitted")  # the late policy's, per student
 MATCHED_BY = ("folder", "id", "email", "sis_login_id", "sis_user_id")
 
 
