@@ -111,13 +111,16 @@ def due_day(learner, ex_id):
 
 
 def expected_due(reviews):
-    """The due date FSRS gives a card after `reviews` [(moment, rating)], computed here from fsrs itself."""
+    """The due date FSRS gives a card after `reviews` [(moment, rating)], computed here from fsrs itself; a failed
+    kata comes back the next day at the latest."""
     from fsrs import Card, Rating, Scheduler
 
     scheduler = Scheduler(learning_steps=(), relearning_steps=(), enable_fuzzing=False)
     card = Card(due=reviews[0][0])
     for moment, grade in reviews:
         card, _ = scheduler.review_card(card, Rating(grade), review_datetime=moment)
+        if grade == kata.AGAIN:
+            card.due = min(card.due, moment + timedelta(days=1))
     return card.due
 
 
@@ -148,7 +151,7 @@ def test_a_month_of_katas_in_both_languages(workspace, monkeypatch):
     from grader.text import cjk_typography, english_prose
 
     me = Learner(workspace, monkeypatch)
-    assert me.today() == {"open": [], "due": [], "new": [], "minutes": 0}  # nothing finished: no kata yet
+    assert me.today() == {"open": [], "due": [], "new": [], "early": [], "minutes": 0}  # nothing finished: no kata yet
     assert "katas are for the exercises you have finished" in me.grade("today", code=0)
     me.finish("ex01")
     me.finish("ex05")
@@ -174,7 +177,8 @@ def test_a_month_of_katas_in_both_languages(workspace, monkeypatch):
             seen_kinds.add(kind.split(":")[0])
             before = me.state(ex_id).get("attempts", [])
             previous = [a for a in before if a.get("passed")]
-            if kind == "ungraded":  # begun, given up before any grading: no attempt, no review; then done properly
+            ungraded = kind == "ungraded"
+            if ungraded:  # begun, given up before any grading: no attempt, no review; then done properly
                 me.grade("kata", ex_id, code=0, lang=lang)
                 out = me.grade("kata", ex_id, "--give-up", code=0, lang=lang)
                 assert ("counts for nothing" if lang == "en" else "不算一次尝试") in out
@@ -189,7 +193,7 @@ def test_a_month_of_katas_in_both_languages(workspace, monkeypatch):
                 attempt = me.attempt(ex_id)
                 me.write(ex_id, own_answer(ex_id, attempt["variant"], attempt["n"]))
                 out = me.grade(ex_id, "--kata", code=0, lang=lang)
-                seconds = 2 * 60 + kata.IDLE_S  # two minutes of work, then a pause counted as IDLE_S at most
+                seconds = 2 * 60  # two minutes of work, then a break that counts nothing
                 assert kata.clock(seconds) in out and "11:0" not in out, out
                 rating = expected_rating("clean", seconds, bests[ex_id])
             elif kind == "fail":
@@ -207,12 +211,13 @@ def test_a_month_of_katas_in_both_languages(workspace, monkeypatch):
                     attempt_text = variants.rendered(find_exercise(ex_id).solution, attempt["variant"])
                 elif previous[-1]["variant"] != attempt["variant"]:  # another draw: the learner's old answer
                     attempt_text = own_answer(ex_id, attempt["variant"], previous[-1]["n"])  # written for it
-                me.later(minutes=1)
+                me.later(seconds=10)  # pasted at once: less time than typing it takes
                 me.write(ex_id, attempt_text)
                 out = me.grade(ex_id, "--kata", code=0, lang=lang)
                 attempt = me.attempt(ex_id)
-                copied = "reference" if kind == "paste" else previous[-1]["n"]
-                assert attempt["copy_of"] == copied, (attempt, previous[-1])
+                # finish() solved the exercise with the reference: for its draw, the learner's own file is it too
+                copied = ("own file", "reference") if kind == "paste" else (previous[-1]["n"],)
+                assert attempt["copy_of"] in copied, (attempt, previous[-1])
                 assert ("not as a clean pass or a best time" if lang == "en" else "不算不看提示的通过") in out, out
                 rating, seconds = kata.HARD, None
             else:
@@ -223,8 +228,12 @@ def test_a_month_of_katas_in_both_languages(workspace, monkeypatch):
                 rating = expected_rating(what, seconds, bests[ex_id])
             attempt = me.attempt(ex_id)
             assert attempt["rating"] == rating, (day, ex_id, kind, attempt, bests[ex_id])
-            if len(variants.all_draws(find_exercise(ex_id))) > 1 and before:
-                assert attempt["variant"] != before[-1]["variant"]  # a redo never draws the last draw again
+            prior = [a for a in before if a["gradings"] or a.get("passed")]  # the attempts that count
+            if len(variants.all_draws(find_exercise(ex_id))) > 1 and prior:
+                if kata.failed_attempt(prior[-1]):  # a failed draw comes back next
+                    assert attempt["variant"] == prior[-1]["variant"], (prior[-1], attempt)
+                elif not ungraded:  # else another one than the last
+                    assert attempt["variant"] != before[-1]["variant"], (before[-1], attempt)
             when = datetime.fromisoformat(attempt["passed"] or attempt["closed"])
             reviews[ex_id].append((when, rating))
             if seconds is not None and rating != kata.AGAIN and kind != "hint":
@@ -332,12 +341,14 @@ def test_state_merges_concurrent_writers_and_survives_a_crash(tmp_path):
         kata.start(tmp_path, ex)
 
 
-def test_bad_state_file_is_a_one_line_error(workspace):
+def test_a_state_file_that_is_not_json_is_kept_aside_and_said_so(workspace):
     (workspace / kata.STATE_FILE).write_text("{not json")
     proc = run_grade("today", cwd=workspace)
-    assert proc.returncode == 2 and "cannot be read as JSON" in proc.stderr and len(proc.stderr.splitlines()) == 1
+    kept = list(workspace.glob(kata.STATE_FILE + ".corrupt-*"))
+    assert proc.returncode == 0 and len(kept) == 1 and kept[0].read_text() == "{not json"
+    assert f"kept as {kept[0].name}" in proc.stderr and len(proc.stderr.splitlines()) == 1
     proc = run_grade("ex01", "--kata", cwd=workspace)
-    assert proc.returncode == 2
+    assert proc.returncode == 2 and "grade kata ex01" in proc.stderr
 
 
 def test_today_list_and_stats_import_no_torch(workspace):
@@ -373,8 +384,9 @@ def test_watch_and_notebook_in_kata_mode(workspace, monkeypatch):
     attempt = json.loads((workspace / kata.STATE_FILE).read_text())["katas"]["ex01"]["attempts"][-1]
     assert attempt["hints"] == 0 and attempt["gradings"] == 1
     (workspace / attempt["folder"] / attempt["file"]).write_text(own_answer("ex01", {}, 1))
+    monkeypatch.setenv(kata.NOW_ENV, (START + timedelta(minutes=5)).isoformat())  # written in five minutes
     proc = run_grade("watch", "ex01", "--kata", "--interval", "0.1", cwd=workspace, timeout=120)
-    assert proc.returncode == 0 and "Kata ex01 passed in 0:00 of active time (your first pass)" in proc.stdout, \
+    assert proc.returncode == 0 and "Kata ex01 passed in 5:00 of active time (your first pass)" in proc.stdout, \
         proc.stdout
     assert "`grade today`" in proc.stdout or "All checks pass!" in proc.stdout
     proc = run_grade("kata", "ex01", "--notebook", cwd=workspace)
@@ -398,6 +410,7 @@ def test_a_hint_in_a_kata_fits_its_draw_and_counts(workspace, monkeypatch):
     ex05 = find_exercise("ex05")
     me.grade("kata", "ex05", code=0)
     if me.attempt("ex05")["variant"]["reduction"]["name"] != "sum":
+        me.grade("kata", "ex05", "--give-up", code=0)
         me.grade("kata", "ex05", code=0)  # a redo draws the other one
     attempt = me.attempt("ex05")
     assert attempt["variant"]["reduction"]["name"] == "sum"
@@ -445,16 +458,19 @@ def test_the_same_code_names_and_layout_aside():
     assert fingerprint("def f(:\n") is None and fingerprint("x = 1\n") is None and fingerprint("(" * 10**5) is None
 
 
-def test_active_time_pauses_when_nothing_happens():
+def test_active_time_is_the_time_to_the_pass_less_the_breaks():
     start = START
     attempt = {"active_s": 0.0, "last_active": start.isoformat()}
     assert kata.active_until(attempt, start + timedelta(minutes=3)) == 180
-    assert kata.active_until(attempt, start + timedelta(hours=10)) == kata.IDLE_S  # away: a pause
-    saved = start + timedelta(minutes=4)  # a save at 4 minutes, then a grading at 30: 4 minutes and one pause
-    assert kata.active_until(attempt, start + timedelta(minutes=30), saved) == 240 + kata.IDLE_S
+    assert kata.active_until(attempt, start + timedelta(minutes=20)) == 20 * 60  # one sitting, one save: all of it
+    assert kata.active_until(attempt, start + timedelta(hours=10)) == 0  # away: a break, nothing counts
+    saved = start + timedelta(minutes=4)  # a save at 4 minutes, then a grading at 30: all of it
+    assert kata.active_until(attempt, start + timedelta(minutes=30), saved) == 30 * 60
+    saved = start + timedelta(minutes=25)  # 25 minutes, then a lunch break, then a grading: the 25 minutes
+    assert kata.active_until(attempt, start + timedelta(hours=3), saved) == 25 * 60
     assert kata.active_until(attempt, start + timedelta(minutes=3), start + timedelta(days=300)) == 180  # clock skew
-    busy = {"active_s": kata.MAX_ACTIVE_S - 60, "last_active": start.isoformat()}
-    assert kata.active_until(busy, start + timedelta(minutes=4)) == kata.MAX_ACTIVE_S
+    busy = {"active_s": 3 * 3600.0, "last_active": start.isoformat()}  # a long day's attempt is not cut short
+    assert kata.active_until(busy, start + timedelta(minutes=40)) == 3 * 3600 + 40 * 60
 
 
 def test_a_state_of_version_1_is_read_with_its_times_capped(workspace, monkeypatch):
@@ -499,6 +515,7 @@ def test_a_draw_is_told_in_the_learners_words_and_the_statement_only_when_it_cha
     assert said in out and "reduction=" not in out
     changed = variants.statement(ex05, first) != variants.statement(ex05, variants.default_draw(ex05))
     assert ("differs from the exercise's: read it" in out) == changed and ("is the exercise's" in out) != changed
+    me.grade("kata", "ex05", "--give-up", code=0)
     out = me.grade("kata", "ex05", code=0, lang="zh")  # the other draw: its statement differs from the last one
     assert "题目和你上一次尝试的不同：请读题目" in out and "损失对 batch" in out and "reduction=" not in out
     ex07 = find_exercise("ex07")
@@ -524,12 +541,176 @@ def test_a_redo_never_draws_the_last_draw_even_once_its_words_changed(workspace,
     me = Learner(workspace, monkeypatch)
     ex07 = find_exercise("ex07")
     for _ in range(6):
+        me.grade("kata", "ex07", "--give-up", code=0)
         me.grade("kata", "ex07", code=0)
         state = json.loads((workspace / kata.STATE_FILE).read_text())
         last = state["katas"]["ex07"]["attempts"][-1]
         last["variant"]["planted"] = {"name": last["variant"]["planted"]["name"]}  # as stored before the labels
         (workspace / kata.STATE_FILE).write_text(json.dumps(state))
         before = last["variant"]["planted"]["name"]
+        me.grade("kata", "ex07", "--give-up", code=0)
         me.grade("kata", "ex07", code=0)
         assert me.attempt("ex07")["variant"]["planted"]["name"] != before
     assert len(variants.all_draws(ex07)) == 3
+
+
+def test_one_sitting_counts_whole_however_often_it_is_saved_and_a_break_counts_nothing(workspace, monkeypatch):
+    """A 20-minute sitting records 20:00, saved once or saved and graded every 5 minutes; an answer saved after 25
+    minutes and graded after lunch records 25:00; `stats` says the times are active ones and how breaks are judged."""
+    me = Learner(workspace, monkeypatch)
+    me.grade("kata", "ex01", code=0)
+    me.later(minutes=20)
+    me.write("ex01", own_answer("ex01", {}, 1))
+    assert "passed in 20:00 of active time (your first pass)" in me.grade("ex01", "--kata", code=0)
+    me.later(days=1)
+    me.grade("kata", "ex01", code=0)
+    blank = (workspace / me.attempt("ex01")["folder"] / me.attempt("ex01")["file"]).read_text()
+    for _ in range(3):
+        me.later(minutes=5)
+        me.write("ex01", blank + "\n# working\n")
+        me.grade("ex01", "--kata", code=1)
+    me.later(minutes=5)
+    me.write("ex01", own_answer("ex01", {}, 2))
+    assert "passed in 20:00 of active time, best 20:00" in me.grade("ex01", "--kata", code=0)
+    me.later(days=1)
+    me.grade("kata", "ex01", code=0)
+    me.later(minutes=25)
+    me.write("ex01", own_answer("ex01", {}, 3))
+    me.later(hours=2)
+    assert "passed in 25:00 of active time" in me.grade("ex01", "--kata", code=0)
+    out = me.grade("stats", code=0)
+    assert "active time: from an attempt's start to its first full score, less breaks (more than 45 minutes" in out
+    assert "减去休息（超过 45 分钟" in me.grade("stats", code=0, lang="zh")
+
+
+def test_a_pasted_answer_is_a_review_and_the_same_code_typed_anew_is_a_pass(workspace, monkeypatch):
+    """The learner's own solved file pasted in at once is a review rated hard, also with a no-op line and an unused
+    helper added; the same code typed again from memory, in the time typing it takes, is a clean pass and a time."""
+    me = Learner(workspace, monkeypatch)
+    me.finish("ex01")
+    own = (workspace / "exercises" / "ex01_tensors" / "ex01_tensors.py").read_text()
+    me.grade("kata", "ex01", code=0)
+    me.later(seconds=10)
+    me.write("ex01", own)
+    out = me.grade("ex01", "--kata", code=0)
+    assert "the same as your own solved file of ex01" in out and me.attempt("ex01")["copy_of"] == "own file", out
+    assert me.attempt("ex01")["rating"] == kata.HARD
+    me.later(days=1)
+    me.grade("kata", "ex01", code=0)
+    me.later(seconds=20)
+    noop = own.replace("\n    return", "\n    pass\n    return", 1) + "\n\ndef _mine():\n    return 'new'\n"
+    assert noop.count("pass\n") >= 1 and noop != own
+    me.write("ex01", noop)
+    out = me.grade("ex01", "--kata", code=0)
+    assert me.attempt("ex01")["copy_of"] == 1 and "your attempt 1" in out, out  # not a new answer
+    me.later(days=1)
+    me.grade("kata", "ex01", code=0)
+    me.later(minutes=6)
+    me.write("ex01", own)
+    out = me.grade("ex01", "--kata", code=0)
+    attempt = me.attempt("ex01")
+    assert attempt["copy_of"] is None and attempt["same_as"] == 2 and attempt["rating"] == kata.GOOD, attempt
+    assert "passed in 6:00 of active time (your first pass), your 1st clean pass" in out, out
+    assert json.loads(me.grade("stats", "--json", code=0))[0]["best_s"] == 360
+
+
+def test_an_open_attempt_is_resumed_never_replaced(workspace, monkeypatch):
+    me = Learner(workspace, monkeypatch)
+    me.grade("kata", "ex05", code=0)
+    me.later(minutes=1)
+    me.grade("ex05", "--kata", code=1)
+    me.write("ex05", "# my work so far\n")
+    for lang, words in (("en", "Attempt 1 of ex05 is still open"), ("zh", "ex05 的第 1 次尝试还没有结束")):
+        out = me.grade("kata", "ex05", code=0, lang=lang)
+        assert words in out and "`grade kata ex05 --give-up`" in out and len(out.splitlines()) == 1, out
+    attempt = me.attempt("ex05")
+    assert attempt["n"] == 1 and not attempt["closed"] and me.state("ex05")["reviews"] == []
+    assert (workspace / attempt["folder"] / attempt["file"]).read_text() == "# my work so far\n"
+    out = me.grade("today", code=0)
+    assert "Carry on with your open attempt of ex05: `grade watch ex05 --kata`" in out and "grade kata ex05" not in out
+    assert "still open" in me.grade("kata", code=0)  # the first of today's: the open one, resumed
+
+
+def test_a_failure_brings_its_variant_back_tomorrow_and_lowers_the_recall(workspace, monkeypatch):
+    me = Learner(workspace, monkeypatch)
+    me.practise("ex05", 4)
+    me.at(datetime.fromisoformat(me.state("ex05")["card"]["due"]))
+    before = json.loads(me.grade("stats", "--json", code=0))[0]["retention"]
+    me.practise("ex05", 3, fail=True)
+    failed = me.attempt("ex05")
+    after = json.loads(me.grade("stats", "--json", code=0))[0]["retention"]
+    assert after < before, (before, after)  # not the 100 % of a card just reviewed
+    assert due_day(me, "ex05") <= (me.now + timedelta(days=1)).date()
+    me.later(days=1)
+    assert json.loads(me.grade("stats", "--json", code=0))[0]["retention"] < after
+    assert [i["exercise"] for i in me.today()["due"]] == ["ex05"]
+    me.grade("kata", code=0)
+    assert me.attempt("ex05")["n"] == failed["n"] + 1 and me.attempt("ex05")["variant"] == failed["variant"]
+    assert "recall now" in me.grade("stats", code=0)
+
+
+def _graded(ex, full):
+    from grader.judge.result import Result
+
+    return Result(exercise=ex.id, name=ex.name, submission="x.py", status="graded", score=ex.points if full else 0.0,
+                  max_score=ex.points)
+
+
+def test_a_month_of_today_in_a_track_workspace_never_leaves_a_week_empty(tmp_path, monkeypatch):
+    """A learner who finished twelve exercises of the from-scratch track does what `grade today` lists, every day for
+    a month, failing one kata in five: today lists only the track's katas, never a basics exercise; a failed kata is
+    due the next day with its variant; never more than EARLY_AFTER_DAYS days in a row with nothing to do."""
+    assert run_grade("init", tmp_path / "ws", "--track", "from-scratch").returncode == 0
+    root = tmp_path / "ws"
+    monkeypatch.chdir(root)
+    track = [ex for ex in all_exercises() if ex.id.startswith("fs")]
+    finished = track[:12]
+    (root / ".torch-katas-progress.json").write_text(json.dumps({ex.id: {"done": True, "attempts": 1}
+                                                                 for ex in finished}))
+    me = Learner(root, monkeypatch)
+    done, empty_run, longest, failed = 0, 0, 0, {}
+    for day in range(30):
+        me.at(START + timedelta(days=day))
+        today = me.today()
+        listed = [i["exercise"] for kind in ("open", "due", "new", "early") for i in today[kind]]
+        assert set(listed) <= {ex.id for ex in finished}, (day, today)
+        assert set(failed) <= set(listed), (day, failed, today)  # yesterday's failures are back
+        text = me.grade("today", code=0)
+        assert "ex05" not in text and "ex0" not in text, text
+        empty_run = 0 if listed else empty_run + 1
+        longest = max(longest, empty_run)
+        failed_now = {}
+        for ex_id in listed:
+            ex = find_exercise(ex_id)
+            attempt = kata.start(root, ex)
+            assert ex_id not in failed or attempt["variant"] == failed[ex_id]  # the failed draw comes back
+            me.later(minutes=10)
+            full = done % 5 != 4
+            kata.record(root, ex, attempt["n"], _graded(ex, full))
+            if not full:
+                kata.give_up(root, ex)
+                failed_now[ex_id] = attempt["variant"]
+            done += 1
+        failed = failed_now
+    assert done > 30 and longest <= 2, (done, longest)
+
+
+def test_a_state_of_version_2_gets_back_the_time_of_a_single_sitting(workspace, monkeypatch):
+    """Version 2 counted 5 minutes at most between two signs of work: a 20-minute sitting with one save recorded 5:00.
+    Read back, a pass within one sitting (start to pass under the break length) is the time from start to pass; a
+    longer one keeps its time, its gaps unknown."""
+    me = Learner(workspace, monkeypatch)
+
+    def attempt(n, minutes, active_s):
+        passed = (START + timedelta(days=n, minutes=minutes)).isoformat()
+        return {"n": n, "started": (START + timedelta(days=n)).isoformat(),
+                "folder": f"practice/ex01_tensors/attempt-{n}", "file": "ex01_tensors.py", "variant": {},
+                "gradings": 1, "hints": 0, "best_score": 10.0, "passed": passed, "active_s": active_s,
+                "last_active": passed, "rating": 3, "closed": None}
+
+    old = {"version": 2, "katas": {"ex01": {"attempts": [attempt(1, 20, 300.0), attempt(2, 180, 900.0)],
+                                            "reviews": [], "card": None}}}
+    (workspace / kata.STATE_FILE).write_text(json.dumps(old))
+    me.at(START + timedelta(days=3))
+    history = json.loads(me.grade("stats", "--json", code=0))[0]["history"]
+    assert [a["active_s"] for a in history] == [1200.0, 900.0]

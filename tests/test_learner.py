@@ -50,7 +50,7 @@ def test_progress_is_remembered_from_a_subfolder(workspace):
 def test_grading_and_showing_write_nothing_in_the_workspace_but_its_progress(workspace, tmp_path):
     """A pytest plugin installed beside the grader (pytest-benchmark makes ./.benchmarks when pytest configures) never
     runs, in the judge nor where `grade show` collects the checks: the workspace holds the learner's files and the
-    progress file, nothing else."""
+    progress file (and its lock file), nothing else."""
     plugins = tmp_path / "site"
     (plugins / "writes_here-1.0.dist-info").mkdir(parents=True)
     (plugins / "writes_here-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: writes-here\n"
@@ -67,7 +67,8 @@ def test_grading_and_showing_write_nothing_in_the_workspace_but_its_progress(wor
     assert run_grade("ex01", cwd=workspace, env=env).returncode == 1
     assert run_grade("show", "ex01", cwd=workspace, env=env).returncode == 0
     assert run_grade("next", cwd=workspace, env=env).returncode == 0
-    assert sorted(p.name for p in workspace.iterdir()) == sorted([*before, ".torch-katas-progress.json"])
+    assert sorted(p.name for p in workspace.iterdir()) == sorted([*before, ".torch-katas-progress.json",
+                                                                  ".torch-katas-progress.json.lock"])
 
 
 def test_grading_a_file_from_elsewhere_does_not_touch_progress_and_says_so(workspace):
@@ -244,3 +245,99 @@ def test_watch_hears_h_and_enter_as_asking_for_a_hint():
         os.close(write)
         started = time.monotonic()
         assert not asked_for_hint(keys, 0.05) and time.monotonic() - started >= 0.05  # closed: it waits, no spin
+
+
+def _record(path, writer, count, acks, stall_at=None):
+    """A writer process: `count` records of its own through the store, each acknowledged on `acks` once written;
+    with `stall_at`, it stops for good in the middle of writing that record (its temporary file written and synced,
+    not yet in place), to be killed there."""
+    from grader.learner import store
+
+    if stall_at is not None:
+        real = os.fsync
+
+        def fsync(fd):
+            real(fd)
+            if stalled[0] == stall_at:
+                os.write(acks, f"{writer} stalled\n".encode())
+                time.sleep(3600)
+
+        stalled = [0]
+        store.os.fsync = fsync  # type: ignore[attr-defined]
+    records = store.Store(path, dict)
+    for i in range(count):
+        if stall_at is not None:
+            stalled[0] = i
+        with records.change() as data:
+            data[f"w{writer}-{i}"] = {"attempts": 1}
+        os.write(acks, f"{writer} {i}\n".encode())
+    os._exit(0)
+
+
+def test_records_from_many_processes_at_once_are_never_lost_even_when_writers_are_killed(workspace):
+    """Twelve writers record 40 records each into the progress store at once; three are killed (SIGKILL) in the middle
+    of writing, after some of their records were acknowledged. Every acknowledged record is there, the file always
+    reads, and the killed writers' temporary files are gone after a change. No timing: the kills wait for the
+    writers' own words."""
+    import multiprocessing
+    import signal
+
+    from grader.learner.store import Store
+    from grader.learner.workspace import PROGRESS_FILE
+
+    path = workspace / PROGRESS_FILE
+    read_end, write_end = os.pipe()
+    ctx = multiprocessing.get_context("fork")
+    stalls = {0: 5, 1: 12, 2: 0}  # writer -> the record it is killed while writing
+    writers = [ctx.Process(target=_record, args=(path, w, 40, write_end, stalls.get(w))) for w in range(12)]
+    for w in writers:
+        w.start()
+    os.close(write_end)
+    acked: dict[int, set[int]] = {w: set() for w in range(12)}
+    killed = set()
+    with os.fdopen(read_end) as lines:
+        for line in lines:
+            writer, what = line.split()
+            if what == "stalled":
+                os.kill(writers[int(writer)].pid, signal.SIGKILL)
+                killed.add(int(writer))
+            else:
+                acked[int(writer)].add(int(what))
+                assert isinstance(json.loads(path.read_text()), dict)  # the file reads, whenever it is looked at
+    for w in writers:
+        w.join()
+    assert killed == set(stalls) and [writers[w].exitcode for w in killed] == [-signal.SIGKILL] * 3
+    data = json.loads(path.read_text())
+    assert {k for k in data} == {f"w{w}-{i}" for w, done in acked.items() for i in done}
+    assert all(len(acked[w]) == 40 for w in range(3, 12)) and [len(acked[w]) for w in range(3)] == [5, 12, 0]
+    with Store(path, dict).change() as again:
+        again["after"] = {}
+    assert not list(workspace.glob(f"{PROGRESS_FILE}.*.tmp"))
+    assert len(json.loads(path.read_text())) == 9 * 40 + 5 + 12 + 1
+
+
+def test_hints_and_gradings_in_processes_at_once_are_all_recorded(workspace):
+    """Six `grade hint` and two `grade` processes at once, as a learner's terminals beside `grade watch`: each
+    grading and each hint is in the progress file afterwards."""
+    command = [sys.executable, "-m", "grader"]
+    procs = [subprocess.Popen(command + ["hint", ex], cwd=workspace, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE) for ex in ("ex02", "ex03", "ex05") * 2]
+    procs += [subprocess.Popen(command + [ex, "--no-server"], cwd=workspace, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE) for ex in ("ex01", "ex02")]
+    assert [p.wait(timeout=300) for p in procs] == [0] * 6 + [1, 1], [p.stderr.read() for p in procs]
+    progress = json.loads((workspace / ".torch-katas-progress.json").read_text())
+    assert {ex: progress[ex].get("hints") for ex in ("ex02", "ex03", "ex05")} == {"ex02": 2, "ex03": 2, "ex05": 2}
+    assert progress["ex01"]["attempts"] == 1 and progress["ex02"]["attempts"] == 1
+
+
+def test_a_progress_file_that_cannot_be_read_is_kept_aside_and_said_so(workspace):
+    (workspace / ".torch-katas-progress.json").write_text('{"ex05": {"best": 3')
+    proc = run_grade("hint", "ex05", cwd=workspace)
+    kept = list(workspace.glob(".torch-katas-progress.json.corrupt-*"))
+    assert proc.returncode == 0 and len(kept) == 1 and kept[0].read_text() == '{"ex05": {"best": 3'
+    assert f"kept as {kept[0].name}" in proc.stderr and len(proc.stderr.splitlines()) == 1
+    assert json.loads((workspace / ".torch-katas-progress.json").read_text()) == {"ex05": {"hints": 1}}
+    (workspace / ".torch-katas-progress.json").write_text("[1, 2]")
+    zh = run_grade("list", "--lang", "zh", cwd=workspace, env={**os.environ, "LANG": "zh_CN.UTF-8"})
+    assert zh.returncode == 0 and "已另存为" in zh.stderr
+    assert len(list(workspace.glob(".torch-katas-progress.json.corrupt-*"))) == 2

@@ -12,7 +12,7 @@ import click
 
 from grader.cli.common import UsageProblem, command, exercise_or_fail, json_option, lang_option, problem
 from grader.course.exercises import all_exercises
-from grader.text import say
+from grader.text import message_of, say
 
 @command("kata")
 @click.argument("exercise", required=False)
@@ -22,23 +22,25 @@ from grader.text import say
               help="Close the open attempt without a pass (once graded, it counts as forgotten).")
 @lang_option
 def kata_cmd(exercise, notebook, then_watch, give_up, lang):
-    """Practise EXERCISE again from a fresh blank stub (default: the first kata due today).
+    """Practise EXERCISE again from a fresh blank stub (default: the first kata of `grade today`).
 
     A new folder under practice/, a new variant where the exercise has some, a timer until the first full score.
-    Your solved file and progress stay as they are."""
+    An attempt still open is resumed, never replaced (--give-up closes it). Your solved file and progress stay as
+    they are."""
     from grader.learner import kata
     from grader.learner.kata_report import started_lines
-    from grader.learner.workspace import workspace_root
+    from grader.learner.workspace import learner_exercises, workspace_root
 
     root = workspace_root()
     try:
         if exercise:
             ex = exercise_or_fail(exercise)
         else:
-            items = kata.today(root, all_exercises(), finished_ids(root))
-            first = (items["open"] + items["due"] + items["new"])[:1]
+            items = kata.today(root, learner_exercises(), finished_ids(root))
+            first = (items["open"] + items["due"] + items["new"] + items["early"])[:1]
             if not first:
-                raise UsageProblem(say(lang, "nothing is due today: name an exercise (grade kata ex05)"))
+                raise UsageProblem(say(lang, "nothing is due today: name an exercise you have finished "
+                                             "(grade kata EXERCISE)"))
             ex = first[0]["exercise"]
         if give_up:
             closed = kata.give_up(root, ex)
@@ -52,21 +54,28 @@ def kata_cmd(exercise, notebook, then_watch, give_up, lang):
                                n=closed["n"], ex=ex.id))
             return
         attempt = kata.start(root, ex, lang=lang, notebook=notebook)
+        said = started_lines(ex, attempt, root, lang)
+    except kata.AttemptOpen as exc:
+        attempt, said = exc.attempt, [message_of(exc).render(lang)]
     except kata.KataError as exc:
         raise problem(exc) from None
-    click.echo("\n".join(started_lines(ex, attempt, root, lang)))
+    click.echo("\n".join(said))
     if then_watch:
         from grader.learner.watch import watch
 
+        try:
+            attempt = kata.usable(ex, attempt)
+        except kata.KataError as exc:
+            raise problem(exc) from None
         watch(ex, lang=lang, interval=0.5, runs=None, practice=(root, attempt))
 
 
 def finished_ids(root: Path) -> set[str]:
     """The exercises the learner has finished (a full score, in the workspace or a kata): new katas come from those."""
-    from grader.learner.workspace import Progress
+    from grader.learner.workspace import Progress, learner_exercises
 
     progress = Progress(root)
-    return {ex.id for ex in all_exercises() if progress.state(ex) == "done"}
+    return {ex.id for ex in learner_exercises(root) if progress.state(ex) == "done"}
 
 
 @command("today")
@@ -78,18 +87,18 @@ def today_cmd(new_per_day, as_json, lang):
     """What to practise today: the katas due for review, then new ones, with an estimate of the time."""
     from grader.learner import kata
     from grader.learner.kata_report import today_lines
-    from grader.learner.workspace import workspace_root
+    from grader.learner.workspace import learner_exercises, workspace_root
 
     root = workspace_root()
     try:
         finished = finished_ids(root)
-        items = kata.today(root, all_exercises(), finished, new_per_day)
+        items = kata.today(root, learner_exercises(root), finished, new_per_day)
     except kata.KataError as exc:
         raise problem(exc) from None
     if as_json:
         click.echo(json.dumps({kind: [{"exercise": i["exercise"].id, "minutes": round(i["minutes"], 1),
                                        "due": i["due"].isoformat() if i["due"] else None} for i in items[kind]]
-                               for kind in ("open", "due", "new")} | {"minutes": round(items["minutes"], 1)}))
+                               for kind in ("open", "due", "new", "early")} | {"minutes": round(items["minutes"], 1)}))
         return
     click.echo("\n".join(today_lines(items, lang, len(finished))))
 

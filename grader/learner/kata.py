@@ -1,19 +1,29 @@
 """Kata mode: redo an exercise from a blank stub, timed, with a fresh variant, on a spaced-repetition schedule.
 
 `grade kata ex05` opens attempt K in <workspace>/practice/<name>/attempt-K/ (the stub and statement rendered
-from a new draw of the exercise's variants, other than the last attempt's); the learner's solved file and progress
-stay as they are. `grade today` offers the katas due, then new ones among the exercises the learner has finished.
+from a draw of the exercise's variants: the failed one again after a failure, else one other than the last
+attempt's); the learner's solved file and progress stay as they are. An attempt still open is never replaced: `grade
+kata` resumes it, `--give-up` closes it. `grade today` offers the attempt open, the katas due, then new ones among
+the exercises of the workspace's tracks the learner has finished, and when a few days went by with nothing due, the
+kata due soonest, early.
 
-The timer counts active time: from the start, each grading, hint or save of the attempt's file counts the time
-since the last one, up to IDLE_S (a longer gap is a pause: an attempt left open overnight counts a few minutes),
-and an attempt counts MAX_ACTIVE_S at most. It stops at the first full score. Each attempt keeps its gradings,
-hints and active time; a pass or an attempt closed after a grading is one review of the kata's FSRS card (the
-`fsrs` package), rated from those signals. A pass whose file is the same code as an earlier passing attempt's or
-the reference solution's (names and layout aside: grader/learner/same_code.py) is a review rated hard, never a
-clean pass or a best time. An attempt closed before any grading is no attempt: it counts nowhere.
+The timer counts active time: the time from the start to the first full score, less the breaks. The signs of work
+are the start, each grading, hint and save of the attempt's file (seen by its modification time); a gap of more than
+BREAK_S between two of them is a break (the learner was away: overnight, a meeting) and counts nothing, however
+often or seldom they saved. Each attempt keeps its gradings, hints and active time; a pass or an attempt closed
+after a grading is one review of the kata's FSRS card (the `fsrs` package), rated from those signals; after a
+failure the card comes back within FAILED_BACK.
 
-The state is one JSON file in the workspace, versioned; every change re-reads it under an exclusive lock and
-replaces it atomically, so a crash never leaves half a file and two processes never lose each other's change.
+A pass whose code is the same as the learner's own (an earlier passing attempt's, their solved file of the
+exercise) or the reference solution's (names, layout, no-op lines and unused helpers aside: grader/learner/same_code.py)
+is judged by the time it took: typed anew from memory, in at least the time typing its bodies takes at
+TYPING_CHARS_PER_MIN, it is a pass like any other (knowing it by heart is the point of a kata); in less, it was
+pasted: a review rated hard, never a clean pass or a best time. An attempt closed before any grading is no attempt:
+it counts nowhere.
+
+The state is one JSON file in the workspace, versioned, kept by the learner's one store (grader/learner/store.py):
+every change re-reads it under an exclusive lock and replaces it atomically, so a crash never leaves half a file and
+two processes never lose each other's change; a file that is not JSON is kept aside, never overwritten.
 The clock is TORCH_KATAS_NOW's (an ISO time) when it is set, so that a month of katas can be played in a minute
 (README, "Katas"; tests/test_kata.py). Never imports torch.
 """
@@ -21,35 +31,45 @@ The clock is TORCH_KATAS_NOW's (an ISO time) when it is set, so that a month of 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
 import os
 import random
 import re
-import tempfile
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from grader.course import stub_text, variants
 from grader.course.exercises import Exercise
 from grader.judge.result import Result
-from grader.learner.same_code import fingerprint
+from grader.learner.same_code import fingerprint, interface, size
+from grader.learner.store import Corrupt, Store
 from grader.text import Text, verbatim
 
 STATE_FILE = ".torch-katas-kata.json"
-VERSION = 2  # 1: "seconds" from the start to the pass, however long the learner was away
+VERSION = 3  # 1: "seconds" from the start to the pass, however long the learner was away; 2: a gap over 5 minutes
+# between two signs of work counted 5 minutes (a 20-minute sitting with one save: 5:00)
 PRACTICE_DIR = "practice"
 NOW_ENV = "TORCH_KATAS_NOW"
 NEW_PER_DAY = 2
 MINUTES_BY_DIFFICULTY = {1: 5, 2: 10, 3: 20}  # a first kata's estimate, before the learner has a time of their own
-IDLE_S = 5 * 60  # a longer gap between two signs of work (start, grading, hint, save) counts this much: a pause
-MAX_ACTIVE_S = 2 * 3600  # an attempt's active time stops here
+BREAK_S = 45 * 60  # a longer gap between two signs of work (start, grading, hint, save) is a break: it counts nothing
+MAX_ACTIVE_S = 2 * 3600  # a version-1 pass's time, from its start, is taken as this at most (its breaks are unknown)
+TYPING_CHARS_PER_MIN = 200  # a brisk typist's pace: a pass of known code in less time than this takes was pasted
+FAILED_BACK = timedelta(days=1)  # a failed kata is due again within this
+EARLY_AFTER_DAYS = 2  # `grade today` offers a kata early after this many days without one due or done
 AGAIN, HARD, GOOD, EASY = 1, 2, 3, 4  # fsrs.Rating's values
 RATING_NAMES = {AGAIN: "again", HARD: "hard", GOOD: "good", EASY: "easy"}
 
 
 class KataError(ValueError):
     """A kata command that cannot run (no attempt open, a state file from a newer version); raised with a Text."""
+
+
+class AttemptOpen(KataError):
+    """`grade kata` for an exercise whose attempt is still open: resumed, never replaced (`attempt`: that one)."""
+
+    def __init__(self, message, attempt: dict):
+        super().__init__(message)
+        self.attempt = attempt
 
 
 def now() -> datetime:
@@ -89,22 +109,19 @@ def ordinal(n: int, lang: str) -> str:
 # -- the state file -------------------------------------------------------------------------------
 
 class State:
-    """The kata state of a workspace: {"version": 2, "katas": {exercise id: {"attempts": [...], "card": {...},
-    "reviews": [...]}}}; a file of version 1 is read as version 2 (`upgraded`)."""
+    """The kata state of a workspace: {"version": 3, "katas": {exercise id: {"attempts": [...], "card": {...},
+    "reviews": [...]}}}; a file of an older version is read as this one (`upgraded`). Read and changed through the
+    learner's one store (grader/learner/store.py)."""
 
     def __init__(self, root: Path):
         self.root = Path(root)
-        self.path = self.root / STATE_FILE
+        self.store = Store(self.root / STATE_FILE, lambda: {"version": VERSION, "katas": {}}, self._checked)
+        self.path = self.store.path
 
-    def load(self) -> dict:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {"version": VERSION, "katas": {}}
-        except (OSError, ValueError):
-            raise KataError(Text("{path} cannot be read as JSON: move it away to start afresh",
-                                 path=verbatim(self.path))) from None
-        if isinstance(data, dict) and isinstance(data.get("version"), int) and data["version"] > VERSION:
+    def _checked(self, data) -> dict:
+        if not isinstance(data, dict):
+            raise Corrupt()
+        if isinstance(data.get("version"), int) and data["version"] > VERSION:
             raise KataError(Text("{path} was written by a newer torch-katas (version {version}): upgrade",
                                  path=verbatim(self.path), version=data["version"]))
         if not well_formed(data):
@@ -112,26 +129,15 @@ class State:
                                  path=verbatim(self.path)))
         return upgraded(data)
 
+    def load(self) -> dict:
+        return self.store.read()
+
     @contextlib.contextmanager
     def change(self):
-        """Yield the state, read afresh under an exclusive lock; write it back atomically afterwards."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_name(STATE_FILE + ".lock"), "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            data = self.load()
+        """Yield the state, read afresh under the store's lock; written back atomically afterwards."""
+        with self.store.change() as data:
             yield data
             data["version"] = VERSION
-            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=STATE_FILE, suffix=".tmp")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as out:
-                    json.dump(data, out, indent=1, sort_keys=True, ensure_ascii=False)
-                    out.flush()
-                    os.fsync(out.fileno())
-                os.replace(tmp, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
 
     def kata(self, exercise: Exercise) -> dict:
         return self.load()["katas"].get(exercise.id, {})
@@ -139,7 +145,7 @@ class State:
 
 ATTEMPT_FIELDS = {"n": int, "started": str, "folder": str, "file": str, "variant": dict, "gradings": int,
                   "hints": int}
-TIMED = {1: "seconds", 2: "active_s"}  # a passed attempt's time, by version
+TIMED = {1: "seconds", 2: "active_s", 3: "active_s"}  # a passed attempt's time, by version
 
 
 def well_formed(data) -> bool:
@@ -171,16 +177,24 @@ def well_formed(data) -> bool:
 
 
 def upgraded(data: dict) -> dict:
-    """A state of version 1 as version 2: a pass's time from the start, however long the learner was away, becomes
-    its active time, at most MAX_ACTIVE_S (the pauses are not known any more); the last sign of work of an open
-    attempt is its start."""
+    """A state of an older version as this one. Version 1: a pass's time from the start, however long the learner
+    was away, becomes its active time, at most MAX_ACTIVE_S (the breaks are not known any more); the last sign of
+    work of an open attempt is its start. Version 2 counted 5 minutes at most between two signs of work: an attempt
+    whose start and last sign of work lie within BREAK_S of each other had no break, so its time is that span (a
+    20-minute sitting with one save, recorded 5:00, is 20:00); a longer one keeps its time (the gaps are unknown)."""
     if data["version"] == 1:
         for kata in data["katas"].values():
             for attempt in kata["attempts"]:
                 seconds = attempt.pop("seconds", None)
                 attempt["active_s"] = min(float(seconds), MAX_ACTIVE_S) if attempt.get("passed") else 0.0
                 attempt["last_active"] = attempt.get("passed") or attempt["started"]
-        data["version"] = VERSION
+    elif data["version"] == 2:
+        for kata in data["katas"].values():
+            for attempt in kata["attempts"]:
+                span = (at(attempt.get("last_active") or attempt["started"]) - at(attempt["started"])).total_seconds()
+                if 0 <= span <= BREAK_S:
+                    attempt["active_s"] = max(float(attempt.get("active_s") or 0.0), span)
+    data["version"] = VERSION
     return data
 
 
@@ -228,13 +242,14 @@ def clean_passes(kata: dict) -> int:
 
 def active_until(attempt: dict, when: datetime, saved: datetime | None = None) -> float:
     """The attempt's active time at `when`, had it a sign of work then (and a save of its file at `saved`, counted
-    between the last sign of work and `when` only): each gap since the last sign of work counts IDLE_S at most; the
-    whole MAX_ACTIVE_S at most."""
+    between the last sign of work and `when` only): each gap since the last sign of work counts whole, but one over
+    BREAK_S, a break, counts nothing."""
     active, last = attempt["active_s"], at(attempt["last_active"])
     for moment in sorted(m for m in (saved, when) if m is not None and last < m <= when):
-        active += min((moment - last).total_seconds(), IDLE_S)
+        gap = (moment - last).total_seconds()
+        active += gap if gap <= BREAK_S else 0.0
         last = moment
-    return min(active, MAX_ACTIVE_S)
+    return active
 
 
 def worked(attempt: dict, when: datetime, saved: datetime | None = None) -> None:
@@ -285,6 +300,8 @@ def review(kata: dict, grade: int, when: datetime) -> None:
 
     card = Card.from_dict(kata["card"]) if kata.get("card") else Card(due=when)
     card, _ = scheduler().review_card(card, Rating(grade), review_datetime=when)
+    if grade == AGAIN:
+        card.due = min(card.due, when + FAILED_BACK)
     kata["card"] = card.to_dict()
     kata.setdefault("reviews", []).append({"at": when.isoformat(), "rating": grade, "due": card.due.isoformat()})
 
@@ -294,12 +311,21 @@ def due_date(kata: dict) -> datetime | None:
 
 
 def retention(kata: dict, when: datetime) -> float | None:
-    """The probability of recalling the kata now, by FSRS (None before its first review)."""
+    """The probability of recalling the kata now, by FSRS (None before its first review). After a failure, FSRS
+    would say 100 % (the card was just reviewed): the learner last recalled it at their last pass, so the time counts
+    from there, with the stability the failure left (lower than before it); never passed, 0."""
     if not kata.get("card"):
         return None
     from fsrs import Card
 
-    return scheduler().get_card_retrievability(Card.from_dict(kata["card"]), when)
+    card = Card.from_dict(kata["card"])
+    reviews = kata.get("reviews", [])
+    if reviews and reviews[-1]["rating"] == AGAIN:
+        recalled = [r for r in reviews if r["rating"] != AGAIN]
+        if not recalled:
+            return 0.0
+        card.last_review = at(recalled[-1]["at"])
+    return scheduler().get_card_retrievability(card, when)
 
 
 # -- attempts -----------------------------------------------------------------------------------------
@@ -310,17 +336,24 @@ def practice_folder(root: Path, exercise: Exercise, n: int) -> Path:
 
 def start(root: Path, exercise: Exercise, *, lang: str = "en", notebook: bool = False,
           rng: random.Random | None = None) -> dict:
-    """Open a new attempt: close the open one (a review 'again' if it was graded), draw a variant other than the
-    last one, write the blank stub (or notebook) and statement in a fresh practice folder. Return the attempt."""
+    """Open a new attempt: draw the variant the last attempt that counts failed, else one other than the last one;
+    write the blank stub (or notebook) and statement in a fresh practice folder. Return the attempt. AttemptOpen
+    while the last attempt is open: it is never replaced."""
     rng = rng or random.Random()
     when = now()
     state = State(root)
     with state.change() as data:
         kata = _kata(data, exercise)
-        close(kata, when)
-        last = latest_attempt(kata)
+        still_open = open_attempt(kata)
+        if still_open is not None:
+            raise AttemptOpen(Text("Attempt {n} of {ex} is still open, as you left it: {path}. `grade kata {ex} "
+                                   "--give-up` closes it (once graded, it counts as forgotten).",
+                                   n=still_open["n"], ex=exercise.id, path=verbatim(attempt_file(root, still_open))),
+                              dict(still_open))
+        last, graded = latest_attempt(kata), counted(kata)[-1:]
         n = (last["n"] if last else 0) + 1
-        draw = variants.draw(exercise, rng, avoid=last.get("variant") if last else None)
+        failed = variants.same_draw(exercise, graded[0]["variant"]) if graded and failed_attempt(graded[0]) else None
+        draw = failed or variants.draw(exercise, rng, avoid=last.get("variant") if last else None)
         folder = practice_folder(root, exercise, n)
         stub = folder / exercise.stub.name
         folder.mkdir(parents=True, exist_ok=True)
@@ -338,9 +371,15 @@ def start(root: Path, exercise: Exercise, *, lang: str = "en", notebook: bool = 
             stub.unlink()
         attempt = {"n": n, "started": when.isoformat(), "folder": str(folder.relative_to(root)), "file": file.name,
                    "variant": draw, "gradings": 0, "hints": 0, "best_score": 0.0, "passed": None, "active_s": 0.0,
-                   "last_active": when.isoformat(), "rating": None, "closed": None, "copy_of": None}
+                   "last_active": when.isoformat(), "rating": None, "closed": None, "copy_of": None,
+                   "same_as": None}
         kata["attempts"].append(attempt)
     return attempt
+
+
+def failed_attempt(attempt: dict) -> bool:
+    """Closed after a grading without a pass: a review 'again'."""
+    return bool(attempt.get("closed") and attempt["gradings"] and not attempt.get("passed"))
 
 
 def close(kata: dict, when: datetime) -> dict | None:
@@ -386,7 +425,8 @@ def usable(exercise: Exercise, attempt: dict) -> dict:
     draw = variants.same_draw(exercise, attempt["variant"])
     if draw is None:
         raise KataError(Text("attempt {n} of {ex} was drawn from variants the exercise no longer has: "
-                             "`grade kata {ex}` starts a new one", n=attempt["n"], ex=exercise.id))
+                             "`grade kata {ex} --give-up` closes it, then `grade kata {ex}` starts a new one",
+                             n=attempt["n"], ex=exercise.id))
     return {**attempt, "variant": draw}
 
 
@@ -421,8 +461,11 @@ def record(root: Path, exercise: Exercise, attempt_n: int, result: Result, code:
         best_before = best_time(kata, before=attempt_n)
         if passed_now:
             attempt["passed"] = when.isoformat()
-            attempt["fingerprint"] = fingerprint(code) if code is not None else None
-            attempt["copy_of"] = copy_of(root, exercise, kata, attempt)
+            asked = interface(stub_text.stub(exercise, "en", attempt["variant"]))
+            attempt["fingerprint"] = fingerprint(code, asked) if code is not None else None
+            attempt["same_as"] = same_as(root, exercise, kata, attempt, asked)
+            attempt["copy_of"] = attempt["same_as"] if attempt["same_as"] is not None and not typed_anew(
+                attempt, size(code or "", asked)) else None
             attempt["rating"] = HARD if attempt["copy_of"] else rating(
                 True, attempt["active_s"], best_before, attempt["hints"], attempt["gradings"])
             review(kata, attempt["rating"], when)
@@ -432,18 +475,27 @@ def record(root: Path, exercise: Exercise, attempt_n: int, result: Result, code:
     return summary
 
 
-def copy_of(root: Path, exercise: Exercise, kata: dict, attempt: dict) -> str | int | None:
-    """What the passing attempt's code is the same as: an earlier passing attempt (its number), the reference
-    solution ("reference", of any draw); None when neither, or when its code has no fingerprint."""
+def typed_anew(attempt: dict, chars: int) -> bool:
+    """Whether the attempt's active time is enough to have typed `chars` characters at TYPING_CHARS_PER_MIN."""
+    return attempt["active_s"] >= chars / TYPING_CHARS_PER_MIN * 60
+
+
+def same_as(root: Path, exercise: Exercise, kata: dict, attempt: dict, asked: set[str]) -> str | int | None:
+    """What the passing attempt's code (`asked`: the names its stub defines) is the same as: an earlier passing
+    attempt (the latest one's number), the learner's own file of the exercise ("own file"), the reference solution
+    ("reference", of any draw); None when none, or when its code has no fingerprint."""
     mine = attempt.get("fingerprint")
     if mine is None:
         return None
-    for earlier in passes(kata):
-        if earlier["n"] != attempt["n"] and (earlier.get("fingerprint") or file_fingerprint(root, earlier)) == mine:
+    for earlier in reversed(passes(kata)):
+        if earlier["n"] != attempt["n"] and file_fingerprint(attempt_file(root, earlier), asked) == mine:
             return earlier["n"]
+    if file_fingerprint(root / "exercises" / exercise.name / exercise.stub.name, asked) == mine:
+        return "own file"
     if exercise.solution.is_file():
         try:
-            references = {fingerprint(variants.rendered(exercise.solution, d)) for d in variants.all_draws(exercise)}
+            references = {fingerprint(variants.rendered(exercise.solution, d), asked)
+                          for d in variants.all_draws(exercise)}
         except (OSError, variants.VariantError):
             references = set()
         if mine in references:
@@ -451,15 +503,15 @@ def copy_of(root: Path, exercise: Exercise, kata: dict, attempt: dict) -> str | 
     return None
 
 
-def file_fingerprint(root: Path, attempt: dict) -> str | None:
-    """The fingerprint of an attempt's file as it is now (an attempt passed before fingerprints were kept)."""
+def file_fingerprint(path: Path, asked: set[str]) -> str | None:
+    """The fingerprint of a file of the learner's (.py or notebook) as it is now; None when it cannot be read."""
     from grader.sandbox.source import SubmissionError, load_source
 
     try:
-        source = load_source(attempt_file(root, attempt))
+        source = load_source(path)
     except SubmissionError:
         return None
-    return fingerprint(source_code(source))
+    return fingerprint(source_code(source), asked)
 
 
 def source_code(source) -> str:
@@ -500,14 +552,16 @@ def begun(kata: dict) -> list[dict]:
 
 
 def today(root: Path, exercises: list[Exercise], finished: set[str], new_per_day: int = NEW_PER_DAY) -> dict:
-    """{"open": [...], "due": [...], "new": [...], "minutes": total}: each item {exercise, kata, minutes, due}.
+    """{"open": [...], "due": [...], "new": [...], "early": [...], "minutes": total}: each item {exercise, kata,
+    minutes, due}, of `exercises` only (the workspace's tracks).
 
     Open: an attempt started and not passed. Due: a card due today or before. New: exercises `finished` (their ids)
     never practised as katas, in teaching order, as many as today's allowance of new katas leaves (those first
-    begun today count)."""
+    begun today count). Early: when there is none of these and no kata was due or done in the last EARLY_AFTER_DAYS
+    days, the one due soonest (FSRS takes an early review into account)."""
     day = local_date(now())
     katas = State(root).load()["katas"]
-    items: dict[str, list] = {"open": [], "due": [], "new": []}
+    items: dict[str, list] = {"open": [], "due": [], "new": [], "early": []}
     started_today = sum(1 for k in katas.values() if begun(k) and local_date(at(begun(k)[0]["started"])) == day)
     allowance = max(0, new_per_day - started_today)
     for ex in exercises:
@@ -520,12 +574,26 @@ def today(root: Path, exercises: list[Exercise], finished: set[str], new_per_day
         elif ex.id in finished and not begun(kata) and len(items["new"]) < allowance:
             items["new"].append(item)
     items["due"].sort(key=lambda i: i["due"])
-    items["minutes"] = sum(i["minutes"] for kind in ("open", "due", "new") for i in items[kind])
+    if not (items["open"] or items["due"] or items["new"]):
+        items["early"] = early(katas, exercises, day)
+    items["minutes"] = sum(i["minutes"] for kind in ("open", "due", "new", "early") for i in items[kind])
     return items
 
 
+def early(katas: dict, exercises: list[Exercise], day) -> list[dict]:
+    """[the item of the kata due soonest] when none was due or practised in the last EARLY_AFTER_DAYS days; else []."""
+    scheduled = [(due, ex) for ex in exercises if (due := due_date(katas.get(ex.id, {}))) is not None]
+    if not scheduled:
+        return []
+    last = max(local_date(at(r["at"])) for ex in exercises for r in katas.get(ex.id, {}).get("reviews", []))
+    if (day - last).days <= EARLY_AFTER_DAYS:
+        return []
+    due, ex = min(scheduled, key=lambda pair: pair[0])
+    return [{"exercise": ex, "kata": katas[ex.id], "minutes": estimate(ex, katas[ex.id]), "due": due}]
+
+
 HISTORY = ("n", "started", "passed", "active_s", "hints", "gradings", "rating", "variant", "best_score", "max_score",
-           "copy_of")
+           "copy_of", "same_as")
 
 
 def summary_rows(root: Path, exercises: list[Exercise], lang: str = "en") -> list[dict]:

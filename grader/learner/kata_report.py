@@ -23,9 +23,11 @@ def attempt_line(ex: Exercise, summary: dict, lang: str) -> str:
     if summary["passed_now"] and attempt.get("copy_of"):
         copied = attempt["copy_of"]
         what = say(lang, "the reference solution") if copied == "reference" else \
+            say(lang, "your own solved file of {ex}", ex=ex.id) if copied == "own file" else \
             say(lang, "your attempt {n}", n=copied)
-        return say(lang, "Kata {ex} passed, but your code is the same as {what} (names and layout aside): it counts as "
-                         "a review rated hard, not as a clean pass or a best time. Next review: {when}.",
+        return say(lang, "Kata {ex} passed, but your code is the same as {what} (names and layout aside), in less time "
+                         "than typing it takes: it counts as a review rated hard, not as a clean pass or a best time. "
+                         "Next review: {when}.",
                    ex=ex.id, what=what, when=kata.in_days(summary["due"], lang))
     if summary["passed_now"]:
         line = say(lang, "Kata {ex} passed in {time} of active time", ex=ex.id, time=kata.clock(attempt["active_s"]))
@@ -47,10 +49,11 @@ def attempt_line(ex: Exercise, summary: dict, lang: str) -> str:
     if attempt.get("closed"):
         return say(lang, "Kata {ex}, attempt {n}: closed without a pass; `grade kata {ex}` starts a new one.",
                    ex=ex.id, n=attempt["n"])
-    return say(lang, "Kata {ex}, attempt {n}: {gradings} grading(s), {time} of active time so far (the timer pauses "
-                     "after {idle} minutes without a save, a grading or a hint); it stops at the first full score.",
+    return say(lang, "Kata {ex}, attempt {n}: {gradings} grading(s), {time} of active time so far (more than {idle} "
+                     "minutes without a save, a grading or a hint is a break: it does not count); it stops at the "
+                     "first full score.",
                ex=ex.id, n=attempt["n"], gradings=attempt["gradings"], time=kata.clock(attempt["active_s"]),
-               idle=kata.IDLE_S // 60)
+               idle=kata.BREAK_S // 60)
 
 
 def started_lines(ex: Exercise, attempt: dict, root: Path, lang: str) -> list[str]:
@@ -79,12 +82,13 @@ def today_lines(items: dict, lang: str, finished: int) -> list[str]:
     """`grade today`: the katas to do, with an estimate of the time; why there are none (`finished`: how many
     exercises the learner has finished, the only ones new katas come from)."""
     rows = [(say(lang, "started"), i) for i in items["open"]] + [(say(lang, "due"), i) for i in items["due"]] + \
-        [(say(lang, "new"), i) for i in items["new"]]
+        [(say(lang, "new"), i) for i in items["new"]] + [(say(lang, "early"), i) for i in items["early"]]
     if not rows:
         if not finished:
             return [say(lang, "No katas yet: katas are for the exercises you have finished. Finish one first "
                               "(`grade next` shows which), then come back.")]
-        return [say(lang, "Nothing due today. Come back tomorrow, or practise any exercise: `grade kata ex05`.")]
+        return [say(lang, "Nothing due today. Come back tomorrow, or practise one of the exercises you have finished: "
+                          "`grade kata EXERCISE`.")]
     width = max(display_width(kind) for kind, _ in rows)
     title_width = max(display_width(i["exercise"].text("title", lang)) for _, i in rows)
     lines = [say(lang, "Today: {n} kata(s), about {minutes} minutes.", n=len(rows), minutes=round(items["minutes"]))]
@@ -93,7 +97,14 @@ def today_lines(items: dict, lang: str, finished: int) -> list[str]:
         lines.append(f"  {pad(kind, width)}  {ex.id}  {pad(ex.text('title', lang), title_width)}  "
                      + say(lang, "~{minutes} min", minutes=round(item["minutes"])))
     first = rows[0][1]["exercise"].id
-    lines.append(say(lang, "Start with `grade kata {ex}` (or just `grade kata`).", ex=first))
+    if items["open"]:
+        lines.append(say(lang, "Carry on with your open attempt of {ex}: `grade watch {ex} --kata` grades it on every "
+                               "save.", ex=first))
+    else:
+        lines.append(say(lang, "Start with `grade kata {ex}` (or just `grade kata`).", ex=first))
+    if items["early"]:
+        lines.append(say(lang, "Nothing is due for a few days: {ex} comes early, so that no week goes by without "
+                               "practice.", ex=items["early"][0]["exercise"].id))
     return lines
 
 
@@ -111,6 +122,10 @@ def stats_lines(rows: list[dict], lang: str) -> list[str]:
     lines.append(say(lang, "{passes} passes in {attempts} attempts; {time} of active practice.",
                      passes=sum(r["passes"] for r in rows), attempts=sum(r["attempts"] for r in rows),
                      time=kata.clock(total)))
+    lines.append(say(lang, "Times are active time: from an attempt's start to its first full score, less breaks (more "
+                           "than {idle} minutes without a save, a grading or a hint). A pass of code you had already "
+                           "(your own or the reference), in less time than typing it takes, is no best time.",
+                     idle=kata.BREAK_S // 60))
     return lines
 
 
@@ -184,7 +199,7 @@ def write_stats_html(rows: list[dict], path: Path, lang: str) -> Path:
         charts = [c for c in (history_chart(row, lang), retention_chart(row, lang)) if c]
         katas.append({"heading": f"{row['exercise']} · {row['title']}", "charts": charts, "rows": cells})
     return write(path, "stats.html.j2", lang=lang, title=say(lang, "Your katas"),
-                 summary=stats_lines(rows, lang)[-1:], katas=katas,
+                 summary=stats_lines(rows, lang)[-2:], katas=katas,
                  head=[say(lang, h) for h in ("attempt", "started at", "active time", "hints", "gradings", "rating",
                                               "variant")])
 

@@ -1,5 +1,6 @@
 """The learner's workspace: the folder whose exercises/ holds the files they edit, the plain JSON file
-there that remembers progress (best scores, hints revealed), and its settings in torch-katas.toml (the
+there that remembers progress (best scores, hints revealed; changed through grader/learner/store.py only), and its
+settings in torch-katas.toml (the
 course it follows, the learner's language).
 
 Found from the current directory upwards; without one, the exercises shipped with the grader
@@ -22,6 +23,7 @@ else:  # pragma: no cover
 from grader.course import stub_text
 from grader.course.exercises import WORKSPACE_FILE, Exercise, all_exercises, current_course
 from grader.judge.result import Result
+from grader.learner.store import Corrupt, Store
 from grader.text import LANGUAGES, locale_lang, say
 
 PROGRESS_FILE = ".torch-katas-progress.json"
@@ -185,11 +187,9 @@ class Progress:
     kata (grader/learner/kata.py) has passed is done too."""
 
     def __init__(self, root: Path):
-        self.path = root / PROGRESS_FILE
-        try:
-            self.data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            self.data = {}
+        self.store = Store(root / PROGRESS_FILE, dict, entries)
+        self.path = self.store.path
+        self.data = self.store.read()
         self._kata_passed: set[str] | None = None
 
     def entry(self, exercise: Exercise) -> dict:
@@ -228,21 +228,24 @@ class Progress:
         return self._kata_passed
 
     def record(self, exercise: Exercise, result: Result) -> None:
-        entry = self.data.setdefault(exercise.id, {})
-        entry["attempts"] = entry.get("attempts", 0) + 1
-        entry["best"] = max(entry.get("best", 0.0), result.score)
-        entry["max"] = result.max_score
-        entry["done"] = entry.get("done", False) or result.done
-        if result.full and result.hidden_points:
-            entry["public_pass"] = True
-        entry["last"] = time.strftime("%Y-%m-%d %H:%M:%S")
-        self.save()
+        """Count a grading, in the file as it is now (other processes record too)."""
+        with self.store.change() as data:
+            entry = data.setdefault(exercise.id, {})
+            entry["attempts"] = entry.get("attempts", 0) + 1
+            entry["best"] = max(entry.get("best", 0.0), result.score)
+            entry["max"] = result.max_score
+            entry["done"] = entry.get("done", False) or result.done
+            if result.full and result.hidden_points:
+                entry["public_pass"] = True
+            entry["last"] = time.strftime("%Y-%m-%d %H:%M:%S")
+        self.data = data
 
     def next_hint(self, exercise: Exercise) -> int:
         """Reveal one more hint; return how many are revealed now."""
-        entry = self.data.setdefault(exercise.id, {})
-        entry["hints"] = min(entry.get("hints", 0) + 1, len(exercise.hints))
-        self.save()
+        with self.store.change() as data:
+            entry = data.setdefault(exercise.id, {})
+            entry["hints"] = min(entry.get("hints", 0) + 1, len(exercise.hints))
+        self.data = data
         return entry["hints"]
 
     def first_unfinished(self, exercises: list[Exercise]) -> Exercise | None:
@@ -255,5 +258,9 @@ class Progress:
         return say(lang, "Every exercise's public checks pass (or it has none); the hidden checks (points: {points}) "
                          "are graded by your teacher.", points=f"{sum(ex.hidden_points for ex in exercises):g}")
 
-    def save(self) -> None:
-        self.path.write_text(json.dumps(self.data, indent=1, sort_keys=True), encoding="utf-8")
+
+def entries(data: object) -> dict:
+    """The progress file's records: {exercise id: {...}}; anything else is no progress file (kept aside)."""
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise Corrupt()
+    return data
