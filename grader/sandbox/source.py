@@ -8,7 +8,8 @@ the other in one namespace, with `get_ipython()` and `display()` (see `NotebookS
 API (`check()`, `hint()` and their import, see own_api) never runs and goes without saying; other cells
 tagged `skip-grading` are left out, which the report says, with the magics that do not run. An nbgrader
 test cell (grader/course/nbgrader_cells.py) is the course's code, never the learner's: it is left out, and where it
-stood is kept, so that the check made of it runs after the cells above it only, as nbgrader runs it.
+stood is kept, so that the check made of it runs after the cells above it only, as nbgrader runs it; there a locked
+cell runs as the teacher wrote it, as nbgrader's autograde restores it (`Source.with_locked`).
 Either way the module is named `submission`, so an `if __name__ == "__main__":` demo does not run.
 """
 
@@ -43,20 +44,39 @@ class Source:
     notebook: bool = False  # cells run one by one (a cell that raises does not stop the others)
     cells: dict[str, str] = field(default_factory=dict)  # label -> the cell as written, for tracebacks
     tests: dict[str, int] = field(default_factory=dict)  # an nbgrader test cell's grade_id -> its number (In[N])
+    ids: dict[str, int] = field(default_factory=dict)  # another code cell's nbgrader grade_id -> its number
 
-    def before(self, grade_id: str) -> Source:
-        """The code that runs before nbgrader's test cell `grade_id` in this notebook: the cells above it. All of
-        it where the notebook has no such cell (a .py file, a notebook of another kind)."""
+    def before(self, grade_id: str, locked: dict[str, str] | None = None) -> Source:
+        """The code that runs before nbgrader's test cell `grade_id` in this notebook: the cells above it, the locked
+        ones as the teacher wrote them (`locked`, see `with_locked`). All of it where the notebook has no such cell
+        (a .py file, a notebook of another kind)."""
+        source = self.with_locked(locked or {})
         number = self.tests.get(grade_id)
         if number is None:
+            return source
+        chunks = [(label, code) for label, code in source.chunks if _number(label) < number]
+        return replace(source, chunks=chunks, tests={})
+
+    def with_locked(self, locked: dict[str, str]) -> Source:
+        """This notebook with nbgrader's locked (read-only) cells as the teacher wrote them, `locked`: grade_id ->
+        code, whatever the student made of them, as nbgrader's autograde puts them back (found by their grade_id)."""
+        found = {number: locked[grade_id] for grade_id, number in self.ids.items() if grade_id in locked}
+        if not found:
             return self
-        chunks = [(label, code) for label, code in self.chunks if int(label.removeprefix("cell In[")[:-1]) < number]
-        return replace(self, chunks=chunks, tests={})
+        chunks = [(label, code) for label, code in self.chunks if _number(label) not in found]
+        chunks += [(f"cell In[{number}]", cell_to_python(code)) for number, code in found.items()]
+        cells = {**self.cells, **{f"cell In[{number}]": code for number, code in found.items()}}
+        return replace(self, chunks=sorted(chunks, key=lambda chunk: _number(chunk[0])), cells=cells)
 
     def where(self, label: str, line: int | None) -> str:
         """'line 12' in a .py file, 'cell In[3], line 2' in a notebook."""
         at = f"line {line}" if line else ""
         return at if label == self.filename else f"{label}, {at}".rstrip(", ")
+
+
+def _number(label: str) -> int:
+    """N of a notebook cell's label "cell In[N]"."""
+    return int(label.removeprefix("cell In[")[:-1])
 
 
 MAX_SOURCE = 16 << 20  # a submission file's bytes: far more than any exercise needs
@@ -171,7 +191,7 @@ def notebook_source(path: Path) -> Source:
     except Exception as exc:  # nbformat raises several types for malformed notebooks
         raise SubmissionError(Text("{name} is not a valid notebook: {why}", name=path.name,
                                    why=verbatim(str(exc).splitlines()[0][:120]))) from None
-    chunks, cells, notes, skipped, tests = [], {}, [], [], dict[str, int]()
+    chunks, cells, notes, skipped, tests, ids = [], {}, [], [], dict[str, int](), dict[str, int]()
     code_cells = [cell for cell in nb.cells if cell.get("cell_type") == "code"]
     sources = []
     for number, cell in enumerate(code_cells, 1):
@@ -190,6 +210,8 @@ def notebook_source(path: Path) -> Source:
         if nbgrader_cells.is_test(cell):
             tests.setdefault(nbgrader_cells.grade_id(cell), number)
             continue
+        if nbgrader_cells.grade_id(cell):
+            ids.setdefault(nbgrader_cells.grade_id(cell), number)
         code = without_own_api(code, own)
         if not code.strip():
             continue  # only the grader's own API (the check cell): nothing to run, nothing to say
@@ -206,7 +228,7 @@ def notebook_source(path: Path) -> Source:
         notes.append(Text("{n} IPython magic or shell line(s) not run when grading: {names}", n=len(skipped),
                           names=names))
     return Source(chunks=chunks, filename=path.name, path=path, notes=notes, notebook=True, cells=cells,
-                  tests=tests)
+                  tests=tests, ids=ids)
 
 
 # -- sandbox side: what notebook code calls while it runs ---------------------------------------
