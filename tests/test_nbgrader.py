@@ -307,6 +307,7 @@ def test_the_submission_cannot_steer_its_tests(tmp_path):
     nbformat.write(nb, str(tmp_path / "parity.ipynb"))
     report = import_class(tmp_path / "course", [tmp_path / "parity.ipynb"])
     assert any("test beside" in line and "beside the student's code" in line for line in report)
+    assert any(line.startswith("note: read-only cell reference: kept in the checks (LOCKED)") for line in report)
     students = {"ana": {}, "stops": {1: "def is_even(n):\n    return next(iter([]))"},
                 "rewrote": {0: "def reference(n):\n    return n % 2 == 1", 1: "def is_even(n):\n    return n % 2 == 1"},
                 "raises": {1: "def is_even(n):\n    if n > 1000:\n        raise ValueError(f'too big: {n}')\n"

@@ -383,8 +383,8 @@ def from_notebook(course_root: Path, notebook: Path, exercise_id: str | None = N
 
 
 def report(imported: Assignment) -> list[Text]:
-    """A line per test (a check run in the judge, in the sandbox and why, or not converted and why) and per cell
-    graded by hand."""
+    """A line per test (a check run in the judge, in the sandbox and why, or not converted and why), per read-only
+    cell and per cell graded by hand."""
     lines = []
     for test in imported.tests:
         head = Text("test {id} ({points:g} {unit}{hidden})", "测试 {id}（{points:g} 分{hidden}）", id=test.grade_id,
@@ -404,6 +404,12 @@ def report(imported: Assignment) -> list[Text]:
             lines.append(Text("{head}: NOT converted, because {why}: its check fails until you rewrite it",
                               "{head}：没有转换，因为{why}：在你改写它之前，它的检查总是不通过",
                               head=head, why=test.why))
+    for grade_id in imported.locked:
+        lines.append(Text("read-only cell {id}: kept in the checks (LOCKED), so that a submitted notebook's tests run "
+                          "after it as you wrote it, whatever the student made of it, as nbgrader restores it",
+                          "只读单元格 {id}：保存在检查中（LOCKED），因此提交的 notebook 中的测试"
+                          "会在你写的这个版本之后运行，无论学生把它改成了什么，与 nbgrader 恢复它的做法相同",
+                          id=grade_id))
     for grade_id, points, kind in imported.by_hand:
         lines.append(Text("{kind} {id} ({points:g} {unit}): graded by hand in nbgrader, so not a check: give its "
                           "points with `grade review`", "{kind} {id}（{points:g} 分）：在 nbgrader 中人工评分，所以不是"

@@ -11,14 +11,16 @@ So `assert`, `==`, Python's own names, `numpy.testing`, `pytest.raises` and `nos
 submission can forge them. What the cell does to the learner's names reaches the learner's code while it is called:
 `del squares` (nbgrader's example checks that `sum_of_squares` uses `squares`), `squares = orig_squares`, or a
 function of the cell's own in its place, which the learner's code then calls back here (`ask_judge`). An exception of
-the learner's code is raised here as the closest class the judge knows (ValueError, NameError, torch's errors...).
-The cell passes when it ends without an error, as in nbgrader. A stand-in is never compared, tested for truth or
-asked its class where its own class defines that: the learner's code would decide; the test stops and says it
-cannot be decided here (`CannotJudge`).
+the learner's code is raised here as the closest class the judge knows (ValueError, NameError, torch's errors...), a
+StopIteration as a plain Exception, which ends no loop of the test's. The cell passes when it ends without an error,
+as in nbgrader; a failure at one of its hidden lines names the error's class only, never a call, a value or a
+message. A stand-in is never compared, tested for truth or asked its class where its own class defines that: the
+learner's code would decide; the test stops and says it cannot be decided here (`CannotJudge`).
 
 A cell that needs the learner's process itself (a class of the notebook, its namespace, what it prints or writes)
 runs in the sandbox instead, after the learner's cells, as nbgrader runs it (`mode="sandbox"`): its verdict is
-worth what nbgrader's is, which a submission written to fool the test can forge. The import chose the mode and
+worth what nbgrader's is, which a submission written to fool the test can forge (only what the learner's functions
+raise into it that would stop a loop is made an ordinary error there, `_guard`). The import chose the mode and
 said why (grader/author/from_nbgrader.py).
 
 Runs in: the judge (`notebook_test`, the namespace, the messages) and the sandbox (the probes).
