@@ -283,3 +283,54 @@ def test_what_the_students_code_changes_in_place_the_test_sees_changed(tmp_path)
                            "--json", cwd=tmp_path)
         scores[name] = {c["id"]: c["outcome"] for c in json.loads(graded.stdout)["checks"]}
     assert set(scores["inplace"].values()) == {"passed"} and set(scores["copies"].values()) == {"failed"}
+
+
+def test_the_submission_cannot_steer_its_tests(tmp_path):
+    """A function that raises StopIteration fails the tests that map it (in the judge and beside the student's code)
+    instead of ending their all() and any() as if done; a read-only cell runs as the teacher wrote it, whatever the
+    student made of it; a failure at a hidden line names the test, never the hidden input, the call or a message."""
+    nb = nbformat.v4.new_notebook(cells=[
+        nbgrader_cell("def reference(n):\n    return n % 2 == 0", grade_id="reference", locked=True),
+        nbgrader_cell("def is_even(n):\n    ### BEGIN SOLUTION\n    return n % 2 == 0\n    ### END SOLUTION",
+                      solution=True, grade_id="is_even"),
+        nbgrader_cell("assert all(map(is_even, [0, 2, 4]))\nassert not any(map(is_even, [1, 3]))", grade=True,
+                      grade_id="mapped", points=1),
+        nbgrader_cell("assert 'is_even' in globals()\nassert all(map(is_even, [0, 2]))\n"
+                      "assert not any(map(is_even, [1]))",
+                      grade=True, grade_id="beside", points=1),
+        nbgrader_cell("assert [is_even(n) for n in range(5)] == [reference(n) for n in range(5)]", grade=True,
+                      grade_id="as_reference", points=1),
+        nbgrader_cell("assert is_even(10)\n### BEGIN HIDDEN TESTS\nassert is_even(123456789) is False, "
+                      "f'is_even(123456789) gave {is_even(123456789)}'\n### END HIDDEN TESTS", grade=True,
+                      grade_id="large", points=1),
+    ])
+    nbformat.write(nb, str(tmp_path / "parity.ipynb"))
+    report = import_class(tmp_path / "course", [tmp_path / "parity.ipynb"])
+    assert any("test beside" in line and "beside the student's code" in line for line in report)
+    assert any(line.startswith("note: read-only cell reference: kept in the checks (LOCKED)") for line in report)
+    students = {"ana": {}, "stops": {1: "def is_even(n):\n    return next(iter([]))"},
+                "rewrote": {0: "def reference(n):\n    return n % 2 == 1", 1: "def is_even(n):\n    return n % 2 == 1"},
+                "raises": {1: "def is_even(n):\n    if n > 1000:\n        raise ValueError(f'too big: {n}')\n"
+                              "    return n % 2 == 0"},
+                "large": {1: "def is_even(n):\n    return n % 2 == 0 or n > 1000"}}
+    for student, changed in students.items():
+        mine = nbformat.from_dict(json.loads(nbformat.writes(nb)))
+        for at, code in changed.items():
+            mine.cells[at].source = code
+        (tmp_path / "submitted" / student / "hw").mkdir(parents=True)
+        nbformat.write(mine, str(tmp_path / "submitted" / student / "hw" / "parity.ipynb"))
+    graded = run_grade("--course", tmp_path / "course", "batch", tmp_path / "submitted", "--out", tmp_path / "grades")
+    assert graded.returncode == 0, graded.stderr
+    failed = {}
+    for (student, _, test), outcome in our_outcomes(tmp_path / "grades").items():
+        failed.setdefault(student, set()).update({test} if outcome == "failed" else set())
+    everything = {"mapped", "beside", "as_reference", "large"}
+    assert failed == {"ana": set(), "stops": everything, "rewrote": everything, "raises": {"large"}, "large": {"large"}}
+    said = messages(tmp_path / "grades")
+    assert "`is_even(0)` raised StopIteration" in said["stops", "parity", "mapped"]["message"]
+    assert "raised StopIteration" in said["stops", "parity", "beside"]["message"]
+    assert said["large", "parity", "large"]["message"] == "The test large failed at a hidden line."
+    raised = said["raises", "parity", "large"]["message"]
+    assert raised.startswith("The test large failed at a hidden line: your code raised ValueError (cell In[2], line 3")
+    assert not any("123456789" in c["message"] for c in said.values())  # their code's line, not its message, shown
+    assert "LOCKED = {" in (tmp_path / "course" / "checks" / "parity.py").read_text()

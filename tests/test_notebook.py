@@ -48,7 +48,7 @@ def test_solution_as_notebook_scores_full_and_magics_are_skipped(tmp_path):
     cells[-1].metadata["tags"] = ["skip-grading"]
     result = grade_json("ex05", "--file", write(tmp_path / "work.ipynb", cells), "--seed", "5")
     assert result["score"] == result["max_score"] == 10
-    assert any("2 IPython magic" in n for n in result["notes"])
+    assert "1 IPython magic or shell line(s) not run when grading: !" in result["notes"]  # %matplotlib: unsaid
     assert any("cell In[3] (tagged skip-grading)" in n for n in result["notes"])  # code cells count, as In [N]
 
 
@@ -125,7 +125,9 @@ def test_cells_become_python_with_the_lines_the_learner_sees():
         "", "", "x = 1", "get_ipython().run_line_magic('time', 'y = 2')"]
     kept = 'def f():\n    """Why do we go?"""\n    # and why?\n    return "?"\n'
     assert cell_to_python(kept) == kept
-    assert not_run(cell_to_python("%matplotlib inline\n!ls\n%time x = 1\n%%capture\n")) == ["%matplotlib", "!"]
+    assert not_run(cell_to_python("%matplotlib inline\n!ls\n%time x = 1\n%%capture\n")) == ["!"]
+    assert not_run(cell_to_python("%load_ext autoreload\n%autoreload 2\n%load_ext tensorboard\nx = %env\n")) == [
+        "%load_ext", "%env"]
     assert not_run(cell_to_python("%%bash\necho hi\n")) == ["%%bash"]
 
 
@@ -280,3 +282,24 @@ def test_every_notebook_runs_to_its_check_in_a_real_kernel(exercise, kernel_grad
     shown = [o["data"]["text/plain"] for o in code[at].outputs if o.output_type == "execute_result"]
     assert shown and ("Score: " if lang == "en" else "得分：") in shown[0], code[at].outputs
     assert all(is_demo(c.source) for c in code[at + 1:]) and not any(is_demo(c.source) for c in code[:at])
+
+
+def test_a_notebook_runs_in_jupyters_namespace(tmp_path):
+    """A correct fs04 notebook that writes its layer with %%file and imports it, asks %pwd, moves with %cd, reads
+    `In`, `Out`, `_`, `_i` and `_dh` as IPython keeps them: full score, no cell raised, and only the shell line is
+    said not run (`x = !ls` is an empty SList); %matplotlib and autoreload do nothing, unsaid."""
+    layer = (ROOT / "solutions" / "fs04_linear_init.py").read_text()
+    cells = [new_code_cell("%matplotlib inline\n%load_ext autoreload\n%autoreload 2"),
+             new_code_cell("import os\nhere = %pwd\nos.makedirs('sub', exist_ok=True)\n%cd -q sub\n"
+                           "print('moved', os.getcwd() == os.path.join(here, 'sub') == str(_dh[-1]))\n%cd -q -\n"
+                           "print('back', os.getcwd() == here, len(_dh))"),
+             new_code_cell("%%file linear.py\n" + layer),
+             new_code_cell("from linear import Linear\nfiles = !ls\nprint('shell', files == [], repr(files.s))"),
+             new_code_cell("Linear(3, 2).weight.shape[0]"),
+             new_code_cell("print('history', In[5], _5, Out[5], _oh[5], _, _i == _i5 == In[5], len(In), _i6[:5])")]
+    result = grade_json("fs04", "--file", write(tmp_path / "layer.ipynb", cells), "--seed", "3")
+    assert result["score"] == result["max_score"] and not result["message"], result["message"]
+    assert result["notes"] == ["1 IPython magic or shell line(s) not run when grading: !"]
+    output = result["output"]
+    assert "moved True\nback True 3\nWriting linear.py\nshell True ''\n" in output
+    assert "history Linear(3, 2).weight.shape[0] 2 2 2 2 True 7 print" in output

@@ -8,7 +8,9 @@ What maps to what (docs/authoring.md, "Moving a course from nbgrader", has the t
   tests, hidden otherwise; it runs as grader/checking/notebook_tests.py says, after the lines of earlier cells it
   needs (`setup`): in the judge, or, where it needs the student's objects themselves (a class of the notebook,
   isinstance, the namespace), in the sandbox beside the student's code, as nbgrader runs it;
-- manually graded answers and tasks: not checks; their points are the teacher's to give (`grade review`).
+- manually graded answers and tasks: not checks; their points are the teacher's to give (`grade review`);
+- locked (read-only) code cells: kept in the checks module too (`LOCKED`), so that a submitted notebook's tests run
+  after the teacher's version of them, as nbgrader's autograde restores them, whatever the student wrote there.
 A test that cannot be converted faithfully (nbgrader's AUTOTEST directives, IPython magics, code that is not
 Python) becomes a check that fails saying why. The report says, per test, which of these it became and why.
 Never imports torch.
@@ -63,6 +65,7 @@ class Assignment:
     solution: str
     tests: list[Test] = field(default_factory=list)
     by_hand: list[tuple[str, float, str]] = field(default_factory=list)  # (grade_id, points, "answer" or "task")
+    locked: dict[str, str] = field(default_factory=dict)  # a read-only code cell's grade_id -> its code
 
 
 def _python(code: str) -> str:
@@ -120,7 +123,7 @@ def read_assignment(notebook: Path, exercise_id: str) -> Assignment:
     except Exception as exc:  # nbformat raises several kinds for what is not a notebook
         why = str(exc).splitlines()[0][:100] if str(exc) else type(exc).__name__
         raise CourseError(f"{notebook.name} is not a notebook nbformat can read: {why}") from None
-    statement, stub, solution, by_hand, tests = [], [], [], [], []
+    statement, stub, solution, by_hand, tests, locked = [], [], [], [], [], dict[str, str]()
     code_cells: list[tuple[str, str, str]] = []  # (kind, student's code, solution's code) of the notebook's own code
     for number, cell in enumerate(nb.cells, 1):
         kind, text, gid = cells.kind(cell), cells.source(cell), cells.grade_id(cell) or f"cell{number}"
@@ -135,6 +138,8 @@ def read_assignment(notebook: Path, exercise_id: str) -> Assignment:
                 tests.append(Test(gid, cells.points(cell), text, _docstring_title(text, gid),
                                   hidden=cells.BEGIN_HIDDEN in text))
             elif cell.get("cell_type") == "code":
+                if cells.is_locked(cell):
+                    locked.setdefault(gid, text)
                 if kind == "manual":
                     by_hand.append((gid, cells.points(cell), "answer"))
                 answer = kind in ("solution", "manual")
@@ -153,7 +158,7 @@ def read_assignment(notebook: Path, exercise_id: str) -> Assignment:
     headings = [line[2:].strip() for text in statement for line in text.splitlines() if line.startswith("# ")]
     return Assignment(title=headings[0] if headings else exercise_id.replace("_", " ").capitalize(),
                       statement="\n\n".join(statement), stub="\n\n\n".join(stub), solution="\n\n\n".join(solution),
-                      tests=tests, by_hand=by_hand)
+                      tests=tests, by_hand=by_hand, locked=locked)
 
 
 def _learner_names(code_cells) -> dict:
@@ -306,9 +311,13 @@ from grader.checking import check, not_converted, notebook_test
 '''
 
 
-def checks_source(exercise_id: str, notebook: str, tests: list[Test]) -> str:
-    """The checks module of the imported exercise."""
+def checks_source(exercise_id: str, notebook: str, tests: list[Test], locked: dict[str, str] | None = None) -> str:
+    """The checks module of the imported exercise; `locked`: the notebook's read-only cells, grade_id -> code."""
     parts, taken = [CHECKS_HEAD.format(id=exercise_id, notebook=notebook).rstrip("\n")], set[str]()
+    if locked:
+        parts.append("# the read-only cells, as written here: a test runs after these, whatever a student made of them"
+                     "\nLOCKED = {\n" + "".join(f"    {json.dumps(grade_id, ensure_ascii=False)}: {_literal(code)},\n"
+                                               for grade_id, code in locked.items()) + "}")
     for test in tests:
         name = _identifier(test.grade_id, taken)
         constant = name.upper()
@@ -325,6 +334,7 @@ def checks_source(exercise_id: str, notebook: str, tests: list[Test]) -> str:
                          f"rewrite it\n                  {json.dumps(why.render('zh'), ensure_ascii=False)})")
         else:
             extra = f", setup={constant}_SETUP" if test.setup else ""
+            extra += ", locked=LOCKED" if locked else ""
             extra += ', mode="sandbox"' if test.mode == "sandbox" else ""
             if test.mode == "sandbox":
                 lines.append(f"    # {why.render('en')}: it runs beside the student's code, which could fool it")
@@ -362,7 +372,7 @@ def from_notebook(course_root: Path, notebook: Path, exercise_id: str | None = N
                                                                          ensure_ascii=False),
                                                              points=sum(t.points for t in imported.tests)),
         ("solutions", None): imported.solution.rstrip("\n") + "\n",
-        ("checks", None): checks_source(exercise_id, notebook.name, imported.tests),
+        ("checks", None): checks_source(exercise_id, notebook.name, imported.tests, imported.locked),
     })
     course = load_course(course_root.resolve())
     return written, report(imported) + [Text(
@@ -373,8 +383,8 @@ def from_notebook(course_root: Path, notebook: Path, exercise_id: str | None = N
 
 
 def report(imported: Assignment) -> list[Text]:
-    """A line per test (a check run in the judge, in the sandbox and why, or not converted and why) and per cell
-    graded by hand."""
+    """A line per test (a check run in the judge, in the sandbox and why, or not converted and why), per read-only
+    cell and per cell graded by hand."""
     lines = []
     for test in imported.tests:
         head = Text("test {id} ({points:g} {unit}{hidden})", "测试 {id}（{points:g} 分{hidden}）", id=test.grade_id,
@@ -394,6 +404,12 @@ def report(imported: Assignment) -> list[Text]:
             lines.append(Text("{head}: NOT converted, because {why}: its check fails until you rewrite it",
                               "{head}：没有转换，因为{why}：在你改写它之前，它的检查总是不通过",
                               head=head, why=test.why))
+    for grade_id in imported.locked:
+        lines.append(Text("read-only cell {id}: kept in the checks (LOCKED), so that a submitted notebook's tests run "
+                          "after it as you wrote it, whatever the student made of it, as nbgrader restores it",
+                          "只读单元格 {id}：保存在检查中（LOCKED），因此提交的 notebook 中的测试"
+                          "会在你写的这个版本之后运行，无论学生把它改成了什么，与 nbgrader 恢复它的做法相同",
+                          id=grade_id))
     for grade_id, points, kind in imported.by_hand:
         lines.append(Text("{kind} {id} ({points:g} {unit}): graded by hand in nbgrader, so not a check: give its "
                           "points with `grade review`", "{kind} {id}（{points:g} 分）：在 nbgrader 中人工评分，所以不是"

@@ -11,14 +11,16 @@ So `assert`, `==`, Python's own names, `numpy.testing`, `pytest.raises` and `nos
 submission can forge them. What the cell does to the learner's names reaches the learner's code while it is called:
 `del squares` (nbgrader's example checks that `sum_of_squares` uses `squares`), `squares = orig_squares`, or a
 function of the cell's own in its place, which the learner's code then calls back here (`ask_judge`). An exception of
-the learner's code is raised here as the closest class the judge knows (ValueError, NameError, torch's errors...).
-The cell passes when it ends without an error, as in nbgrader. A stand-in is never compared, tested for truth or
-asked its class where its own class defines that: the learner's code would decide; the test stops and says it
-cannot be decided here (`CannotJudge`).
+the learner's code is raised here as the closest class the judge knows (ValueError, NameError, torch's errors...), a
+StopIteration as a plain Exception, which ends no loop of the test's. The cell passes when it ends without an error,
+as in nbgrader; a failure at one of its hidden lines names the error's class only, never a call, a value or a
+message. A stand-in is never compared, tested for truth or asked its class where its own class defines that: the
+learner's code would decide; the test stops and says it cannot be decided here (`CannotJudge`).
 
 A cell that needs the learner's process itself (a class of the notebook, its namespace, what it prints or writes)
 runs in the sandbox instead, after the learner's cells, as nbgrader runs it (`mode="sandbox"`): its verdict is
-worth what nbgrader's is, which a submission written to fool the test can forge. The import chose the mode and
+worth what nbgrader's is, which a submission written to fool the test can forge (only what the learner's functions
+raise into it that would stop a loop is made an ordinary error there, `_guard`). The import chose the mode and
 said why (grader/author/from_nbgrader.py).
 
 Runs in: the judge (`notebook_test`, the namespace, the messages) and the sandbox (the probes).
@@ -30,6 +32,7 @@ import ast
 import builtins
 import functools
 import importlib
+import os
 import re
 import sys
 import types
@@ -171,10 +174,71 @@ def _reads(module) -> list[str]:
     return sorted(names)
 
 
-def _compiled(code: str, filename: str):
+GUARD = "__torch_katas_guard__"  # the name a test cell run beside the learner's code calls on what it reads
+
+
+class LearnerStopped(Exception):
+    """A StopIteration (StopAsyncIteration, GeneratorExit, KeyboardInterrupt, SystemExit) that a function of the
+    learner's raised into a test cell run beside their code, as an ordinary error of theirs: no loop of the test
+    (`all(map(f, xs))`) takes it for its end."""
+
+    def __init__(self, raised: BaseException):
+        super().__init__(f"{type(raised).__name__}: {raised}".rstrip(": "))
+        self.raised = raised
+
+
+def _guard(module):
+    """What a test cell run beside the learner's code calls on each name and attribute it reads: a function of the
+    learner's (of their cells, or of a file their cells wrote) as a wrapper that raises `LearnerStopped` for what the
+    function raises into the test cell that would stop it; anything else as it is. One wrapper a function."""
+    namespace, home = vars(module), os.environ.get("HOME", "") + os.sep
+    wrappers: dict[int, tuple] = {}  # id of a function -> (the function, kept alive; its wrapper)
+
+    def guard(value):
+        fn = getattr(value, "__func__", value)
+        if not (isinstance(fn, types.FunctionType) and (fn.__globals__ is namespace
+                                                        or len(home) > 1 and fn.__code__.co_filename.startswith(home))):
+            return value
+        if id(value) in wrappers:
+            return wrappers[id(value)][1]
+
+        @functools.wraps(value)
+        def guarded(*args, **kwargs):
+            try:
+                return value(*args, **kwargs)
+            except (StopIteration, StopAsyncIteration, GeneratorExit, KeyboardInterrupt, SystemExit) as exc:
+                if sys._getframe(1).f_code.co_filename.startswith("<test "):  # the test's call, or its map's
+                    raise LearnerStopped(exc) from exc
+                raise
+
+        if value is fn:  # a bound method is made anew at each read: kept only while the test holds it
+            wrappers[id(value)] = (value, guarded)
+        return guarded
+
+    return guard
+
+
+class _Guarded(ast.NodeTransformer):
+    """A test cell's names and attributes read through GUARD."""
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if not isinstance(node.ctx, ast.Load) or node.id == GUARD:
+            return node
+        return ast.copy_location(ast.Call(ast.Name(GUARD, ast.Load()), [node], []), node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load):
+            return node
+        return ast.copy_location(ast.Call(ast.Name(GUARD, ast.Load()), [node], []), node)
+
+
+def _compiled(code: str, filename: str, guarded: bool = False):
     """The code of a cell, compiled as Jupyter runs it: all but a last expression, and that expression apart (its
-    value is the cell's result)."""
+    value is the cell's result); `guarded`: what it reads goes through GUARD."""
     tree = ast.parse(code, filename)
+    if guarded:
+        tree = ast.fix_missing_locations(_Guarded().visit(tree))
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
         last = compile(ast.Expression(tree.body.pop().value), filename, "eval",  # type: ignore[attr-defined]
@@ -246,18 +310,20 @@ def call_learner(module, target, how, args, kwargs, bindings):
 @probe
 def run_test_here(module, filename, setup, code):
     """Run a test cell as nbgrader does, in the learner's namespace (its setup first, whose errors are the earlier
-    cells'); the cell's result as it travels, or the exception with the cell's line."""
+    cells'), the learner's functions it reads guarded (`_guard`); the cell's result as it travels, or the exception
+    with the cell's line."""
     namespace = vars(module)
     try:
         exec(compile(setup, f"{filename} setup", "exec", dont_inherit=True), namespace)
     except BaseException:  # an earlier test cell failed there too: what it bound so far is what it left
         pass
+    namespace[GUARD] = _guard(module)
     try:
-        body, last = _compiled(code, filename)
+        body, last = _compiled(code, filename, guarded=True)
         exec(body, namespace)
         return {"value": _outward(module, eval(last, namespace) if last is not None else None)}
     except BaseException as exc:  # the test failed, or the learner's code raised: both are the cell's error
-        info = _raised(exc, module)
+        info = _raised(exc.raised if isinstance(exc, LearnerStopped) else exc, module)
         tb, line = exc.__traceback__, 0
         while tb is not None:
             if tb.tb_frame.f_code.co_filename == filename:
@@ -266,6 +332,8 @@ def run_test_here(module, filename, setup, code):
         info["line"] = line
         info["frames"] = [f for f in info["frames"] if f["cell"] != filename]
         return {"raised": info}
+    finally:
+        namespace.pop(GUARD, None)
 
 
 # -- judge side ---------------------------------------------------------------------------------
@@ -297,12 +365,13 @@ class LearnerRaised:
 
 _RAISED: dict[type, type] = {}
 _NOT_HERE = ("grader", "_pytest", "pytest", "pluggy")  # never raised for a learner: what the grader itself reads
+NOT_RAISED = (MemoryError, StopIteration, StopAsyncIteration)  # nor these: a plain Exception stands for them
 
 
 def _judge_class(classes) -> type[Exception]:
     """The most specific of a learner exception's classes that the judge has loaded, an Exception (never one the
-    grader reads, nor MemoryError): only modules already imported here are read, and never through their
-    `__getattr__`."""
+    grader reads, nor MemoryError, nor StopIteration, which would end a loop of the test's as if it were done:
+    `all(map(f, xs))`): only modules already imported here are read, and never through their `__getattr__`."""
     for entry in classes if isinstance(classes, list) else []:
         if not (isinstance(entry, list) and len(entry) == 2 and all(isinstance(part, str) for part in entry)):
             continue
@@ -310,7 +379,7 @@ def _judge_class(classes) -> type[Exception]:
         found = sys.modules.get(module)
         for part in qualname.split(".") if found is not None else ():
             found = vars(found).get(part) if hasattr(found, "__dict__") else None
-        if (isinstance(found, type) and issubclass(found, Exception) and not issubclass(found, MemoryError)
+        if (isinstance(found, type) and issubclass(found, Exception) and not issubclass(found, NOT_RAISED)
                 and not str(found.__module__).startswith(_NOT_HERE)):
             return found
     return Exception
@@ -661,12 +730,13 @@ def _builtins() -> dict:
 
 # -- the check -------------------------------------------------------------------------------------
 
-def notebook_test(submission, grade_id: str, code: str, *, setup: str = "", mode: str = "judge") -> None:
+def notebook_test(submission, grade_id: str, code: str, *, setup: str = "", mode: str = "judge",
+                  locked: dict[str, str] | None = None) -> None:
     """The nbgrader test cell `grade_id` (its `code`, after `setup`: the earlier cells' lines it needs) as a check:
-    it passes when the cell runs to its end without an error, after the learner's cells above it. `mode`: "judge"
-    (the cell runs in the judge, the learner's code in the sandbox) or "sandbox" (both in the sandbox, as nbgrader
-    runs them)."""
-    part = submission.before(grade_id)
+    it passes when the cell runs to its end without an error, after the learner's cells above it, of which the
+    read-only ones (`locked`: grade_id -> the teacher's code) run as the teacher wrote them. `mode`: "judge" (the cell
+    runs in the judge, the learner's code in the sandbox) or "sandbox" (both in the sandbox, as nbgrader runs them)."""
+    part = submission.before(grade_id, locked)
     filename = f"<test {grade_id}>"
     hidden = regions(code, BEGIN_HIDDEN, END_HIDDEN)
     if mode == "sandbox":
@@ -709,10 +779,17 @@ def notebook_test(submission, grade_id: str, code: str, *, setup: str = "", mode
     except CannotJudge as exc:
         fail("This test cannot be decided by the grader: {why}. Your teacher can run it beside your code instead "
              "(mode=\"sandbox\").", "评分器无法判定这个测试：{why}。老师可以改为让它在你的代码旁边运行"
-             "（mode=\"sandbox\"）。", why=exc.text, key="not-judgeable")
+             "（mode=\"sandbox\"）。", why=exc.text if _public_line(_test_line(exc, filename), hidden) else
+             Text("the test compares an object of yours, or asks what it is, which only your code can answer",
+                  "测试比较了你的一个对象，或询问它是什么，而这只有你的代码能回答"), key="not-judgeable")
     except Exception as exc:  # the test failed (an assert), or raised (the learner's code did, or the test's own)
         _failed_here(grade_id, code, hidden, _test_line(exc, filename), exc, run.calls)
     _ends_in_a_number(value)
+
+
+def _public_line(line: int | None, hidden) -> bool:
+    """Whether the test cell's `line` is none of its hidden lines (a line not known: where the cell has none)."""
+    return not any(first <= line <= last for first, last in hidden) if line else not hidden
 
 
 def _test_line(exc: BaseException, filename: str) -> int | None:
@@ -748,32 +825,38 @@ def _ends_in_a_number(value) -> None:
 
 
 def _failed_here(grade_id: str, code: str, hidden, line: int | None, exc: BaseException, calls) -> None:
-    """Fail the check for the exception that ended the test cell at `line`, with what the learner's code did."""
+    """Fail the check for the exception that ended the test cell at `line`, with what the learner's code did. At a
+    hidden line (or one not known, in a test that has hidden lines) the message names the test and the error's class
+    only: no call of the test's, no value, no message that could show a hidden input."""
+    secret = not _public_line(line, hidden)
     if isinstance(exc, LearnerRaised) and exc.info.get("not_started"):
         raise LearnerError(Text("Not started: {what} still raises NotImplementedError (fill in its TODO).",
                                 "尚未开始：{what} 仍然抛出 NotImplementedError（请完成其中的 TODO）。",
-                                what=verbatim(exc.what) if exc.what else Text("your code", "你的代码")),
+                                what=verbatim(exc.what) if exc.what and not secret else Text("your code", "你的代码")),
                            exc_type="NotImplementedError", not_started=True)
     if not line:
         at = Text("", "")
-    elif any(first <= line <= last for first, last in hidden):
+    elif secret:
         at = Text(" at a hidden line", "（在一行隐藏的测试处）")
     else:
         at = Text(" at `{code}`", "（在 `{code}` 处）", code=verbatim(code.split("\n")[line - 1].strip()[:120]))
     if isinstance(exc, LearnerRaised):
-        error = quoted(f"{exc.info.get('type') or 'Exception'}: {exc.info.get('message', '')}".rstrip(": ")[:300])
-        what = verbatim(exc.what) if exc.what else Text("your code", "你的代码")
+        kind = exc.info.get("type") or "Exception"
+        error = quoted(kind if secret else f"{kind}: {exc.info.get('message', '')}".rstrip(": ")[:300])
+        # at a hidden line, the class alone: a message (Python's own too: "index 10 is out of bounds") may show inputs
+        what = verbatim(exc.what) if exc.what and not secret else Text("your code", "你的代码")
         fail("The test {id} failed{at}: {what} raised {error}{where}.",
              "测试 {id} 未通过{at}：{what} 抛出了异常 {error}{where}。", id=grade_id, at=at, what=what, error=error,
              where=where(exc.info), key=f"raised-{exc.info.get('type') or 'error'}")
-    said = _last_call([c for c in calls if c[0] == line] or calls[-1:])
+    said = Text("", "") if secret else _last_call([c for c in calls if c[0] == line] or
+                                                  [c for c in calls[-1:] if c[0] and _public_line(c[0], hidden)])
     if isinstance(exc, AssertionError):
-        said_by_test = " ".join(str(exc).split())[:300]
+        said_by_test = "" if secret else " ".join(str(exc).split())[:300]
         message = Text(": {message}", "：{message}", message=quoted(said_by_test)) if said_by_test else Text("", "")
         fail("The test {id} failed{at}{message}.{said}", "测试 {id} 未通过{at}{message}。{said}", id=grade_id, at=at,
              message=message, said=said, key="test-failed")
     fail("The test {id} could not finish{at}: {error}.{said}", "测试 {id} 无法完成{at}：{error}。{said}", id=grade_id,
-         at=at, error=quoted(f"{type(exc).__name__}: {exc}"[:300]), said=said,
+         at=at, error=quoted(type(exc).__name__ if secret else f"{type(exc).__name__}: {exc}"[:300]), said=said,
          key="missing-name" if type(exc) is NameError else "test-error")
 
 

@@ -8,7 +8,9 @@ Each cell's metadata has `nbgrader: {grade, solution, locked, task, grade_id, po
 - a solution: `solution` (and not `grade`); the lines between `### BEGIN SOLUTION` and `### END SOLUTION` become
   `# YOUR CODE HERE` / `raise NotImplementedError()` for students, or the whole cell where it has no markers;
 - a manually graded answer: `grade` and `solution` (code or markdown), and a task: `task`; a person grades both;
-- anything else: the notebook as written (statement, demonstrations, code the teacher gives).
+- anything else: the notebook as written (statement, demonstrations, code the teacher gives); with `locked` (nbgrader's
+  "read-only"), as the teacher wrote it whatever the student made of it: nbgrader's autograde puts it back, by its
+  grade_id.
 Markers are found anywhere in a line, as nbgrader finds them. Never imports torch.
 """
 
@@ -47,6 +49,12 @@ def kind(cell) -> str:
 def is_test(cell) -> bool:
     """An autograded test cell: its code is the course's, never the student's."""
     return kind(cell) == "test"
+
+
+def is_locked(cell) -> bool:
+    """A read-only code cell of the teacher's (not a test): nbgrader runs the teacher's version of it."""
+    return kind(cell) == "plain" and cell.get("cell_type") == "code" and bool(metadata(cell).get("locked")) \
+        and bool(grade_id(cell))
 
 
 def grade_id(cell) -> str:

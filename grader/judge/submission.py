@@ -111,14 +111,14 @@ class Submission:
             part.close()
         self._retire()
 
-    def before(self, grade_id: str) -> Submission:
+    def before(self, grade_id: str, locked: dict[str, str] | None = None) -> Submission:
         """The submission as it stands before nbgrader's test cell `grade_id` (the cells above it, in a notebook
-        that has it; all of it otherwise), in a sandbox of its own, made once per grading. Its problems and output
-        are this grading's."""
-        source = self._source.before(grade_id)
+        that has it; all of it otherwise; `locked`: the teacher's read-only cells, which replace the student's), in a
+        sandbox of its own, made once per grading. Its problems and output are this grading's."""
+        source = self._source.before(grade_id, locked)
         if source is self._source:
             return self
-        key = "\n".join(label for label, _ in source.chunks)
+        key = "\n".join(f"{label}\n{code}" for label, code in source.chunks)
         if key not in self._parts:
             part = self._parts[key] = Submission(source, self._limits, self._seed)
             part.problems, part.outputs, part.isolation = self.problems, self.outputs, self.isolation

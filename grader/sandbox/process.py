@@ -240,7 +240,8 @@ def _load_module(source: Source) -> tuple[types.ModuleType, list[dict]]:
 
     A .py file is all or nothing, as an import is: its exception propagates. A notebook runs as
     Jupyter runs it: a cell that raises is reported (an error reply with its `cell`) and the next
-    cells still run, with `get_ipython()`, `display()`, `Out` and `_` defined as IPython defines them.
+    cells still run, with `get_ipython()`, `display()`, `In`, `Out` and `_` defined as IPython defines them, and
+    the work dir first on `sys.path`, as a kernel's folder is (`%%file helper.py`, then `import helper`).
     """
     import linecache
 
@@ -251,13 +252,14 @@ def _load_module(source: Source) -> tuple[types.ModuleType, list[dict]]:
     shell = NotebookShell()
     if source.notebook:
         vars(module).update(shell.namespace())
+        sys.path.insert(0, "")
     failed = []
     for label, code in source.chunks:
         shown = source.cells.get(label, code)  # tracebacks quote the cell as written, magics and all
         linecache.cache[label] = (len(shown), None, shown.splitlines(keepends=True), label)
         try:
             if source.notebook:
-                shell.run_cell(code, label, module.__dict__)
+                shell.run_cell(code, label, module.__dict__, shown)
             else:
                 exec(compile(code, label, "exec", dont_inherit=True), module.__dict__)
         except BaseException as exc:  # in a notebook, the next cell runs whatever this one raised

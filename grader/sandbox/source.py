@@ -8,7 +8,8 @@ the other in one namespace, with `get_ipython()` and `display()` (see `NotebookS
 API (`check()`, `hint()` and their import, see own_api) never runs and goes without saying; other cells
 tagged `skip-grading` are left out, which the report says, with the magics that do not run. An nbgrader
 test cell (grader/course/nbgrader_cells.py) is the course's code, never the learner's: it is left out, and where it
-stood is kept, so that the check made of it runs after the cells above it only, as nbgrader runs it.
+stood is kept, so that the check made of it runs after the cells above it only, as nbgrader runs it; there a locked
+cell runs as the teacher wrote it, as nbgrader's autograde restores it (`Source.with_locked`).
 Either way the module is named `submission`, so an `if __name__ == "__main__":` demo does not run.
 """
 
@@ -43,20 +44,39 @@ class Source:
     notebook: bool = False  # cells run one by one (a cell that raises does not stop the others)
     cells: dict[str, str] = field(default_factory=dict)  # label -> the cell as written, for tracebacks
     tests: dict[str, int] = field(default_factory=dict)  # an nbgrader test cell's grade_id -> its number (In[N])
+    ids: dict[str, int] = field(default_factory=dict)  # another code cell's nbgrader grade_id -> its number
 
-    def before(self, grade_id: str) -> Source:
-        """The code that runs before nbgrader's test cell `grade_id` in this notebook: the cells above it. All of
-        it where the notebook has no such cell (a .py file, a notebook of another kind)."""
+    def before(self, grade_id: str, locked: dict[str, str] | None = None) -> Source:
+        """The code that runs before nbgrader's test cell `grade_id` in this notebook: the cells above it, the locked
+        ones as the teacher wrote them (`locked`, see `with_locked`). All of it where the notebook has no such cell
+        (a .py file, a notebook of another kind)."""
+        source = self.with_locked(locked or {})
         number = self.tests.get(grade_id)
         if number is None:
+            return source
+        chunks = [(label, code) for label, code in source.chunks if _number(label) < number]
+        return replace(source, chunks=chunks, tests={})
+
+    def with_locked(self, locked: dict[str, str]) -> Source:
+        """This notebook with nbgrader's locked (read-only) cells as the teacher wrote them, `locked`: grade_id ->
+        code, whatever the student made of them, as nbgrader's autograde puts them back (found by their grade_id)."""
+        found = {number: locked[grade_id] for grade_id, number in self.ids.items() if grade_id in locked}
+        if not found:
             return self
-        chunks = [(label, code) for label, code in self.chunks if int(label.removeprefix("cell In[")[:-1]) < number]
-        return replace(self, chunks=chunks, tests={})
+        chunks = [(label, code) for label, code in self.chunks if _number(label) not in found]
+        chunks += [(f"cell In[{number}]", cell_to_python(code)) for number, code in found.items()]
+        cells = {**self.cells, **{f"cell In[{number}]": code for number, code in found.items()}}
+        return replace(self, chunks=sorted(chunks, key=lambda chunk: _number(chunk[0])), cells=cells)
 
     def where(self, label: str, line: int | None) -> str:
         """'line 12' in a .py file, 'cell In[3], line 2' in a notebook."""
         at = f"line {line}" if line else ""
         return at if label == self.filename else f"{label}, {at}".rstrip(", ")
+
+
+def _number(label: str) -> int:
+    """N of a notebook cell's label "cell In[N]"."""
+    return int(label.removeprefix("cell In[")[:-1])
 
 
 MAX_SOURCE = 16 << 20  # a submission file's bytes: far more than any exercise needs
@@ -124,8 +144,11 @@ def _read_text(path: Path) -> str:
 
 # -- notebook cells as Python ---------------------------------------------------------------
 
-RUN_MAGICS = {"time", "timeit", "capture", "writefile", "run"}  # magics that run when graded; all others do nothing
-_IPYTHON_CALL = re.compile(r"get_ipython\(\)\.(?:system|getoutput)\(|get_ipython\(\)\.run_(line|cell)_magic\('(\w+)'")
+RUN_MAGICS = {"time", "timeit", "capture", "writefile", "file", "run", "pwd", "cd"}  # magics that run when graded
+# magics that change only what Jupyter shows or reloads, nothing a graded cell computes: they do nothing, unsaid
+NEUTRAL = {("matplotlib", ""), ("autoreload", ""), ("aimport", ""), ("load_ext", "autoreload")}
+_IPYTHON_CALL = re.compile(r"get_ipython\(\)\.(?:system|getoutput)\(|"
+                           r"get_ipython\(\)\.run_(line|cell)_magic\('(\w+)'(?:, '(\w*))?")
 
 
 def cell_to_python(cell: str) -> str:
@@ -141,8 +164,8 @@ def cell_to_python(cell: str) -> str:
 
 def not_run(code: str) -> list[str]:
     """The magics (`%pip`, `%%bash`) and shell commands (`!`) of transformed cell code that do nothing when graded."""
-    return [{"line": "%", "cell": "%%", "": "!"}[kind] + name
-            for kind, name in _IPYTHON_CALL.findall(code) if name not in RUN_MAGICS]
+    return [{"line": "%", "cell": "%%", "": "!"}[kind] + name for kind, name, arg in _IPYTHON_CALL.findall(code)
+            if name not in RUN_MAGICS and (name, "") not in NEUTRAL and (name, arg) not in NEUTRAL]
 
 
 def notebook_source(path: Path) -> Source:
@@ -168,7 +191,7 @@ def notebook_source(path: Path) -> Source:
     except Exception as exc:  # nbformat raises several types for malformed notebooks
         raise SubmissionError(Text("{name} is not a valid notebook: {why}", name=path.name,
                                    why=verbatim(str(exc).splitlines()[0][:120]))) from None
-    chunks, cells, notes, skipped, tests = [], {}, [], [], dict[str, int]()
+    chunks, cells, notes, skipped, tests, ids = [], {}, [], [], dict[str, int](), dict[str, int]()
     code_cells = [cell for cell in nb.cells if cell.get("cell_type") == "code"]
     sources = []
     for number, cell in enumerate(code_cells, 1):
@@ -187,6 +210,8 @@ def notebook_source(path: Path) -> Source:
         if nbgrader_cells.is_test(cell):
             tests.setdefault(nbgrader_cells.grade_id(cell), number)
             continue
+        if nbgrader_cells.grade_id(cell):
+            ids.setdefault(nbgrader_cells.grade_id(cell), number)
         code = without_own_api(code, own)
         if not code.strip():
             continue  # only the grader's own API (the check cell): nothing to run, nothing to say
@@ -203,7 +228,7 @@ def notebook_source(path: Path) -> Source:
         notes.append(Text("{n} IPython magic or shell line(s) not run when grading: {names}", n=len(skipped),
                           names=names))
     return Source(chunks=chunks, filename=path.name, path=path, notes=notes, notebook=True, cells=cells,
-                  tests=tests)
+                  tests=tests, ids=ids)
 
 
 # -- sandbox side: what notebook code calls while it runs ---------------------------------------
@@ -230,14 +255,19 @@ class NotebookShell:
     """What `get_ipython()` returns while graded notebook cells run (never a real IPython shell).
 
     `%time`, `%timeit`, `%%time`, `%%timeit` and `%%capture` run their code once, in the namespace
-    and at the line numbers of the cell that holds them; `%%writefile` writes its cell into the work dir and
-    `%run` runs a file there; a cell's last expression sets `_`, `__`, `___`, `Out` and `_N` as IPython's
-    display hook does. Options are parsed by IPython's own parsers. Shell commands and other magics do nothing.
+    and at the line numbers of the cell that holds them; `%%writefile` (`%%file`) writes its cell into the work dir,
+    which is on `sys.path` as a kernel's folder is, and `%run` runs a file there; `%pwd` and `%cd` are the work dir's.
+    The names IPython keeps are kept as it keeps them: a cell's input in `In`/`_ih`, `_i`, `_ii`, `_iii` and `_iN`,
+    its last expression in `_`, `__`, `___`, `Out`/`_oh` and `_N`, the directories in `_dh`. Options are parsed by
+    IPython's own parsers. Shell commands never run (`x = !ls` gives an empty list); other magics do nothing.
     """
 
     def __init__(self):
-        self.outputs: dict[int, object] = {}  # `Out`
+        self.outputs: dict[int, object] = {}  # `Out`, `_oh`
+        self.inputs: list[str] = [""]  # `In`, `_ih`: the code of cell N at N ("" for a cell not run)
+        self.dirs: list = [os.getcwd()]  # `_dh`
         self.last = ["", "", ""]  # what the hook last set `_`, `__`, `___` to
+        self.typed = ["", "", ""]  # the last three cells as written: `_i`, `_ii`, `_iii`
 
     def run_line_magic(self, name: str, line: str, _stack_depth: int = 1):
         frame = sys._getframe(1)
@@ -248,6 +278,10 @@ class NotebookShell:
                              frame, 0)
         if name == "run":
             return self._run_file(line, frame)
+        if name == "pwd":
+            return os.getcwd()
+        if name == "cd":
+            return self._cd(line)
         return None
 
     def run_cell_magic(self, name: str, line: str, cell: str):
@@ -261,7 +295,7 @@ class NotebookShell:
                 _run_here(cell_to_python(cell), frame, 1)
             if args.output:
                 frame.f_locals[args.output] = captured  # %%capture out: the output as `out`
-        elif name == "writefile":
+        elif name in ("writefile", "file"):  # %%file: IPython's alias
             self._write_file(line, cell)
         elif name in ("time", "timeit"):
             setup = _options(line, TIMEIT, posix=False, strict=False, preserve_non_opts=True)[1].strip() \
@@ -272,7 +306,10 @@ class NotebookShell:
 
     @staticmethod
     def _write_file(line: str, cell: str) -> None:
-        """`%%writefile [-a] name`: the cell's text into `name`, relative to the work dir, saying so as IPython does."""
+        """`%%writefile [-a] name`: the cell's text into `name`, relative to the work dir, saying so as IPython does;
+        an `import` of it then finds it."""
+        import importlib
+
         from IPython.core.magics.osm import OSMagics
 
         args = _arguments(OSMagics.writefile, line)
@@ -281,6 +318,32 @@ class NotebookShell:
         print(("Appending to" if args.append else "Overwriting") if os.path.exists(name) else "Writing", name)
         with open(name, "a" if args.append else "w", encoding="utf-8") as f:
             f.write(cell)
+        importlib.invalidate_caches()
+
+    def _cd(self, line: str) -> None:
+        """`%cd [-q] [dir | - | -N]`: into `dir` (home, the work dir, without one), the one before, or `_dh[N]`; kept
+        in `_dh` and printed unless -q. A directory that cannot be entered is printed, as IPython does."""
+        number = re.match(r"-(\d+)$", line.strip())
+        opts, target = ({}, None) if number else _options(line, "q", mode="string")
+        if number:
+            if int(number.group(1)) >= len(self.dirs):
+                print("The requested directory does not exist in history.")
+                return
+            target = self.dirs[int(number.group(1))]
+        elif target == "-":
+            if len(self.dirs) < 2:
+                raise ValueError("%cd -: No previous directory to change to.")
+            target = self.dirs[-2]
+        before = os.getcwd()
+        try:
+            os.chdir(os.path.expanduser(str(target or "~")))
+        except OSError as exc:
+            print(exc)
+            return
+        if os.getcwd() != before:
+            self.dirs.append(os.getcwd())
+        if "q" not in opts:
+            print(os.getcwd())
 
     @staticmethod
     def _run_file(line: str, frame) -> None:
@@ -322,28 +385,44 @@ class NotebookShell:
             namespace.update(zip(("_", "__", "___"), self.last))
         namespace[f"_{number}"] = self.outputs[number] = value
 
-    def run_cell(self, code: str, label: str, namespace: dict) -> None:
-        """Run the code of the cell `label` ("cell In[N]") as IPython runs it: its last expression's value goes to
-        the display hook as output N (not with a trailing `;`)."""
+    def store_input(self, code: str, typed: str, number: int, namespace: dict) -> None:
+        """Before cell N runs, as IPython's history does: its code in `In[N]`, the cell as written in `_iN`, and
+        `_i`, `_ii`, `_iii` the cells run before it."""
+        self.inputs += [""] * (number - len(self.inputs))
+        self.inputs.append(code.strip("\n"))
+        namespace.update(zip(("_i", "_ii", "_iii"), self.typed))
+        self.typed = [typed.rstrip("\n"), *self.typed[:2]]
+        namespace[f"_i{number}"] = self.typed[0]
+
+    def run_cell(self, code: str, label: str, namespace: dict, typed: str | None = None) -> None:
+        """Run the code of the cell `label` ("cell In[N]"; `typed`: the cell as written) as IPython runs it: its
+        input kept first, then its last expression's value goes to the display hook as output N (not with a trailing
+        `;`)."""
+        number = int(re.sub(r"\D", "", label))
+        self.store_input(code, code if typed is None else typed, number, namespace)
         tree = ast.parse(code, label)
         last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
         exec(compile(tree, label, "exec", dont_inherit=True), namespace)
         if isinstance(last, ast.Expr):
             value = eval(compile(ast.Expression(last.value), label, "eval", dont_inherit=True), namespace)
             if not _ends_with_semicolon(code):
-                self.display_hook(value, int(re.sub(r"\D", "", label)), namespace)
+                self.display_hook(value, number, namespace)
 
     def system(self, command: str) -> None:
-        """`!command`: never runs a shell."""
+        """`!command`: never runs a shell (the sandbox runs no program; the report says the line was not run)."""
 
-    def getoutput(self, command: str) -> list[str]:
-        """`x = !command`: never runs a shell; the output is empty."""
-        return []
+    def getoutput(self, command: str):
+        """`x = !command`: never runs a shell; the output is an empty list of lines, IPython's SList."""
+        from IPython.utils.text import SList
+
+        return SList()
 
     def namespace(self) -> dict:
-        """The names Jupyter gives every notebook: `get_ipython`, `display` (printed), `Out`, `_`, `__` and `___`."""
-        return {"get_ipython": lambda: self, "display": lambda *objs, **_: print(*objs), "Out": self.outputs,
-                "_": "", "__": "", "___": ""}
+        """The names Jupyter gives every notebook: `get_ipython`, `display` (printed), and IPython's history:
+        `In`, `Out`, `_ih`, `_oh`, `_dh`, `_`, `__`, `___`, `_i`, `_ii`, `_iii`."""
+        return {"get_ipython": lambda: self, "display": lambda *objs, **_: print(*objs), "In": self.inputs,
+                "Out": self.outputs, "_ih": self.inputs, "_oh": self.outputs, "_dh": self.dirs,
+                "_": "", "__": "", "___": "", "_i": "", "_ii": "", "_iii": ""}
 
 
 def _ends_with_semicolon(code: str) -> bool:
