@@ -1,7 +1,7 @@
 """Find the course and its exercises, and read their metadata. Never imports torch.
 
 A course is a folder with a `course.toml` (name, languages, exercises in teaching order, assignments,
-points overrides) and the four places of an exercise:
+points overrides, the checks' visibility) and the four places of an exercise:
 
     exercises/<id>/<id>.py, README.md, exercise.toml    what learners get: stub, statement, metadata
     solutions/<id>.py                                   the reference solution
@@ -90,7 +90,7 @@ class Exercise:
     hidden_points: float = 0.0  # in a release: the points of the checks that run only at grading time
     variants: dict[str, list] = field(default_factory=dict)  # parameter -> values drawn per kata (course/variants.py)
     origin: Course | None = None  # the course its pieces lie in, when it is another's (`COURSE:EXERCISE`)
-    visibility: dict[str, str] = field(default_factory=dict)  # check id -> as exercise.toml's public, the course set it
+    visibility: dict[str, str] = field(default_factory=dict)  # check id -> it, by exercise.toml or course.toml
 
     @property
     def home(self) -> Course:
