@@ -74,7 +74,7 @@ def test_a_course_naming_what_is_not_there_is_refused_with_the_closest_name(tmp_
     assert not (tmp_path / "out").exists()
 
 
-def test_exercise_toml_naming_a_check_that_is_not_there_is_refused(tmp_path):
+def test_exercise_toml_naming_a_check_that_is_not_there_is_refused_and_fails_validate(tmp_path):
     made = run_grade("new", "hw1_double", "--course", tmp_path / "dl", cwd=tmp_path)
     assert made.returncode == 0, made.stderr
     meta = tmp_path / "dl" / "exercises" / "hw1_double" / "exercise.toml"
@@ -82,3 +82,5 @@ def test_exercise_toml_naming_a_check_that_is_not_there_is_refused(tmp_path):
     refused = run_grade("release", "--out", tmp_path / "out", cwd=tmp_path / "dl")
     assert refused.returncode == 2 and "exercise.toml: public: there is no check doubel (did you mean double?)" \
         in refused.stderr, refused.stderr
+    proved = run_grade("validate", "hw1", cwd=tmp_path / "dl")
+    assert proved.returncode == 1 and "public names doubel, which hw1_double does not have" in proved.stdout
