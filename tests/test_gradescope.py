@@ -101,3 +101,68 @@ def test_the_runner_takes_the_options_batch_takes(tmp_path):
     assert proc.returncode == 0, proc.stderr
     run = zipfile.ZipFile(path).read("run_autograder").decode()
     assert "--lang zh --time-limit 3 --memory 1024 ex05" in run
+
+
+CLASS_COURSE = '''name = "dl101"
+reviewer = "Prof. Li"
+exercises = ["torch-katas:ex05", "torch-katas:ex06"]
+
+[points]
+"ex05.dw" = 4
+
+[late]
+due = 2026-03-01T23:59:00+08:00
+penalty = 0.1
+excused = ["dee_104"]
+
+[late.extensions]
+ana_101 = 2
+
+[assignments.week1]
+exercises = ["ex05"]
+late = { due = 2026-03-08T23:59:00+08:00, extensions = { ben_102 = 3 } }
+
+[assignments.week1.points]
+"ex05.db" = 2
+
+[visibility."torch-katas:ex05"]
+public = ["dw"]
+after_due_date = ["by_hand"]
+'''
+
+
+def test_a_course_s_bundle_carries_nothing_about_students(tmp_path):
+    """The teacher's course.toml names students ([late]'s extensions and excused, the reviewer) and the course folder
+    holds a roster and reviews: the bundle carries what grading reads, its points and visibility, and none of that."""
+    import tomllib
+
+    course = tmp_path / "dl101"
+    (course / "grades").mkdir(parents=True)
+    (course / "course.toml").write_text(CLASS_COURSE)
+    (course / "roster.csv").write_text("folder,id,extension\nana_101,1,\ncai_103,3,2\n")
+    (course / "grades" / "review.toml").write_text('[ana_101.ex05_manual_backward]\nby = "Prof. Li"\n')
+    path = tmp_path / "autograder.zip"
+    proc = run_grade("gradescope", "--assignment", "week1", "--out", path, cwd=course)
+    assert proc.returncode == 0, proc.stderr
+    with zipfile.ZipFile(path) as zf:
+        zf.extractall(tmp_path / "source")
+        names = zf.namelist()
+    data = [name for name in names if not name.startswith("grader/") or name.startswith("grader/_bundle/")]
+    assert data and not any(word in name for name in data for word in ("roster", "review", "grades", "ex06"))
+    carried = (tmp_path / "source" / "course" / "course.toml").read_text()
+    for student in ("ana_101", "ben_102", "cai_103", "dee_104", "Prof. Li", "late", "reviewer", "extensions"):
+        assert student not in carried
+    assert tomllib.loads(carried) == {
+        "name": "dl101", "languages": ["en"], "short_ids": False,
+        "exercises": ["torch-katas:ex05", "torch-katas:ex06"], "points": {"ex05.dw": 4.0},
+        "assignments": {"week1": {"exercises": ["ex05"], "points": {"ex05.db": 2.0}}},
+        "visibility": {"torch-katas:ex05": {"public": ["dw"], "after_due_date": ["by_hand"]}}}
+    (tmp_path / "source" / "run_autograder").chmod(0o755)
+    report = run_autograder(tmp_path, tmp_path / "source",
+                            {"ex05_manual_backward.py": (ROOT / "solutions" / "ex05_manual_backward.py").read_text()})
+    assert report["score"] == 12  # 10, with dw worth 4 (not 3) and db 2 (not 1): the course's and week1's points
+    shown = {t["name"].split(": ", 1)[1]: t["visibility"] for t in report["tests"]}
+    assert shown["dw matches autograd and finite differences"] == "visible"  # the course's visibility
+    assert shown["dw and db have the shapes of w and b"] == "visible"  # exercise.toml's
+    assert shown["linear_grads derives the gradients by hand (no autograd)"] == "after_due_date"
+    assert shown["db matches autograd and finite differences"] == "after_published"

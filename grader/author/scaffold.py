@@ -204,14 +204,17 @@ def release(course: Course, exercises, out: Path, notebooks: bool = False, lang:
                     written.append(target)
         public, overrides, hidden = release_points(ex)
         points.update({f"{ex.name}.{cid}": value for cid, value in overrides.items()})
+        made_public = [cid for cid, how in ex.visibility.items() if how == "public"]  # by exercise.toml, the course
         line = (f"points = {sum(public.values()):g}  # the public checks'\n"
-                f"hidden_points = {hidden:g}  # in the checks that run when the teacher grades")
-        meta = re.sub(r"(?m)^points\s*=.*$", line,  # no backslash nor group in it
-                      (ex.folder / "exercise.toml").read_text(encoding="utf-8"), count=1)
+                f"hidden_points = {hidden:g}  # in the checks that run when the teacher grades"
+                + (f"\npublic = {json.dumps(made_public)}" if made_public else ""))
+        meta = re.sub(r"(?ms)^public\s*=\s*\[.*?\][^\n]*\n?", "",  # the release says it again, as it is now
+                      (ex.folder / "exercise.toml").read_text(encoding="utf-8"))
+        meta = re.sub(r"(?m)^points\s*=.*$", line, meta, count=1)  # no backslash nor group in it: ids, numbers
         (folder / "exercise.toml").write_text(meta, encoding="utf-8")
         checks = root / "checks" / f"{ex.name}.py"
         checks.parent.mkdir(exist_ok=True)
-        checks.write_text(public_source(ex.checks), encoding="utf-8")
+        checks.write_text(public_source(ex.checks, ex.visibility), encoding="utf-8")
         written += [folder / "exercise.toml", checks]
         if notebooks:
             from grader.course.notebook_writer import write_notebook

@@ -171,6 +171,13 @@ def _validate(exercise: Exercise, seed: int | None, device: str, tmp: Path, draw
                          "why": Text("points are given to {checks}, which {id} does not have",
                                      "给 {checks} 设了分数，但 {id} 没有这些检查",
                                      checks=", ".join(unknown), id=exercise.id)})
+        unknown = sorted(set(exercise.visibility) - {c.id.split("[")[0] for c in result.checks}) \
+            if kind == "solution" else []
+        if unknown:
+            rows.append({"kind": "metadata", "file": "exercise.toml", "ok": False,
+                         "why": Text("public names {checks}, which {id} does not have",
+                                     "public 列出了 {checks}，但 {id} 没有这些检查",
+                                     checks=", ".join(unknown), id=exercise.id)})
         failed = Text("{score}: {messages}", "{score}：{messages}", score=score, messages=_cut(_messages(result)))
         rows.append({"kind": kind, "file": path.name, "ok": result.full,
                      "why": score if result.full else failed + untemplated(path, default)})

@@ -55,7 +55,8 @@ class _Collector:
                 continue
             self.checks.append({"id": item.name.removeprefix("test_"), "title": marker.kwargs["title"],
                                 "zh": marker.kwargs.get("zh") or marker.kwargs["title"],
-                                "points": float(marker.kwargs["points"])})
+                                "points": float(marker.kwargs["points"]),
+                                "visibility": marker.kwargs.get("visibility", "hidden")})
 
     def pytest_collectreport(self, report) -> None:
         if report.failed:
@@ -67,8 +68,9 @@ class CollectionError(RuntimeError):
 
 
 def collected_checks(exercise: Exercise) -> list[dict]:
-    """Each check of `exercise` as the judge will run it: id, title, zh (its Chinese title) and points, with the
-    course's points overrides applied; in the order they run."""
+    """Each check of `exercise` as the judge will run it: id, title, zh (its Chinese title), points and visibility,
+    with the course's points overrides and the visibility exercise.toml and the course set applied; in the order
+    they run."""
     collector = _Collector()
     args = [str(exercise.checks), "-c", str(PYTEST_INI), "--rootdir", str(exercise.home.checks_dir),
             "--collect-only", "-q", "--noconftest", "-p", "no:cacheprovider"]
@@ -77,5 +79,6 @@ def collected_checks(exercise: Exercise) -> list[dict]:
     if collector.errors or collector.unmarked:
         raise CollectionError("; ".join(collector.errors + [f"{name} has no @check(title, points)"
                                                             for name in collector.unmarked]))
-    return [{**c, "points": exercise.overrides.get(c["id"], c["points"])} for c in collector.checks]
+    return [{**c, "points": exercise.overrides.get(c["id"], c["points"]),
+             "visibility": exercise.visibility_of(c["id"], c["visibility"])} for c in collector.checks]
 

@@ -1,7 +1,7 @@
 """Find the course and its exercises, and read their metadata. Never imports torch.
 
 A course is a folder with a `course.toml` (name, languages, exercises in teaching order, assignments,
-points overrides) and the four places of an exercise:
+points overrides, the checks' visibility) and the four places of an exercise:
 
     exercises/<id>/<id>.py, README.md, exercise.toml    what learners get: stub, statement, metadata
     solutions/<id>.py                                   the reference solution
@@ -22,6 +22,7 @@ TORCH_KATAS_COURSE variable, a `course.toml` in the current folder or a parent, 
 from __future__ import annotations
 
 import ast
+import difflib
 import os
 import re
 import sys
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
+from grader.course.visibility import VISIBILITIES
 from grader.text import LANGUAGES, Text, message_of, verbatim
 
 if sys.version_info >= (3, 11):
@@ -88,6 +90,7 @@ class Exercise:
     hidden_points: float = 0.0  # in a release: the points of the checks that run only at grading time
     variants: dict[str, list] = field(default_factory=dict)  # parameter -> values drawn per kata (course/variants.py)
     origin: Course | None = None  # the course its pieces lie in, when it is another's (`COURSE:EXERCISE`)
+    visibility: dict[str, str] = field(default_factory=dict)  # check id -> it, by exercise.toml or course.toml
 
     @property
     def home(self) -> Course:
@@ -131,8 +134,31 @@ class Exercise:
 
     def declared_checks(self) -> list[dict]:
         """The `@check` functions of the checks module (id, title, points), read without importing it: one per
-        function, so a parametrized check once (`checklist.collected_checks` has every check as it runs)."""
-        return declared_checks(self.checks)
+        function, so a parametrized check once (`checklist.collected_checks` has every check as it runs), with
+        the visibility the exercise and the course give it."""
+        return [{**c, "visibility": self.visibility_of(c["id"], c["visibility"])} for c in declared_checks(self.checks)]
+
+    def checks_as_released(self) -> list[dict]:
+        """`declared_checks`, or where exercise.toml or the course names a check they do not know (parametrized by a
+        helper), every check as collected (with points as declared); a check exercise.toml names must be one."""
+        declared = self.declared_checks()
+        if set(self.visibility) - {c["id"] for c in declared}:
+            from grader.course.collection import CollectionError, collected_checks  # imports torch
+
+            try:
+                declared = collected_checks(replace(self, overrides={}))
+            except CollectionError as exc:
+                raise CourseError(f"{self.checks}: {exc}") from None
+        ids = {c["id"].split("[")[0] for c in declared}
+        unknown = sorted(set(self.visibility) - ids)  # the course's are known when it loads: exercise.toml's
+        if unknown:
+            raise CourseError(not_found(self.folder / "exercise.toml", "public", unknown[0], sorted(ids), "check"))
+        return declared
+
+    def visibility_of(self, check_id: str, declared: str = "hidden") -> str:
+        """The visibility of check `check_id` (`init_weights[Linear]`: its function's), `declared` by its @check
+        unless exercise.toml or the course sets it."""
+        return self.visibility.get(check_id.split("[")[0], declared)
 
     def check_points(self) -> dict[str, float]:
         """Check id -> points, with the course's overrides (a parametrized check's id as overridden), read without
@@ -186,6 +212,7 @@ class Course:
     short_ids: bool = False  # ex05 for ex05_manual_backward
     tracks: list[Track] = field(default_factory=list)  # none: one path, the teaching order
     reviewer: str = ""  # who reviews, as students read it (`grade review`'s default --by)
+    visibility: dict[str, dict[str, str]] = field(default_factory=dict)  # [visibility.EXERCISE]: check id -> it
     _others: dict[str, Course] = field(default_factory=dict, repr=False, compare=False)  # COURSE -> it, once read
 
     @property
@@ -256,7 +283,15 @@ class Course:
                 entries.append(found._replace(number=number))
             else:
                 entries.append(Named(item, number, exercise_id(item, self.short_ids), self))
+        unknown = next((key for key in self.visibility if not any(key in self._names(e) for e in entries)), None)
+        if unknown is not None:
+            raise CourseError(not_found(self.root / COURSE_FILE, f"[visibility] {unknown}", unknown,
+                                        [n for e in entries for n in self._names(e)], "exercise"))
         return entries
+
+    def _names(self, entry: Named) -> tuple[str, ...]:
+        """What names `entry` in course.toml: its item of `exercises` (`torch-katas:ex05`), its name and its id."""
+        return (*self.order[entry.number - 1:entry.number], entry.name, entry.id)
 
     def borrowed(self) -> list[Course]:
         """The other courses some of its exercises lie in (`COURSE:EXERCISE` entries), each once."""
@@ -286,7 +321,7 @@ class Course:
             raise CourseError(missing_exercise(self, entry.name, folder)) from None
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise CourseError(f"{folder / 'exercise.toml'}: {exc}") from None
-        return Exercise(
+        ex = Exercise(
             name=entry.name,
             folder=folder,
             title=meta.get("title", entry.name),
@@ -305,6 +340,26 @@ class Course:
             course=self,
             origin=home if home is not self else None,
         )
+        ex.visibility = {**_public(meta.get("public", []), folder), **self._visibility(entry, ex)}
+        return ex
+
+    def _visibility(self, entry: Named, ex: Exercise) -> dict[str, str]:
+        """What course.toml's [visibility] sets for the checks of `ex`; a check it names must be one of them."""
+        told = {cid: how for key, table in self.visibility.items() if key in self._names(entry)
+                for cid, how in table.items()}
+        checks = {c["id"] for c in declared_checks(ex.checks)} if told else set()
+        if set(told) - checks:  # a check declared otherwise (parametrized by a helper): only collection knows it
+            from grader.course.collection import CollectionError, collected_checks  # imports torch
+
+            try:
+                checks |= {c["id"].split("[")[0] for c in collected_checks(ex)}
+            except CollectionError as exc:
+                raise CourseError(f"{ex.checks}: {exc}") from None
+        for cid in told:
+            if cid not in checks:
+                raise CourseError(not_found(self.root / COURSE_FILE, f"[visibility] {self._names(entry)[0]}: {cid}",
+                                            cid, sorted(checks), "check"))
+        return told
 
     def _with_points(self, ex: Exercise, points: dict[str, float]) -> Exercise:
         """`ex` with the overrides that name it ("hw1_backprop.dw" or "hw1.dw"); its total follows them."""
@@ -350,6 +405,41 @@ def missing_exercise(course: Course, name: str, folder: Path) -> Text:
         return Text("{said}: to use the built-in exercise, write \"{builtin}:{id}\" in exercises", "{said}：要使用"
                     "内置练习，请在 exercises 中写 \"{builtin}:{id}\"", said=said, builtin=BUILTIN, id=found.id)
     return said
+
+
+def not_found(path: Path, where: str, name: str, known: list[str], kind: str) -> Text:
+    """`{path}: {where}: no exercise (or check) of that name`, and the closest one there is."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.5)
+    said = Text("{path}: {where}: there is no {kind} {name}", "{path}：{where}：没有名为 {name} 的{kind}", path=path,
+                where=verbatim(where), name=verbatim(name), kind=Text(kind, "练习" if kind == "exercise" else "检查"))
+    if not close:
+        return said
+    return said + Text(" (did you mean {close}?)", "（是不是 {close}？）", close=verbatim(close[0]))
+
+
+def _public(names: object, folder: Path) -> dict[str, str]:
+    """exercise.toml's `public`: the checks a release ships besides those @check marks public."""
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise CourseError(f"{folder / 'exercise.toml'}: public is a list of check ids: public = [\"values\"]")
+    return dict.fromkeys(names, "public")
+
+
+def _visibility_tables(tables: object, path: Path) -> dict[str, dict[str, str]]:
+    """course.toml's [visibility]: exercise -> check id -> visibility, from `[visibility."torch-katas:ex05"]`
+    tables of lists (`public = ["values"]`, `hidden = [...]`, `after_due_date = [...]`)."""
+    shape = (f'{path}: [visibility."EXERCISE"] takes lists of check ids: public = [...], hidden = [...], '
+             'after_due_date = [...]')
+    if not isinstance(tables, dict):
+        raise CourseError(shape)
+    found: dict[str, dict[str, str]] = {}
+    for key, table in tables.items():
+        if not isinstance(table, dict) or not set(table) <= set(VISIBILITIES) or not all(
+                isinstance(ids, list) and all(isinstance(i, str) for i in ids) for ids in table.values()):
+            raise CourseError(shape)
+        found[key] = {cid: how for how, ids in table.items() for cid in ids}
+        if len(found[key]) != sum(map(len, table.values())):
+            raise CourseError(f"{path}: [visibility.\"{key}\"] names a check more than once")
+    return found
 
 
 def find_in(exercises: Sequence[E], key: str) -> E:
@@ -449,7 +539,8 @@ def load_course(root: Path, spec: str | None = None) -> Course:
                   points={k: float(v) for k, v in meta.get("points", {}).items()}, checks_package=package,
                   min_mistakes=int(checks.get("mistakes", 1)), min_hints=int(checks.get("hints", 1)),
                   explained=bool(checks.get("explained", False)), short_ids=bool(meta.get("short_ids", False)),
-                  reviewer=str(meta.get("reviewer", "")))
+                  reviewer=str(meta.get("reviewer", "")),
+                  visibility=_visibility_tables(meta.get("visibility", {}), path))
 
 
 def _tracks(tables: object, path: Path) -> list[Track]:

@@ -2,9 +2,12 @@
 
 A check is `@check(..., visibility="public")` (shipped in a release: students run it with `grade hw1`),
 `"hidden"` (the default: it runs only where the teacher grades, batch and Gradescope) or `"after_due_date"`
-(hidden in a release; on Gradescope its result shows after the due date). `public_source` writes a checks
-module with its public checks only, and only what they use (helpers, constants, imports); `release_points`
-splits an exercise's points into what the release's checks are worth and what waits for grading time.
+(hidden in a release; on Gradescope its result shows after the due date). exercise.toml's `public = ["values"]`
+makes checks public without touching the checks module, and course.toml's `[visibility."torch-katas:ex05"]`
+(`public`, `hidden`, `after_due_date`: lists of check ids) sets them for any exercise of the course, another
+course's too; the course wins, then exercise.toml, then @check. `public_source` writes a checks module with its
+public checks only, and only what they use (helpers, constants, imports); `release_points` splits an exercise's
+points into what the release's checks are worth and what waits for grading time.
 Never imports torch.
 """
 
@@ -33,8 +36,9 @@ def visibility_of(node: ast.AST) -> str:
     return "hidden"
 
 
-def _is_hidden_check(node: ast.stmt) -> bool:
-    return isinstance(node, ast.FunctionDef) and node.name.startswith("test_") and visibility_of(node) != "public"
+def _is_hidden_check(node: ast.stmt, visibility: dict[str, str]) -> bool:
+    return isinstance(node, ast.FunctionDef) and node.name.startswith("test_") \
+        and visibility.get(node.name.removeprefix("test_"), visibility_of(node)) != "public"
 
 
 def _names_used(nodes: list[ast.stmt]) -> set[str]:
@@ -58,14 +62,15 @@ def _defined(node: ast.stmt) -> set[str]:
     return set()
 
 
-def public_source(path: Path) -> str:
-    """The checks module at `path` with its public checks only: hidden checks left out, then every top-level
-    function, class, constant and import that nothing kept uses, until nothing more goes."""
+def public_source(path: Path, visibility: dict[str, str] | None = None) -> str:
+    """The checks module at `path` with its public checks only (`visibility`: check id -> what exercise.toml and
+    the course set, over @check's): hidden checks left out, then every top-level function, class, constant and
+    import that nothing kept uses, until nothing more goes."""
     source = path.read_text(encoding="utf-8")
     tree = ast.parse(source)
     lines = source.splitlines()
     docstring = ast.get_docstring(tree)
-    body = [n for n in tree.body if not _is_hidden_check(n)]
+    body = [n for n in tree.body if not _is_hidden_check(n, visibility or {})]
     if docstring is not None:
         body = body[1:]
     while True:
@@ -108,8 +113,7 @@ def node_is_check(node: ast.stmt) -> bool:
 def release_points(exercise) -> tuple[dict[str, float], dict[str, float], float]:
     """(declared points of the public checks, the public checks' course overrides, the points left to the hidden
     checks) of `exercise` as the course (and assignment) scores it."""
-    declared = exercise.declared_checks()
-    public = {c["id"]: c["points"] for c in declared if c.get("visibility") == "public"}
+    public = {c["id"]: c["points"] for c in exercise.checks_as_released() if c["visibility"] == "public"}
     overrides = {cid: points for cid, points in exercise.overrides.items() if cid in public}
     public_total = sum(overrides.get(cid, p) for cid, p in public.items())
     return public, overrides, round(exercise.points - public_total, 4)

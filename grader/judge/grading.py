@@ -558,6 +558,8 @@ def assemble(exercise: Exercise, source: Source, events: list[dict], timed_out: 
                     notes=list(source.notes), hidden_points=exercise.hidden_points or None,
                     flags=routes.scan(source.chunks, exercise.banned))  # for a person to look at; never a score
     checks = [CheckResult.from_json(e) for e in events if e.get("event") == "check"] if broken is None else []
+    for c in checks:  # as exercise.toml and the course set it, over @check's
+        c.visibility = exercise.visibility_of(c.id, c.visibility)
     reported = sum(c.max_points for c in checks)
     if broken is None and end is not None and reported < exercise.points:  # the checks collected are not the
         broken = (f"its checks are worth {reported:g} points, the exercise {exercise.points:g}: "  # exercise's

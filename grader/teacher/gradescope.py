@@ -3,7 +3,8 @@
 `grade gradescope ex05 ex06 --out autograder.zip` (or `grade --course dl101 gradescope --assignment week1`)
 writes a zip with `setup.sh` (installs the grader's dependencies in a virtual environment),
 `run_autograder` (grades /autograder/submission), the grader itself and, for a course of a teacher's own,
-the exercises graded and their checks (never their solutions, mistakes or variants, nor any other exercise).
+the exercises graded and their checks (never their solutions, mistakes or variants, nor any other exercise) and
+a course.toml with what grading reads only: nothing about students (no [late], reviewer, roster or review).
 Gradescope runs every submission in its own container, so a course of any size is graded in
 parallel. Inside, `python -m grader.teacher.gradescope --root /autograder ex05 ex06` writes
 /autograder/results/results.json in Gradescope's schema.
@@ -20,7 +21,8 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from grader.course.exercises import BUILTIN_ROOT, CHECKS_DIR, COURSE_FILE, PACKAGE_DIR, Exercise
+from grader.course.exercises import BUILTIN_ROOT, CHECKS_DIR, COURSE_FILE, PACKAGE_DIR, Course, Exercise
+from grader.course.visibility import VISIBILITIES
 from grader.judge.result import Result
 from grader.text import Text, message_of
 
@@ -110,7 +112,7 @@ def build_bundle(exercises: list[Exercise], out: Path, *, time_limit: float | No
                     shutil.copy(path, checks / path.name)
         if not course.built_in:
             (root / "course").mkdir(exist_ok=True)
-            shutil.copy(course.root / COURSE_FILE, root / "course" / COURSE_FILE)
+            (root / "course" / COURSE_FILE).write_text(graded_course_toml(course), encoding="utf-8")
         (root / "setup.sh").write_text(setup_script())
         (root / "run_autograder").write_text(RUN.format(venv=VENV, args=shlex.join(
             args + [ex.name if not course.built_in else ex.id for ex in exercises])))
@@ -124,6 +126,29 @@ def build_bundle(exercises: list[Exercise], out: Path, *, time_limit: float | No
                     info.compress_type = zipfile.ZIP_DEFLATED
                     zf.writestr(info, path.read_bytes())
     return out
+
+
+def graded_course_toml(course: Course) -> str:
+    """The course.toml a bundle carries: what grading reads (name, languages, ids, the exercises in order, points,
+    the assignments' exercises and points, visibility), in the bundle's layout. Nothing else of the teacher's
+    course.toml travels: no [late] (extensions and excused students), reviewer, nor anything added later."""
+    def value(v) -> str:
+        return json.dumps(v, ensure_ascii=False)  # a JSON string, list, number or boolean is TOML too
+
+    def table(name: str, items: dict) -> list[str]:
+        return [f"\n[{name}]", *(f"{value(k)} = {value(v)}" for k, v in items.items())] if items else []
+
+    lines = ["# The course as its Gradescope bundle grades it: the teacher's course.toml, less what is not grading's",
+             f"name = {value(course.name)}", f"languages = {value(course.languages)}",
+             f"short_ids = {value(course.short_ids)}", f"exercises = {value(course.order)}",
+             *table("points", course.points)]
+    for name, spec in course.assignments.items():
+        lines += [f"\n[assignments.{value(name)}]", f"exercises = {value(list(spec.get('exercises', [])))}",
+                  *table(f"assignments.{value(name)}.points", spec.get("points", {}))]
+    for key, checks in course.visibility.items():
+        lines += table(f"visibility.{value(key)}", {how: [c for c, h in checks.items() if h == how]
+                                                     for how in VISIBILITIES if how in checks.values()})
+    return "\n".join(lines) + "\n"
 
 
 class BundleError(ValueError):
