@@ -4,8 +4,9 @@ attempt or from the reference solution (grader/learner/kata.py).
 A file's fingerprint is made of its top-level functions and classes, each with its docstrings, comments, type
 annotations and layout gone and every name it binds or reads renamed in the order it first appears (attributes and
 keyword names, the exercise's interface, stay), in any order. Imports, constants and the `if __name__ ==
-"__main__":` demo are left out: a stub's demo kept or deleted changes nothing. The learner's file is hostile input:
-one that does not parse, or is too large or too deep to, has no fingerprint. Never imports torch.
+"__main__":` demo are left out: a stub's demo kept or deleted changes nothing. The learner's file is hostile input,
+read by grader/sandbox/guarded_parse.py: one that does not parse, or is too large or too deep to, has no fingerprint.
+Never imports torch.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from __future__ import annotations
 import ast
 import hashlib
 
-MAX_CODE = 1 << 20  # characters: far more than any exercise's answer
+from grader.sandbox.guarded_parse import Unparsed, parse
+
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -75,11 +77,8 @@ class _Canonical(ast.NodeTransformer):
 
 def fingerprint(code: str) -> str | None:
     """The fingerprint of `code` (None when it defines nothing, or cannot be read)."""
-    if len(code) > MAX_CODE:
+    tree = parse(code)
+    if isinstance(tree, Unparsed):
         return None
-    try:
-        tree = ast.parse(code)
-        shapes = sorted(ast.dump(_Canonical().visit(node)) for node in tree.body if isinstance(node, DEFINITIONS))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    shapes = sorted(ast.dump(_Canonical().visit(node)) for node in tree.body if isinstance(node, DEFINITIONS))
     return hashlib.sha256("\n".join(shapes).encode()).hexdigest() if shapes else None

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.judge.job import Job
+from grader.sandbox.guarded_parse import Unparsed, parse
 from grader.sandbox.source import SubmissionError, load_source
 
 K = 8  # tokens in a fingerprint
@@ -88,11 +89,14 @@ def _parameters(tree: ast.Module) -> dict[int, list[str]]:
 
 def normalised(code: str, api: frozenset[str] = frozenset()) -> list[Token]:
     """The tokens of `code` as the module docstring says, each with its place in `code`; `api`: the names the stub
-    defines, kept. Code that does not parse is compared word by word."""
+    defines, kept. Code with a syntax error is compared word by word; code too large or too deep to parse here
+    (grader/sandbox/guarded_parse.py) has no tokens: it is compared with nothing (the class page says why)."""
+    tree = parse(code)
+    if isinstance(tree, Unparsed):
+        return [] if tree.refused else [(m.group(), m.start(), m.end()) for m in re.finditer(r"\S+", code)]
     try:
-        tree = ast.parse(code)
         raw = list(tokenize.generate_tokens(io.StringIO(code).readline))
-    except (SyntaxError, ValueError, RecursionError, tokenize.TokenError):
+    except (SyntaxError, tokenize.TokenError):
         return [(m.group(), m.start(), m.end()) for m in re.finditer(r"\S+", code)]
     imported, defined, assigned = _names(tree)
     parameters = _parameters(tree)
@@ -210,10 +214,8 @@ def find_similar(jobs: list[Job], threshold: float) -> list[dict]:
 def compare(stub_code: str, codes: dict[str, str], threshold: float) -> list[dict]:
     """The entries of one exercise's class (`codes`: student -> code) at or above `threshold`: {students, similarity,
     identical, left, right}."""
-    try:
-        api = frozenset(_names(ast.parse(stub_code))[1])
-    except (SyntaxError, ValueError):
-        api = frozenset()
+    stub_tree = parse(stub_code)
+    api = frozenset() if isinstance(stub_tree, Unparsed) else frozenset(_names(stub_tree)[1])
     stub = set(read(stub_code, api).prints)
     same: dict[tuple, list[str]] = defaultdict(list)
     versions: dict[tuple, dict[str, Code]] = defaultdict(dict)  # normalised code -> its files as written
