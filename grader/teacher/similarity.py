@@ -257,11 +257,13 @@ def _entry(students: list[str], a: Code, b: Code, in_a: set[int], in_b: set[int]
 
 
 def maximal(entries: list[dict]) -> list[dict]:
-    """The entries whose students are no part of a larger entry's of the same exercise (students with identical
-    files, then the same students with one more similar: only the larger one is listed)."""
-    sets = [(e["exercise"], frozenset(e["students"])) for e in entries]
-    return [e for e, (ex, group) in zip(entries, sets)
-            if not any(ex == other_ex and group < other for other_ex, other in sets)]
+    """The entries whose students are no part of a larger entry's of the same exercise that is at least as similar
+    (students with identical files, then the same students with one more as similar: only the larger one is listed;
+    a pair who copied stays listed beside a larger group that shares less)."""
+    sets = [(e["exercise"], frozenset(e["students"]), e["similarity"]) for e in entries]
+    return [e for e, (ex, group, similarity) in zip(entries, sets)
+            if not any(ex == other_ex and group < other and similarity <= other_similarity
+                       for other_ex, other, other_similarity in sets)]
 
 
 def segments(code: Code, places: set[int]) -> list[tuple[str, bool]]:
