@@ -471,7 +471,8 @@ def write_index(book: dict, path: Path, lang: str = "en") -> Path:
         rows=[{"student": row["student"], "name": row.get("name", ""), "link": feedback_link(row["student"]),
                "cells": [_cell(row["student"], ex["id"], row["cells"][ex["id"]], lang) for ex in exercises],
                "total": "" if row["total"] is None else f"{row['total']:g}",
-               "value": -1 if row["total"] is None else f"{row['total']:g}", "problems": row["problems"]}
+               "value": -1 if row["total"] is None else f"{row['total']:g}", "problems": row["problems"],
+               "problem_count": row.get("problem_count", len(row["problems"]))}
               for row in rows],
         histogram=histogram([row["total"] for row in submitted if row["total"] is not None], book["max_total"], lang),
         checks=[{**c, "rate": f"{100 * c['rate']:.0f}"} for c in book["checks"]], problems=problems,
@@ -497,7 +498,7 @@ def write_index(book: dict, path: Path, lang: str = "en") -> Path:
                "checks_head": [t("exercise", "练习"), t("check", "检查"), t("passed", "已通过"),
                                t("rate", "通过率"), ""],
                "look": t("a check or a statement to look at", "这个检查或题目需要看一看"),
-               "problems_heading": t("Problems ({n})", "问题（{n}）", n=len(problems)),
+               "problems_heading": t("Problems ({n})", "问题（{n}）", n=len(book["problems"])),
                "similar_heading": t("Similar submissions ({n})", "相似的提交（{n}）", n=len(similar or [])),
                "similar_none_heading": t("Similar submissions", "相似的提交"),
                "similar_none": t("No pair above the threshold.", "没有超过阈值的提交对。"),

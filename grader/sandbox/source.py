@@ -60,6 +60,7 @@ class Source:
 
 
 MAX_SOURCE = 16 << 20  # a submission file's bytes: far more than any exercise needs
+MAX_SENT = 4 << 20  # the code as the sandbox receives it (JSON): well inside one message's bound (wire.MAX_HEADER)
 
 
 def load_source(path: Path) -> Source:
@@ -70,8 +71,13 @@ def load_source(path: Path) -> Source:
         raise SubmissionError(Text("cannot grade {name}: expected a .py file or a .ipynb notebook", name=path.name))
     try:
         if path.suffix == ".py":
-            return Source(chunks=[(path.name, python_text(_read_bytes(path), path))], filename=path.name, path=path)
-        return notebook_source(path)
+            source = Source(chunks=[(path.name, python_text(_read_bytes(path), path))], filename=path.name, path=path)
+        else:
+            source = notebook_source(path)
+        if len(json.dumps([source.chunks, source.cells])) > MAX_SENT:
+            raise SubmissionError(Text("{name} holds more than {mib} MiB of code", "{name} 的代码超过 {mib} MiB",
+                                       name=path.name, mib=MAX_SENT >> 20))
+        return source
     except SubmissionError:
         raise
     except RecursionError:

@@ -34,6 +34,7 @@ from grader.text import Text, say, verbatim, visible
 
 LOOK_AT = 0.1  # a check passed by at most this share of the students who reached it is flagged
 LOOK_AT_MIN = 5  # ... once at least this many reached it
+SHOWN_PROBLEMS = 5  # of a student's problems, the first in their row (grades.csv, the pages); all in problems.json
 
 
 def read_results(path: Path) -> list[Result]:
@@ -207,6 +208,15 @@ def class_problems(problems: list[dict], results: list[Result], lang: str) -> li
     return listed
 
 
+def shown_problems(messages: list[str], lang: str) -> list[str]:
+    """A student's problems as their row shows them: the first SHOWN_PROBLEMS, then how many more there are."""
+    if len(messages) <= SHOWN_PROBLEMS:
+        return messages
+    more = len(messages) - SHOWN_PROBLEMS
+    return messages[:SHOWN_PROBLEMS] + [Text("and {n} more (problems.json lists them all)",
+                                             "还有 {n} 个（problems.json 列出了全部）", n=more).render(lang)]
+
+
 def build_gradebook(results: list[Result], exercises: list[Exercise], students: dict[str, dict], problems: list[dict],
                     roster: list[dict] | None = None, similar: list[dict] | None = None, lang: str = "en",
                     assignment: str | None = None) -> dict:
@@ -245,7 +255,7 @@ def build_gradebook(results: list[Result], exercises: list[Exercise], students: 
         rows.append({"student": key, **{f: identities[key].get(f, "") for f in IDENTITY_FIELDS},
                      "cells": cells, "total": round(sum(scored), 4) if scored else None,
                      "max_total": sum(ex.points for ex in exercises if cells[ex.id]["state"] != "excused"),
-                     "problems": notes[key]})
+                     "problems": shown_problems(notes[key], lang), "problem_count": len(notes[key])})
     return {"exercises": [{"id": ex.id, "name": ex.name, "title": ex.text("title", lang), "points": ex.points}
                           for ex in exercises],
             "seeds": seeds_used(results), "differing": differing_checks(results, lang),
