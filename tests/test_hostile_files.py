@@ -103,11 +103,12 @@ def test_a_students_problems_are_summarised(graded):
     assert page.count("matches no exercise: ignored") == 2 * 5 and "and 45 more" in page  # the row's title, the list
 
 
-@pytest.mark.parametrize("student", ["minus", "continued", "nul"])
-def test_the_learners_command_says_what_is_wrong_in_one_line(tmp_path, student):
+@pytest.mark.parametrize("student, command", [("minus", ["ex01"]), ("continued", ["check", "ex01"]),
+                                              ("nul", ["ex01"])])
+def test_the_learners_command_grades_a_hostile_file(tmp_path, student, command):
     path = tmp_path / "ex01_tensors.py"
     path.write_bytes(HOSTILE[student])
-    proc = run_grade("ex01", "--file", path, "--json")
+    proc = run_grade(*command, "--file", path, "--json")
     assert proc.returncode == 1, proc.stderr
     result = json.loads(proc.stdout)
     assert result["status"] in ("error", "graded") and not result.get("grader_failure"), result
