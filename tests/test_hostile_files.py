@@ -91,6 +91,14 @@ def test_every_output_is_clean_of_control_characters(graded):
     assert "esc\\x1b[31mname\\u202e.ex01" in {s.get("name") for s in suites}
 
 
+def test_every_output_is_bounded(graded):
+    """A 200 kB line quoted by a syntax error is cut: no record, page or cell grows with the file."""
+    _, _, out = graded
+    assert max(map(len, (out / "results.jsonl").read_text().splitlines())) < 20_000
+    assert max(p.stat().st_size for p in (out / "feedback").iterdir()) < 50_000
+    assert (out / "grades.csv").stat().st_size < 20_000 and (out / "index.html").stat().st_size < 100_000
+
+
 def test_a_students_problems_are_summarised(graded):
     _, _, out = graded
     rows = {r["student"]: r for r in csv.DictReader((out / "grades.csv").open(encoding="utf-8"))}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from grader.sandbox import wire
-from grader.sandbox.frames import cell_name, error_text, where
+from grader.sandbox.frames import cell_name, cut, error_text, where
 from grader.sandbox.handle import Sandbox
 from grader.sandbox.limits import Limits
 from grader.sandbox.problems import (
@@ -185,7 +185,7 @@ class Submission:
         if reply.get("unsendable"):
             return LearnerError(Text("{what} returned a value that cannot be sent back: {detail}",
                                      "{what} 返回的值无法传回评分器：{detail}",
-                                     what=what, detail=quoted(reply["message"])),
+                                     what=what, detail=quoted(cut(reply["message"]))),
                                 exc_type=reply["type"], key="unsendable-value")
         if reply.get("type") == "MemoryError" or "can't allocate memory" in reply.get("message", ""):
             return LearnerError(Text("{what} ran out of memory (the limit is {limit} MiB): is a tensor far larger than "
@@ -194,7 +194,7 @@ class Submission:
                                      what=what, limit=self._limits.memory >> 20, where=where(reply)),
                                 exc_type="MemoryError", key="out-of-memory")
         return LearnerError(Text("{what} raised {error}{where}", "{what} 抛出了异常 {error}{where}",
-                                 what=what, error=quoted(reply["message"]), where=where(reply)),
+                                 what=what, error=quoted(cut(reply["message"])), where=where(reply)),
                             exc_type=reply.get("type", ""))
 
     def call(self, name: str, *args, **kwargs):
