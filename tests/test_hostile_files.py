@@ -46,6 +46,8 @@ def graded(tmp_path_factory):
         (subs / student / "ex01_tensors.py").write_bytes(data)
     (subs / "cells").mkdir()
     (subs / "cells" / "ex01_tensors.ipynb").write_text(_notebook("x = (" + "-\n" * 30_000 + "1)"))
+    (subs / "big_cells").mkdir()  # IPython's transformer would take a minute: never given it
+    (subs / "big_cells" / "ex01_tensors.ipynb").write_text(_notebook("x = " + "-" * (2 << 20) + "1"))
     for student in ("honest", ESC):
         (subs / student).mkdir()
         (subs / student / "ex01_tensors.py").write_text(SOLUTION)
@@ -74,6 +76,8 @@ def test_a_hostile_file_is_its_students_problem_and_the_others_are_graded(graded
     for student in [*REFUSED, "cells"]:
         assert "ex01: not compared with the class's code" in rows[student]["problems"], student
     assert "holds more than 4 MiB of code" in rows["huge_line"]["problems"]
+    assert rows["big_cells"]["ex01_status"] == "needs a look"
+    assert "holds more than 1 MiB of code" in rows["big_cells"]["problems"]
     page = (out / "index.html").read_text(encoding="utf-8")
     assert "minus</a>: ex01: not compared with the class&#39;s code (line 1 is longer than 20000" in page
     assert [p["students"] for p in json.loads((out / "similarity.json").read_text())] == [[ESC, "honest", "many"]]

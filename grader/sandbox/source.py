@@ -61,6 +61,7 @@ class Source:
 
 MAX_SOURCE = 16 << 20  # a submission file's bytes: far more than any exercise needs
 MAX_SENT = 4 << 20  # the code as the sandbox receives it (JSON): well inside one message's bound (wire.MAX_HEADER)
+MAX_CELLS = 1 << 20  # characters of a notebook's code cells, all together: what its outputs are not
 
 
 def load_source(path: Path) -> Source:
@@ -186,6 +187,9 @@ def notebook_source(path: Path) -> Source:
                                        "{name} 不是有效的 notebook：{label} 的 source 不是文本", name=path.name,
                                        label=f"cell In[{number}]"))
         sources.append(source)
+    if sum(map(len, sources)) > MAX_CELLS:  # IPython's transformer takes about 18 s a MiB
+        raise SubmissionError(Text("{name} holds more than {mib} MiB of code", "{name} 的代码超过 {mib} MiB",
+                                   name=path.name, mib=MAX_CELLS >> 20))
     codes = [cell_to_python(source) for source in sources]
     own = grader_names(codes)  # `check`, `hint`: the grader's own API is neutral, never run nor reported
     for number, (cell, source, code) in enumerate(zip(code_cells, sources, codes), 1):
