@@ -114,6 +114,7 @@ def normalised(code: str, api: frozenset[str] = frozenset()) -> list[Token]:
     header = False  # in a `def`'s parameters: a name before "=" is a parameter with a default
     in_fstring = False
     previous = [tokenize.NEWLINE]  # the types of the significant tokens before, for docstrings
+    before, after = _neighbours(raw)
     for i, tok in enumerate(raw):
         if tok.type in SKIPPED:
             continue
@@ -128,7 +129,7 @@ def normalised(code: str, api: frozenset[str] = frozenset()) -> list[Token]:
             names, params, depth = {}, [], 0
         if not blocks:
             blocks.append([])
-        following = next((t for t in raw[i + 1:] if t.type not in SKIPPED), None)
+        following = after[i]
         if tok.type == tokenize.STRING and previous[-1] in MARKS and following is not None \
                 and following.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
             continue  # a docstring, or a string standing alone
@@ -148,15 +149,30 @@ def normalised(code: str, api: frozenset[str] = frozenset()) -> list[Token]:
             if header and text in params:
                 text = f"p{params.index(text)}"
             else:
-                text = _renamed(text, raw, i, following, depth, names, params, api, imported, defined, assigned)
+                text = _renamed(text, before[i], following, depth, names, params, api, imported, defined, assigned)
         blocks[-1].append((text, start, end))
     return [t for block in sorted(blocks, key=lambda b: [text for text, _, _ in b]) for t in block]
 
 
-def _renamed(text: str, raw: list, i: int, following, depth: int, names: dict[str, str], params: list[str],
+def _neighbours(raw: list) -> tuple[list, list]:
+    """For each token, the significant token (not in SKIPPED) just before it and just after it (None at an end): one
+    pass each way, so that a long file costs in proportion to its length."""
+    before, after = [None] * len(raw), [None] * len(raw)
+    last = None
+    for i, tok in enumerate(raw):
+        before[i] = last
+        last = tok if tok.type not in SKIPPED else last
+    last = None
+    for i in range(len(raw) - 1, -1, -1):
+        after[i] = last
+        last = raw[i] if raw[i].type not in SKIPPED else last
+    return before, after
+
+
+def _renamed(text: str, before, following, depth: int, names: dict[str, str], params: list[str],
              api: frozenset[str], imported: set[str], defined: set[str], assigned: set[str]) -> str:
-    """A name as the normalised code writes it (see `normalised`)."""
-    before = next((t for t in reversed(raw[:i]) if t.type not in SKIPPED), None)
+    """A name as the normalised code writes it (see `normalised`); `before` and `following`: the significant tokens
+    around it."""
     if text in KEPT or text in api or text in imported or (before is not None and before.string == "."):
         return text
     if depth and following is not None and following.string == "=":
