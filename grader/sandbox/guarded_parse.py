@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from grader.text import Text, verbatim
 
-MAX_CODE = 1 << 20  # characters of one file or cell: far more than any exercise's answer
+MAX_CODE = 1 << 18  # characters of one file or cell: far more than any exercise's answer (parsing one costs ~3 s)
 MAX_LINE = 20_000  # characters of one line
 MAX_TOKENS = 10_000  # tokens of one statement: the parser's recursion stays far from any stack's end
 MAX_DEPTH = 100  # levels of the tree: a recursive walker needs a few frames a level, the limit is 1000
