@@ -36,6 +36,19 @@ def test_infinite_loop_times_out_and_keeps_other_points():
     assert result["duration_s"] < 30
 
 
+def test_a_check_after_a_timeout_speaks_of_its_own_call():
+    """linear_grads hangs in the first check that calls it; each later check that would call it says so in its own
+    words, naming that check, and never repeats its message."""
+    checks = attack("infinite_loop")["checks"]
+    hung = [c for c in checks if "did not finish within 2 s" in c["message"]]
+    assert len(hung) == 1
+    later = checks[checks.index(hung[0]) + 1:]
+    assert later and all(c["outcome"] == "failed" for c in later)
+    for c in later:
+        assert c["message"] == (f"`linear_grads` was not called: `linear_grads` ran past the time limit in an earlier "
+                                f"check (“{hung[0]['title']}”).")
+
+
 def test_sleep_at_import_times_out():
     result = attack("sleep_at_import")
     assert result["status"] == "timeout" and result["score"] == 0

@@ -54,6 +54,42 @@ def test_a_short_exercise_copy_is_found_without_flooding_a_class_of_identical_an
 def test_groups_are_listed_as_maximal_sets():
     from grader.teacher.similarity import maximal
 
-    entries = [{"exercise": "ex14", "students": ["a", "b"]}, {"exercise": "ex14", "students": ["a", "b", "c"]},
-               {"exercise": "ex15", "students": ["a", "b"]}]
-    assert maximal(entries) == entries[1:]  # a and b again with c: once; another exercise stays
+    entries = [{"exercise": "ex14", "students": ["a", "b"], "similarity": 0.9},
+               {"exercise": "ex14", "students": ["a", "b", "c"], "similarity": 0.9},
+               {"exercise": "ex15", "students": ["a", "b"], "similarity": 1.0},
+               {"exercise": "ex15", "students": ["a", "b", "c"], "similarity": 0.8}]
+    assert maximal(entries) == entries[1:]  # a and b again with c, as similar: once; a closer pair stays
+
+
+def _renamed(code: str) -> str:
+    """`code` with every name its functions bind (parameters, locals) renamed: a disguised copy."""
+    import ast
+    import io
+    import tokenize
+
+    bound = {n.arg for n in ast.walk(ast.parse(code)) if isinstance(n, ast.arg)}
+    bound |= {n.id for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    tokens = tokenize.generate_tokens(io.StringIO(code).readline)
+    return tokenize.untokenize((t.type, t.string + "_mine" if t.type == tokenize.NAME and t.string in bound
+                                else t.string) for t in tokens)
+
+
+def test_a_pair_who_copied_three_exercises_is_listed_on_each(tmp_path):
+    """p and q hand in the same three files, q's with renamed variables; three classmates wrote theirs another way,
+    one of them close enough to the pair's on two exercises to be listed with it: the pair is listed on each."""
+    from grader.course.exercises import all_exercises
+    from grader.teacher.collect import collect_from
+    from grader.teacher.similarity import find_similar
+
+    subs = tmp_path / "subs"
+    for name in ("ex01_tensors", "ex02_views", "ex03_broadcasting"):
+        solution = (ROOT / "solutions" / f"{name}.py").read_text()
+        others = sorted((ROOT / "tests" / "variants" / name).glob("*.py"))
+        for student, code in {"p": solution, "q": _renamed(solution),
+                              **{s: path.read_text() for s, path in zip("abc", others)}}.items():
+            (subs / student).mkdir(parents=True, exist_ok=True)
+            (subs / student / f"{name}.py").write_text(code)
+    found = collect_from(subs, all_exercises(), tmp_path / "unpack")
+    entries = find_similar(found.jobs, 0.5)
+    assert sorted(e["exercise"] for e in entries if e["students"] == ["p", "q"]) == ["ex01", "ex02", "ex03"], entries
+    assert any(len(e["students"]) == 3 for e in entries)  # a classmate close to the pair: listed beside it

@@ -239,8 +239,8 @@ def test_cells_that_would_run_as_formulas_are_text_numbers_stay_numbers():
     for value in ('=HYPERLINK("http://evil","x")', "+cmd", "-cmd|' /C calc'!A0", "@SUM(A1)", "-", "  =1+1"):
         assert csvsafe.cell(value) == "'" + value
     for value in ("\tx", "\rx", "\t=1+1", "\x1b[31m=x", "a\u202eb"):  # no control character: then as text
-        assert csvsafe.cell(value) == {"\tx": " x", "\rx": " x", "\t=1+1": "' =1+1", "\x1b[31m=x": "[31m=x",
-                                       "a\u202eb": "ab"}[value]
+        assert csvsafe.cell(value) == {"\tx": " x", "\rx": " x", "\t=1+1": "' =1+1", "\x1b[31m=x": "\\x1b[31m=x",
+                                       "a\u202eb": "a\\u202eb"}[value]
     for value in ("-1.5", "+2", "10", "0.25", "-3e-2", "alice", "", 7, -2.5, None):
         assert csvsafe.cell(value) == value
 

@@ -20,6 +20,8 @@ import os
 import re
 import sys
 
+from grader.sandbox.guarded_parse import Unparsed, parse
+
 # per route: attribute names, modules imported, and words in string literals that reach it
 ROUTES = {
     "autograd": {  # a derivative by a machine: autograd in either mode, torch.func, a computer algebra system
@@ -124,9 +126,8 @@ def scan(chunks: list[tuple[str, str]], banned: dict[str, list[str]]) -> list[di
         return []
     flags = []
     for label, code in chunks:
-        try:
-            tree = ast.parse(code)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = parse(code)  # the learner's: hostile input
+        if isinstance(tree, Unparsed):
             continue
         flags += [{**f, "where": label} for f in scan_tree(tree, routes)]
     return flags

@@ -84,6 +84,10 @@ class JudgePlugin:
             event["problem"] = f"{', '.join(unmarked)} in the checks have no @check(title, points): not a check"
         self.emit(event)
 
+    def pytest_runtest_setup(self, item):
+        meta = item.get_closest_marker("check")
+        self.proxy.running(Text(meta.kwargs["title"], meta.kwargs.get("zh")) if meta else Text(item.name))
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item, call):
         report = (yield).get_result()

@@ -101,6 +101,7 @@ class Result:
     fingerprint: dict[str, str] | None = None  # batch only: what it was graded against (teacher/graded_against.py)
     code_hash: str | None = None  # batch only: of its code, comments and layout left out (teacher/consistency.py)
     needs_look: str | None = None  # batch only: why the file could not be read (no score until the teacher decides)
+    unread: str | None = None  # batch only: why the trusted side left its code unread (too large or too deep to parse)
     late: bool = False  # batch only: the LMS flagged it late
     submitted: str | None = None  # batch only: the submission time the download stored (ISO 8601)
     hidden_points: float | None = None  # in a release: the points of the checks that run when the teacher grades
@@ -157,7 +158,8 @@ class Result:
         if self.student is not None:
             data["student"] = self.student
             data["sha256"] = self.sha256
-        for name in ("fingerprint", "code_hash", "needs_look", "submitted", "hidden_points", "late_work", "review"):
+        for name in ("fingerprint", "code_hash", "needs_look", "unread", "submitted", "hidden_points", "late_work",
+                     "review"):
             if getattr(self, name) is not None:
                 data[name] = getattr(self, name)
         if self.late:
@@ -177,7 +179,8 @@ class Result:
                    grader_failure=bool(data.get("grader_failure")),
                    student=data.get("student"), sha256=data.get("sha256"), fingerprint=data.get("fingerprint"),
                    code_hash=data.get("code_hash"),
-                   needs_look=data.get("needs_look"), late=bool(data.get("late")), submitted=data.get("submitted"),
+                   needs_look=data.get("needs_look"), unread=data.get("unread"), late=bool(data.get("late")),
+                   submitted=data.get("submitted"),
                    hidden_points=data.get("hidden_points"), late_work=data.get("late_work"),
                    review=data.get("review"))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from grader.sandbox import wire
-from grader.sandbox.frames import cell_name, error_text, where
+from grader.sandbox.frames import cell_name, cut, error_text, where
 from grader.sandbox.handle import Sandbox
 from grader.sandbox.limits import Limits
 from grader.sandbox.problems import (
@@ -53,7 +53,8 @@ class Submission:
         self._seed = seed
         self._sandbox: Sandbox | None = None
         self.load_problem: LearnerProblem | None = None  # the file did not load: no check can run
-        self._hung: dict[str, LearnerTimeout] = {}  # a call that timed out once fails at once after
+        self._hung: dict[str, tuple[str, Text]] = {}  # function timed out -> (the call, its check): fails at once
+        self._current: dict[str, Text] = {}  # "check": the title of the check running now (judge/plugin.py sets it)
         self.problems: list[LearnerProblem] = []
         self.outputs: list[str] = []
         self.isolation: dict = {}  # the last sandbox's isolation: {"applied": [layers], "missing": {layer: why}}
@@ -122,6 +123,7 @@ class Submission:
         if key not in self._parts:
             part = self._parts[key] = Submission(source, self._limits, self._seed)
             part.problems, part.outputs, part.isolation = self.problems, self.outputs, self.isolation
+            part._current = self._current
         return self._parts[key]
 
     def output(self) -> str:
@@ -137,9 +139,16 @@ class Submission:
         return self._shared[key]
 
     # -- requests --
+    def running(self, check: Text) -> None:
+        """The check that runs now: a call that times out is said to have in it."""
+        self._current["check"] = check
+
     def _request(self, header: dict, args, kwargs, what: str, on_callback=None):
-        if header["name"] in self._hung:
-            raise self._hung[header["name"]]
+        if header["name"] in self._hung:  # its own call, never made: the earlier call's message is no message of its
+            raise LearnerTimeout(Text(
+                "{what} was not called: {first} ran past the time limit in an earlier check (“{check}”).",
+                "没有调用 {what}：{first} 在之前的检查（“{check}”）中超时了。", what=what,
+                first=self._hung[header["name"]][0], check=self._hung[header["name"]][1]))
         sandbox = self._ready()
         blobs: list[bytes] = []
         header = {**header, "args": wire.encode(list(args), blobs), "kwargs": wire.encode(dict(kwargs), blobs)}
@@ -151,7 +160,7 @@ class Submission:
         except LearnerProblem as problem:
             self.problems.append(problem)
             if isinstance(problem, LearnerTimeout):
-                self._hung[header["name"]] = problem
+                self._hung[header["name"]] = what, self._current.get("check", Text(""))
             raise
         self._note_tampering(reply)
         if not reply.get("ok"):
@@ -176,7 +185,7 @@ class Submission:
         if reply.get("unsendable"):
             return LearnerError(Text("{what} returned a value that cannot be sent back: {detail}",
                                      "{what} 返回的值无法传回评分器：{detail}",
-                                     what=what, detail=quoted(reply["message"])),
+                                     what=what, detail=quoted(cut(reply["message"]))),
                                 exc_type=reply["type"], key="unsendable-value")
         if reply.get("type") == "MemoryError" or "can't allocate memory" in reply.get("message", ""):
             return LearnerError(Text("{what} ran out of memory (the limit is {limit} MiB): is a tensor far larger than "
@@ -185,7 +194,7 @@ class Submission:
                                      what=what, limit=self._limits.memory >> 20, where=where(reply)),
                                 exc_type="MemoryError", key="out-of-memory")
         return LearnerError(Text("{what} raised {error}{where}", "{what} 抛出了异常 {error}{where}",
-                                 what=what, error=quoted(reply["message"]), where=where(reply)),
+                                 what=what, error=quoted(cut(reply["message"])), where=where(reply)),
                             exc_type=reply.get("type", ""))
 
     def call(self, name: str, *args, **kwargs):

@@ -7,7 +7,8 @@ keyword names, the exercise's interface, stay), in any order. Imports, constants
 "__main__":` demo are left out: a stub's demo kept or deleted changes nothing; so are statements that do nothing
 (`pass` beside others, a lone constant) and, given the exercise's interface (the names its stub defines), every
 definition the interface never reaches: a no-op line or an unused helper added makes no new answer. The learner's file
-is hostile input: one that does not parse, or is too large or too deep to, has no fingerprint. Never imports torch.
+is hostile input, read by grader/sandbox/guarded_parse.py: one that does not parse, or is too large or too deep to, has
+no fingerprint. Never imports torch.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from __future__ import annotations
 import ast
 import hashlib
 
-MAX_CODE = 1 << 20  # characters: far more than any exercise's answer
+from grader.sandbox.guarded_parse import Unparsed, parse
+
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -93,11 +95,11 @@ Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 def definitions(code: str, interface: set[str] | None = None) -> list[Definition] | None:
     """The top-level functions and classes of `code` (given `interface`, those it reaches by name only), without
     the statements that do nothing; None when `code` cannot be read."""
-    if len(code) > MAX_CODE:
+    tree = parse(code)
+    if isinstance(tree, Unparsed):
         return None
     try:
-        found: dict[str, Definition] = {node.name: node for node in ast.parse(code).body
-                                        if isinstance(node, DEFINITIONS)}
+        found: dict[str, Definition] = {node.name: node for node in tree.body if isinstance(node, DEFINITIONS)}
         if interface is not None:
             reached, todo = set(), [name for name in found if name in interface]
             while todo:

@@ -16,6 +16,7 @@ Runs in: the `grade` process, a batch, watch, a Jupyter kernel. No torch.
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import re
 from pathlib import Path
@@ -354,8 +355,22 @@ STATE_WORD = {"timeout": Text("timeout", "超时"), "crashed": Text("crashed", "
               "tampered": Text("tampered", "篡改"), "graded": Text("graded", "已评分")}
 
 
+MAX_NAME = 200  # bytes of a student's part of a file name (a file system allows 255 for the whole)
+
+
+def file_name(student: str) -> str:
+    """A student's name as the batch names their files (feedback/<name>.html, files/<name>/): every control character
+    shown as an escape (`\\x1b`), a line break or a tab too, a `/` as `\\x2f`; one longer than MAX_NAME bytes cut,
+    with a hash of the whole so that two stay apart."""
+    name = visible(student).translate({0x09: "\\x09", 0x0a: "\\x0a", 0x2f: "\\x2f"})
+    if len(name.encode("utf-8", "surrogateescape")) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(student.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return name.encode("utf-8", "surrogateescape")[:MAX_NAME - 13].decode("utf-8", "ignore") + "-" + digest
+
+
 def feedback_link(student: str, exercise: str = "") -> str:
-    return f"feedback/{quote(student)}.html" + (f"#{quote(exercise)}" if exercise else "")
+    return f"feedback/{quote(file_name(student))}.html" + (f"#{quote(exercise)}" if exercise else "")
 
 
 def _cell(student: str, ex_id: str, cell: dict, lang: str) -> dict:
@@ -456,7 +471,8 @@ def write_index(book: dict, path: Path, lang: str = "en") -> Path:
         rows=[{"student": row["student"], "name": row.get("name", ""), "link": feedback_link(row["student"]),
                "cells": [_cell(row["student"], ex["id"], row["cells"][ex["id"]], lang) for ex in exercises],
                "total": "" if row["total"] is None else f"{row['total']:g}",
-               "value": -1 if row["total"] is None else f"{row['total']:g}", "problems": row["problems"]}
+               "value": -1 if row["total"] is None else f"{row['total']:g}", "problems": row["problems"],
+               "problem_count": row.get("problem_count", len(row["problems"]))}
               for row in rows],
         histogram=histogram([row["total"] for row in submitted if row["total"] is not None], book["max_total"], lang),
         checks=[{**c, "rate": f"{100 * c['rate']:.0f}"} for c in book["checks"]], problems=problems,
@@ -482,7 +498,7 @@ def write_index(book: dict, path: Path, lang: str = "en") -> Path:
                "checks_head": [t("exercise", "练习"), t("check", "检查"), t("passed", "已通过"),
                                t("rate", "通过率"), ""],
                "look": t("a check or a statement to look at", "这个检查或题目需要看一看"),
-               "problems_heading": t("Problems ({n})", "问题（{n}）", n=len(problems)),
+               "problems_heading": t("Problems ({n})", "问题（{n}）", n=len(book["problems"])),
                "similar_heading": t("Similar submissions ({n})", "相似的提交（{n}）", n=len(similar or [])),
                "similar_none_heading": t("Similar submissions", "相似的提交"),
                "similar_none": t("No pair above the threshold.", "没有超过阈值的提交对。"),

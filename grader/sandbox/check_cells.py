@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from typing import TypeGuard
 
+from grader.sandbox.guarded_parse import Unparsed, parse
+
 PACKAGE = "grader"
 
 
@@ -30,10 +32,8 @@ def _calls_grader(node: ast.AST, names: set[str]) -> bool:
 
 
 def _parse(code: str) -> ast.Module | None:
-    try:
-        return ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None  # its error is the learner's to see, when it runs
+    tree = parse(code)  # the learner's cell: hostile input
+    return None if isinstance(tree, Unparsed) else tree  # its error is the learner's to see, when it runs
 
 
 def _imports_grader(node: ast.stmt) -> TypeGuard[ast.Import | ast.ImportFrom]:

@@ -80,6 +80,8 @@ def _number(label: str) -> int:
 
 
 MAX_SOURCE = 16 << 20  # a submission file's bytes: far more than any exercise needs
+MAX_SENT = 4 << 20  # the code as the sandbox receives it (JSON): well inside one message's bound (wire.MAX_HEADER)
+MAX_CELLS = 1 << 20  # characters of a notebook's code cells, all together: what its outputs are not
 
 
 def load_source(path: Path) -> Source:
@@ -90,8 +92,13 @@ def load_source(path: Path) -> Source:
         raise SubmissionError(Text("cannot grade {name}: expected a .py file or a .ipynb notebook", name=path.name))
     try:
         if path.suffix == ".py":
-            return Source(chunks=[(path.name, python_text(_read_bytes(path), path))], filename=path.name, path=path)
-        return notebook_source(path)
+            source = Source(chunks=[(path.name, python_text(_read_bytes(path), path))], filename=path.name, path=path)
+        else:
+            source = notebook_source(path)
+        if len(json.dumps([source.chunks, source.cells])) > MAX_SENT:
+            raise SubmissionError(Text("{name} holds more than {mib} MiB of code", "{name} 的代码超过 {mib} MiB",
+                                       name=path.name, mib=MAX_SENT >> 20))
+        return source
     except SubmissionError:
         raise
     except RecursionError:
@@ -203,6 +210,9 @@ def notebook_source(path: Path) -> Source:
                                        "{name} 不是有效的 notebook：{label} 的 source 不是文本", name=path.name,
                                        label=f"cell In[{number}]"))
         sources.append(source)
+    if sum(map(len, sources)) > MAX_CELLS:  # IPython's transformer takes about 18 s a MiB
+        raise SubmissionError(Text("{name} holds more than {mib} MiB of code", "{name} 的代码超过 {mib} MiB",
+                                   name=path.name, mib=MAX_CELLS >> 20))
     codes = [cell_to_python(source) for source in sources]
     own = grader_names(codes)  # `check`, `hint`: the grader's own API is neutral, never run nor reported
     for number, (cell, source, code) in enumerate(zip(code_cells, sources, codes), 1):

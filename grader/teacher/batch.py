@@ -113,7 +113,8 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
                 result.student, result.sha256 = job.student, job.sha256
                 result.fingerprint = prints[job.exercise.id]
                 result.submission = kept_copy(job.path, out, job.student)
-                result.code_hash = code_hash(job.path)
+                result.code_hash, unread = code_hash(job.path)
+                result.unread = unread.render(options.get("lang", "en")) if unread else None
                 log.write(json.dumps(result.to_json(options.get("lang", "en")), ensure_ascii=False) + "\n")
                 log.flush()
                 counts[result.outcome] += 1

@@ -110,6 +110,11 @@ class _Student:
     lms_late: bool | None = None  # Canvas's marker, `_LATE` in the names of its download, or not; None: no word
 
 
+def readable(name: str) -> str:
+    """A name from the file system as text: bytes that are not UTF-8 shown as escapes (`\\xff`)."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def _walk(folder: Path, into: _Student, unpack_dir: Path | None = None) -> None:
     """Add every regular file under `folder`, the files of a .zip in it too (unpacked into `unpack_dir`, one
     level deep); a symbolic link (file or folder) is reported, never followed."""
@@ -117,7 +122,7 @@ def _walk(folder: Path, into: _Student, unpack_dir: Path | None = None) -> None:
         base = Path(top)
         for name in sorted(dirs + files):
             path = base / name
-            relative = path.relative_to(folder).as_posix()
+            relative = readable(path.relative_to(folder).as_posix())
             if IGNORED.search(relative):
                 continue
             if path.is_symlink():
@@ -157,16 +162,17 @@ def _gather(submissions: Path, unpack_dir: Path) -> tuple[dict[str, tuple[_Stude
     for entry in sorted(submissions.iterdir(), key=lambda p: natural_key(p.name)):
         if IGNORED.search(entry.name):
             continue
-        lms = lms_identity(entry.name)
+        shown = readable(entry.name)
+        lms = lms_identity(shown)
         is_zip = entry.suffix.lower() == ".zip"
         if lms:
             key, identity, original = lms[0], (lms[1], lms[2]), lms[3]
         elif entry.is_dir() or is_zip or entry.is_symlink():
-            key, identity, original = entry.stem if is_zip else entry.name, ("", ""), ""
+            key, identity, original = Path(shown).stem if is_zip else shown, ("", ""), ""
         else:
             neither = Text("{name} is neither a student folder nor a .zip", "{name} 既不是学生文件夹也不是 .zip",
-                           name=entry.name)
-            stray.append({"student": entry.stem, "message": neither})
+                           name=shown)
+            stray.append({"student": Path(shown).stem, "message": neither})
             continue
         student = students.setdefault(key, (_Student(), identity))[0]
         canvas = CANVAS_FILE.match(entry.name)
@@ -175,20 +181,20 @@ def _gather(submissions: Path, unpack_dir: Path) -> tuple[dict[str, tuple[_Stude
         try:
             if entry.is_symlink():
                 student.notes.append(Text("{path} is a symbolic link: not graded", "{path} 是一个符号链接：不评分",
-                                          path=entry.name))
+                                          path=shown))
             elif entry.is_dir():
                 _walk(entry, student, unpack_dir / "zips")
             elif is_zip:
-                _add_zip(entry, original or entry.name, unpack_dir / "zips", student)
+                _add_zip(entry, original or shown, unpack_dir / "zips", student)
             else:
                 student.files.append((entry, original))
         except RecursionError:
             student.notes.append(Text("{path} is nested too deeply to be read: not graded",
-                                      "{path} 嵌套太深，无法读取：不评分", path=entry.name))
+                                      "{path} 嵌套太深，无法读取：不评分", path=shown))
         except OSError as exc:  # a folder the grader cannot read, a name too long...
             student.notes.append(Text("{path} could not be read ({error}): not graded",
                                       "{path} 无法读取（{error}）：不评分",
-                                      path=entry.name, error=verbatim(exc.strerror or exc)))
+                                      path=shown, error=verbatim(exc.strerror or exc)))
     return students, stray
 
 

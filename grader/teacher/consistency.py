@@ -20,7 +20,9 @@ from collections import defaultdict
 from pathlib import Path
 
 from grader.judge.result import CheckResult, Result
+from grader.sandbox.guarded_parse import Unparsed, parse
 from grader.sandbox.source import SubmissionError, load_source
+from grader.text import Text
 
 STATE_FILE = "batch.json"  # grader/teacher/review.py writes it: the seeds are one of its fields
 
@@ -39,19 +41,21 @@ def exercise_seeds(out: Path, exercises: set[str], given: int | None) -> dict[st
                            for ex in sorted(exercises)}}
 
 
-def code_hash(path: Path) -> str | None:
-    """A hash of the code at `path` (a .py or a notebook's cells) with comments, docstrings and layout left out;
-    None for a file that cannot be read."""
+def code_hash(path: Path) -> tuple[str | None, Text | None]:
+    """(a hash of the code at `path` (a .py or a notebook's cells) with comments, docstrings and layout left out,
+    why it was left unread): no hash for a file that cannot be read, nor for code too large or too deep to parse
+    here (grader/sandbox/guarded_parse.py), which is that reason."""
     try:
         chunks = [code for _, code in load_source(path).chunks]
     except SubmissionError:
-        return None
+        return None, None
     digest = hashlib.sha256()
     for code in chunks:
-        try:
-            tree = ast.parse(code)
-        except (SyntaxError, ValueError, RecursionError):
-            digest.update(" ".join(code.split()).encode())
+        tree = parse(code)
+        if isinstance(tree, Unparsed):
+            if tree.refused:
+                return None, tree.reason
+            digest.update(" ".join(code.split()).encode())  # a syntax error: compared as text
             continue
         for node in ast.walk(tree):
             body = getattr(node, "body", None)
@@ -59,7 +63,7 @@ def code_hash(path: Path) -> str | None:
                     and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
                 node.body = body[1:] or [ast.Pass()]  # type: ignore[attr-defined]  # a docstring
         digest.update(ast.dump(tree).encode())
-    return digest.hexdigest()[:16]
+    return digest.hexdigest()[:16], None
 
 
 def differing_checks(results: list[Result], lang: str = "en") -> list[dict]:

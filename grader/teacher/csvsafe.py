@@ -5,8 +5,8 @@ name like `=HYPERLINK("http://evil","x")` must reach Excel or LibreOffice as tex
 cell that starts with `=`, `+`, `-`, `@` (after spaces) gets a leading `'` (its other two, a tab or a carriage
 return first, cannot happen here: see below). A number stays a
 number (`-1.5` is a score an LMS import must read as one), so only cells that are not a number change. And
-no control character reaches a cell (an ESC sequence, a BEL, a bidirectional override): each is dropped, a tab
-or a line break becomes a space.
+no control character reaches a cell (an ESC sequence, a BEL, a bidirectional override): each is shown as an escape
+(`\\x1b`, as in the feedback's file names), a tab or a line break becomes a space.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from __future__ import annotations
 import csv
 import re
 
+from grader.text import visible
+
 FORMULA_START = ("=", "+", "-", "@")
 NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
-CONTROLS = {c: None for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), 0x061C, 0x200E, 0x200F,
-                              *range(0x202A, 0x202F), *range(0x2066, 0x206A)]} | {0x09: " ", 0x0A: " ", 0x0D: " "}
+LINE_BREAKS = {0x09: " ", 0x0A: " ", 0x0D: " "}
 
 
 def cell(value):
@@ -27,7 +28,7 @@ def cell(value):
     prefixed with `'`."""
     if not isinstance(value, str):
         return value
-    value = value.translate(CONTROLS)
+    value = visible(value.translate(LINE_BREAKS))
     if not value.lstrip(" ").startswith(FORMULA_START) or NUMBER.fullmatch(value):
         return value
     return "'" + value

@@ -18,6 +18,7 @@ rows and the batch's count all read.
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
@@ -29,10 +30,11 @@ from grader.course.exercises import Exercise, current_course
 from grader.judge.result import MARKS, Result
 from grader.teacher.roster import IDENTITY_FIELDS, match_roster
 from grader.report.cell_text import late_text, review_text
-from grader.text import Text, say, verbatim
+from grader.text import Text, say, verbatim, visible
 
 LOOK_AT = 0.1  # a check passed by at most this share of the students who reached it is flagged
 LOOK_AT_MIN = 5  # ... once at least this many reached it
+SHOWN_PROBLEMS = 5  # of a student's problems, the first in their row (grades.csv, the pages); all in problems.json
 
 
 def read_results(path: Path) -> list[Result]:
@@ -188,8 +190,8 @@ def class_list(results: list[Result], students: dict[str, dict], roster: list[di
 
 def class_problems(problems: list[dict], results: list[Result], lang: str) -> list[dict]:
     """Every problem of the batch in one list, each once: what collecting the files found, the roster's, a file
-    that could not be read when graded, a banned route seen in a source (for a person, never a score), and where
-    the LMS and our due date disagree on late work (`late`)."""
+    that could not be read when graded, code too large or too deep to compare, a banned route seen in a source (for
+    a person, never a score), and where the LMS and our due date disagree on late work (`late`)."""
     listed = [{**p, "message": Text.of(p["message"]).render(lang)} for p in problems]  # JSON from here on
     said = {(p["student"], p.get("exercise")) for p in listed if p.get("look")}
     for r in results:
@@ -197,6 +199,10 @@ def class_problems(problems: list[dict], results: list[Result], lang: str) -> li
         if r.needs_look and (student, r.exercise) not in said:
             listed.append({"student": student, "exercise": r.exercise, "look": True,
                            "message": f"{r.exercise}: {r.needs_look}"})
+        if r.unread:
+            listed.append({"student": student, "exercise": r.exercise, "message": Text(
+                "{exercise}: not compared with the class's code ({why})", "{exercise}：未与全班的代码比较（{why}）",
+                exercise=r.exercise, why=verbatim(r.unread)).render(lang)})
         if r.flags:
             seen = ", ".join(f"{f['what']} (line {f['line']})" for f in r.flags[:3]) + (" ..." if len(r.flags) > 3
                                                                                          else "")
@@ -208,6 +214,15 @@ def class_problems(problems: list[dict], results: list[Result], lang: str) -> li
             listed.append({"student": student, "exercise": r.exercise, "late": True,
                            "message": f"{r.exercise}: {Text(*disagree).render(lang)}"})
     return listed
+
+
+def shown_problems(messages: list[str], lang: str) -> list[str]:
+    """A student's problems as their row shows them: the first SHOWN_PROBLEMS, then how many more there are."""
+    if len(messages) <= SHOWN_PROBLEMS:
+        return messages
+    more = len(messages) - SHOWN_PROBLEMS
+    return messages[:SHOWN_PROBLEMS] + [Text("and {n} more (problems.json lists them all)",
+                                             "还有 {n} 个（problems.json 列出了全部）", n=more).render(lang)]
 
 
 def build_gradebook(results: list[Result], exercises: list[Exercise], students: dict[str, dict], problems: list[dict],
@@ -248,7 +263,7 @@ def build_gradebook(results: list[Result], exercises: list[Exercise], students: 
         rows.append({"student": key, **{f: identities[key].get(f, "") for f in IDENTITY_FIELDS},
                      "cells": cells, "total": round(sum(scored), 4) if scored else None,
                      "max_total": sum(ex.points for ex in exercises if cells[ex.id]["state"] != "excused"),
-                     "problems": notes[key]})
+                     "problems": shown_problems(notes[key], lang), "problem_count": len(notes[key])})
     return {"exercises": [{"id": ex.id, "name": ex.name, "title": ex.text("title", lang), "points": ex.points}
                           for ex in exercises],
             "seeds": seeds_used(results), "differing": differing_checks(results, lang),
@@ -327,22 +342,31 @@ def feedback_markdown(row: dict, results: dict[str, Result], exercises: list[Exe
                          "notes": say(lang, "Notes on your submission")})
 
 
+XML_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")  # not a character of XML 1.0
+
+
+def xml_text(value: str) -> str:
+    """`value` as junit.xml holds it: control characters shown as escapes (`\\x1b`), any other character XML 1.0 has
+    not (a lone surrogate, U+FFFF) too."""
+    return XML_INVALID.sub(lambda m: f"\\u{ord(m.group()):04x}", visible(value))
+
+
 def write_junit(results: list[Result], path: Path, lang: str = "en") -> None:
     suites = ET.Element("testsuites")
     for r in results:
         failed = [c for c in r.checks if c.outcome in ("failed", "not_started", "not_run")]
-        name = f"{r.student}.{r.exercise}"
+        name = xml_text(f"{r.student}.{r.exercise}")
         suite = ET.SubElement(suites, "testsuite", name=name, tests=str(len(r.checks)),
                               failures=str(len(failed)), time=str(r.duration_s))
         for c in r.checks:
-            case = ET.SubElement(suite, "testcase", classname=name, name=c.title.render(lang))
+            case = ET.SubElement(suite, "testcase", classname=name, name=xml_text(c.title.render(lang)))
             if c.outcome == "skipped":
-                ET.SubElement(case, "skipped", message=c.message.render(lang))
+                ET.SubElement(case, "skipped", message=xml_text(c.message.render(lang)))
             elif not c.passed:
-                ET.SubElement(case, "failure", message=c.message.render(lang) or c.outcome)
+                ET.SubElement(case, "failure", message=xml_text(c.message.render(lang) or c.outcome))
         if not r.checks:
             case = ET.SubElement(suite, "testcase", classname=name, name="submission")
-            ET.SubElement(case, "error", message=r.message.render(lang) or r.status)
+            ET.SubElement(case, "error", message=xml_text(r.message.render(lang) or r.status))
     ET.ElementTree(suites).write(path, encoding="utf-8", xml_declaration=True)
 
 
@@ -351,7 +375,7 @@ def write_gradebook(out: Path, exercises: list[Exercise], problems: list[dict], 
                     assignment: str | None = None) -> dict:
     """Rebuild every batch output from out/results.jsonl and out/review.toml (the students' feedback pages in
     `lang`); return the gradebook."""
-    from grader.report.pages import write_index, write_report
+    from grader.report.pages import file_name, write_index, write_report
 
     recorded = read_results(out / "results.jsonl")
     people = class_list(recorded, students or {}, roster)[0]
@@ -367,12 +391,12 @@ def write_gradebook(out: Path, exercises: list[Exercise], problems: list[dict], 
         mine[r.student or ""][r.exercise] = r
     for row in book["rows"]:
         student = row["student"]
-        (feedback / f"{student}.md").write_text(feedback_markdown(row, mine[student], exercises, lang),
+        (feedback / f"{file_name(student)}.md").write_text(feedback_markdown(row, mine[student], exercises, lang),
                                                 encoding="utf-8")
         missing = [Text("{ex}: no file was submitted", "{ex}：没有提交文件", ex=ex.id)
                    for ex in exercises if row["cells"][ex.id]["state"] == "missing"]
         write_report([mine[student][ex.id] for ex in exercises if ex.id in mine[student]],
-                     feedback / f"{student}.html",
+                     feedback / f"{file_name(student)}.html",
                      say(lang, "Feedback for {student}", student=row.get("name") or student),
                      missing + [Text.of(p) for p in row["problems"]], lang=lang,
                      total=(total_text(row, "–"), row["max_total"]),

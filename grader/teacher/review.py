@@ -179,7 +179,9 @@ def make_picker(out: Path, pick: str | None):
 def kept_copy(path: Path, out: Path, student: str) -> str:
     """Copy a graded file to out/files/<student>/ (a download's unpacked files are deleted after the batch);
     return the copy's path."""
-    folder = Path(out) / KEPT / student
+    from grader.report.pages import file_name
+
+    folder = Path(out) / KEPT / file_name(student)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / path.name
     try:

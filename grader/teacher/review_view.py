@@ -20,7 +20,7 @@ from grader.course.exercises import Exercise
 from grader.judge.result import Result
 from grader.report import code_view
 from grader.report.cell_text import review_text
-from grader.report.pages import CELL_TEXT, STATE_TITLE, STATE_WORD, by_mistake, section
+from grader.report.pages import CELL_TEXT, STATE_TITLE, STATE_WORD, by_mistake, file_name, section
 from grader.teacher.gradebook import (batch_state, build_gradebook, current_results, explained, misconceptions,
                                       read_results)
 from grader.teacher.review import KEPT, history
@@ -171,7 +171,7 @@ def kept_file(out: Path, result: Result) -> Path | None:
     if not result.submission or not result.student or any(part in ("", ".", "..") or "/" in part
                                                             for part in (result.student, name)):
         return None
-    return out / KEPT / result.student / name
+    return out / KEPT / file_name(result.student) / name
 
 
 def code(out: Path, result: Result | None, lang: str) -> dict:

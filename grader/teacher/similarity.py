@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.judge.job import Job
+from grader.sandbox.guarded_parse import Unparsed, parse
 from grader.sandbox.source import SubmissionError, load_source
 
 K = 8  # tokens in a fingerprint
@@ -88,11 +89,14 @@ def _parameters(tree: ast.Module) -> dict[int, list[str]]:
 
 def normalised(code: str, api: frozenset[str] = frozenset()) -> list[Token]:
     """The tokens of `code` as the module docstring says, each with its place in `code`; `api`: the names the stub
-    defines, kept. Code that does not parse is compared word by word."""
+    defines, kept. Code with a syntax error is compared word by word; code too large or too deep to parse here
+    (grader/sandbox/guarded_parse.py) has no tokens: it is compared with nothing (the class page says why)."""
+    tree = parse(code)
+    if isinstance(tree, Unparsed):
+        return [] if tree.refused else [(m.group(), m.start(), m.end()) for m in re.finditer(r"\S+", code)]
     try:
-        tree = ast.parse(code)
         raw = list(tokenize.generate_tokens(io.StringIO(code).readline))
-    except (SyntaxError, ValueError, RecursionError, tokenize.TokenError):
+    except (SyntaxError, tokenize.TokenError):
         return [(m.group(), m.start(), m.end()) for m in re.finditer(r"\S+", code)]
     imported, defined, assigned = _names(tree)
     parameters = _parameters(tree)
@@ -110,6 +114,7 @@ def normalised(code: str, api: frozenset[str] = frozenset()) -> list[Token]:
     header = False  # in a `def`'s parameters: a name before "=" is a parameter with a default
     in_fstring = False
     previous = [tokenize.NEWLINE]  # the types of the significant tokens before, for docstrings
+    before, after = _neighbours(raw)
     for i, tok in enumerate(raw):
         if tok.type in SKIPPED:
             continue
@@ -124,7 +129,7 @@ def normalised(code: str, api: frozenset[str] = frozenset()) -> list[Token]:
             names, params, depth = {}, [], 0
         if not blocks:
             blocks.append([])
-        following = next((t for t in raw[i + 1:] if t.type not in SKIPPED), None)
+        following = after[i]
         if tok.type == tokenize.STRING and previous[-1] in MARKS and following is not None \
                 and following.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
             continue  # a docstring, or a string standing alone
@@ -144,15 +149,30 @@ def normalised(code: str, api: frozenset[str] = frozenset()) -> list[Token]:
             if header and text in params:
                 text = f"p{params.index(text)}"
             else:
-                text = _renamed(text, raw, i, following, depth, names, params, api, imported, defined, assigned)
+                text = _renamed(text, before[i], following, depth, names, params, api, imported, defined, assigned)
         blocks[-1].append((text, start, end))
     return [t for block in sorted(blocks, key=lambda b: [text for text, _, _ in b]) for t in block]
 
 
-def _renamed(text: str, raw: list, i: int, following, depth: int, names: dict[str, str], params: list[str],
+def _neighbours(raw: list) -> tuple[list, list]:
+    """For each token, the significant token (not in SKIPPED) just before it and just after it (None at an end): one
+    pass each way, so that a long file costs in proportion to its length."""
+    before, after = [None] * len(raw), [None] * len(raw)
+    last = None
+    for i, tok in enumerate(raw):
+        before[i] = last
+        last = tok if tok.type not in SKIPPED else last
+    last = None
+    for i in range(len(raw) - 1, -1, -1):
+        after[i] = last
+        last = raw[i] if raw[i].type not in SKIPPED else last
+    return before, after
+
+
+def _renamed(text: str, before, following, depth: int, names: dict[str, str], params: list[str],
              api: frozenset[str], imported: set[str], defined: set[str], assigned: set[str]) -> str:
-    """A name as the normalised code writes it (see `normalised`)."""
-    before = next((t for t in reversed(raw[:i]) if t.type not in SKIPPED), None)
+    """A name as the normalised code writes it (see `normalised`); `before` and `following`: the significant tokens
+    around it."""
     if text in KEPT or text in api or text in imported or (before is not None and before.string == "."):
         return text
     if depth and following is not None and following.string == "=":
@@ -210,10 +230,8 @@ def find_similar(jobs: list[Job], threshold: float) -> list[dict]:
 def compare(stub_code: str, codes: dict[str, str], threshold: float) -> list[dict]:
     """The entries of one exercise's class (`codes`: student -> code) at or above `threshold`: {students, similarity,
     identical, left, right}."""
-    try:
-        api = frozenset(_names(ast.parse(stub_code))[1])
-    except (SyntaxError, ValueError):
-        api = frozenset()
+    stub_tree = parse(stub_code)
+    api = frozenset() if isinstance(stub_tree, Unparsed) else frozenset(_names(stub_tree)[1])
     stub = set(read(stub_code, api).prints)
     same: dict[tuple, list[str]] = defaultdict(list)
     versions: dict[tuple, dict[str, Code]] = defaultdict(dict)  # normalised code -> its files as written
@@ -255,11 +273,13 @@ def _entry(students: list[str], a: Code, b: Code, in_a: set[int], in_b: set[int]
 
 
 def maximal(entries: list[dict]) -> list[dict]:
-    """The entries whose students are no part of a larger entry's of the same exercise (students with identical
-    files, then the same students with one more similar: only the larger one is listed)."""
-    sets = [(e["exercise"], frozenset(e["students"])) for e in entries]
-    return [e for e, (ex, group) in zip(entries, sets)
-            if not any(ex == other_ex and group < other for other_ex, other in sets)]
+    """The entries whose students are no part of a larger entry's of the same exercise that is at least as similar
+    (students with identical files, then the same students with one more as similar: only the larger one is listed;
+    a pair who copied stays listed beside a larger group that shares less)."""
+    sets = [(e["exercise"], frozenset(e["students"]), e["similarity"]) for e in entries]
+    return [e for e, (ex, group, similarity) in zip(entries, sets)
+            if not any(ex == other_ex and group < other and similarity <= other_similarity
+                       for other_ex, other, other_similarity in sets)]
 
 
 def segments(code: Code, places: set[int]) -> list[tuple[str, bool]]:
