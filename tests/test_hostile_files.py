@@ -146,3 +146,16 @@ def test_the_guarded_parse_refuses_what_it_cannot_read_and_reads_the_rest():
     reasons = {k: parse(HOSTILE[k].decode()).reason.render("zh") for k in ("minus", "continued", "sums")}
     assert reasons == {"minus": "第 1 行长于 20000 个字符", "continued": "第 1 行的语句超过 10000 个词法单元",
                        "sums": "嵌套超过 100 层"}
+
+
+def test_a_zip_of_too_many_files_is_one_problem_not_thousands(tmp_path):
+    """A zip of 20 000 empty files is refused whole (one line for its student), never unpacked file by file."""
+    from grader.teacher.collect import MAX_ZIP_FILES, extract
+
+    archive = tmp_path / "many.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for n in range(MAX_ZIP_FILES + 1):
+            zf.writestr(f"empty{n}.txt", "")
+    with pytest.raises(zipfile.BadZipFile, match=f"more than {MAX_ZIP_FILES} files"):
+        extract(archive, tmp_path / "out")
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())

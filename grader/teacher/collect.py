@@ -33,6 +33,8 @@ from grader.text import Text, verbatim
 
 MAX_ZIP_BYTES = 50 << 20  # one student's zip
 MAX_DOWNLOAD_BYTES = 2 << 30  # a whole class's download-all zip
+MAX_ZIP_FILES = 1000  # files in one student's zip: far more than any homework, far fewer than a zip bomb of names
+MAX_DOWNLOAD_FILES = 200_000  # files in a whole class's download-all zip
 IGNORED = re.compile(r"(^|/)(__MACOSX|\.ipynb_checkpoints|__pycache__|\.[^/]*)(/|$)")
 CANVAS_FILE = re.compile(r"^(?P<name>[^_]+)(?P<late>_LATE)?_(?P<id>\d+)_\d+_(?P<original>.+)$")
 MOODLE_ENTRY = re.compile(r"^(?P<name>.+)_(?P<id>\d+)_assign(?:submission|feedback)_[a-z]+_(?P<original>.*)$")
@@ -67,8 +69,8 @@ def is_link(info: zipfile.ZipInfo) -> bool:
     return stat.S_ISLNK(info.external_attr >> 16)
 
 
-def extract(archive: Path, into: Path, limit: int = MAX_ZIP_BYTES) -> list[str]:
-    """Unpack a zip safely: no paths outside `into`, no more than `limit` bytes, no symbolic links.
+def extract(archive: Path, into: Path, limit: int = MAX_ZIP_BYTES, most: int = MAX_ZIP_FILES) -> list[str]:
+    """Unpack a zip safely: no paths outside `into`, no more than `limit` bytes or `most` files, no symbolic links.
 
     Returns the names of the links left out.
     """
@@ -77,6 +79,8 @@ def extract(archive: Path, into: Path, limit: int = MAX_ZIP_BYTES) -> list[str]:
         members = [m for m in zf.infolist() if not m.is_dir()]
         if sum(m.file_size for m in members) > limit:
             raise zipfile.BadZipFile(f"more than {limit >> 20} MiB unpacked")
+        if len(members) > most:
+            raise zipfile.BadZipFile(f"more than {most} files")
         for m in members:
             if is_link(m):
                 links.append(m.filename)
@@ -264,7 +268,7 @@ def collect_from(submissions: Path, exercises: list[Exercise], unpack_dir: Path,
         root = unpack_dir / "download"
         root.mkdir(parents=True)
         try:
-            links = extract(submissions, root, limit=MAX_DOWNLOAD_BYTES)
+            links = extract(submissions, root, limit=MAX_DOWNLOAD_BYTES, most=MAX_DOWNLOAD_FILES)
         except zipfile.BadZipFile:
             raise
         except Exception as exc:  # zlib.error, NotImplementedError...: one kind for the caller
