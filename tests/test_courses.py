@@ -125,14 +125,14 @@ def test_validate_holds_a_course_check_module_to_the_check_api(course):
 def test_ids_points_overrides_and_assignments(course):
     listed = json.loads(grade_in(course, "list", "--json").stdout)
     assert [e["id"] for e in listed] == ["hw1_double", "hw2_relu"]
-    assert [e["points"] for e in listed] == [4, 3]  # hw1_double's one check: 2 points in its module, 4 in course.toml
+    assert [e["points"] for e in listed] == [5, 3]  # hw1_double: returns_tensor's 1, and double's 4 of course.toml
     shown = json.loads(grade_in(course, "show", "2", "--json").stdout)
     assert shown["id"] == "hw2_relu" and {c["id"]: c["points"] for c in shown["checks"]} == \
         {"relu_values": 2, "relu_out_of_place": 1}
     in_week1 = json.loads(grade_in(course, "show", "hw2", "--assignment", "week1", "--json").stdout)
     assert in_week1["points"] == 4 and {c["id"]: c["points"] for c in in_week1["checks"]}["relu_out_of_place"] == 2
     solved = json.loads(grade_in(course, "hw1", "--file", course / "solutions" / "hw1_double.py", "--json").stdout)
-    assert (solved["score"], solved["max_score"]) == (4, 4)
+    assert (solved["score"], solved["max_score"]) == (5, 5)
     unknown = grade_in(course, "hw9")
     assert unknown.returncode == 2 and "unknown exercise 'hw9'" in unknown.stderr
 

@@ -78,7 +78,7 @@ def test_exercise_toml_naming_a_check_that_is_not_there_is_refused_and_fails_val
     made = run_grade("new", "hw1_double", "--course", tmp_path / "dl", cwd=tmp_path)
     assert made.returncode == 0, made.stderr
     meta = tmp_path / "dl" / "exercises" / "hw1_double" / "exercise.toml"
-    meta.write_text(meta.read_text().replace("\npoints =", '\npublic = ["doubel"]\npoints =', 1))
+    meta.write_text(meta.read_text().replace('public = ["returns_tensor"]', 'public = ["doubel"]', 1))
     refused = run_grade("release", "--out", tmp_path / "out", cwd=tmp_path / "dl")
     assert refused.returncode == 2 and "exercise.toml: public: there is no check doubel (did you mean double?)" \
         in refused.stderr, refused.stderr

@@ -18,7 +18,7 @@ def test_a_workspace_of_one_track_then_both(tmp_path):
     course = builtin_course()
     basics, scratch = (course.track(name).exercises for name in ("basics", "from-scratch"))
     made = run_grade("init", tmp_path / "ws", "--track", "from-scratch")
-    assert made.returncode == 0 and "20 exercises" in made.stdout, made.stderr
+    assert made.returncode == 0 and f"{len(scratch)} exercises" in made.stdout, made.stderr
     ws = tmp_path / "ws"
     assert sorted(p.name for p in (ws / "exercises").iterdir()) == sorted(scratch)
     assert ids(run_grade("list", "--json", cwd=ws)) == [f"fs{n:02d}" for n in range(1, len(scratch) + 1)]
@@ -30,7 +30,7 @@ def test_a_workspace_of_one_track_then_both(tmp_path):
 
     (ws / "exercises" / "fs01_softmax" / "fs01_softmax.py").write_text("# mine\n")
     added = run_grade("init", ".", "--track", "basics", cwd=ws)
-    assert added.returncode == 0 and "Added 29 exercises" in added.stdout, added.stderr
+    assert added.returncode == 0 and f"Added {len(basics)} exercises" in added.stdout, added.stderr
     assert (ws / "exercises" / "fs01_softmax" / "fs01_softmax.py").read_text() == "# mine\n"  # never over a file
     rows = json.loads(run_grade("list", "--json", cwd=ws).stdout)
     assert [r["track"] for r in rows] == ["basics"] * len(basics) + ["from-scratch"] * len(scratch)

@@ -355,9 +355,10 @@ hints = []                   # one to three, gentle to strong: `grade hint` show
 
 
 def from_notebook(course_root: Path, notebook: Path, exercise_id: str | None = None,
-                  title: str | None = None) -> tuple[list[Path], list[Text]]:
+                  title: str | None = None, track: str | None = None) -> tuple[list[Path], list[Text]]:
     """Make an exercise of an nbgrader notebook (see the module's docstring), titled `title` (else by its first
-    heading); return the files written and the report for the teacher, a line per test and per cell graded by hand."""
+    heading), in the teaching order of `track` if given; return the files written and the report for the teacher,
+    a line per test and per cell graded by hand."""
     from grader.author.scaffold import write_exercise
 
     exercise_id = exercise_id or re.sub(r"[^a-z0-9_]", "_", notebook.stem.lower())
@@ -373,7 +374,7 @@ def from_notebook(course_root: Path, notebook: Path, exercise_id: str | None = N
                                                              points=sum(t.points for t in imported.tests)),
         ("solutions", None): imported.solution.rstrip("\n") + "\n",
         ("checks", None): checks_source(exercise_id, notebook.name, imported.tests, imported.locked),
-    })
+    }, track)
     course = load_course(course_root.resolve())
     return written, report(imported) + [Text(
         "write the hints in exercise.toml and at least one known mistake in {folder}/ (a submission you have graded "

@@ -69,8 +69,10 @@ def validate_cmd(exercises, seeds, device, mutants, workers, kinds, assignment, 
 @click.option("--from-notebook", "notebook", type=click.Path(path_type=Path, exists=True, dir_okay=False),
               help="An nbgrader notebook: its stub, solution and statement, its autograded tests as checks.")
 @click.option("--title", help="The exercise's title (default: from its id, or the notebook's first heading).")
+@click.option("--track", help="The track whose teaching order it joins, in a course of [[tracks]] (needed where it "
+                              "has several).")
 @lang_option
-def new_cmd(exercise_id, course_dir, notebook, title, lang):
+def new_cmd(exercise_id, course_dir, notebook, title, track, lang):
     """Scaffold a new exercise EXERCISE_ID in a course: stub, statement, metadata, solution, checks, a mistake."""
     from grader.author.from_nbgrader import from_notebook
     from grader.author.scaffold import new_exercise
@@ -80,9 +82,9 @@ def new_cmd(exercise_id, course_dir, notebook, title, lang):
                                "--from-notebook"))
     try:
         if notebook:
-            written, notes = from_notebook(course_dir, notebook, exercise_id, title)
+            written, notes = from_notebook(course_dir, notebook, exercise_id, title, track)
         else:
-            written, notes = new_exercise(course_dir, exercise_id, title), []
+            written, notes = new_exercise(course_dir, exercise_id, title, track), []
     except CourseError as exc:
         raise problem(exc) from None
     for path in written:
