@@ -4,6 +4,7 @@ report, errors, --help, the HTML report) holds no English prose outside code and
 import html.parser
 import json
 import os
+import re
 
 import pytest
 
@@ -217,6 +218,26 @@ def test_the_workspace_remembers_its_language(tmp_path):
     assert "now speaks en" in run_grade("lang", "en", cwd=ws, env=english).stdout
     assert "Stars" in run_grade("list", cwd=ws, env=english).stdout
     assert run_grade("lang", "zh", cwd=tmp_path, env=english).returncode == 2  # no workspace there
+
+
+def test_init_records_the_locales_language(tmp_path):
+    """Without --lang, `grade init` records the locale's language, says so and how to change it, and asks nothing:
+    the workspace then speaks it whatever the locale of later commands."""
+    def under(locale):
+        return {**os.environ, "LANG": locale, "LC_ALL": "", "LC_MESSAGES": ""}
+
+    chinese = run_grade("init", tmp_path / "zh", cwd=tmp_path, env=under("zh_CN.UTF-8"))
+    assert chinese.returncode == 0 and "工作区使用 zh（跟随 locale）：运行 `grade lang en` 可以更改" in chinese.stdout
+    assert 'lang = "zh"' in (tmp_path / "zh" / "torch-katas.toml").read_text(encoding="utf-8")
+    assert "已完成" in run_grade("list", cwd=tmp_path / "zh", env=under("en_US.UTF-8")).stdout
+    stub = tmp_path / "zh" / "exercises" / "ex05_manual_backward" / "ex05_manual_backward.py"
+    assert re.search(r"[\u4e00-\u9fff]", stub.read_text(encoding="utf-8"))  # its stubs in Chinese too
+    english = run_grade("init", tmp_path / "en", cwd=tmp_path, env=under("en_US.UTF-8"))
+    assert "It speaks en, from your locale: `grade lang zh` changes it." in english.stdout
+    assert 'lang = "en"' in (tmp_path / "en" / "torch-katas.toml").read_text(encoding="utf-8")
+    assert "Stars" in run_grade("list", cwd=tmp_path / "en", env=under("zh_CN.UTF-8")).stdout
+    chosen = run_grade("init", tmp_path / "chosen", "--lang", "zh", cwd=tmp_path, env=under("en_US.UTF-8")).stdout
+    assert "已在" in chosen and "跟随 locale" not in chosen  # chosen on the command line: nothing to explain
 
 
 def test_teacher_and_author_commands_speak_chinese(tmp_path):
