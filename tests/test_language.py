@@ -9,7 +9,7 @@ import re
 import pytest
 
 from conftest import ROOT, run_grade
-from grader.text import Text, catalogue, cjk_typography, english_prose, localized, message_of, verbatim
+from grader.text import Text, catalogue, cjk_typography, english_prose, localized, message_of, stray_english, verbatim
 
 SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
 MISTAKE = ROOT / "tests" / "mistakes" / "ex05_manual_backward" / "sign_flipped.py"
@@ -263,3 +263,97 @@ def test_teacher_and_author_commands_speak_chinese(tmp_path):
     for choice in ("canvas", "moodle", "csv"):  # the values --format takes: typed as they are, code
         outputs["no format"] = outputs["no format"].replace(f"\t{choice}", "")
     assert {name: english_prose(text) for name, text in outputs.items() if english_prose(text)} == {}
+
+
+SLIPPED_CHECKS = '''"""Hidden checks of hw1_double whose Chinese messages slip, one class each."""
+
+import torch
+
+from grader.checking import Text, check, fail
+
+
+def wrong(submission, rng):
+    x = torch.randn(4, 3, generator=rng)
+    return not torch.allclose(submission.double(x), 2 * x)
+
+
+@check("double(x) returns twice x", points=1, zh="double(x) 返回 x 的两倍")
+def test_spliced(submission, rng):
+    if wrong(submission, rng):
+        why = Text("the result scaled by x: multiply by 2", "结果乘以了 x：要乘以 2")
+        fail("{what} matches {why}.", "{what} 与{why}的结果一致。", what="double(x)", why=why)
+
+
+@check("double(x) in float16", points=1, zh="float16 的 double(x)")
+def test_stray(submission, rng):
+    if wrong(submission, rng):
+        fail("{what} is wrong.", "{what} 不对。", what=Text("double(x) in float16"))
+
+
+@check("double(x) in words", points=1, zh="double(x) 的说明")
+def test_untranslated(submission, rng):
+    if wrong(submission, rng):
+        fail("double(x) returned the wrong values.", "double(x) returned the wrong values.")
+
+
+@check("double(x) in prose", points=1, zh="double(x) 的正文")
+def test_prose(submission, rng):
+    if wrong(submission, rng):
+        fail("double(x) is wrong.", "double(x) 的数值 is not right at all。")
+'''
+
+
+def test_validate_names_each_class_of_slip_in_a_chinese_message(tmp_path):
+    """A course's check messages with a sentence spliced into another's clause, an English word left in Chinese
+    prose, an untranslated message and English prose: `grade validate` names each by its class and its text."""
+    assert run_grade("new", "hw1_double", "--course", tmp_path / "c", cwd=tmp_path).returncode == 0
+    course = tmp_path / "c"
+    (course / "course.toml").write_text((course / "course.toml").read_text().replace('["en"]', '["en", "zh"]'))
+    (course / "checks" / "hw1_double.py").write_text(SLIPPED_CHECKS)
+    out = run_grade("validate", "hw1_double", "--lang", "en", cwd=course).stdout
+    lines = [line for line in out.splitlines() if "squares_instead.py" in line and " language " in line]
+    said = "\n".join(lines)
+    assert ("spliced: the Chinese message splices a sentence into another's clause: "
+            "与「结果乘以了 x：要乘以 2」的结果一致") in said, out
+    assert "stray: the Chinese message has an English word in its prose: in (in: double(x) in float16 不对。)" in said
+    assert ("untranslated: the Chinese message is the English one, untranslated: double(x) returned the wrong "
+            "values.") in said
+    assert "prose: the Chinese message has English prose: is not right at all" in said
+    assert len(lines) == 4, said  # one class each: the untranslated one is not English prose as well
+
+
+def test_the_language_check_finds_what_english_prose_lets_by():
+    from grader.text import spliced, stray_english
+
+    assert stray_english("输入为 float16 时的 attention(q[2, 5, 8] in float16, k, v)") == ["in"]
+    assert stray_english("做了 in-place 修改") == ["in-place"]
+    assert stray_english("x 为 [N, in] 时，`a in b` 与 {k: v for k in d}，a 的每一行，.to(q)") == []
+    slip = Text("the update scaled by alpha alone: divide by r", "更新只乘以了 alpha：还要除以 r")
+    assert spliced(Text("{what} matches {why}.", "{what} 与{why}的结果一致。", what="f(x)", why=slip)) == [
+        "与「更新只乘以了 alpha：还要除以 r」的结果一致。"]
+    label = Text("{where}: the key cache", "{where}：缓存的键", where=Text("call 1", "第 1 次调用"))
+    assert spliced(Text("{what} is off", "{what} 差了一个常数因子", what=label)) == []  # a label before the sentence
+    assert spliced(Text("{what} matches {why}", "{what} 与{why}的结果一致", what="f(x)",
+                        why=Text("the update not scaled", "没有缩放的更新"))) == []  # a clause, no sentence in it
+
+
+def test_the_check_modules_chinese_templates_are_chinese():
+    """Every (English, Chinese) template pair written in the built-in check modules and the check API, read without
+    grading: no English function word alone in the Chinese (the fields left out), none the English copied."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "grader" / "checks").glob("*.py")) + sorted((ROOT / "grader" / "checking").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            strings = [a.value for a in node.args[:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            strings += [k.value.value for k in node.keywords if k.arg == "zh" and isinstance(k.value, ast.Constant)]
+            if len(strings) != 2:
+                continue
+            english, chinese = (re.sub(r"\{[^{}]*\}", " ", s) for s in strings)
+            if stray := stray_english(chinese):
+                found.append(f"{path.name}:{node.lineno}: {stray} in {strings[1]!r}")
+            if strings[0] == strings[1] and english_prose(english):
+                found.append(f"{path.name}:{node.lineno}: untranslated {strings[1]!r}")
+    assert found == []
