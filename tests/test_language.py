@@ -315,7 +315,7 @@ def test_validate_names_each_class_of_slip_in_a_chinese_message(tmp_path):
     said = "\n".join(lines)
     assert ("spliced: the Chinese message splices a sentence into another's clause: "
             "与「结果乘以了 x：要乘以 2」的结果一致") in said, out
-    assert "stray: the Chinese message has an English word in its prose: in (in: double(x) in float16 不对。)" in said
+    assert "stray: the Chinese message has an English word in its prose: in (in: …double(x) in float16 不对。…)" in said
     assert ("untranslated: the Chinese message is the English one, untranslated: double(x) returned the wrong "
             "values.") in said
     assert "prose: the Chinese message has English prose: is not right at all" in said

@@ -346,9 +346,11 @@ def english_in_chinese(results: dict[str, Result]) -> list[tuple[str, Text]]:
                                          "{id}：中文消息含有英文：{prose}", id=c.id,
                                          prose=verbatim("; ".join(prose)[:200]))))
             elif words:
+                at = re.search(rf"(?<![\w.]){re.escape(words[0])}(?![\w(=])", chinese)
+                around = chinese[max(0, at.start() - 40):at.end() + 40] if at else chinese[:80]
                 found.append((name, Text("{id}: the Chinese message has an English word in its prose: {words} "
-                                         "(in: {text})", "{id}：中文消息的正文里有英文单词：{words}（见：{text}）",
-                                         id=c.id, words=verbatim(", ".join(words)), text=verbatim(chinese[:200]))))
+                                         "(in: …{text}…)", "{id}：中文消息的正文里有英文单词：{words}（见：…{text}…）",
+                                         id=c.id, words=verbatim(", ".join(words)), text=verbatim(around))))
             found += [(name, Text("{id}: the Chinese message splices a sentence into another's clause: {where}",
                                   "{id}：中文消息把一个句子嵌进了另一个句子的中间：{where}", id=c.id,
                                   where=verbatim(where[:200])))
