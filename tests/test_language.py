@@ -238,6 +238,10 @@ def test_init_records_the_locales_language(tmp_path):
     assert "Stars" in run_grade("list", cwd=tmp_path / "en", env=under("zh_CN.UTF-8")).stdout
     chosen = run_grade("init", tmp_path / "chosen", "--lang", "zh", cwd=tmp_path, env=under("en_US.UTF-8")).stdout
     assert "已在" in chosen and "跟随 locale" not in chosen  # chosen on the command line: nothing to explain
+    assert run_grade("new", "hw1_double", "--course", tmp_path / "c", cwd=tmp_path).returncode == 0
+    only_english = run_grade("--course", tmp_path / "c", "init", tmp_path / "c_ws", env=under("zh_CN.UTF-8")).stdout
+    assert "Created a workspace" in only_english and "locale" not in only_english.replace(str(tmp_path), "")
+    assert 'lang = "en"' in (tmp_path / "c_ws" / "torch-katas.toml").read_text(encoding="utf-8")  # all it speaks
 
 
 def test_teacher_and_author_commands_speak_chinese(tmp_path):

@@ -321,7 +321,9 @@ def init_cmd(ctx, directory, course, tracks, lang):
             raise problem(exc) from None
     try:
         chosen = ctx.get_parameter_source("lang") == click.core.ParameterSource.COMMANDLINE or lang_asked()
-        lang = lang if chosen else locale_lang()
+        spoken = current_course().languages
+        if not chosen:  # the locale's language, where the course speaks it
+            lang = locale_lang() if locale_lang() in spoken else "en"
         stubs = init_workspace(directory, lang, tracks=list(tracks))
     except FileExistsError:
         raise UsageProblem(say(lang, "{path} already exists: pick an empty folder",
@@ -332,7 +334,7 @@ def init_cmd(ctx, directory, course, tracks, lang):
         click.echo(say(lang, "Added {n} exercises to the workspace in {folder}.", n=len(stubs), folder=directory))
         return
     click.echo(say(lang, "Created a workspace with {n} exercises in {folder}.", n=len(stubs), folder=directory))
-    if not chosen:
+    if not chosen and len(spoken) > 1:
         click.echo(say(lang, "It speaks {lang}, from your locale: `grade lang {other}` changes it.", lang=lang,
                        other="zh" if lang == "en" else "en"))
     click.echo(say(lang, "Next: cd {folder} && grade next", folder=directory))
