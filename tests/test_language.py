@@ -343,21 +343,32 @@ def test_the_language_check_finds_what_english_prose_lets_by():
 
 def test_the_check_modules_chinese_templates_are_chinese():
     """Every (English, Chinese) template pair written in the built-in check modules and the check API, read without
-    grading: no English function word alone in the Chinese (the fields left out), none the English copied."""
+    grading: no English function word alone in the Chinese (the fields left out), none the English copied; and no
+    name given in English alone (`what=`, `label=`, the name `expect_close` and its kin show) with such a word, which
+    a Chinese message would show as it is."""
     import ast
 
+    named = {"expect_close": 2, "expect_number": 2, "expect_tensor": 1}  # where each takes the name it shows
     found = []
     for path in sorted((ROOT / "grader" / "checks").glob("*.py")) + sorted((ROOT / "grader" / "checking").glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source)):
             if not isinstance(node, ast.Call):
                 continue
             strings = [a.value for a in node.args[:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
             strings += [k.value.value for k in node.keywords if k.arg == "zh" and isinstance(k.value, ast.Constant)]
-            if len(strings) != 2:
-                continue
-            english, chinese = (re.sub(r"\{[^{}]*\}", " ", s) for s in strings)
-            if stray := stray_english(chinese):
-                found.append(f"{path.name}:{node.lineno}: {stray} in {strings[1]!r}")
-            if strings[0] == strings[1] and english_prose(english):
-                found.append(f"{path.name}:{node.lineno}: untranslated {strings[1]!r}")
+            if len(strings) == 2:
+                english, chinese = (re.sub(r"\{[^{}]*\}", " ", s) for s in strings)
+                if stray := stray_english(chinese):
+                    found.append(f"{path.name}:{node.lineno}: {stray} in {strings[1]!r}")
+                if strings[0] == strings[1] and english_prose(english):
+                    found.append(f"{path.name}:{node.lineno}: untranslated {strings[1]!r}")
+            function = getattr(node.func, "id", getattr(node.func, "attr", ""))
+            names = [k.value for k in node.keywords if k.arg in ("what", "label")]
+            names += node.args[named[function]:named[function] + 1] if function in named else []
+            for name in names:
+                if isinstance(name, (ast.Constant, ast.JoinedStr)):
+                    text = ast.get_source_segment(source, name) or ""
+                    if stray := stray_english(re.sub(r"\{[^{}]*\}", " ", text)):
+                        found.append(f"{path.name}:{node.lineno}: {stray} in the name {text}, in English alone")
     assert found == []

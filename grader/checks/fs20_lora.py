@@ -354,4 +354,5 @@ def test_merge(submission, rng):
         else:
             expect_close(info["merged_bias"], b, "merged().bias", rtol=1e-6, atol=1e-6)
         expect_close(info["merged_out"], reference(x, w, b, a, bb, s), "merged()(x)", rtol=1e-6, atol=1e-6)
-        expect_close(info["out_after"], info["out"], "the layer's output after merged()", rtol=1e-9, atol=1e-12)
+        expect_close(info["out_after"], info["out"], Text("the layer's output after merged()", "merged() 之后该层的输出"),
+                     rtol=1e-9, atol=1e-12)
