@@ -341,34 +341,58 @@ def test_the_language_check_finds_what_english_prose_lets_by():
                         why=Text("the update not scaled", "没有缩放的更新"))) == []  # a clause, no sentence in it
 
 
+NAMED = {"expect_close": 2, "expect_number": 2, "expect_tensor": 1}  # the argument each takes as the name it shows
+
+
+def written_pair(node) -> tuple[str, str] | None:
+    """The (English, Chinese) templates written in `node`: `Text(en, zh)`, `fail(en, zh)`, `@check(title, zh=)`, or a
+    tuple whose second string is Chinese."""
+    import ast
+
+    def text(n):
+        return n.value if isinstance(n, ast.Constant) and isinstance(n.value, str) else None
+
+    if isinstance(node, ast.Tuple) and len(node.elts) == 2:
+        strings = [text(e) for e in node.elts]
+        return (strings[0], strings[1]) if None not in strings and re.search(r"[\u4e00-\u9fff]", strings[1]) else None
+    if isinstance(node, ast.Call):
+        strings = [text(a) for a in node.args[:2]] + [text(k.value) for k in node.keywords if k.arg == "zh"]
+        strings = [s for s in strings if s is not None]
+        return (strings[0], strings[1]) if len(strings) == 2 else None
+    return None
+
+
+def english_names(node, source: str) -> list[str]:
+    """The names `node` gives in English alone, as written (`what=`, `label=`, the name `expect_close` and its kin
+    show): a Chinese message shows them as they are."""
+    import ast
+
+    if not isinstance(node, ast.Call):
+        return []
+    function = getattr(node.func, "id", getattr(node.func, "attr", ""))
+    names = [k.value for k in node.keywords if k.arg in ("what", "label")]
+    names += node.args[NAMED[function]:NAMED[function] + 1] if function in NAMED else []
+    return [ast.get_source_segment(source, n) or "" for n in names if isinstance(n, (ast.Constant, ast.JoinedStr))]
+
+
 def test_the_check_modules_chinese_templates_are_chinese():
     """Every (English, Chinese) template pair written in the built-in check modules and the check API, read without
     grading: no English function word alone in the Chinese (the fields left out), none the English copied; and no
-    name given in English alone (`what=`, `label=`, the name `expect_close` and its kin show) with such a word, which
-    a Chinese message would show as it is."""
+    name given in English alone with such a word."""
     import ast
 
-    named = {"expect_close": 2, "expect_number": 2, "expect_tensor": 1}  # where each takes the name it shows
+    def fields_out(text):
+        return re.sub(r"\{[^{}]*\}", " ", text)
+
     found = []
     for path in sorted((ROOT / "grader" / "checks").glob("*.py")) + sorted((ROOT / "grader" / "checking").glob("*.py")):
         source = path.read_text(encoding="utf-8")
         for node in ast.walk(ast.parse(source)):
-            if not isinstance(node, ast.Call):
-                continue
-            strings = [a.value for a in node.args[:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)]
-            strings += [k.value.value for k in node.keywords if k.arg == "zh" and isinstance(k.value, ast.Constant)]
-            if len(strings) == 2:
-                english, chinese = (re.sub(r"\{[^{}]*\}", " ", s) for s in strings)
-                if stray := stray_english(chinese):
-                    found.append(f"{path.name}:{node.lineno}: {stray} in {strings[1]!r}")
-                if strings[0] == strings[1] and english_prose(english):
-                    found.append(f"{path.name}:{node.lineno}: untranslated {strings[1]!r}")
-            function = getattr(node.func, "id", getattr(node.func, "attr", ""))
-            names = [k.value for k in node.keywords if k.arg in ("what", "label")]
-            names += node.args[named[function]:named[function] + 1] if function in named else []
-            for name in names:
-                if isinstance(name, (ast.Constant, ast.JoinedStr)):
-                    text = ast.get_source_segment(source, name) or ""
-                    if stray := stray_english(re.sub(r"\{[^{}]*\}", " ", text)):
-                        found.append(f"{path.name}:{node.lineno}: {stray} in the name {text}, in English alone")
+            pair = written_pair(node)
+            if pair and stray_english(fields_out(pair[1])):
+                found.append(f"{path.name}:{node.lineno}: {stray_english(fields_out(pair[1]))} in {pair[1]!r}")
+            if pair and pair[0] == pair[1] and english_prose(fields_out(pair[0])):
+                found.append(f"{path.name}:{node.lineno}: untranslated {pair[1]!r}")
+            found += [f"{path.name}:{node.lineno}: {stray_english(fields_out(name))} in the name {name}, in English "
+                      "alone" for name in english_names(node, source) if stray_english(fields_out(name))]
     assert found == []

@@ -114,7 +114,7 @@ FIX_LEAF = {
     "swish": ("Do not change x: use the out-of-place op (`torch.sigmoid(x)` returns a new tensor; `x.sigmoid_()` "
               "overwrites x).",
               "不要修改 x：使用非原地的写法（`torch.sigmoid(x)` 返回新 tensor，`x.sigmoid_()` 会覆盖 x）。"),
-    "residual_tanh": ("Do not change the inputs x or w in place.", "不要 in-place 修改输入 x 或 w。"),
+    "residual_tanh": ("Do not change the inputs x or w in place.", "不要原地修改输入 x 或 w。"),
 }
 
 
