@@ -213,7 +213,10 @@ SENTENCE_BREAKS = "：；。！？"
 def spliced(text: Text, lang: str = "zh") -> list[str]:
     """Sentences spliced into another's clause when `text` is rendered in `lang`: a value holding a sentence break
     (：；。！？, outside code and quotes) set between two Chinese characters of the template around it, as
-    "与{why}的结果一致" given "更新只乘以了 alpha：还要除以 r". Each is shown in its place, the value in 「」."""
+    "与{why}的结果一致" given "更新只乘以了 alpha：还要除以 r". Each is shown in its place, the value in 「」. A text
+    without values is shown as written, braces and all: it has none."""
+    if not text.values:
+        return []
     found = []
     parts = list(_FORMATTER.parse(text.template(lang)))
     for i, (literal, field, _, _) in enumerate(parts):

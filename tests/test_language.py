@@ -339,6 +339,7 @@ def test_the_language_check_finds_what_english_prose_lets_by():
     assert spliced(Text("{what} is off", "{what} 差了一个常数因子", what=label)) == []  # a label before the sentence
     assert spliced(Text("{what} matches {why}", "{what} 与{why}的结果一致", what="f(x)",
                         why=Text("the update not scaled", "没有缩放的更新"))) == []  # a clause, no sentence in it
+    assert spliced(Text("use {k: v}", "用 {k: v} 的结果")) == []  # no values: its braces are written as they are
 
 
 NAMED = {"expect_close": 2, "expect_number": 2, "expect_tensor": 1}  # the argument each takes as the name it shows
