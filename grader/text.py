@@ -11,7 +11,8 @@ there), so a new language is a file. Values may be Texts themselves (rendered in
 language) or `verbatim(...)` text quoted as is: the learner's own error message, a file name.
 `say` renders a CLI line through the catalogue; an error raised with a Text keeps it (`message_of`), so it is
 rendered in the reader's language where it is shown. `english_prose` finds English prose left in a rendered
-non-English text, outside code and quotes.
+non-English text, outside code and quotes; `stray_english` a function word left alone in it ("in float16"), and
+`spliced` a sentence set into the middle of another's clause by a template.
 """
 
 from __future__ import annotations
@@ -192,6 +193,45 @@ def english_prose(text: str) -> list[str]:
             if len(run) >= 3 or (len(run) == 2 and any(w.lower() in STOPWORDS for w in run)):
                 found.append(" ".join(run))
             run = []
+    return found
+
+
+def stray_english(text: str) -> list[str]:
+    """English function words standing alone in Chinese prose, which `english_prose` lets by: "q[4, 8] in float16",
+    "做了 in-place 修改". Not in `code`, URLs, masked quotes, [a shape or list] or {a dict}, nor a word called or
+    assigned as code (`.to(`, `in=`); a single letter is a variable ("a 的每一行"). Empty when there is none."""
+    masked = _CODE.sub(" ", text)
+    while re.search(r"\[[^\[\]]*\]|\{[^{}]*\}", masked):
+        masked = re.sub(r"\[[^\[\]]*\]|\{[^{}]*\}", " ", masked)
+    return [m.group() for m in re.finditer(r"(?<![\w.])[A-Za-z]+(?:-[A-Za-z]+)*(?![\w(=])", masked)
+            if any(len(w) > 1 and w.lower() in STOPWORDS for w in m.group().split("-"))]
+
+
+SENTENCE_BREAKS = "：；。！？"
+
+
+def spliced(text: Text, lang: str = "zh") -> list[str]:
+    """Sentences spliced into another's clause when `text` is rendered in `lang`: a value holding a sentence break
+    (：；。！？, outside code and quotes) set between two Chinese characters of the template around it, as
+    "与{why}的结果一致" given "更新只乘以了 alpha：还要除以 r". Each is shown in its place, the value in 「」. A text
+    without values is shown as written, braces and all: it has none."""
+    if not text.values:
+        return []
+    found = []
+    parts = list(_FORMATTER.parse(text.template(lang)))
+    for i, (literal, field, _, _) in enumerate(parts):
+        if field is None:
+            continue
+        value, _ = _FORMATTER.get_field(field, (), text.values)
+        if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value):
+            value = Text(*value)
+        if not isinstance(value, Text):
+            continue
+        found += spliced(value, lang)
+        rendered, after = value.render(lang, mask=True), parts[i + 1][0] if i + 1 < len(parts) else ""
+        if (re.search(rf"[{CJK}] ?$", literal) and re.match(rf" ?[{CJK}]", after)
+                and re.search(f"[{SENTENCE_BREAKS}]", _CODE.sub(" ", rendered))):
+            found.append(f"{literal[-6:].lstrip()}「{rendered}」{after[:6].rstrip()}")
     return found
 
 

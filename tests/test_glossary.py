@@ -7,7 +7,8 @@ from conftest import ROOT
 GLOSSARY = ROOT / "docs" / "glossary.md"
 TEXTS = [ROOT / "grader" / "locale" / "zh.toml", *sorted((ROOT / "exercises").glob("*/README.zh.md*")),
          *sorted((ROOT / "exercises").glob("*/exercise.toml")), *sorted((ROOT / "exercises").glob("*/*.zh.toml")),
-         *sorted((ROOT / "grader" / "checks").glob("*.toml"))]
+         *sorted((ROOT / "grader" / "checks").glob("*.toml")), ROOT / "README.zh.md",
+         *sorted((ROOT / "docs").glob("*.zh.md"))]
 
 
 def ruled_out() -> dict[str, str]:
@@ -34,3 +35,10 @@ def test_chinese_texts_use_the_glossarys_terms():
 
 def test_the_pass_label_is_not_a_bare_tongguo():
     assert re.search(r'^"ok" = "已通过"$', (ROOT / "grader" / "locale" / "zh.toml").read_text(encoding="utf-8"), re.M)
+
+
+def test_the_first_pages_link_their_chinese_versions_and_back():
+    for english in (ROOT / "README.md", ROOT / "docs" / "learning.md", ROOT / "docs" / "curriculum.md"):
+        chinese = english.with_name(english.stem + ".zh.md")
+        assert f"中文：[{chinese.name}]({chinese.name})" in english.read_text(encoding="utf-8").split("\n\n")[1]
+        assert f"English: [{english.name}]({english.name})" in chinese.read_text(encoding="utf-8").split("\n\n")[1]

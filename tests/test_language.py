@@ -4,11 +4,12 @@ report, errors, --help, the HTML report) holds no English prose outside code and
 import html.parser
 import json
 import os
+import re
 
 import pytest
 
 from conftest import ROOT, run_grade
-from grader.text import Text, catalogue, cjk_typography, english_prose, localized, message_of, verbatim
+from grader.text import Text, catalogue, cjk_typography, english_prose, localized, message_of, stray_english, verbatim
 
 SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
 MISTAKE = ROOT / "tests" / "mistakes" / "ex05_manual_backward" / "sign_flipped.py"
@@ -219,6 +220,30 @@ def test_the_workspace_remembers_its_language(tmp_path):
     assert run_grade("lang", "zh", cwd=tmp_path, env=english).returncode == 2  # no workspace there
 
 
+def test_init_records_the_locales_language(tmp_path):
+    """Without --lang, `grade init` records the locale's language, says so and how to change it, and asks nothing:
+    the workspace then speaks it whatever the locale of later commands."""
+    def under(locale):
+        return {**os.environ, "LANG": locale, "LC_ALL": "", "LC_MESSAGES": ""}
+
+    chinese = run_grade("init", tmp_path / "zh", cwd=tmp_path, env=under("zh_CN.UTF-8"))
+    assert chinese.returncode == 0 and "工作区使用 zh（跟随 locale）：运行 `grade lang en` 可以更改" in chinese.stdout
+    assert 'lang = "zh"' in (tmp_path / "zh" / "torch-katas.toml").read_text(encoding="utf-8")
+    assert "已完成" in run_grade("list", cwd=tmp_path / "zh", env=under("en_US.UTF-8")).stdout
+    stub = tmp_path / "zh" / "exercises" / "ex05_manual_backward" / "ex05_manual_backward.py"
+    assert re.search(r"[\u4e00-\u9fff]", stub.read_text(encoding="utf-8"))  # its stubs in Chinese too
+    english = run_grade("init", tmp_path / "en", cwd=tmp_path, env=under("en_US.UTF-8"))
+    assert "It speaks en, from your locale: `grade lang zh` changes it." in english.stdout
+    assert 'lang = "en"' in (tmp_path / "en" / "torch-katas.toml").read_text(encoding="utf-8")
+    assert "Stars" in run_grade("list", cwd=tmp_path / "en", env=under("zh_CN.UTF-8")).stdout
+    chosen = run_grade("init", tmp_path / "chosen", "--lang", "zh", cwd=tmp_path, env=under("en_US.UTF-8")).stdout
+    assert "已在" in chosen and "跟随 locale" not in chosen  # chosen on the command line: nothing to explain
+    assert run_grade("new", "hw1_double", "--course", tmp_path / "c", cwd=tmp_path).returncode == 0
+    only_english = run_grade("--course", tmp_path / "c", "init", tmp_path / "c_ws", env=under("zh_CN.UTF-8")).stdout
+    assert "Created a workspace" in only_english and "locale" not in only_english.replace(str(tmp_path), "")
+    assert 'lang = "en"' in (tmp_path / "c_ws" / "torch-katas.toml").read_text(encoding="utf-8")  # all it speaks
+
+
 def test_teacher_and_author_commands_speak_chinese(tmp_path):
     """`grade validate` and `grade doctor` reports, click's usage errors (its type names too) and `grade export`'s
     warnings under zh, by --lang or by the locale: no English prose outside code and quoted text."""
@@ -242,3 +267,133 @@ def test_teacher_and_author_commands_speak_chinese(tmp_path):
     for choice in ("canvas", "moodle", "csv"):  # the values --format takes: typed as they are, code
         outputs["no format"] = outputs["no format"].replace(f"\t{choice}", "")
     assert {name: english_prose(text) for name, text in outputs.items() if english_prose(text)} == {}
+
+
+SLIPPED_CHECKS = '''"""Hidden checks of hw1_double whose Chinese messages slip, one class each."""
+
+import torch
+
+from grader.checking import Text, check, fail
+
+
+def wrong(submission, rng):
+    x = torch.randn(4, 3, generator=rng)
+    return not torch.allclose(submission.double(x), 2 * x)
+
+
+@check("double(x) returns twice x", points=1, zh="double(x) 返回 x 的两倍")
+def test_spliced(submission, rng):
+    if wrong(submission, rng):
+        why = Text("the result scaled by x: multiply by 2", "结果乘以了 x：要乘以 2")
+        fail("{what} matches {why}.", "{what} 与{why}的结果一致。", what="double(x)", why=why)
+
+
+@check("double(x) in float16", points=1, zh="float16 的 double(x)")
+def test_stray(submission, rng):
+    if wrong(submission, rng):
+        fail("{what} is wrong.", "{what} 不对。", what=Text("double(x) in float16"))
+
+
+@check("double(x) in words", points=1, zh="double(x) 的说明")
+def test_untranslated(submission, rng):
+    if wrong(submission, rng):
+        fail("double(x) returned the wrong values.", "double(x) returned the wrong values.")
+
+
+@check("double(x) in prose", points=1, zh="double(x) 的正文")
+def test_prose(submission, rng):
+    if wrong(submission, rng):
+        fail("double(x) is wrong.", "double(x) 的数值 is not right at all。")
+'''
+
+
+def test_validate_names_each_class_of_slip_in_a_chinese_message(tmp_path):
+    """A course's check messages with a sentence spliced into another's clause, an English word left in Chinese
+    prose, an untranslated message and English prose: `grade validate` names each by its class and its text."""
+    assert run_grade("new", "hw1_double", "--course", tmp_path / "c", cwd=tmp_path).returncode == 0
+    course = tmp_path / "c"
+    (course / "course.toml").write_text((course / "course.toml").read_text().replace('["en"]', '["en", "zh"]'))
+    (course / "checks" / "hw1_double.py").write_text(SLIPPED_CHECKS)
+    out = run_grade("validate", "hw1_double", "--lang", "en", cwd=course).stdout
+    lines = [line for line in out.splitlines() if "squares_instead.py" in line and " language " in line]
+    said = "\n".join(lines)
+    assert ("spliced: the Chinese message splices a sentence into another's clause: "
+            "与「结果乘以了 x：要乘以 2」的结果一致") in said, out
+    assert "stray: the Chinese message has an English word in its prose: in (in: …double(x) in float16 不对。…)" in said
+    assert ("untranslated: the Chinese message is the English one, untranslated: double(x) returned the wrong "
+            "values.") in said
+    assert "prose: the Chinese message has English prose: is not right at all" in said
+    assert len(lines) == 4, said  # one class each: the untranslated one is not English prose as well
+
+
+def test_the_language_check_finds_what_english_prose_lets_by():
+    from grader.text import spliced, stray_english
+
+    assert stray_english("输入为 float16 时的 attention(q[2, 5, 8] in float16, k, v)") == ["in"]
+    assert stray_english("做了 in-place 修改") == ["in-place"]
+    assert stray_english("x 为 [N, in] 时，`a in b` 与 {k: v for k in d}，a 的每一行，.to(q)") == []
+    slip = Text("the update scaled by alpha alone: divide by r", "更新只乘以了 alpha：还要除以 r")
+    assert spliced(Text("{what} matches {why}.", "{what} 与{why}的结果一致。", what="f(x)", why=slip)) == [
+        "与「更新只乘以了 alpha：还要除以 r」的结果一致。"]
+    label = Text("{where}: the key cache", "{where}：缓存的键", where=Text("call 1", "第 1 次调用"))
+    assert spliced(Text("{what} is off", "{what} 差了一个常数因子", what=label)) == []  # a label before the sentence
+    assert spliced(Text("{what} matches {why}", "{what} 与{why}的结果一致", what="f(x)",
+                        why=Text("the update not scaled", "没有缩放的更新"))) == []  # a clause, no sentence in it
+    assert spliced(Text("use {k: v}", "用 {k: v} 的结果")) == []  # no values: its braces are written as they are
+
+
+NAMED = {"expect_close": 2, "expect_number": 2, "expect_tensor": 1}  # the argument each takes as the name it shows
+
+
+def written_pair(node) -> tuple[str, str] | None:
+    """The (English, Chinese) templates written in `node`: `Text(en, zh)`, `fail(en, zh)`, `@check(title, zh=)`, or a
+    tuple whose second string is Chinese."""
+    import ast
+
+    def text(n):
+        return n.value if isinstance(n, ast.Constant) and isinstance(n.value, str) else None
+
+    if isinstance(node, ast.Tuple) and len(node.elts) == 2:
+        strings = [text(e) for e in node.elts]
+        return (strings[0], strings[1]) if None not in strings and re.search(r"[\u4e00-\u9fff]", strings[1]) else None
+    if isinstance(node, ast.Call):
+        strings = [text(a) for a in node.args[:2]] + [text(k.value) for k in node.keywords if k.arg == "zh"]
+        strings = [s for s in strings if s is not None]
+        return (strings[0], strings[1]) if len(strings) == 2 else None
+    return None
+
+
+def english_names(node, source: str) -> list[str]:
+    """The names `node` gives in English alone, as written (`what=`, `label=`, the name `expect_close` and its kin
+    show): a Chinese message shows them as they are."""
+    import ast
+
+    if not isinstance(node, ast.Call):
+        return []
+    function = getattr(node.func, "id", getattr(node.func, "attr", ""))
+    names = [k.value for k in node.keywords if k.arg in ("what", "label")]
+    names += node.args[NAMED[function]:NAMED[function] + 1] if function in NAMED else []
+    return [ast.get_source_segment(source, n) or "" for n in names if isinstance(n, (ast.Constant, ast.JoinedStr))]
+
+
+def test_the_check_modules_chinese_templates_are_chinese():
+    """Every (English, Chinese) template pair written in the built-in check modules and the check API, read without
+    grading: no English function word alone in the Chinese (the fields left out), none the English copied; and no
+    name given in English alone with such a word."""
+    import ast
+
+    def fields_out(text):
+        return re.sub(r"\{[^{}]*\}", " ", text)
+
+    found = []
+    for path in sorted((ROOT / "grader" / "checks").glob("*.py")) + sorted((ROOT / "grader" / "checking").glob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source)):
+            pair = written_pair(node)
+            if pair and stray_english(fields_out(pair[1])):
+                found.append(f"{path.name}:{node.lineno}: {stray_english(fields_out(pair[1]))} in {pair[1]!r}")
+            if pair and pair[0] == pair[1] and english_prose(fields_out(pair[0])):
+                found.append(f"{path.name}:{node.lineno}: untranslated {pair[1]!r}")
+            found += [f"{path.name}:{node.lineno}: {stray_english(fields_out(name))} in the name {name}, in English "
+                      "alone" for name in english_names(node, source) if stray_english(fields_out(name))]
+    assert found == []

@@ -35,7 +35,7 @@ from grader.course.notebook_writer import write_notebook
 from grader.report.terminal import pad
 from grader.judge.result import CheckResult, Result
 from grader.sandbox.source import load_source
-from grader.text import LANGUAGES, QUOTE, Text, english_prose, joined, quoted, verbatim
+from grader.text import LANGUAGES, QUOTE, Text, english_prose, joined, quoted, stray_english, verbatim
 from grader.course.statement_rules import trace_problems
 
 
@@ -338,15 +338,32 @@ def unknown_keys(exercise: Exercise, results: dict[str, Result]) -> list[tuple[s
 
 
 def english_in_chinese(results: dict[str, Result]) -> list[tuple[str, Text]]:
-    """(file, why) for each Chinese message that still holds English prose, outside code and quotes."""
+    """(file, why) for each slip of a Chinese message, by its class: the English message left untranslated, English
+    prose, an English function word alone in it (outside code and quotes), a sentence spliced into another's clause."""
     found = []
     for name, result in results.items():
         for c in result.checks:
-            prose = english_prose((c.messages or {}).get("zh", ""))
+            english, chinese = ((c.messages or {}).get(lang, "") for lang in ("en", "zh"))
+            if chinese and chinese == english and (english_prose(english) or stray_english(english)):
+                found.append((name, Text("{id}: the Chinese message is the English one, untranslated: {text}",
+                                         "{id}：中文消息与英文消息相同，没有翻译：{text}", id=c.id,
+                                         text=verbatim(chinese[:200]))))
+                continue
+            prose, words = english_prose(chinese), stray_english(chinese)
             if prose:
                 found.append((name, Text("{id}: the Chinese message has English prose: {prose}",
                                          "{id}：中文消息含有英文：{prose}", id=c.id,
                                          prose=verbatim("; ".join(prose)[:200]))))
+            elif words:
+                at = re.search(rf"(?<![\w.]){re.escape(words[0])}(?![\w(=])", chinese)
+                around = chinese[max(0, at.start() - 40):at.end() + 40] if at else chinese[:80]
+                found.append((name, Text("{id}: the Chinese message has an English word in its prose: {words} "
+                                         "(in: …{text}…)", "{id}：中文消息的正文里有英文单词：{words}（见：…{text}…）",
+                                         id=c.id, words=verbatim(", ".join(words)), text=verbatim(around))))
+            found += [(name, Text("{id}: the Chinese message splices a sentence into another's clause: {where}",
+                                  "{id}：中文消息把一个句子嵌进了另一个句子的中间：{where}", id=c.id,
+                                  where=verbatim(where[:200])))
+                      for where in (c.spliced or {}).get("zh", [])]
     return found
 
 

@@ -234,7 +234,7 @@ def expect_grad_shape(grad, name, tensor, n):
         fail("grad_bias has shape {got} but bias has shape {want}: the bias was broadcast over the {n} rows in "
              "forward, so backward must un-broadcast it: sum grad_output over the batch dimension.",
              "grad_bias 的形状是 {got}，而 bias 的形状是 {want}：forward 里 bias 被广播到了 {n} 行上，"
-             "backward 必须做 un-broadcast：把 grad_output 沿 batch 维度求和。", got=got, want=want, n=n,
+             "backward 必须把广播还原：把 grad_output 沿 batch 维度求和。", got=got, want=want, n=n,
              key="bias-not-unbroadcast")
     if len(got) == 2 and got[::-1] == want:
         fail("{label} has shape {got}, the transpose of {name}'s shape {want}: is it transposed? Check the order of "

@@ -275,7 +275,7 @@ def expect_eval_output(got: dict, sizes, state, x, fn: str):
     if not matches(first, eval_output(sizes, state, x), rtol=1e-5, atol=1e-5) and not in_eval_mode(got):
         fail("{what} ran with {layers} in train mode: BatchNorm normalised with the batch's own statistics instead "
              "of its running averages. Call `model.eval()`, which switches every layer.",
-             "{what} 运行时 {layers} 处于 train 模式：BatchNorm 用的是当前 batch 的统计量，而不是 running averages。"
+             "{what} 运行时 {layers} 处于 train 模式：BatchNorm 用的是当前 batch 的统计量，而不是 running 统计量。"
              "请调用 `model.eval()`，它会切换每一层。", what=what, layers=mode_layers(during, True),
              key="eval-missing")
     expect_close(first, eval_output(sizes, state, x), what, atol=1e-5)
@@ -289,7 +289,7 @@ def expect_stats_unchanged(got: dict, state: dict, fn: str):
     if stats:
         fail("{fn} changed BatchNorm's running statistics ({stats}; num_batches_tracked went from {before} to "
              "{after}): in train mode every forward pass mixes the batch into them. Call `model.eval()` first.",
-             "{fn} 改变了 BatchNorm 的 running statistics（{stats}；num_batches_tracked 从 {before} 变成了 {after}）："
+             "{fn} 改变了 BatchNorm 的 running 统计量（{stats}；num_batches_tracked 从 {before} 变成了 {after}）："
              "在 train 模式下，每次前向传播都会把当前 batch 混进去。请先调用 `model.eval()`。",
              fn=code(fn), stats=_names(stats), before=int(state["1.num_batches_tracked"]),
              after=int(got["state"]["1.num_batches_tracked"]), key="running-stats-changed")
@@ -357,14 +357,14 @@ def run_evaluate(submission, rng):
 
 
 @check("evaluate returns the eval-mode output: Dropout off, BatchNorm on running statistics", points=2,
-       zh="evaluate 返回 eval 模式的输出：关闭 Dropout，BatchNorm 使用 running statistics")
+       zh="evaluate 返回 eval 模式的输出：关闭 Dropout，BatchNorm 使用 running 统计量")
 def test_evaluate_output(submission, rng):
     sizes, state, x, got = run_evaluate(submission, rng)
     expect_eval_output(got, sizes, state, x, "evaluate")
 
 
 @check("evaluate leaves BatchNorm's running statistics unchanged", points=1,
-       zh="evaluate 不改变 BatchNorm 的 running statistics")
+       zh="evaluate 不改变 BatchNorm 的 running 统计量")
 def test_evaluate_stats(submission, rng):
     sizes, state, _, got = run_evaluate(submission, rng)
     expect_stats_unchanged(got, state, "evaluate")

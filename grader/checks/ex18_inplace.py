@@ -113,8 +113,8 @@ FIX_LEAF = {
                    "把更新写在 `with torch.no_grad():` 里面，这样 autograd 就不会记录它。"),
     "swish": ("Do not change x: use the out-of-place op (`torch.sigmoid(x)` returns a new tensor; `x.sigmoid_()` "
               "overwrites x).",
-              "不要修改 x：使用非 in-place 的写法（`torch.sigmoid(x)` 返回新 tensor，`x.sigmoid_()` 会覆盖 x）。"),
-    "residual_tanh": ("Do not change the inputs x or w in place.", "不要 in-place 修改输入 x 或 w。"),
+              "不要修改 x：使用非原地的写法（`torch.sigmoid(x)` 返回新 tensor，`x.sigmoid_()` 会覆盖 x）。"),
+    "residual_tanh": ("Do not change the inputs x or w in place.", "不要原地修改输入 x 或 w。"),
 }
 
 
@@ -125,14 +125,14 @@ def explain_error(name: str, err: dict):
     if LEAF_ERROR in err["message"].lower():
         fail_raised(err, call, Text("That is an in-place change (`-=`, `+=` or a method ending in `_`) of a leaf tensor "
                                     "that requires grad. {fix}",
-                                    "这是对一个 requires_grad 的叶子张量做了 in-place 修改（`-=`、`+=` 或以 `_` 结尾的方法）。"
+                                    "这是对一个 requires_grad 的叶子张量做了原地修改（`-=`、`+=` 或以 `_` 结尾的方法）。"
                                     "{fix}", fix=FIX_LEAF.get(name, FIX_LEAF["residual_tanh"])), key="inplace-on-leaf")
     if VERSION_ERROR in err["message"]:
         fail_raised(err, call, Text(
             "The forward value is fine, but a tensor that autograd saved for backward (sigmoid and tanh save their "
             "output) was then changed in place (`+=`, `mul_`...). Compute a new tensor instead of changing the saved "
             "one: `a = a + b`, not `a += b`; `a * b`, not `a.mul_(b)`.",
-            "前向结果没问题，但 autograd 为反向传播保存的 tensor（sigmoid 和 tanh 会保存输出）随后被 in-place 修改了"
+            "前向结果没问题，但 autograd 为反向传播保存的 tensor（sigmoid 和 tanh 会保存输出）随后被原地修改了"
             "（`+=`、`mul_` 等）。请生成新的 tensor，而不是修改被保存的那个：用 `a = a + b` 而不是 `a += b`；用 `a * b` "
             "而不是 `a.mul_(b)`。"), key="saved-tensor-modified")
     fail_raised(err, call)
@@ -159,7 +159,7 @@ HIDDEN = Text(" The value is right but the gradient is not: part of the computat
               "(`.detach()`, `.data`, or an in-place change after autograd saved a tensor), so backward does not "
               "see it and the gradient is silently wrong.",
               "值是对的，但梯度不对：有一部分计算被 autograd 忽略了（`.detach()`、`.data`，或在 autograd 保存某个 tensor "
-              "之后对它做了 in-place 修改），backward 看不到它，于是梯度悄悄地算错了。")
+              "之后对它做了原地修改），backward 看不到它，于是梯度悄悄地算错了。")
 
 
 def expect_grad(yours, expected, name, of, value_right):

@@ -199,7 +199,8 @@ def test_bce_values(submission, rng):
        zh="bce_with_logits 在极大的 logits 上梯度正确", depends="bce_values")
 def test_bce_gradient(submission, rng):
     z, t = draw_logits(rng)
-    result = submission.probe(bce_gradient, z, t, what="`bce_with_logits` then backward")
+    result = submission.probe(bce_gradient, z, t, what=Text("`bce_with_logits` then backward",
+                                                            "`bce_with_logits` 之后 backward"))
     if "grad" not in result:
         loss = result["loss"]
         if isinstance(loss, torch.Tensor) and loss.numel() == 1:

@@ -58,7 +58,8 @@ def default_dim() -> int:
 def builtins_used(submission, rng, fn: str) -> list[str]:
     """The forbidden torch functions `fn` called, probed once per grading."""
     calls = submission.once("calls", lambda: submission.probe(
-        torch_calls, torch.randn(3, 5, generator=rng), -1, what="`softmax` and `log_softmax`"))
+        torch_calls, torch.randn(3, 5, generator=rng), -1,
+        what=Text("`softmax` and `log_softmax`", "`softmax` 和 `log_softmax`")))
     return [n for n in calls.get(fn, []) if any(b in n.lower() for b in BANNED)]
 
 

@@ -82,7 +82,7 @@ def glu_run(module, cls, d_model, d_hidden, weights, xs):
 def builtins_used(submission, rng, label: str) -> list[str]:
     """The forbidden torch functions `label` (gelu, gelu_tanh or silu) called, probed once per grading."""
     calls = submission.once("calls", lambda: submission.probe(torch_calls, torch.randn(3, 4, generator=rng),
-                                                              what="`gelu` and `silu`"))
+                                                              what=Text("`gelu` and `silu`", "`gelu` 和 `silu`")))
     return [n for n in calls.get(label, []) if any(b in n.lower() for b in BANNED)]
 
 

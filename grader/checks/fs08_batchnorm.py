@@ -606,7 +606,8 @@ def test_single_value(submission, rng):
     c = randint(rng, 3, 5)
     for shape in ((1, c), (1, c, 1)):
         x = draw_batch(rng, shape[0], c, shape[2] if len(shape) == 3 else None)
-        result = submission.probe(bn_single, c, x, what=f"`BatchNorm1d({c})` on x {list(shape)}")
+        result = submission.probe(bn_single, c, x, what=Text("`BatchNorm1d({c})` on x {shape}",
+                                                             "x {shape} 上的 `BatchNorm1d({c})`", c=c, shape=list(shape)))
         bn = nn.BatchNorm1d(c, dtype=torch.float64).eval()
         expect_near(result["eval"], bn(x).detach(), call_text(x, False))
         if result["raised"] == "ValueError":

@@ -438,7 +438,8 @@ def test_half(submission, rng):
         q, k, v = qkv(rng, 2, 2, t, t, 8, 4, dtype=dtype)
         padded = draw_padded(rng, 2, t, first_kept=True)
         mask = learner_mask(padded)
-        what = Text("attention(q{shape} in {dtype}, k, v, causal=True, {arg}=...)", shape=list(q.shape),
+        what = Text("attention(q{shape} in {dtype}, k, v, causal=True, {arg}=...)",
+                    "输入为 {dtype} 时的 attention(q{shape}, k, v, causal=True, {arg}=...)", shape=list(q.shape),
                     dtype=verbatim(str(dtype).removeprefix("torch.")), arg=verbatim(mask_arg()))
         value = call(submission, q, k, v, True, mask)
         if isinstance(value, torch.Tensor) and value.dtype != dtype:

@@ -216,8 +216,8 @@ def expect_cache(step, x_seen, w, h, where, new, given=None):
                  "torch.cat([past, new]), so the cache's order is the positions' order.",
                  "{where}：缓存里新的键排在旧的前面：请把它们接在过去的后面，torch.cat([past, new])，"
                  "这样缓存的顺序才是位置的顺序。", where=where, key="cache-order")
-    expect_close(k, k_want, Text("{where}: the cached keys", "{where}：缓存的键", where=where), rtol=1e-6, atol=1e-8)
-    expect_close(v, v_want, Text("{where}: the cached values", "{where}：缓存的值", where=where), rtol=1e-6, atol=1e-8)
+    expect_close(k, k_want, Text("{where}: the key cache", "{where}：缓存的键", where=where), rtol=1e-6, atol=1e-8)
+    expect_close(v, v_want, Text("{where}: the value cache", "{where}：缓存的值", where=where), rtol=1e-6, atol=1e-8)
 
 
 def first_wrong(got, want) -> dict:

@@ -148,13 +148,14 @@ def call_text(shape, kwargs) -> Text:
     return Text("sampling_probs(logits{shape}{args})", shape=list(shape), args=verbatim(args))
 
 
-ORDER = {True: Text("the temperature applied last, after top-k and top-p looked at the raw distribution: here it "
-                    "divides the logits first, and the filters see the tempered distribution",
-                    "temperature 放在最后、top-k 和 top-p 看原始分布的结果：这里它要先去除 logits，过滤看的是调整过温度的分布"),
-         False: Text("the temperature applied first, so top-p looked at the tempered distribution: here top-k and top-p "
-                     "look at the raw distribution, and the temperature divides the kept logits last",
-                     "temperature 先调整、top-p 看的是调整过温度的分布的结果：这里 top-k 和 top-p 看原始分布，"
-                     "temperature 最后才去除保留下来的 logits")}
+ORDER = {True: Text("it matches the temperature applied last, after top-k and top-p looked at the raw distribution: "
+                    "here it divides the logits first, and the filters see the tempered distribution.",
+                    "它与把 temperature 放在最后、top-k 和 top-p 看原始分布的结果一致：这里要先把 logits 除以 temperature，"
+                    "过滤看的是调整过温度的分布。"),
+         False: Text("it matches the temperature applied first, so top-p looked at the tempered distribution: here "
+                     "top-k and top-p look at the raw distribution, and the temperature divides the kept logits last.",
+                     "它与先用 temperature 调整、top-p 看调整过温度的分布的结果一致：这里 top-k 和 top-p 看原始分布，"
+                     "最后才把保留下来的 logits 除以 temperature。")}
 
 
 def slip_kwargs() -> list[dict]:
@@ -185,8 +186,7 @@ def slips(logits, **kwargs):
             "it matches top-p measured on the whole distribution: top-p comes after top-k and uses its renormalised "
             "probabilities.", "它与在整个分布上计算 top-p 的结果一致：top-p 在 top-k 之后，使用 top-k 重新归一化后的概率。"),
          "top-p-before-top-k"),
-        (expected(logits, **kwargs, first=not temperature_first()), Text(
-            "it matches {order}.", "它与{order}一致。", order=ORDER[temperature_first()]), "temperature-order"),
+        (expected(logits, **kwargs, first=not temperature_first()), ORDER[temperature_first()], "temperature-order"),
     ]
 
 

@@ -237,16 +237,20 @@ def layer_call(submission, rng, bias=True, shape=None, upstream=False, merge=Fal
 
 
 def scaling_slips(x, w, b, a, bb, r, alpha):
+    """(scale, the update it gives, what to change, key) for each known slip of the scaling."""
     other = "lora" if variant("scaling")["name"] == "rslora" else "rslora"
+    code = verbatim(variant("scaling")["code"].replace("math.", ""))
     return [
-        (scaling(alpha, r, other), Text("the scaling of the other LoRA: {got}; here it is {want}",
-                                        "另一种 LoRA 的缩放：{got}；这里应为 {want}",
-                                        got=verbatim("alpha / sqrt(r)" if other == "rslora" else "alpha / r"),
-                                        want=verbatim(variant("scaling")["code"].replace("math.", ""))), "scaling-other"),
-        (alpha, Text("the update scaled by alpha alone: divide by {d}", "更新只乘以了 alpha：还要除以 {d}",
-                     d=verbatim("sqrt(r)" if variant("scaling")["name"] == "rslora" else "r")), "scaling-alpha"),
-        (r / alpha, Text("the update scaled by r / alpha, upside down", "更新乘以了 r / alpha，上下颠倒了"), "scaling-inverted"),
-        (1.0, Text("the update not scaled", "更新没有缩放"), "no-scaling"),
+        (scaling(alpha, r, other), Text("the scaling of the other LoRA, {got}", "另一种 LoRA 的缩放 {got}",
+                                        got=verbatim("alpha / sqrt(r)" if other == "rslora" else "alpha / r")),
+         Text("here it is {want}", "这里应为 {want}", want=code), "scaling-other"),
+        (alpha, Text("the update scaled by alpha alone", "只乘以 alpha 的更新"),
+         Text("divide by {d} too", "还要除以 {d}", d=verbatim("sqrt(r)" if variant("scaling")["name"] == "rslora"
+                                                            else "r")), "scaling-alpha"),
+        (r / alpha, Text("the update scaled by r / alpha", "乘以 r / alpha 的更新"),
+         Text("the scaling is upside down", "缩放上下颠倒了"), "scaling-inverted"),
+        (1.0, Text("the update not scaled", "没有缩放的更新"), Text("scale it by {want}", "要乘以 {want}", want=code),
+         "no-scaling"),
     ]
 
 
@@ -276,9 +280,10 @@ def test_forward(submission, rng):
         if torch.allclose(got, F.linear(x, w, b), rtol=1e-6, atol=1e-6):
             fail("{what} is base(x) alone: the low-rank update scaling * x @ A^T @ B^T is missing.",
                  "{what} 只有 base(x)：缺少低秩更新 scaling * x @ A^T @ B^T。", what=what, key="update-missing")
-        for s, why, key in scaling_slips(x, w, b, a, bb, r, alpha):
+        for s, seen, fix, key in scaling_slips(x, w, b, a, bb, r, alpha):
             if torch.allclose(got, reference(x, w, b, a, bb, s), rtol=1e-6, atol=1e-6):
-                fail("{what} matches {why}.", "{what} 与{why}的结果一致。", what=what, why=why, key=key)
+                fail("{what} matches {seen}: {fix}.", "{what} 与{seen}的结果一致：{fix}。", what=what, seen=seen,
+                     fix=fix, key=key)
         expect_close(got, want, what, rtol=1e-6, atol=1e-6)
 
 
@@ -349,4 +354,5 @@ def test_merge(submission, rng):
         else:
             expect_close(info["merged_bias"], b, "merged().bias", rtol=1e-6, atol=1e-6)
         expect_close(info["merged_out"], reference(x, w, b, a, bb, s), "merged()(x)", rtol=1e-6, atol=1e-6)
-        expect_close(info["out_after"], info["out"], "the layer's output after merged()", rtol=1e-9, atol=1e-12)
+        expect_close(info["out_after"], info["out"], Text("the layer's output after merged()", "merged() 之后该层的输出"),
+                     rtol=1e-9, atol=1e-12)

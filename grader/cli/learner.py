@@ -311,7 +311,7 @@ def count_kata_hint(ex) -> dict | None:
 @click.pass_context
 def init_cmd(ctx, directory, course, tracks, lang):
     """Create a workspace in DIRECTORY with every exercise's stub (of the course, with --course; of some tracks, with
-    --track); with --lang, the workspace speaks that language from then on."""
+    --track); it speaks the language of --lang from then on, without --lang the locale's."""
     from grader.learner.workspace import init_workspace
 
     if course:
@@ -321,7 +321,10 @@ def init_cmd(ctx, directory, course, tracks, lang):
             raise problem(exc) from None
     try:
         chosen = ctx.get_parameter_source("lang") == click.core.ParameterSource.COMMANDLINE or lang_asked()
-        stubs = init_workspace(directory, lang if chosen else None, stub_lang=lang, tracks=list(tracks))
+        spoken = current_course().languages
+        if not chosen:  # the locale's language, where the course speaks it
+            lang = locale_lang() if locale_lang() in spoken else "en"
+        stubs = init_workspace(directory, lang, tracks=list(tracks))
     except FileExistsError:
         raise UsageProblem(say(lang, "{path} already exists: pick an empty folder",
                                path=directory / "exercises")) from None
@@ -331,6 +334,9 @@ def init_cmd(ctx, directory, course, tracks, lang):
         click.echo(say(lang, "Added {n} exercises to the workspace in {folder}.", n=len(stubs), folder=directory))
         return
     click.echo(say(lang, "Created a workspace with {n} exercises in {folder}.", n=len(stubs), folder=directory))
+    if not chosen and len(spoken) > 1:
+        click.echo(say(lang, "It speaks {lang}, from your locale: `grade lang {other}` changes it.", lang=lang,
+                       other="zh" if lang == "en" else "en"))
     click.echo(say(lang, "Next: cd {folder} && grade next", folder=directory))
 
 

@@ -18,7 +18,7 @@ from grader.sandbox.problems import LearnerError, LearnerProblem
 from grader.judge.submission import Submission
 from grader.sandbox.source import Source
 from grader.judge.result import blocked_failure, blocked_text
-from grader.text import Text, quoted
+from grader.text import CJK_LANGUAGES, Text, quoted, spliced
 
 STATUS_ORDER = ["graded", "timeout", "crashed", "tampered", "error"]
 
@@ -143,6 +143,7 @@ class JudgePlugin:
             result["alone"] = alone  # what it said on its own: a review that passes `after` gives it back
         if self.languages:
             result["messages"] = {lang: text.render(lang, mask=True) for lang in self.languages}
+            result["spliced"] = {lang: spliced(text, lang) for lang in self.languages if lang in CJK_LANGUAGES}
         return result
 
     def _points(self, item) -> float:

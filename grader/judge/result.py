@@ -45,6 +45,7 @@ class CheckResult:
     alone: dict | None = None  # with `after`: its own verdict {outcome, message, key}, which a review may give back
     visibility: str = "hidden"  # "public", "hidden" or "after_due_date", as @check declares it
     messages: dict[str, str] | None = None  # grade validate only: the message in each language
+    spliced: dict[str, list[str]] | None = None  # grade validate only: per language, sentences spliced into a clause
     reviewed: bool = False  # the gradebook's outputs only: the teacher's review overrode its points
 
     @property
@@ -65,6 +66,8 @@ class CheckResult:
             data["reviewed"] = True
         if self.messages is not None:
             data["messages"] = self.messages
+        if self.spliced is not None:
+            data["spliced"] = self.spliced
         return data
 
     @classmethod
@@ -74,7 +77,7 @@ class CheckResult:
                    message=text(data.get("message", "")), key=data.get("key"), after=data.get("after"),
                    depends=list(data.get("depends", [])), alone=data.get("alone"),
                    visibility=data.get("visibility", "hidden"), messages=data.get("messages"),
-                   reviewed=bool(data.get("reviewed")))
+                   spliced=data.get("spliced"), reviewed=bool(data.get("reviewed")))
 
 
 @dataclass

@@ -112,7 +112,7 @@ def write_settings(root: Path, **changes: str | list[str]) -> Path:
 
 
 def workspace_lang(start: Path | None = None) -> str | None:
-    """The language the workspace's learner chose (`grade init --lang`, `grade lang`), if any."""
+    """The workspace's language (`grade init` records it, `grade lang` changes it), if it has one."""
     lang = settings(find_workspace(start)).get("lang")
     return lang if isinstance(lang, str) else None
 
@@ -122,16 +122,17 @@ def default_lang() -> str:
     return workspace_lang() or locale_lang()
 
 
-def init_workspace(target: Path, lang: str | None = None, stub_lang: str | None = None,
-                   tracks: list[str] | None = None) -> list[Path]:
-    """Create a fresh workspace in `target` with every stub (in `stub_lang`, else `lang`, else English) and
-    statement of the current course, or of its `tracks` only (and, for another course than the built-in one, a
-    language or tracks chosen, a torch-katas.toml saying so); return the stubs written. With `tracks`, a workspace
-    that follows some tracks already gets these added (their stubs, never over a file)."""
+def init_workspace(target: Path, lang: str, tracks: list[str] | None = None) -> list[Path]:
+    """Create a fresh workspace in `target` that speaks `lang`, with every stub (in `lang`) and statement of the
+    current course, or of its `tracks` only, and a torch-katas.toml saying so; return the stubs written. With `tracks`,
+    a workspace that follows some tracks already gets these added (their stubs in its own language, never over a
+    file)."""
     course = current_course()
     chosen = [course.track(t).name for t in tracks or []]  # CourseError for a track the course lacks
     names = {name for t in course.tracks if t.name in chosen for name in t.exercises}
     following = [t for t in settings(target).get("tracks", []) if isinstance(t, str)]
+    if following and settings(target).get("lang") in LANGUAGES:
+        lang = settings(target)["lang"]
     if (target / "exercises").exists() and not (chosen and following):
         raise FileExistsError(f"{target / 'exercises'} already exists")
     written = []
@@ -143,14 +144,13 @@ def init_workspace(target: Path, lang: str | None = None, stub_lang: str | None 
         for name in ("README.md", "README.zh.md"):
             if (ex.folder / name).exists():
                 shutil.copy2(ex.folder / name, folder / name)
-        (folder / ex.stub.name).write_text(stub_text.stub(ex, stub_lang or lang or "en"), encoding="utf-8")
+        (folder / ex.stub.name).write_text(stub_text.stub(ex, lang), encoding="utf-8")
         written.append(folder / ex.stub.name)
     if following:
         write_settings(target, tracks=following + [t for t in chosen if t not in following])
         return written
     (target / ".gitignore").write_text(f"{BACKUP_DIR}/\n__pycache__/\n")
-    if not course.built_in or lang or chosen:
-        write_settings(target, course="" if course.built_in else course.spec, lang=lang or "", tracks=chosen)
+    write_settings(target, course="" if course.built_in else course.spec, lang=lang, tracks=chosen)
     return written
 
 
