@@ -149,7 +149,7 @@ def init_workspace(target: Path, lang: str, tracks: list[str] | None = None) -> 
     if following:
         write_settings(target, tracks=following + [t for t in chosen if t not in following])
         return written
-    (target / ".gitignore").write_text(f"{BACKUP_DIR}/\n__pycache__/\n")
+    (target / ".gitignore").write_text(f"{BACKUP_DIR}/\n__pycache__/\n*.lock\n*.corrupt-*\n")  # the store's files
     write_settings(target, course="" if course.built_in else course.spec, lang=lang, tracks=chosen)
     return written
 
