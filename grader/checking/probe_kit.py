@@ -5,17 +5,22 @@ trusted code around the learner's in the sandbox and returns plain data. These h
 its exception as data with the place it came from (`learner_call`), tell a number as Python sees it (`is_number`),
 replace a torch function for the duration of a call (also where the learner's module imported it by name), record
 the torch functions a call reaches however it spells them (`recording_calls`) and the autograd entry points
-(`watching_autograd`), and pretend a CUDA device exists, so
-that the GPU branch of learner code runs, and is judged, on a CPU.
+(`watching_autograd`), pretend a CUDA device exists, so
+that the GPU branch of learner code runs, and is judged, on a CPU, and import the learner's code anew there
+(`imported_anew`), so that what it decides as it is imported is judged too.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import linecache
+import random
+import sys
 
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils._device import _device_constructors
 
 from grader.sandbox.frames import frame, frame_text
 
@@ -153,10 +158,14 @@ class _CudaOnCpu(TorchFunctionMode):
     def __init__(self, record: list[str]):
         super().__init__()
         self.record = record
+        self.default_cuda = False  # torch.set_default_device("cuda") was called (`_default_device_kept`)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
         name = getattr(func, "__name__", str(func))
+        if self.default_cuda and kwargs.get("device") is None and func in _device_constructors():
+            self.record.append(f"set_default_device(cuda), then {name}()")
+            kwargs["device"] = "cpu"
         if name == "cuda":
             self.record.append(".cuda()")
             return args[0]
@@ -189,6 +198,32 @@ def _load_on_cpu(load, record: list[str]):
     return load_on_cpu
 
 
+def _generator_on_cpu(record: list[str]) -> type:
+    """torch.Generator, which makes on the CPU the generator a device naming CUDA would put on a GPU, and records it
+    (a subclass: `isinstance(g, torch.Generator)` holds)."""
+    class Generator(torch.Generator):
+        def __new__(cls, device="cpu"):
+            if _names_cuda(device):
+                record.append("torch.Generator(device=cuda)")
+                device = "cpu"
+            return super().__new__(cls, device=device)  # type: ignore[call-arg]  # torch's C type takes it
+
+        def __init__(self, device="cpu"):
+            pass
+
+    return Generator
+
+
+def _default_device_kept(set_default_device, mode: _CudaOnCpu):
+    """torch.set_default_device, which leaves the default device as it is when the new one is CUDA (it would outlive
+    the block, and put the next tensors on a GPU that is not there) and has `mode` record the tensors made on it."""
+    def set_default(device) -> None:
+        mode.default_cuda = device is not None and _names_cuda(device)
+        if not mode.default_cuda:
+            set_default_device(device)
+    return set_default
+
+
 class _IdleStream:
     """The stream of the pretended GPU: never capturing a CUDA graph."""
 
@@ -217,13 +252,14 @@ def pretend_cuda(module, available: bool = True, mps: bool = False):
     device with `mps=True` (none otherwise: a device pick that prefers MPS shows on any machine).
 
     With a device reported, calls that name CUDA (`.cuda()`, `.to("cuda")`, `device="cuda"`) run on
-    the CPU and are recorded (`torch.load(map_location="cuda")` too), and so are calls of `torch.cuda`'s
-    seeding functions (with the seeds given, `torch.manual_seed`'s own call of `torch.cuda.manual_seed_all`
-    too), so a check can see the GPU branch of learner code run on a machine without a GPU. Yields a
-    `PretendCuda`.
+    the CPU and are recorded (`torch.load(map_location="cuda")` and `torch.Generator(device="cuda")` too, and
+    the tensors made after `torch.set_default_device("cuda")`, which changes nothing beyond), and so are calls
+    of `torch.cuda`'s seeding functions (with the seeds given, `torch.manual_seed`'s own call of
+    `torch.cuda.manual_seed_all` too), so a check can see the GPU branch of learner code run on a machine without
+    a GPU. Yields a `PretendCuda`.
     """
     seen = PretendCuda()
-    fakes = [
+    fakes: list[tuple[object, str, object]] = [
         (torch.cuda, "is_available", lambda: available),
         (torch.cuda, "device_count", lambda: 1 if available else 0),
         (torch.cuda, "is_bf16_supported", lambda *a, **k: available),
@@ -244,11 +280,43 @@ def pretend_cuda(module, available: bool = True, mps: bool = False):
 
     for name in ("manual_seed", "manual_seed_all", "seed", "seed_all", "synchronize", "empty_cache"):
         fakes.append((torch.cuda, name, recorder(name)))
+    mode = _CudaOnCpu(seen.calls)
     if available:
-        fakes.append((torch, "load", _load_on_cpu(torch.load, seen.calls)))
+        fakes += [(torch, "load", _load_on_cpu(torch.load, seen.calls)),
+                  (torch, "Generator", _generator_on_cpu(seen.calls)),
+                  (torch, "set_default_device", _default_device_kept(torch.set_default_device, mode))]
     with contextlib.ExitStack() as stack:
         for owner, name, fake in fakes:
             stack.enter_context(patched(module, owner, name, fake))
         if available:
-            stack.enter_context(_CudaOnCpu(seen.calls))
+            stack.enter_context(mode)
         yield seen
+
+
+class _Discard(io.TextIOBase):
+    """Where the output of an import made again goes: nowhere (the learner saw it once)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+def imported_anew(module):
+    """The learner's code run again from its first line as a new module, in the world the caller set up (a GPU
+    pretended by `pretend_cuda`), so that what it decides as it is imported shows: a device chosen at module level.
+    The new module, or None when running it again raised (a file that cannot be imported twice is judged on
+    `module`, the one served, alone). Its output is dropped, and torch's, random's and NumPy's generators are left
+    as they were."""
+    from grader.sandbox import process
+
+    numpy = sys.modules.get("numpy")
+    states = torch.get_rng_state(), random.getstate(), numpy.random.get_state() if numpy else None
+    try:
+        with contextlib.redirect_stdout(_Discard()), contextlib.redirect_stderr(_Discard()):
+            return process.load_again()
+    except (Exception, SystemExit):  # the learner's error: the served module was imported once, it is judged
+        return None
+    finally:
+        torch.set_rng_state(states[0])
+        random.setstate(states[1])
+        if numpy:
+            numpy.random.set_state(states[2])
