@@ -77,13 +77,14 @@ def fail_if_gpu(cuda: list[str], what: str | Text, at_import: bool = False) -> N
     if cuda and at_import:
         fail("With a GPU present when your file is imported, {what} sends tensors to it (`{calls}`), although every "
              "input is on the CPU: a choice made at import, such as a module-level `DEVICE = \"cuda\" if "
-             "torch.cuda.is_available() else \"cpu\"`, used inside. Imported without a GPU, the same call keeps to "
-             "the CPU. Keep to the inputs' device: create tensors without a device (or with device=x.device), and "
-             "move nothing to `\"cuda\"`.",
+             "torch.cuda.is_available() else \"cpu\"` or `torch.set_default_device(...)`, used inside. Imported "
+             "without a GPU, the same call keeps to the CPU. Keep to the inputs' device: create tensors without a "
+             "device (or with device=x.device), set no default device, and move nothing to `\"cuda\"`.",
              "导入你的文件时如果有 GPU，{what} 会把 tensor 放到 GPU 上（`{calls}`），而所有输入都在 CPU 上："
-             "这是导入时做出的选择（例如模块级的 `DEVICE = \"cuda\" if torch.cuda.is_available() else \"cpu\"`）"
-             "在函数里被用到了。没有 GPU 时导入，同样的调用会留在 CPU 上。请留在输入所在的设备上："
-             "创建 tensor 时不指定设备（或用 device=x.device），不要把任何东西移到 `\"cuda\"`。",
+             "这是导入时做出的选择（例如模块级的 `DEVICE = \"cuda\" if torch.cuda.is_available() else \"cpu\"` "
+             "或 `torch.set_default_device(...)`）在函数里被用到了。没有 GPU 时导入，同样的调用会留在 CPU 上。"
+             "请留在输入所在的设备上：创建 tensor 时不指定设备（或用 device=x.device），不要设置默认设备，"
+             "也不要把任何东西移到 `\"cuda\"`。",
              what=what, calls=calls, key="gpu-at-import")
     if cuda:
         fail("With a GPU present, {what} sends tensors to it (`{calls}`), although every input is on the CPU: the "
