@@ -19,7 +19,8 @@ import copy
 from grader.checking.expect import Text, fail, fail_raised, learner_call, learner_error, pretend_cuda, probe, verbatim
 from grader.checking.probe_kit import imported_anew
 
-__all__ = ["cuda_run", "expect_cpu_module", "expect_cpu_only", "fail_if_gpu", "fail_if_gpu_at_import"]
+__all__ = ["cuda_run", "expect_cpu_module", "expect_cpu_only", "fail_if_gpu", "fail_if_gpu_anew",
+           "fail_if_gpu_at_import", "imported_anew", "imported_with_gpu"]
 
 
 def _copied(args: list) -> list:
@@ -31,9 +32,10 @@ def _copied(args: list) -> list:
         return args
 
 
-def _anew(module, run) -> dict | None:
-    """The learner's code imported anew with a GPU pretended, then `run(new module)`: what named CUDA as it was
-    imported (`import`) and during `run` (`cuda`, `run`'s value); None when importing it again raised."""
+def imported_with_gpu(module, run) -> dict | None:
+    """The learner's code imported anew with a GPU pretended, then `run(new module, the record)` (the probe's own
+    calls, each error caught): what named CUDA as it was imported (`import`) and during `run` (`cuda`, `run`'s
+    value in `value`); None when importing it again raised. `fail_if_gpu_anew` judges it."""
     with pretend_cuda(module) as seen:
         fresh = imported_anew(module)
         if fresh is None:
@@ -66,7 +68,7 @@ def cuda_run(module, calls):
             per_call.append(seen.calls[before:])
         return per_call
 
-    return {"calls": found, "anew": _anew(module, run)}
+    return {"calls": found, "anew": imported_with_gpu(module, run)}
 
 
 def fail_if_gpu(cuda: list[str], what: str | Text, at_import: bool = False) -> None:
@@ -96,8 +98,17 @@ def fail_if_gpu(cuda: list[str], what: str | Text, at_import: bool = False) -> N
              what=what, calls=calls, key="moved-to-gpu")
 
 
+def fail_if_gpu_anew(anew: dict | None, what: str | Text) -> None:
+    """Fail when, with a GPU pretended, importing the learner's code anew named CUDA (`imported_with_gpu`), or
+    `what` did on that module (its `cuda`)."""
+    fail_if_gpu_at_import(anew)
+    if anew:
+        fail_if_gpu(anew["cuda"], what, at_import=True)
+
+
 def fail_if_gpu_at_import(anew: dict | None) -> None:
-    """Fail when, with a GPU pretended, importing the learner's code anew named CUDA (`_anew`'s `import`)."""
+    """Fail when, with a GPU pretended, importing the learner's code anew named CUDA (`imported_with_gpu`'s
+    `import`)."""
     if anew and anew["import"]:
         fail("With a GPU present, importing your file already uses it (`{calls}`), before any function runs: a "
              "device chosen at import (`\"cuda\"` whenever a GPU is there) and used right there, for a tensor, a "
@@ -134,7 +145,7 @@ def built_with_gpu(module, name, args, inputs):
     def run(fresh, _seen) -> None:
         learner_call(fresh, lambda: getattr(fresh, name)(*args)(*kept))
 
-    anew = _anew(module, run)
+    anew = imported_with_gpu(module, run)
     return {"cuda": seen.calls, "error": error, "anew": anew}
 
 
@@ -146,6 +157,4 @@ def expect_cpu_module(submission, name: str, args: list, inputs: list) -> None:
     fail_if_gpu(got["cuda"], call)
     if got["error"]:
         fail_raised(got["error"], Text("with a GPU present, {call}", "有 GPU 时，{call}", call=verbatim(call)))
-    fail_if_gpu_at_import(got["anew"])
-    if got["anew"]:
-        fail_if_gpu(got["anew"]["cuda"], call, at_import=True)
+    fail_if_gpu_anew(got["anew"], call)

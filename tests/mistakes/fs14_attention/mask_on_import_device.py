@@ -13,7 +13,7 @@ def attention(q, k, v, causal=False, key_padding_mask=None):
     if causal:
         allowed = allowed.tril()
     if key_padding_mask is not None:
-        allowed = allowed & (~key_padding_mask.to(DEVICE))[:, None, None, :]
+        allowed = allowed & (~key_padding_mask).to(DEVICE)[:, None, None, :]
     weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1)
     weights = weights.masked_fill(~allowed.any(dim=-1, keepdim=True), 0.0)
     return weights @ v
