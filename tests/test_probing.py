@@ -116,13 +116,18 @@ import torch
 print("imported")
 DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 NOISE = torch.randn(3)
+EPS = torch.tensor(1e-6, device=DEVICE)
+SHOWN = torch.ones(2, device=DEVICE)  # a demo on the GPU, never used by a function
 
 def device():
     return DEVICE
+
+def shifted(x):
+    return x + EPS
 '''
 
 
-def test_imported_anew_decides_the_module_level_device_in_the_world_pretended(monkeypatch, capsys):
+def test_imported_anew_decides_at_import_in_the_world_pretended_and_records_what_uses_it(monkeypatch, capsys):
     source = Source(chunks=[("work.py", AT_IMPORT)], filename="work.py", path=None, notebook=False)
     stdin = sys.stdin
     try:
@@ -130,18 +135,24 @@ def test_imported_anew_decides_the_module_level_device_in_the_world_pretended(mo
         monkeypatch.setattr(process, "SERVING", [served, source, {}])
         state = torch.get_rng_state()
         with pretend_cuda(served) as seen:
-            fresh = imported_anew(served)
-        with pretend_cuda(served, available=False):
-            without = imported_anew(served)
+            fresh = imported_anew(served, seen)
+            at_import = list(seen.calls)
+            fresh.shifted(torch.zeros(2))
+            torch.ones(2) + 1  # touches nothing the import made
+        with pretend_cuda(served, available=False) as without:
+            plain = imported_anew(served, without)
     finally:
         sys.stdin = stdin
-    assert served.device() == "cpu" and fresh.device() == "cuda" and without.device() == "cpu"
-    assert sys.modules["submission"] is served and not seen.calls
+    assert served.device() == "cpu" and fresh.device() == "cuda" and plain.device() == "cpu"
+    assert at_import == ["tensor(device=cuda)", "ones(device=cuda)"]
+    assert seen.calls[2:] == ["add() with what your file put on cuda at import"]  # the unused demo counts for nothing
+    assert sys.modules["submission"] is served and not without.calls
     assert torch.equal(torch.get_rng_state(), state)  # the import's draw left the generator as it was
     assert capsys.readouterr().out == "imported\n"  # printed by the served import only
     monkeypatch.setattr(process, "SERVING", [served, Source(chunks=[("work.py", "raise ValueError")],
                                                            filename="work.py", path=None, notebook=False), {}])
-    assert imported_anew(served) is None
+    with pretend_cuda(served) as seen:
+        assert imported_anew(served, seen) is None
 
 
 def test_pretend_cuda_records_a_cuda_generator_and_the_tensors_of_a_cuda_default_device():

@@ -6,10 +6,11 @@ what names CUDA on the CPU and records it. Here that is one standard step for an
 learner's functions that way (a probe), and `expect_cpu_only` fails when one of them sent something to the
 pretended GPU although every input was on the CPU; `expect_cpu_module` does the same for a module built and run on
 an input (its parameters, buffers and whatever its forward makes). Both also import the learner's code anew with the
-GPU pretended (`imported_anew`) and run the same calls on that module: a device chosen at import (module level,
+GPU pretended (`imported_with_gpu`) and run the same calls on that module: a device chosen at import (module level,
 `DEVICE = "cuda" if torch.cuda.is_available() else "cpu"`) is "cpu" in the module the sandbox loaded, and shows
-only there. Probes that drive modules and optimizers use `pretend_cuda` themselves and hand what it recorded to
-`fail_if_gpu`.
+only there, as do the tensors made with it at import, where a call uses them. Probes that drive modules and
+optimizers use `pretend_cuda` themselves and hand what it recorded to `fail_if_gpu`, and what `imported_with_gpu`
+recorded to `fail_if_gpu_anew`.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import copy
 from grader.checking.expect import Text, fail, fail_raised, learner_call, learner_error, pretend_cuda, probe, verbatim
 from grader.checking.probe_kit import imported_anew
 
-__all__ = ["cuda_run", "expect_cpu_module", "expect_cpu_only", "fail_if_gpu", "fail_if_gpu_anew",
-           "fail_if_gpu_at_import", "imported_anew", "imported_with_gpu"]
+__all__ = ["cuda_run", "expect_cpu_module", "expect_cpu_only", "fail_if_gpu", "fail_if_gpu_anew", "imported_anew",
+           "imported_with_gpu"]
 
 
 def _copied(args: list) -> list:
@@ -34,15 +35,15 @@ def _copied(args: list) -> list:
 
 def imported_with_gpu(module, run) -> dict | None:
     """The learner's code imported anew with a GPU pretended, then `run(new module, the record)` (the probe's own
-    calls, each error caught): what named CUDA as it was imported (`import`) and during `run` (`cuda`, `run`'s
-    value in `value`); None when importing it again raised. `fail_if_gpu_anew` judges it."""
+    calls, each error caught): what named CUDA during `run` (`cuda`: what the import put there counts where `run`
+    uses it) and `run`'s value (`value`); None when importing it again raised. `fail_if_gpu_anew` judges it."""
     with pretend_cuda(module) as seen:
-        fresh = imported_anew(module)
+        fresh = imported_anew(module, seen)
         if fresh is None:
             return None
         at_import = len(seen.calls)
         value = run(fresh, seen)
-    return {"import": seen.calls[:at_import], "cuda": seen.calls[at_import:], "value": value}
+    return {"cuda": seen.calls[at_import:], "value": value}
 
 
 @probe
@@ -77,12 +78,12 @@ def fail_if_gpu(cuda: list[str], what: str | Text, at_import: bool = False) -> N
     what = what if isinstance(what, Text) else verbatim(what)
     calls = verbatim(", ".join(dict.fromkeys(cuda)))
     if cuda and at_import:
-        fail("With a GPU present when your file is imported, {what} sends tensors to it (`{calls}`), although every "
-             "input is on the CPU: a choice made at import, such as a module-level `DEVICE = \"cuda\" if "
+        fail("With a GPU present when your file is imported, {what} uses it (`{calls}`), although every input is on "
+             "the CPU: a choice made at import, such as a module-level `DEVICE = \"cuda\" if "
              "torch.cuda.is_available() else \"cpu\"` or `torch.set_default_device(...)`, used inside. Imported "
              "without a GPU, the same call keeps to the CPU. Keep to the inputs' device: create tensors without a "
              "device (or with device=x.device), set no default device, and move nothing to `\"cuda\"`.",
-             "导入你的文件时如果有 GPU，{what} 会把 tensor 放到 GPU 上（`{calls}`），而所有输入都在 CPU 上："
+             "导入你的文件时如果有 GPU，{what} 会用到它（`{calls}`），而所有输入都在 CPU 上："
              "这是导入时做出的选择（例如模块级的 `DEVICE = \"cuda\" if torch.cuda.is_available() else \"cpu\"` "
              "或 `torch.set_default_device(...)`）在函数里被用到了。没有 GPU 时导入，同样的调用会留在 CPU 上。"
              "请留在输入所在的设备上：创建 tensor 时不指定设备（或用 device=x.device），不要设置默认设备，"
@@ -99,27 +100,10 @@ def fail_if_gpu(cuda: list[str], what: str | Text, at_import: bool = False) -> N
 
 
 def fail_if_gpu_anew(anew: dict | None, what: str | Text) -> None:
-    """Fail when, with a GPU pretended, importing the learner's code anew named CUDA (`imported_with_gpu`), or
-    `what` did on that module (its `cuda`)."""
-    fail_if_gpu_at_import(anew)
+    """Fail when, with a GPU pretended as the learner's code was imported anew (`imported_with_gpu`), `what` named
+    CUDA on that module."""
     if anew:
         fail_if_gpu(anew["cuda"], what, at_import=True)
-
-
-def fail_if_gpu_at_import(anew: dict | None) -> None:
-    """Fail when, with a GPU pretended, importing the learner's code anew named CUDA (`imported_with_gpu`'s
-    `import`)."""
-    if anew and anew["import"]:
-        fail("With a GPU present, importing your file already uses it (`{calls}`), before any function runs: a "
-             "device chosen at import (`\"cuda\"` whenever a GPU is there) and used right there, for a tensor, a "
-             "generator or the default device. Every input is on the CPU: what was made on the GPU would meet them "
-             "on the wrong device. Make tensors inside your functions, on their inputs' device (without a device, "
-             "or with device=x.device), and move nothing to `\"cuda\"`.",
-             "有 GPU 时，导入你的文件就已经用到了它（`{calls}`），那时还没有运行任何函数：导入时选定的设备"
-             "（有 GPU 就是 `\"cuda\"`）当场就被用于 tensor、生成器或默认设备。所有输入都在 CPU 上："
-             "在 GPU 上做出的东西会与它们处在不同的设备上。请在函数内部、在输入所在的设备上创建 tensor"
-             "（不指定设备，或用 device=x.device），不要把任何东西移到 `\"cuda\"`。",
-             calls=verbatim(", ".join(dict.fromkeys(anew["import"]))), key="gpu-at-import")
 
 
 def expect_cpu_only(submission, calls: list[tuple[str, list]], what: str | None = None) -> None:
@@ -129,7 +113,6 @@ def expect_cpu_only(submission, calls: list[tuple[str, list]], what: str | None 
                            what=what or "the functions with a GPU pretended")
     for row, (name, _args) in zip(got["calls"], calls):
         fail_if_gpu(row["cuda"], f"`{name}(...)`")
-    fail_if_gpu_at_import(got["anew"])
     for cuda, (name, _args) in zip(got["anew"]["value"] if got["anew"] else [], calls):
         fail_if_gpu(cuda, f"`{name}(...)`", at_import=True)
 

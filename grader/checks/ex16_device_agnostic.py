@@ -111,7 +111,7 @@ def run_train(module, weight, bias, x, y, model_on, data_on, device, steps, lr):
     with contextlib.ExitStack() as stack:
         seen = stack.enter_context(pretend_cuda(module)) if device == "meta" else None
         if seen is not None:  # the file imported anew with the GPU there: a device it chose at import shows
-            module = imported_anew(module) or module
+            module = imported_anew(module, seen) or module
         blame = stack.enter_context(_Blame(x, y, model, seen))
         caught = stack.enter_context(warnings.catch_warnings(record=True))
         warnings.simplefilter("always")
@@ -158,9 +158,9 @@ class _Availability:
 def run_pick_device(module, cuda_available, mps_available):
     """Call pick_device with CUDA and MPS pretended available or not (nothing touches a real GPU)."""
     asked = []
-    with pretend_cuda(module, available=cuda_available, mps=mps_available), \
+    with pretend_cuda(module, available=cuda_available, mps=mps_available) as seen, \
             patched(module, torch.cuda, "is_available", _Availability(cuda_available, asked)):
-        module = imported_anew(module) or module  # what the file decides at import, it decides on this machine
+        module = imported_anew(module, seen) or module  # what the file decides at import, it decides on this machine
         device, error = learner_call(module, module.pick_device)
     if error:
         return {"error": error}

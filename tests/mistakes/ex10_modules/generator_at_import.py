@@ -1,6 +1,6 @@
 # Mistake: a generator made at import, on the GPU whenever there is one, draws Affine's weights there: a CPU
 # input meets GPU weights.
-# Expect: importing your file already uses it
+# Expect: when your file is imported
 import math
 
 import torch
