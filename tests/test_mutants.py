@@ -122,6 +122,11 @@ def test_each_family_models_its_class_of_wrong_answers():
     assert [m.after for m in ops["device-type-guard"]] == [
         "if torch.device(device).type == 'cuda':\n    model.to(device)"]
     assert any(m.after.startswith("if torch.cuda.is_available():\n    torch.manual_seed") for m in ops["gpu-only"])
+    chosen_at_import = ops["gpu-when-available-at-import"][0]  # the same choice, made once at module level
+    assert chosen_at_import.after == "model.to(DEVICE if DEVICE == 'cuda' else device)"
+    assert "import torch\nDEVICE = 'cuda' if torch.cuda.is_available() else 'cpu'\n" in chosen_at_import.code
+    assert [m.after for m in ops["gpu-factory-at-import"]] == ["torch.tensor(arr, device=DEVICE)"]
+    assert {m.family for m in [chosen_at_import, *ops["gpu-factory-at-import"]]} == {"device"}
     assert ops["hash-seed"][0].after == "torch.manual_seed(hash(str(seed)) % 2 ** 32)"
     assert ops["numpy-strides"][0].after == "torch.from_numpy(arr).clone()"
     assert ops["view-for-reshape"][0].after == "torch.tensor(arr).view(-1)"
@@ -176,7 +181,7 @@ def test_validate_mutants_prints_the_score_per_family(tmp_path):
 def test_a_sample_of_each_new_family_is_killed():
     """A sample: the full run is `grade validate --mutants` (README: every family at 95 % or more on every
     exercise)."""
-    wanted = {"ex22": ("swap-optimizer",), "ex16": ("mps-first", "device-type-guard"),
+    wanted = {"ex22": ("swap-optimizer",), "ex16": ("mps-first", "device-type-guard", "gpu-when-available-at-import"),
               "ex23": ("positive-inf-only", "nan-blind")}
     for name, operators in wanted.items():
         exercise = find_exercise(name)

@@ -5,8 +5,8 @@ import sys
 import pytest
 import torch
 
-from grader.sandbox import frames
-from grader.checking.probe_kit import learner_error, pretend_cuda
+from grader.sandbox import frames, process
+from grader.checking.probe_kit import imported_anew, learner_error, pretend_cuda
 from grader.sandbox.process import _load_module
 from grader.sandbox.source import Source
 
@@ -108,3 +108,63 @@ def test_where_an_error_came_from_is_data_rendered_in_the_learners_language():
     assert frames.where(error).render("zh").startswith(f"（单元格 In[3] 第 {line} 行，broken 中：raise ValueError")
     assert frames.where({"where": "line 3, in f: x"}).render("zh") == " (line 3, in f: x)"  # a check's own text
     assert frames.where({}).render("zh") == ""
+
+
+AT_IMPORT = '''
+import torch
+
+print("imported")
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+NOISE = torch.randn(3)
+EPS = torch.tensor(1e-6, device=DEVICE)
+SHOWN = torch.ones(2, device=DEVICE)  # a demo on the GPU, never used by a function
+
+def device():
+    return DEVICE
+
+def shifted(x):
+    return x + EPS
+'''
+
+
+def test_imported_anew_decides_at_import_in_the_world_pretended_and_records_what_uses_it(monkeypatch, capsys):
+    source = Source(chunks=[("work.py", AT_IMPORT)], filename="work.py", path=None, notebook=False)
+    stdin = sys.stdin
+    try:
+        served, _ = _load_module(source)
+        monkeypatch.setattr(process, "SERVING", [served, source, {}])
+        state = torch.get_rng_state()
+        with pretend_cuda(served) as seen:
+            fresh = imported_anew(served, seen)
+            at_import = list(seen.calls)
+            fresh.shifted(torch.zeros(2))
+            torch.ones(2) + 1  # touches nothing the import made
+        with pretend_cuda(served, available=False) as without:
+            plain = imported_anew(served, without)
+    finally:
+        sys.stdin = stdin
+    assert served.device() == "cpu" and fresh.device() == "cuda" and plain.device() == "cpu"
+    assert at_import == ["tensor(device=cuda)", "ones(device=cuda)"]
+    assert seen.calls[2:] == ["add() with what your file put on cuda at import"]  # the unused demo counts for nothing
+    assert sys.modules["submission"] is served and not without.calls
+    assert torch.equal(torch.get_rng_state(), state)  # the import's draw left the generator as it was
+    assert capsys.readouterr().out == "imported\n"  # printed by the served import only
+    monkeypatch.setattr(process, "SERVING", [served, Source(chunks=[("work.py", "raise ValueError")],
+                                                           filename="work.py", path=None, notebook=False), {}])
+    with pretend_cuda(served) as seen:
+        assert imported_anew(served, seen) is None
+
+
+def test_pretend_cuda_records_a_cuda_generator_and_the_tensors_of_a_cuda_default_device():
+    module = learner_module()
+    with pretend_cuda(module) as seen:
+        generator = torch.Generator(device="cuda")
+        torch.set_default_device("cuda")
+        x = torch.zeros(2) + torch.randn(2, generator=generator)
+    assert isinstance(generator, torch.Generator) and x.device.type == "cpu"
+    assert seen.calls == ["torch.Generator(device=cuda)", "set_default_device(cuda), then zeros()",
+                          "set_default_device(cuda), then randn()"]
+    assert torch.get_default_device().type == "cpu" and torch.zeros(1).device.type == "cpu"
+    with pretend_cuda(module) as seen:
+        torch.zeros(2)  # a default set in an earlier block is gone
+    assert not seen.calls

@@ -6,7 +6,8 @@ what only an edge input shows (issue 36: an outside set of wrong answers found t
   `fit = ["optimizer"]`; a rule nothing declares is no rule, and its mutant would be a correct answer.
 - device: a GPU branch a CPU never takes: a device, a tensor or a seeding or determinism setting behind
   `torch.cuda.is_available()`, a device type or MPS check. Wherever the solution names a device, makes a tensor,
-  seeds or sets determinism.
+  seeds or sets determinism. The same choice made once, at import (`DEVICE` at module level), for the devices and
+  tensors of a function: a check that pretends a GPU only after the import never sees it.
 - edge: code right on the inputs a probe usually draws and wrong on others: non-contiguous or negative-stride
   inputs, size-1 dimensions, negative or NaN values, a model without buffers or biases, a guard for a corner
   dropped, a seed from `hash()` (it differs from process to process), a path that does not end in `.pt`.
@@ -239,6 +240,38 @@ def device_expression_slips(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
         yield "mps-first", _expr(f"'mps' if torch.backends.mps.is_available() else ({ast.unparse(node)})")
 
 
+DEVICE_AT_IMPORT = f"DEVICE = 'cuda' if {AVAILABLE} else 'cpu'"  # what the *-at-import mutants add to the module
+
+
+def device_import_slips(node: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    """Device mutants of one expression in a function, the device chosen at import (`DEVICE_AT_IMPORT`, which
+    `with_device_at_import` adds): a device that is DEVICE when DEVICE is the GPU, a new tensor put on DEVICE."""
+    for operator, new in device_expression_slips(node):
+        if operator in ("gpu-when-available", "gpu-factory"):
+            code = ast.unparse(new).replace(f"'cuda' if {AVAILABLE} else 'cpu'", "DEVICE")
+            yield f"{operator}-at-import", _expr(code.replace(f"'cuda' if {AVAILABLE} else",
+                                                              "DEVICE if DEVICE == 'cuda' else"))
+
+
+def imports_torch(tree: ast.Module) -> bool:
+    """Whether the module imports torch by that name and binds no DEVICE of its own (the *-at-import mutants)."""
+    names = {alias.asname or alias.name for node in tree.body if isinstance(node, ast.Import) for alias in node.names}
+    bound = {target.id for node in tree.body if isinstance(node, ast.Assign) for target in node.targets
+             if isinstance(target, ast.Name)}
+    return "torch" in names and "DEVICE" not in bound
+
+
+def with_device_at_import(tree: ast.Module) -> None:
+    """Add `DEVICE_AT_IMPORT` to the module, after the imports above its first function or class."""
+    at = 0
+    for i, node in enumerate(tree.body):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            break
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            at = i + 1
+    tree.body.insert(at, ast.parse(DEVICE_AT_IMPORT).body[0])
+
+
 def device_statement_slips(stmt: ast.stmt, params: list[str]) -> Iterator[tuple[str, list[ast.stmt]]]:
     """Device mutants of one statement: a seeding or determinism setting made only with a GPU, or only without
     one; a move to the device made only when it is a GPU."""
@@ -309,7 +342,7 @@ def edge_statement_slips(stmt: ast.stmt) -> Iterator[tuple[str, list[ast.stmt]]]
 FAMILY = {**dict.fromkeys(("swap-optimizer", "loop-features", "loop-rows", "cuda-call", "convert-model",
                            "sibling-builtin", "functional-optim", "grad-not-backward"), "spec"),
           **dict.fromkeys(("gpu-when-available", "gpu-factory", "mps-first", "gpu-only", "cpu-only",
-                           "device-type-guard"), "device"),
+                           "device-type-guard", "gpu-when-available-at-import", "gpu-factory-at-import"), "device"),
           **dict.fromkeys(("view-for-reshape", "squeeze-all", "numpy-strides", "drop-guard", "drop-abs",
                            "positive-inf-only", "nan-blind", "params-not-state", "weights-only", "hash-seed",
                            "path-suffix"), "edge")}

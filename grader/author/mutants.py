@@ -293,6 +293,7 @@ def generate(code: str, given: Set[tuple[str, str]] = frozenset(), rules: dict[s
         if isinstance(node, ast.stmt) and (function, ast.dump(node)) in given:
             handed |= {id(n) for n in ast.walk(node)}
     numbers = _numbers(tree)
+    at_import = families.imports_torch(tree)
     for path, node, function in _sites(tree):
         if id(node) in skip or not path:
             continue
@@ -317,6 +318,8 @@ def generate(code: str, given: Set[tuple[str, str]] = frozenset(), rules: dict[s
             if mine:
                 slips += [(op, ("expr", new)) for op, new in _expression_slips(node)]
                 slips += [(op, ("expr", new)) for op, new in families.device_expression_slips(node)]
+                if at_import and function != "<module>":
+                    slips += [(op, ("expr", new)) for op, new in families.device_import_slips(node)]
                 slips += [(op, ("expr", new)) for op, new in families.edge_expression_slips(node, params, arrays)]
             slips += [(op, ("expr", new)) for op, new in families.spec_expression_slips(node, stated)]
         for operator, (kind, new) in slips:
@@ -340,6 +343,8 @@ def generate(code: str, given: Set[tuple[str, str]] = frozenset(), rules: dict[s
                     setattr(parent, name, new_nodes[0])
                 else:
                     getattr(parent, name)[i] = new_nodes[0]
+            if operator.endswith("-at-import"):
+                families.with_device_at_import(mutated)
             try:
                 mutant_code = ast.unparse(ast.fix_missing_locations(mutated))
                 after = "\n".join(ast.unparse(n) for n in new_nodes)

@@ -5,17 +5,22 @@ trusted code around the learner's in the sandbox and returns plain data. These h
 its exception as data with the place it came from (`learner_call`), tell a number as Python sees it (`is_number`),
 replace a torch function for the duration of a call (also where the learner's module imported it by name), record
 the torch functions a call reaches however it spells them (`recording_calls`) and the autograd entry points
-(`watching_autograd`), and pretend a CUDA device exists, so
-that the GPU branch of learner code runs, and is judged, on a CPU.
+(`watching_autograd`), pretend a CUDA device exists, so
+that the GPU branch of learner code runs, and is judged, on a CPU, and import the learner's code anew there
+(`imported_anew`), so that what it decides as it is imported is judged too.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import linecache
+import random
+import sys
 
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils._device import _device_constructors
 
 from grader.sandbox.frames import frame, frame_text
 
@@ -147,33 +152,61 @@ def _names_cuda(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)  # .to(0), .cuda(0): a GPU index
 
 
-class _CudaOnCpu(TorchFunctionMode):
-    """Runs calls that name CUDA on the CPU instead, and records them."""
+def _held(value) -> list[tuple]:
+    """The keys `PretendCuda.keep` files a value under: a tensor's storage (a view or a Parameter of it shares it),
+    any other object's identity; one level into lists and tuples (torch.cat's)."""
+    if isinstance(value, (list, tuple)):
+        return [key for item in value if not isinstance(item, (list, tuple)) for key in _held(item)]
+    if isinstance(value, torch.Tensor):
+        try:
+            pointer = value.untyped_storage().data_ptr()
+        except (RuntimeError, NotImplementedError):  # a tensor without storage of its own
+            return []
+        return [("storage", pointer)] if pointer else []
+    return [("object", id(value))] if isinstance(value, torch.Generator) else []
 
-    def __init__(self, record: list[str]):
+
+class _CudaOnCpu(TorchFunctionMode):
+    """Runs calls that name CUDA on the CPU instead, and records them; once the learner's file has been imported
+    anew (`imported_anew`), also the calls that use what its import put on CUDA."""
+
+    def __init__(self, seen: PretendCuda):
         super().__init__()
-        self.record = record
+        self.seen = seen
+        self.record = seen.calls
+        self.default_cuda = False  # torch.set_default_device("cuda") was called (`_default_device_kept`)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = dict(kwargs or {})
         name = getattr(func, "__name__", str(func))
+        before = len(self.record)
+        if self.seen.made and not self.seen.importing \
+                and any(key in self.seen.made for value in (*args, *kwargs.values()) for key in _held(value)):
+            self.record.append(f"{name}() with what your file put on cuda at import")
+        if self.default_cuda and kwargs.get("device") is None and func in _device_constructors():
+            self.record.append(f"set_default_device(cuda), then {name}()")
+            kwargs["device"] = "cpu"
         if name == "cuda":
             self.record.append(".cuda()")
-            return args[0]
-        if "device" in kwargs and _names_cuda(kwargs["device"]):
-            self.record.append(f"{name}(device=cuda)")
-            kwargs["device"] = "cpu"
-        if name == "pin_memory":
+            result = args[0]
+        elif name == "pin_memory":
             self.record.append(".pin_memory()")
-            return args[0]
-        if name == "to":
-            args = list(args)
-            for i in range(1, len(args)):
-                if _names_cuda(args[i]) and (i == 1 or not isinstance(args[i], int)):
-                    self.record.append(".to(cuda)")
-                    args[i] = "cpu"
-            args = tuple(args)
-        return func(*args, **kwargs)
+            result = args[0]
+        else:
+            if "device" in kwargs and _names_cuda(kwargs["device"]):
+                self.record.append(f"{name}(device=cuda)")
+                kwargs["device"] = "cpu"
+            if name == "to":
+                args = list(args)
+                for i in range(1, len(args)):
+                    if _names_cuda(args[i]) and (i == 1 or not isinstance(args[i], int)):
+                        self.record.append(".to(cuda)")
+                        args[i] = "cpu"
+                args = tuple(args)
+            result = func(*args, **kwargs)
+        if self.seen.importing and len(self.record) > before:
+            self.seen.keep(result)
+        return result
 
 
 def _load_on_cpu(load, record: list[str]):
@@ -187,6 +220,35 @@ def _load_on_cpu(load, record: list[str]):
             record.append("torch.load(map_location=cuda)")
         return load(f, *args, **kwargs)
     return load_on_cpu
+
+
+def _generator_on_cpu(seen: PretendCuda) -> type:
+    """torch.Generator, which makes on the CPU the generator a device naming CUDA would put on a GPU, and records it
+    (a subclass: `isinstance(g, torch.Generator)` holds)."""
+    class Generator(torch.Generator):
+        def __new__(cls, device="cpu"):
+            if not _names_cuda(device):
+                return super().__new__(cls, device=device)  # type: ignore[call-arg]  # torch's C type takes it
+            seen.calls.append("torch.Generator(device=cuda)")
+            made = super().__new__(cls, device="cpu")  # type: ignore[call-arg]
+            if seen.importing:
+                seen.keep(made)
+            return made
+
+        def __init__(self, device="cpu"):
+            pass
+
+    return Generator
+
+
+def _default_device_kept(set_default_device, mode: _CudaOnCpu):
+    """torch.set_default_device, which leaves the default device as it is when the new one is CUDA (it would outlive
+    the block, and put the next tensors on a GPU that is not there) and has `mode` record the tensors made on it."""
+    def set_default(device) -> None:
+        mode.default_cuda = device is not None and _names_cuda(device)
+        if not mode.default_cuda:
+            set_default_device(device)
+    return set_default
 
 
 class _IdleStream:
@@ -205,6 +267,13 @@ class PretendCuda:
     def __init__(self):
         self.calls: list[str] = []  # ".cuda()", ".to(cuda)", "zeros(device=cuda)", "torch.cuda.manual_seed_all"...
         self.seeds: list[int] = []  # the seeds given to torch.cuda.manual_seed and manual_seed_all
+        self.importing = False  # the learner's file is being imported anew (`imported_anew`)
+        self.made: dict[tuple, object] = {}  # what that import put on CUDA (`_held`'s keys), kept alive
+
+    def keep(self, value) -> None:
+        """Remember `value` (a tensor, a generator, a list of them) as put on CUDA by the learner's import."""
+        for key in _held(value):
+            self.made[key] = value
 
     @property
     def used(self) -> bool:
@@ -217,13 +286,14 @@ def pretend_cuda(module, available: bool = True, mps: bool = False):
     device with `mps=True` (none otherwise: a device pick that prefers MPS shows on any machine).
 
     With a device reported, calls that name CUDA (`.cuda()`, `.to("cuda")`, `device="cuda"`) run on
-    the CPU and are recorded (`torch.load(map_location="cuda")` too), and so are calls of `torch.cuda`'s
-    seeding functions (with the seeds given, `torch.manual_seed`'s own call of `torch.cuda.manual_seed_all`
-    too), so a check can see the GPU branch of learner code run on a machine without a GPU. Yields a
-    `PretendCuda`.
+    the CPU and are recorded (`torch.load(map_location="cuda")` and `torch.Generator(device="cuda")` too, and
+    the tensors made after `torch.set_default_device("cuda")`, which changes nothing beyond), and so are calls
+    of `torch.cuda`'s seeding functions (with the seeds given, `torch.manual_seed`'s own call of
+    `torch.cuda.manual_seed_all` too), so a check can see the GPU branch of learner code run on a machine without
+    a GPU. Yields a `PretendCuda`.
     """
     seen = PretendCuda()
-    fakes = [
+    fakes: list[tuple[object, str, object]] = [
         (torch.cuda, "is_available", lambda: available),
         (torch.cuda, "device_count", lambda: 1 if available else 0),
         (torch.cuda, "is_bf16_supported", lambda *a, **k: available),
@@ -244,11 +314,46 @@ def pretend_cuda(module, available: bool = True, mps: bool = False):
 
     for name in ("manual_seed", "manual_seed_all", "seed", "seed_all", "synchronize", "empty_cache"):
         fakes.append((torch.cuda, name, recorder(name)))
+    mode = _CudaOnCpu(seen)
     if available:
-        fakes.append((torch, "load", _load_on_cpu(torch.load, seen.calls)))
+        fakes += [(torch, "load", _load_on_cpu(torch.load, seen.calls)),
+                  (torch, "Generator", _generator_on_cpu(seen)),
+                  (torch, "set_default_device", _default_device_kept(torch.set_default_device, mode))]
     with contextlib.ExitStack() as stack:
         for owner, name, fake in fakes:
             stack.enter_context(patched(module, owner, name, fake))
         if available:
-            stack.enter_context(_CudaOnCpu(seen.calls))
+            stack.enter_context(mode)
         yield seen
+
+
+class _Discard(io.TextIOBase):
+    """Where the output of an import made again goes: nowhere (the learner saw it once)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+def imported_anew(module, seen: PretendCuda):
+    """The learner's code run again from its first line as a new module, in the world the caller set up (a GPU
+    pretended by `pretend_cuda`, whose record is `seen`), so that what it decides as it is imported shows: a device
+    chosen at module level. What the import puts on CUDA is recorded as any call is, and each later call that uses it
+    too (a tensor made on CUDA at import and never used, a demo at the bottom of the file, is no mistake). The new
+    module, or None when running it again raised (a file that cannot be imported twice is judged on `module`, the
+    one served, alone). Its output is dropped, and torch's, random's and NumPy's generators are left as they were."""
+    from grader.sandbox import process
+
+    numpy = sys.modules.get("numpy")
+    states = torch.get_rng_state(), random.getstate(), numpy.random.get_state() if numpy else None
+    seen.importing = True
+    try:
+        with contextlib.redirect_stdout(_Discard()), contextlib.redirect_stderr(_Discard()):
+            return process.load_again()
+    except (Exception, SystemExit):  # the learner's error: the served module was imported once, it is judged
+        return None
+    finally:
+        seen.importing = False
+        torch.set_rng_state(states[0])
+        random.setstate(states[1])
+        if numpy:
+            numpy.random.set_state(states[2])

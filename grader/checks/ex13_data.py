@@ -17,6 +17,7 @@ import torch
 
 from grader.checking import (Text, check, describe, expect_close, explain, fail, is_number, patched, pretend_cuda, probe,
                              salted_hash, verbatim)
+from grader.devices import imported_anew
 
 # -- trusted helpers (they run inside the sandbox, through the probes) -----------------------
 
@@ -194,11 +195,13 @@ def worker_loader(module, n, num_workers, seed, torch_seed, iterate):
 
 @probe
 def pin_memory_flags(module, devices):
-    """pin_memory of make_loader(device=d) for "cpu", "cuda", "cuda:0", with CUDA pretended present and absent."""
+    """pin_memory of make_loader(device=d) for "cpu", "cuda", "cuda:0", with CUDA pretended present and absent, the
+    file imported anew in each case (what it decides at import, such as whether a GPU is there, is decided there)."""
     flags = {}
     for available in (True, False):
-        with pretend_cuda(module, available=available):
-            flags[str(available)] = [getattr(module.make_loader(IndexDataset(8), 4, device=d), "pin_memory", None)
+        with pretend_cuda(module, available=available) as seen:
+            anew = imported_anew(module, seen) or module
+            flags[str(available)] = [getattr(anew.make_loader(IndexDataset(8), 4, device=d), "pin_memory", None)
                                      for d in devices]
     return flags
 

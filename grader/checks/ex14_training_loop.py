@@ -25,7 +25,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 from grader.checking import (Text, check, describe, expect_number, explain, fail, is_number, learner_call, matches,
                              patched, pretend_cuda, probe, record_curve, tensor_info, verbatim)
-from grader.devices import expect_cpu_only, fail_if_gpu
+from grader.devices import expect_cpu_only, fail_if_gpu, imported_anew
 
 FEATURES, HIDDEN, CLASSES = 4, 32, 3
 EPOCHS = 10
@@ -151,9 +151,11 @@ def run_evaluate(module, state, x, y, batch_size):
     model.train()  # left in training mode, as after a training epoch
     rec = Recorder(model)
     with pretend_cuda(module) as gpu:  # a GPU at hand: still nothing leaves the model's device
+        module = imported_anew(module, gpu) or module  # the file imported with it there: a device chosen then too
+        at_import = len(gpu.calls)
         value = module.evaluate(model, _loader(x, y, batch_size), rec.criterion())
     return {"value": tuple(value) if isinstance(value, (tuple, list)) else value,
-            "forwards": rec.forwards, "losses": rec.losses, "cuda": gpu.calls}
+            "forwards": rec.forwards, "losses": rec.losses, "cuda": gpu.calls[at_import:]}
 
 
 @probe
@@ -182,8 +184,11 @@ def run_train_epoch(module, state, x, y, batch_size, lr):
 
     optimizer = CheckedSGD(model.parameters(), lr=lr)
     with pretend_cuda(module) as gpu:
+        module = imported_anew(module, gpu) or module  # the file imported with the GPU there: a device chosen then too
+        at_import = len(gpu.calls)
         value = module.train_one_epoch(model, _loader(x, y, batch_size), rec.criterion(lift_single=True), optimizer)
-    return {"value": value, "forwards": rec.forwards, "losses": rec.losses, "steps": steps, "cuda": gpu.calls}
+    return {"value": value, "forwards": rec.forwards, "losses": rec.losses, "steps": steps,
+            "cuda": gpu.calls[at_import:]}
 
 
 def trusted_train_one_epoch(model, loader, criterion, optimizer):

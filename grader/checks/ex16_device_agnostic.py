@@ -27,6 +27,7 @@ from torch.overrides import TorchFunctionMode
 
 from grader.checking import (Text, check, error_text, expect_close, fail, fail_raised, learner_call, matches, patched,
                              pretend_cuda, probe, verbatim, where)
+from grader.devices import imported_anew
 
 STEPS, LR = 12, 0.1
 PLACED_STEPS = 3  # the runs on the meta device: where a step's tensors go shows in the first ones
@@ -109,6 +110,8 @@ def run_train(module, weight, bias, x, y, model_on, data_on, device, steps, lr):
     result = {"error": None, "losses": None}
     with contextlib.ExitStack() as stack:
         seen = stack.enter_context(pretend_cuda(module)) if device == "meta" else None
+        if seen is not None:  # the file imported anew with the GPU there: a device it chose at import shows
+            module = imported_anew(module, seen) or module
         blame = stack.enter_context(_Blame(x, y, model, seen))
         caught = stack.enter_context(warnings.catch_warnings(record=True))
         warnings.simplefilter("always")
@@ -155,8 +158,9 @@ class _Availability:
 def run_pick_device(module, cuda_available, mps_available):
     """Call pick_device with CUDA and MPS pretended available or not (nothing touches a real GPU)."""
     asked = []
-    with pretend_cuda(module, available=cuda_available, mps=mps_available), \
+    with pretend_cuda(module, available=cuda_available, mps=mps_available) as seen, \
             patched(module, torch.cuda, "is_available", _Availability(cuda_available, asked)):
+        module = imported_anew(module, seen) or module  # what the file decides at import, it decides on this machine
         device, error = learner_call(module, module.pick_device)
     if error:
         return {"error": error}

@@ -16,7 +16,7 @@ from torch import nn
 
 from grader.checking import (Text, check, expect_tensor, fail, fail_raised, is_number, learner_call, matches,
                              pretend_cuda, probe, verbatim)
-from grader.devices import expect_cpu_only, fail_if_gpu
+from grader.devices import expect_cpu_only, fail_if_gpu, imported_anew
 
 N, D, C, LR = 12, 4, 3, 0.1
 
@@ -116,8 +116,10 @@ def step_probe(module, task, state, batches):
     CUDA there."""
     out = _steps(module, task, state, batches)
     with pretend_cuda(module) as seen:
-        out["gpu"] = _steps(module, task, state, batches)["error"]
-    out["cuda"] = seen.calls
+        anew = imported_anew(module, seen) or module  # the file imported with the GPU there: a device chosen then too
+        at_import = len(seen.calls)
+        out["gpu"] = _steps(anew, task, state, batches)["error"]
+    out["cuda"] = seen.calls[at_import:]
     return out
 
 

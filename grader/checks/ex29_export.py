@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from grader.checking import Text, check, fail, fail_raised, learner_call, matches, pretend_cuda, probe, verbatim
-from grader.devices import fail_if_gpu
+from grader.devices import fail_if_gpu, imported_anew
 
 GATED_SOURCE = '''"""The gated model of ex29's checks."""
 
@@ -102,9 +102,11 @@ def export_probe(module, which, state, example, inputs, path):
     if error:
         return {"error": error}
     with pretend_cuda(module) as seen:
-        _, gpu_error = learner_call(module, export, models[1], example.clone(), f"gpu_{path}")
+        anew = imported_anew(module, seen) or module  # the file imported with the GPU there: a device chosen then too
+        at_import = len(seen.calls)
+        _, gpu_error = learner_call(anew, getattr(anew, f"export_{which}"), models[1], example.clone(), f"gpu_{path}")
     out = {"error": None, "exists": os.path.isfile(path), "kind": None, "why": None, "outputs": None,
-           "cuda": seen.calls, "gpu_error": gpu_error}
+           "cuda": seen.calls[at_import:], "gpu_error": gpu_error}
     if not out["exists"]:
         return out
     program, out["kind"], out["why"] = _load(path)

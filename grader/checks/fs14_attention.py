@@ -25,6 +25,7 @@ import torch.nn.functional as F
 
 from grader.checking import (Text, check, describe, expect_close, expect_tensor, explain, fail, matches, probe,
                              recording_calls, variant, verbatim)
+from grader.devices import expect_cpu_only
 
 BANNED = ("scaled_dot_product", "multi_head_attention", "flash_attention", "efficient_attention")
 
@@ -385,6 +386,7 @@ def test_padding(submission, rng):
                  "{what} 在填充的查询上不对，而其余查询关注了所有键：掩码用在了查询（行）上，而不是键（列）上。"
                  "它应作用于分数的最后一维：mask[:, None, None, :]。", what=what, key="mask-on-queries")
         expect_attention(got, want, what, padding_slips(q, k, v, padded, causal))
+    expect_cpu_only(submission, [("attention", [q, k, v, True, mask])])  # a GPU at hand changes nothing
 
 
 @check("a query with no key left to attend gets zeros, never NaN", points=1,

@@ -24,6 +24,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from grader.checking import Text, check, describe, expect_close, explain, fail, matches, probe, variant, verbatim
+from grader.devices import expect_cpu_module
 
 NAMES = ("q_proj", "k_proj", "v_proj", "out_proj")
 
@@ -297,6 +298,7 @@ def test_prefill(submission, rng):
     where = step_what(0, 0, x.shape[1])
     expect_pair(steps[0], where)
     expect_out(steps[0]["out"], reference(x, w, h), where, step_slips(x, w, h, None, None, True))
+    expect_cpu_module(submission, "CachedSelfAttention", [h * d, h], [x.float()])  # a GPU at hand changes nothing
 
 
 @check("the cache returned holds the keys and values of every token so far", points=1,

@@ -20,8 +20,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.checking import Text, check, expect_close, expect_tensor, fail, pretend_cuda, probe, variant, verbatim
-from grader.devices import fail_if_gpu
+from grader.checking import (Text, check, expect_close, expect_tensor, fail, learner_call, pretend_cuda, probe, variant,
+                             verbatim)
+from grader.devices import fail_if_gpu, fail_if_gpu_anew, imported_with_gpu
 from grader.gradients import autograd_gradient, expect_gradient, numerical_gradient
 
 # -- probes (run in the sandbox) --------------------------------------------------------------
@@ -44,7 +45,11 @@ def build(module, weight, bias, r, alpha, seed, lora_a=None, lora_b=None, x=None
         with pretend_cuda(module) as seen:
             m = module.LoRALinear(base, r, alpha)
             m(x)
-        return {"is_module": True, "cuda": seen.calls}
+
+        def again(fresh, _seen) -> None:  # the same, the file imported with the GPU there
+            learner_call(fresh, lambda: fresh.LoRALinear(base, r, alpha)(x))
+
+        return {"is_module": True, "cuda": seen.calls, "anew": imported_with_gpu(module, again)}
     m = module.LoRALinear(base, r, alpha)
     info = {"is_module": isinstance(m, nn.Module), "type": type(m).__name__}
     if not info["is_module"]:
@@ -264,6 +269,7 @@ def test_forward_init(submission, rng):
                                                       "初始化时的 LoRALinear(base)(x)"), rtol=1e-5, atol=1e-6)
     info = construct(submission, w, b, r, alpha, x=x, gpu=True)  # a GPU at hand changes nothing
     fail_if_gpu(info["cuda"], "`LoRALinear(base, r, alpha)(x)`")
+    fail_if_gpu_anew(info["anew"], "`LoRALinear(base, r, alpha)(x)`")
 
 
 @check("forward is base(x) + scaling * x @ A^T @ B^T, for x [N, in] and [B, T, in]", points=2,

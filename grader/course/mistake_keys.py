@@ -34,6 +34,8 @@ from grader.text import Text, verbatim
 COMMON = {  # keys the check toolkit, the sandbox and the judge name for every exercise
     "moved-to-gpu": Text("with a GPU pretended, the code sent tensors to it though every input is on the CPU",
                          "假装有 GPU 时，代码把 tensor 放到了 GPU 上，而所有输入都在 CPU 上"),
+    "gpu-at-import": Text("imported with a GPU pretended, the code chose it at import and used it, though every input "
+                          "is on the CPU", "导入时假装有 GPU，代码在导入时选定了它并用上了，而所有输入都在 CPU 上"),
     "returned-none": Text("the function returns None: a `return` is missing", "函数返回 None：少了 `return`"),
     "not-a-tensor": Text("the value is not a tensor", "返回值不是 tensor"),
     "not-a-number": Text("the value is not a Python number", "返回值不是 Python 数"),

@@ -18,6 +18,7 @@ import signal
 import socket
 import sys
 import tempfile
+import time
 import traceback
 import types
 
@@ -32,6 +33,7 @@ PROBES: dict[str, types.FunctionType] = {}
 JUDGE: socket.socket | None = None  # the connection to the judge, while this process serves it
 SERVING: list = []  # [the learner's module, its Source, the watched objects' baseline] that it serves
 SHIPPED = False  # started by the zygote: no module of a hidden folder, the probes rebuilt from shipped code (scrub.py)
+QUICK_IMPORT = True  # the learner's code loaded in under a quarter of a call's time: a probe may load it again
 
 
 def probe(fn):
@@ -269,6 +271,19 @@ def _load_module(source: Source) -> tuple[types.ModuleType, list[dict]]:
     return module, failed
 
 
+def load_again() -> types.ModuleType:
+    """The learner's code this process serves, run again from its first line as a new module (how a probe sees what
+    an import decides: `probe_kit.imported_anew`); `submission` stays the module served."""
+    if not QUICK_IMPORT:  # a probe that imports it again, then calls it, would run out of time
+        raise TimeoutError("the learner's code takes too long to import to import it again")
+    served = sys.modules.get("submission")
+    try:
+        return _load_module(SERVING[1])[0]
+    finally:
+        if served is not None:
+            sys.modules["submission"] = served
+
+
 def _answer(module, header: dict, blobs: list[bytes], source: Source) -> tuple[dict, list[bytes]]:
     args = wire.decode(header.get("args", []), blobs, restore_grad=True)
     kwargs = wire.decode(header.get("kwargs", {"__dict__": {}}), blobs, restore_grad=True)
@@ -357,7 +372,7 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
 
     `out` is the output file the judge opened before the fork: stdout and stderr go there, and the
     judge reads it back through its own descriptor, whatever learner code does to names in its work dir."""
-    global JUDGE
+    global JUDGE, QUICK_IMPORT
     status = 0
     try:
         os.chdir(workdir)
@@ -389,7 +404,9 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
         sys.argv = [source.filename]
         baseline = _watched_objects()
         try:
+            started = time.monotonic()
             module, failed = _load_module(source)
+            QUICK_IMPORT = time.monotonic() - started < limits.time / 4
             ready = {"ok": True, "failed_cells": failed}
         except BaseException as exc:  # SyntaxError, SystemExit and the rest alike
             module = None
