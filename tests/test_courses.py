@@ -239,7 +239,7 @@ def test_a_course_published_as_a_package(course, tmp_path):
     assert 'course = "dl101"' in (ws / "torch-katas.toml").read_text()
     shutil.copy(course / "solutions" / "hw1_double.py", ws / "exercises" / "hw1_double" / "hw1_double.py")
     graded = run_grade("hw1", "--json", cwd=ws, env=env)  # the workspace knows its course
-    assert json.loads(graded.stdout)["score"] == 4, graded.stderr
+    assert json.loads(graded.stdout)["score"] == 5, graded.stderr  # returns_tensor 1, double 4 (course.toml)
     shown = run_grade("solution", "hw1", "--force", cwd=ws, env=env)
     assert shown.returncode == 2 and "not installed here" in shown.stderr
 
@@ -251,6 +251,7 @@ def test_the_worked_example_in_docs_authoring_validates(tmp_path):
     doc = (ROOT / "docs" / "authoring.md").read_text()
     blocks = re.findall(r"```(\w*)\n(.*?)```", doc, re.S)
     stub, solution, checks, mistake = [code for lang, code in blocks if lang == "python"][:4]
+    statement = next(code for lang, code in blocks if lang == "markdown" and code.startswith("# "))
     metadata = next(code for lang, code in blocks if lang == "toml" and code.startswith("title"))
     keys = next(code for lang, code in blocks if lang == "toml" and code.startswith("no-max-subtraction"))
     root = tmp_path / "dl101"
@@ -258,6 +259,7 @@ def test_the_worked_example_in_docs_authoring_validates(tmp_path):
     shutil.rmtree(root / "mistakes" / "hw1_softmax")
     shutil.rmtree(root / "variants" / "hw1_softmax")
     for path, text in {root / "exercises" / "hw1_softmax" / "hw1_softmax.py": stub,
+                       root / "exercises" / "hw1_softmax" / "README.md": statement,
                        root / "exercises" / "hw1_softmax" / "exercise.toml": metadata,
                        root / "solutions" / "hw1_softmax.py": solution, root / "checks" / "hw1_softmax.py": checks,
                        root / "checks" / "hw1_softmax.keys.toml": keys,
