@@ -4,6 +4,7 @@ in both languages; the token as the only door; bad input in one line; the same r
 when, that `grade review` writes, and the gradebook and feedback that follow."""
 
 import http.client
+import http.server
 import json
 import os
 import shutil
@@ -83,12 +84,20 @@ class Server:
         parts = urlsplit(self.url)
         self.port, self.token = parts.port, parts.query.removeprefix("token=")
         self.origin = f"http://127.0.0.1:{self.port}"
-        self.cookie = f"torch-katas-review-{self.port}={self.token}"
+        self.root, self.cookie = "", ""
+        status, headers, _ = self.request("GET", f"/?token={self.token}", cookie=False, bare=True)
+        assert status == 303, status  # the token opens the secret path, with the cookie that goes with it
+        self.root = headers["location"].removesuffix("/")
+        self.cookie = headers["set-cookie"].split(";")[0]
+        self.home = self.origin + self.root  # where the pages are, in a browser that opened the address
 
-    def request(self, method: str, path: str, form: dict | list | None = None, cookie: bool = True, **headers):
-        """(status, headers, body) of one request; redirects are not followed."""
+    def request(self, method: str, path: str, form: dict | list | None = None, cookie: bool = True,
+                bare: bool = False, **headers):
+        """(status, headers, body) of one request to `path` under the secret path (`bare`: as it is); redirects
+        are not followed."""
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
         headers = {**({"Cookie": self.cookie} if cookie else {}), **headers}
+        path = path if bare else self.root + path
         body = None
         if form is not None:
             body = urlencode(form)
@@ -100,7 +109,7 @@ class Server:
         return result
 
     def review(self, form: list, **headers):
-        return self.request("POST", "/review", [("token", self.token), ("exercise", "ex05"), *form],
+        return self.request("POST", "/review", [("exercise", "ex05"), *form],
                             **{"Origin": self.origin, **headers})
 
     def stop(self) -> str:
@@ -151,10 +160,14 @@ def test_code_keeps_its_lines_and_a_notebook_its_cells():
 def test_the_token_is_the_only_door(server, grades):
     assert listening_address(server.port) == "0100007F"  # 127.0.0.1, nothing else
     for path in ("/", "/static/review.js", "/s/s09/ex05", f"/?token={server.token[:-1]}x"):
-        assert server.request("GET", path, cookie=False)[0] == 403, path
-    status, headers, _ = server.request("GET", f"/s/s09/ex05?token={server.token}", cookie=False)
-    assert status == 303 and headers["location"] == "/s/s09/ex05"  # the token leaves the address bar
+        assert server.request("GET", path, bare=True)[0] == 403, path  # the cookie alone opens nothing
+        assert server.request("GET", path, cookie=False)[0] == 403, path  # nor the secret path alone
+    status, headers, _ = server.request("GET", f"/s/s09/ex05?token={server.token}", cookie=False, bare=True)
+    assert status == 303 and headers["location"] == f"{server.root}/s/s09/ex05"  # the token leaves the address bar
+    sent = headers["set-cookie"].split(";")[0]  # what the browser sends back: neither the token nor the path
+    assert server.token not in sent and server.root.split("/")[-1] not in sent
     assert "HttpOnly" in headers["set-cookie"] and "SameSite=strict" in headers["set-cookie"]
+    assert f"Path={server.root}" in headers["set-cookie"]  # a browser sends it under the secret path only
     status, headers, body = server.request("GET", "/")
     assert status == 200 and "script-src 'self'" in headers["content-security-policy"] and "<script>" not in body
     assert server.request("GET", "/", Host="review.example.com")[0] == 400  # a DNS rebinding page gets nothing
@@ -166,8 +179,9 @@ def test_the_token_is_the_only_door(server, grades):
     comment = [("student", "s09"), ("comment", "from elsewhere")]
     assert server.review(comment, Origin="http://127.0.0.1:1")[0] == 403  # another local page: not this server
     assert server.review(comment, Sec_Fetch_Site="same-site")[0] == 403
-    assert server.request("POST", "/review", [("exercise", "ex05"), *comment], Origin=server.origin)[0] == 403
-    assert server.request("POST", "/review", [("token", server.token), ("exercise", "ex05"), *comment],
+    assert server.request("POST", "/review", [("exercise", "ex05"), *comment], Origin=server.origin,
+                          bare=True)[0] == 403
+    assert server.request("POST", "/review", [("exercise", "ex05"), *comment], Origin=server.origin,
                           cookie=False)[0] == 403
     assert not (grades / "review.toml").exists()
 
@@ -191,7 +205,7 @@ def test_bad_input_is_said_in_one_line_and_writes_nothing(server, grades):
     form = [("student", "s21"), ("score", "8.5"), ("check:dw", "passed"), ("check:db", ""), ("comment", "ok"),
             ("file", "ex05.py"), ("next", "//elsewhere.example/")]
     status, headers, _ = server.review(form)
-    assert status == 303 and headers["location"] == "/?saved=1"  # back to this server only
+    assert status == 303 and headers["location"] == f"{server.root}/?saved=1"  # back to this server only
     entry = read_reviews(grades)[("s21", "ex05")]
     assert {k: entry[k] for k in ("score", "checks", "comment", "file", "by")} == {
         "score": 8.5, "checks": {"dw": "passed"}, "comment": "ok", "file": "ex05.py", "by": "Prof. Li"} and entry["at"]
@@ -274,6 +288,61 @@ def tab(browser, server):
     context.close()
 
 
+class Collector(http.server.ThreadingHTTPServer):
+    """Another local user's server on another port of 127.0.0.1: it keeps every request the browser sends it, and
+    serves a page that loads an image from it."""
+
+    def __init__(self):
+        self.got: list[tuple[str, dict]] = []
+        collector = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                collector.got.append((self.path, {k.lower(): v for k, v in self.headers.items()}))
+                body = b"<!doctype html><img src='/pixel.png'><p>elsewhere</p>" if self.path != "/pixel.png" else b""
+                self.send_response(200)
+                self.send_header("Content-Type", "image/png" if self.path == "/pixel.png" else "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.origin = f"http://127.0.0.1:{self.server_address[1]}"
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+
+@pytest.mark.slow
+def test_what_another_port_receives_opens_nothing(tab, server, grades):
+    other = Collector()
+    try:
+        tab.goto(f"{server.home}/s/s09/ex05")
+        assert "opposite sign" in tab.locator("table.checks").inner_text()  # the teacher is in
+        # a link to the other port followed from the page, then its page loads an image from it
+        tab.evaluate("url => { const a = document.createElement('a'); a.href = url; document.body.append(a); "
+                     "a.click(); }", f"{other.origin}/followed")
+        wait_for(lambda: any(path == "/pixel.png" for path, _ in other.got), "the other port's image loaded")
+    finally:
+        other.shutdown()
+        other.server_close()
+    assert {path for path, _ in other.got} >= {"/followed", "/pixel.png"}
+    said = " ".join(f"{path} {headers}" for path, headers in other.got)
+    assert server.root.split("/")[-1] not in said  # the secret path: no Referer, nothing
+    # whatever it received, replayed here (even on the secret path, were it guessed): no page, no grade
+    cookies = {headers.get("cookie", "") for _, headers in other.got}
+    for cookie in cookies:
+        for path in ("/", "/s/s09/ex05", f"{server.root}/", f"{server.root}/s/s09/ex05"):
+            assert server.request("GET", path, bare=True, Cookie=cookie)[0] == 403, (path, cookie)
+        for path in ("/review", f"{server.root}/review"):
+            status, _, _ = server.request("POST", path, [("exercise", "ex05"), ("student", "s09"), ("score", "0")],
+                                          bare=True, Cookie=cookie, Origin=server.origin)
+            assert status == 403, (path, cookie)
+    assert not (grades / "review.toml").exists()
+    assert server.request("GET", "/s/s09/ex05")[0] == 200  # while the teacher's own cookie and path still open it
+
+
 @pytest.mark.slow
 def test_grading_by_mistake_in_a_browser(tab, server, grades):
     # the class by mistake: the sign mistake, 7 of 25, with what it means
@@ -334,11 +403,11 @@ def test_grading_by_mistake_in_a_browser(tab, server, grades):
 
 @pytest.mark.slow
 def test_notebooks_show_as_cells_and_hostile_text_stays_text(tab, server):
-    tab.goto(f"{server.origin}/s/s24/ex05")
+    tab.goto(f"{server.home}/s/s24/ex05")
     cells = tab.locator(".cell")
     assert cells.count() == 3 and "## My answer <b>not bold</b>" in cells.nth(0).inner_text()
     assert "In[1]" in cells.nth(1).inner_text() and "In[2]" in cells.nth(2).inner_text()
-    tab.goto(server.origin + "/")
+    tab.goto(server.home + "/")
     tab.locator("table.book tr", has_text=HOSTILE).locator("a").click()
     tab.wait_for_selector("#review")
     assert HOSTILE in tab.locator("h1").inner_text()
@@ -352,14 +421,14 @@ def test_two_tabs_reviewing_at_once_lose_nothing(browser, server, grades):
     tabs = [context.new_page(), context.new_page()]
     tabs[0].goto(server.url)
     for page, student in zip(tabs, ("s14", "s15")):
-        page.goto(f"{server.origin}/s/{student}/ex05")
+        page.goto(f"{server.home}/s/{student}/ex05")
         page.fill("#review textarea[name=comment]", f"{student}: the factor of two.")
     for page in tabs:  # both sent before either answer comes
         page.evaluate("document.getElementById('review').requestSubmit()")
     for page in tabs:
         page.wait_for_selector(".saved")
     for page in tabs:
-        page.goto(f"{server.origin}/mistake?exercise=ex05&key=factor-0.5")
+        page.goto(f"{server.home}/mistake?exercise=ex05&key=factor-0.5")
         page.fill("#apply textarea[name=comment]", f"group comment from tab {tabs.index(page)}")
     for page in tabs:
         page.evaluate("document.getElementById('apply').requestSubmit()")
@@ -377,7 +446,7 @@ def test_the_page_speaks_both_languages(browser, grades):
         page = browser.new_page()
         page.goto(chinese.url)
         assert page.locator("h2").first.inner_text() == "按错误" and "快捷键" in page.locator(".keys").inner_text()
-        page.goto(f"{chinese.origin}/s/s09/ex05")
+        page.goto(f"{chinese.home}/s/s09/ex05")
         assert page.locator("#review button").inner_text() == "保存复核"
         page.click("#lang")
         page.wait_for_selector("text=Save the review")

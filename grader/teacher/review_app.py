@@ -5,11 +5,15 @@ header (a page of another site that renames itself 127.0.0.1 by DNS gets nothing
 bound here, so the address is known before the first request. Pages come from the autoescaping templates of
 grader/report/templates/review/ (review_view.py computes what they show).
 
-Who may use it: whoever holds the token of the printed address (secrets.token_urlsafe, new at each start). The
-first visit with `?token=` sets it as an HttpOnly, SameSite=Strict cookie and drops it from the address; every
-request without the cookie is 403. A POST also needs the token in the form and, from a browser, an Origin of this
-server (a cookie alone is not enough: pages of 127.0.0.1 on another port are the same site to a browser). Every
-response forbids inline code, framing and outside requests (CSP), and is not cached.
+Who may use it: the browser that opened the printed address (its token: secrets.token_urlsafe, new at each
+start). Browsers send a cookie of 127.0.0.1 to every port of it, and another local user's server may be one of them:
+a cookie alone must not open a page. So the first visit with `?token=` is sent to a secret path (`/k/<key>/...`,
+new at each start, never printed) and given a cookie (a value new at each start, HttpOnly, SameSite=Strict, for that
+path only); every request needs both. The path is sent to this origin only (links are followed with no Referer to
+another origin, and the page loads nothing from one), so what another port receives (at most the cookie, which the
+browser sends under the secret path only) opens nothing here; an address seen on the screen opens nothing without
+the cookie. A POST also needs, from a browser, an Origin of this server. Every response forbids inline code, framing
+and outside requests (CSP), and is not cached.
 
 A review is written as `grade review` writes it (review.add_review, with who and when), under the grades folder's
 lock (review.locked), then the batch's outputs are written again, as after `grade review`.
@@ -108,17 +112,20 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
     from starlette.middleware.base import BaseHTTPMiddleware
     from starlette.middleware.trustedhost import TrustedHostMiddleware
     from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
-    from starlette.routing import Route
+    from starlette.routing import Mount, Route
 
     from grader.report.pages import STYLE, render
     from grader.teacher.gradebook import rebuild
 
-    cookie = f"torch-katas-review-{port}"  # cookies do not tell ports apart: one per server
+    root = f"/k/{secrets.token_urlsafe(32)}"  # the secret path: sent to this origin only
+    cookie, session = f"torch-katas-review-{port}", secrets.token_urlsafe(32)  # cookies do not tell ports apart
     origins = {f"http://{host}:{port}" for host in HOSTS}
-    secret = token.encode()
 
-    def holds_token(value: str | None) -> bool:
-        return value is not None and compare_digest(value.encode(), secret)
+    def holds(value: str | None, secret: str) -> bool:
+        return value is not None and compare_digest(value.encode(), secret.encode())
+
+    def under_root(path: str) -> bool:
+        return holds(path[:len(root)], root) and path[len(root):len(root) + 1] in ("", "/")
 
     def lang_of(request) -> str:
         chosen = request.cookies.get("lang")
@@ -134,7 +141,7 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
         saved = request.query_params.get("saved", "")
         note = Text("Saved: {n} review(s), with who and when, in review.toml; the gradebook is written again.",
                     "已保存 {n} 条复核（含复核人和时间）到 review.toml；成绩册已重新生成。", n=saved)
-        return HTMLResponse(render(template, lang=chosen, page=content, words=words(chosen), token=token,
+        return HTMLResponse(render(template, lang=chosen, page=content, words=words(chosen), root=root,
                                    here=here(request), saved=note.render(chosen) if saved.isdigit() else ""), status)
 
     def problem(request, exc: Exception, status: int) -> HTMLResponse:
@@ -177,10 +184,8 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
 
     async def save(request):
         form = await request.form()
-        if not holds_token(str(form.get("token", ""))):
-            return PlainTextResponse("403", 403)
         students = [str(s) for s in form.getlist("student")]
-        back = local_path(form.get("next"))
+        back = local_path(form.get("next"), root + "/")
         try:
             if not students:
                 raise BadInput(Text("select at least one submission", "请至少选中一份提交"))
@@ -194,9 +199,9 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
         return RedirectResponse(back + ("&" if "?" in back else "?") + f"saved={n}", 303)
 
     def choose_lang(request):
-        response = RedirectResponse(local_path(request.query_params.get("next")), 303)
+        response = RedirectResponse(local_path(request.query_params.get("next"), root + "/"), 303)
         if request.path_params["lang"] in LANGUAGES:
-            response.set_cookie("lang", request.path_params["lang"], httponly=True, samesite="strict")
+            response.set_cookie("lang", request.path_params["lang"], path=root, httponly=True, samesite="strict")
         return response
 
     def style(request):
@@ -208,12 +213,12 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
         return (origin is None or origin in origins) and site in (None, "same-origin")
 
     async def guard(request, call_next):
-        given = request.query_params.get("token")
-        if given is not None and holds_token(given) and request.method == "GET":
+        given, path = request.query_params.get("token"), request.url.path
+        if given is not None and holds(given, token) and request.method == "GET" and not under_root(path):
             query = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "token"])
-            response: Response = RedirectResponse(request.url.path + (f"?{query}" if query else ""), 303)
-            response.set_cookie(cookie, token, httponly=True, samesite="strict")
-        elif not holds_token(request.cookies.get(cookie)):
+            response: Response = RedirectResponse(root + path + (f"?{query}" if query else ""), 303)
+            response.set_cookie(cookie, session, path=root, httponly=True, samesite="strict")
+        elif not under_root(path) or not holds(request.cookies.get(cookie), session):
             response = PlainTextResponse("403: open the address `grade review --serve` printed, with its token.", 403)
         elif request.method == "POST" and not same_origin(request):
             response = PlainTextResponse("403: a review is written from this server's own pages only.", 403)
@@ -231,8 +236,9 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
               Route("/static/review.css", style),
               Route("/static/review.js", lambda request: FileResponse(STATIC / "review.js",
                                                                       media_type="text/javascript"))]
-    return Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(HOSTS)),
-                                                Middleware(BaseHTTPMiddleware, dispatch=guard)])
+    return Starlette(routes=[Mount(root, routes=routes)],
+                     middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(HOSTS)),
+                                 Middleware(BaseHTTPMiddleware, dispatch=guard)])
 
 
 def serve(out: Path, port: int = 0, lang: str = "en", by: str | None = None, announce=print) -> None:

@@ -22,7 +22,7 @@ from grader.report import code_view
 from grader.report.cell_text import review_text
 from grader.report.pages import CELL_TEXT, STATE_TITLE, STATE_WORD, by_mistake, section
 from grader.teacher.gradebook import (batch_state, build_gradebook, current_results, explained, misconceptions,
-                                      read_results)
+                                      read_results, total_text)
 from grader.teacher.review import KEPT, history
 from grader.text import Text
 
@@ -127,7 +127,7 @@ def class_page(batch: Batch) -> dict:
                              "reviewed": t("{n} reviewed", "已复核 {n} 名", n=reviewed) if reviewed else "",
                              "link": mistake_link(group_of(m)), "students": m["students"]})
         groups.append({"heading": f"{ex.id} · {ex.text('title', lang)}", "mistakes": mistakes})
-    rows = [{"student": row["student"], "name": row.get("name", ""), "total": f"{row['total']:g}",
+    rows = [{"student": row["student"], "name": row.get("name", ""), "total": total_text(row, "–"),
              "cells": [cell_view(row["student"], ex.id, row["cells"][ex.id], lang) for ex in batch.exercises]}
             for row in batch.book["rows"]]
     return {"title": t("Review: {out}", "复核：{out}", out=batch.out.name), "groups": groups, "rows": rows,
