@@ -73,7 +73,7 @@ class Server:
     """A running `grade review GRADES --serve`: its printed address, and the requests a client makes."""
 
     def __init__(self, grades: Path, *args: str):
-        self.log = grades.parent / "serve.log"
+        self.grades, self.log = grades, grades.parent / "serve.log"
         env = {**os.environ, "TORCH_KATAS_REVIEWER": "Prof. Li"}
         with self.log.open("w") as log:
             self.proc = subprocess.Popen([sys.executable, "-m", "grader", "review", str(grades), "--serve", *args],
@@ -454,3 +454,83 @@ def test_the_page_speaks_both_languages(browser, grades):
         page.close()
     finally:
         assert "复核页面已停止。" in chinese.stop()
+
+
+# -- every shape a batch can have ----------------------------------------------------------------------------------
+
+ROSTER = "folder,name\nann,Ann Lee\nbob,Bob Wu\ncid,Cid Absent\ndee,Dee Two\neve,Eve Sign\n"
+
+
+@pytest.fixture(scope="module")
+def shapes(tmp_path_factory):
+    """Batches of every shape, graded once for the module: an absentee on the roster, an exercise nobody handed in
+    and a student with two files for one (needs a look); only errors; a roster and no submission at all."""
+    tmp = tmp_path_factory.mktemp("shapes")
+    (tmp / "roster.csv").write_text(ROSTER)
+    files = {"absent": {"ann/ex05.py": SOLUTION.read_text(), "bob/ex05.py": "def (\n",
+                        "dee/ex05.py": STUB.read_text(), "dee/ex05_v2.py": SOLUTION.read_text(),
+                        "eve/ex05.py": (MISTAKES / "sign_flipped.py").read_text()},
+             "errors": {"ann/ex05.py": "def (\n", "bob/ex05.py": "import os\nos._exit(3)\n"},
+             "nobody": {}}
+    batches = {}
+    for shape, content in files.items():
+        subs = tmp / shape
+        subs.mkdir()
+        for name, text in content.items():
+            (subs / name).parent.mkdir(exist_ok=True)
+            (subs / name).write_text(text)
+        out = tmp / f"{shape}-grades"
+        batch = run_grade("batch", subs, "-e", "ex05", "-e", "ex03", "--out", out, "--workers", "2", "--roster",
+                          tmp / "roster.csv")
+        assert batch.returncode == 0, batch.stderr
+        batches[shape] = out
+    return batches
+
+
+def walk(server: Server) -> dict[str, str]:
+    """Every page of the review page reachable from the class by its links, and every student's every exercise:
+    path -> body; each must answer 200."""
+    import html
+    import re
+
+    seen: dict[str, str] = {}
+    todo = ["/"]
+    book = json.loads((server.grades / "gradebook.json").read_text())
+    todo += [f"/s/{row['student']}/{ex['id']}" for row in book["rows"] for ex in book["exercises"]]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        status, _, body = server.request("GET", path)
+        assert status == 200 and "<h1>" in body, (path, status, body[-300:])
+        seen[path] = body
+        for link in re.findall(r"href='([^']*)'", body):
+            link = html.unescape(link)
+            if link.startswith(server.root + "/") and "/lang/" not in link and "/static/" not in link:
+                todo.append(link.removeprefix(server.root))
+    return seen
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", ["absent", "errors", "nobody"])
+def test_every_page_opens_on_every_shape_of_batch(shapes, shape, tmp_path):
+    grades = Path(shutil.copytree(shapes[shape], tmp_path / "grades"))
+    server = Server(grades)
+    try:
+        pages = walk(server)
+    finally:
+        server.stop()
+    overview = pages["/"]
+    for name in ("Ann Lee", "Bob Wu", "Cid Absent", "Dee Two", "Eve Sign"):  # the roster, absentees included
+        assert name in overview, name
+    assert "<th title=" in overview and ">ex03<" in overview and ">ex05<" in overview
+    cid = overview.split("<td>cid</td>")[1].split("</tr>")[0]
+    assert "missing" in cid and "<td class='num'>–</td>" in cid  # nothing scored: a blank total, not 0
+    absent = pages["/s/cid/ex05"]
+    assert "No graded file of this exercise is kept" in absent and "Cid Absent" in absent
+    if shape == "absent":
+        assert "needs a look" in pages["/s/dee/ex05"].lower() or "two files" in pages["/s/dee/ex05"]
+        groups = [body for path, body in pages.items() if path.startswith("/mistake?")]
+        assert any("<b>eve</b>" in body and "opposite sign" in body for body in groups)  # her mistake's group
+    if shape == "errors":
+        assert "SyntaxError" in pages["/s/ann/ex05"] or "syntax" in pages["/s/ann/ex05"].lower()
