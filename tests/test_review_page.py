@@ -190,15 +190,19 @@ def test_the_token_is_the_only_door(server, grades):
 def test_bad_input_is_said_in_one_line_and_writes_nothing(server, grades):
     cases = {"the score is a number, not abc": [("student", "s09"), ("score", "abc")],
              "the score is a number from 0 up, not -1": [("student", "s09"), ("score", "-1")],
+             "the score 10.5 is above ex05&#39;s 10 points": [("student", "s09"), ("score", "10.5")],
+             "no student s09x in this batch; did you mean s09?": [("student", "s09x"), ("comment", "hello")],
              "no check nope that can be set to passed": [("student", "s09"), ("check:nope", "passed")],
              "say what to review": [("student", "s09"), ("comment", "  ")],
              "select at least one submission": [("comment", "hello")],
-             "no student s99 in this batch": [("student", "s99"), ("comment", "hello")]}
+             "no student zz in this batch": [("student", "zz"), ("comment", "hello")]}
     for message, form in cases.items():
         status, _, body = server.review(form)
         assert status in (400, 404) and f"class='problem'>{message}" in body, (message, body[-500:])
     assert server.request("GET", "/s/s99/ex05")[0] == 404
     assert server.request("GET", "/mistake?exercise=ex05&key=x")[0] == 404
+    status, _, body = server.request("GET", "/s/s09/ex5")
+    assert status == 404 and "no exercise ex5 in this batch; did you mean ex05?" in body
     assert not (grades / "review.toml").exists()
 
     # what the command writes: a score, a check's verdict, a comment and a file, with who and when
@@ -211,15 +215,43 @@ def test_bad_input_is_said_in_one_line_and_writes_nothing(server, grades):
         "score": 8.5, "checks": {"dw": "passed"}, "comment": "ok", "file": "ex05.py", "by": "Prof. Li"} and entry["at"]
     rows = {row["student"]: row for row in json.loads((grades / "gradebook.json").read_text())["rows"]}
     assert rows["s21"]["total"] == 8.5
+    status, _, _ = server.review([("student", "s22"), ("score", "10.5"), ("bonus", "1")])
+    assert status == 303 and read_reviews(grades)[("s22", "ex05")]["bonus"] is True
+    status, _, body = server.request("GET", "/")
+    assert "score set to 10.5 (bonus)" in body.split("<td>s22</td>")[1].split("</tr>")[0]
 
 
 @pytest.mark.slow
 def test_the_command_says_what_is_wrong_in_one_line(tmp_path, grades):
     for args, said in [((tmp_path, "--serve"), "no batch in"),
                        ((grades, "s09", "--serve"), "--serve takes GRADES alone"),
-                       ((grades,), "say which STUDENT and EXERCISE to review")]:
+                       ((grades,), "say which STUDENT and EXERCISE to review"),
+                       ((grades, "s09", "ex05", "--score", "11"), "the score 11 is above ex05's 10 points: mark it "
+                                                                  "as a bonus"),
+                       ((grades, "s09", "ex05", "--score", "-1"), "the score is a number from 0 up, not -1"),
+                       ((grades, "s09", "ex05", "--comment", "x", "--bonus"), "--bonus goes with --score"),
+                       ((grades, "s9", "ex05", "--comment", "x"), "no student s9 in " + str(grades)),
+                       ((grades, "s09", "ex5", "--comment", "x"), "no exercise ex5 in " + str(grades)),
+                       ((grades, "s09", "ex03", "--comment", "x"), "no exercise ex03 in")]:
         proc = run_grade("review", *args)
         assert proc.returncode == 2 and said in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, args
+    assert not (grades / "review.toml").exists()
+    for args, said in [(("s09x", "ex05"), "(the student column of grades.csv); did you mean s09?"),
+                       (("s09", "ex5"), "(its exercises: ex05); did you mean ex05?")]:
+        assert said in run_grade("review", grades, *args, "--comment", "x").stderr, args
+    assert "did you mean" not in run_grade("review", grades, "zz", "ex05", "--comment", "x").stderr  # none close
+    proc = run_grade("review", grades, "s09x", "ex05", "--comment", "x", "--lang", "zh")
+    assert proc.returncode == 2 and "中没有学生 s09x" in proc.stderr and "是不是 s09？" in proc.stderr
+
+    # a bonus: above the points, said so in the gradebook, grades.csv and the student's feedback
+    proc = run_grade("review", grades, "s09", "ex05", "--score", "12", "--bonus")
+    assert proc.returncode == 0, proc.stderr
+    row = next(r for r in json.loads((grades / "gradebook.json").read_text())["rows"] if r["student"] == "s09")
+    assert row["total"] == 12 and row["cells"]["ex05"]["review"]["bonus"] is True
+    assert "score set to 12 (bonus)" in (grades / "grades.csv").read_text()
+    assert "score set to 12 (bonus)" in (grades / "feedback" / "s09.md").read_text()
+    run_grade("review", grades, "s09", "ex05", "--score", "9")  # a later score within the points: no bonus
+    assert "score set to 9 (" in (grades / "feedback" / "s09.md").read_text()
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()

@@ -18,7 +18,6 @@ from grader.cli.common import (
     UsageProblem,
     assignment_option,
     command,
-    exercise_or_fail,
     exercises_or_fail,
     json_option,
     lang_option,
@@ -174,7 +173,9 @@ def export_cmd(grades, fmt, out, column, lang):
 @click.argument("grades", type=click.Path(path_type=Path, file_okay=False))
 @click.argument("student", required=False)
 @click.argument("exercise", required=False)
-@click.option("--score", type=float, help="The exercise's score, instead of the checks'.")
+@click.option("--score", type=float, help="The exercise's score, instead of the checks' (up to its points).")
+@click.option("--bonus", is_flag=True, help="With --score: a score above the exercise's points, given as a bonus (said "
+              "so wherever the review is shown).")
 @click.option("--check", "checks", multiple=True, metavar="ID=passed|failed", help="Override a check's verdict "
               "(repeatable).")
 @click.option("--comment", help="A comment the student reads in their feedback.")
@@ -187,7 +188,7 @@ def export_cmd(grades, fmt, out, column, lang):
               "mistake (needs the review extra).")
 @click.option("--port", type=click.IntRange(0, 65535), default=0, help="With --serve: the port (default: a free one).")
 @lang_option
-def review_cmd(grades, student, exercise, score, checks, comment, file, confirm, by, serve, port, lang):
+def review_cmd(grades, student, exercise, score, bonus, checks, comment, file, confirm, by, serve, port, lang):
     """Review STUDENT's EXERCISE in GRADES (a `grade batch --out` folder): override a score or a check, add a
     comment. Kept in GRADES/review.toml with who, when and of which file, applied to every output now and after every
     rerun. With --serve, review in a browser instead."""
@@ -195,13 +196,13 @@ def review_cmd(grades, student, exercise, score, checks, comment, file, confirm,
 
     by = by or os.environ.get("TORCH_KATAS_REVIEWER") or current_course().reviewer
     if serve:
-        if student or score is not None or checks or comment or file or confirm:
+        if student or score is not None or bonus or checks or comment or file or confirm:
             raise UsageProblem(say(lang, "--serve takes GRADES alone: the page reviews every student"))
         return serve_review(grades, port, by, lang)
     if not exercise:
         raise UsageProblem(say(lang, "say which STUDENT and EXERCISE to review, or --serve for the review page"))
-    from grader.teacher.gradebook import read_results, rebuild
-    from grader.teacher.review import ReviewError, add_review, locked, students_of
+    from grader.teacher.gradebook import batch_state, read_results, rebuild
+    from grader.teacher.review import ReviewError, add_review, closest, locked, score_problem, students_of
 
     verdicts = {}
     for item in checks:
@@ -211,13 +212,31 @@ def review_cmd(grades, student, exercise, score, checks, comment, file, confirm,
         verdicts[cid] = verdict
     if score is None and not verdicts and not comment and not file and not confirm:
         raise UsageProblem(say(lang, "say what to review: --score, --check, --comment, --file or --confirm"))
+    if bonus and score is None:
+        raise UsageProblem(say(lang, "--bonus goes with --score"))
     students = students_of(grades)
     if students is None:
         raise UsageProblem(say(lang, "no batch in {out}: run `grade batch SUBMISSIONS --out {out}` first", out=grades))
     if student not in students:
         raise UsageProblem(say(lang, "no student {student} in {out} (the student column of grades.csv)",
-                               student=student, out=grades))
-    ex = exercise_or_fail(exercise)
+                               student=student, out=grades) + closest(student, students).render(lang))
+    try:
+        batch_exercises = batch_state(grades)["exercises"]
+    except ReviewError as exc:
+        raise problem(exc) from None
+    from grader.course.exercises import UnknownExercise, find_in
+
+    try:
+        ex = find_in(batch_exercises, exercise)  # an id, a name, a number or a unique prefix, of this batch's
+    except UnknownExercise as exc:
+        if sum(exercise.lower() in (e.id.lower()[:len(exercise)], e.name.lower()[:len(exercise)])
+               for e in batch_exercises) > 1:
+            raise problem(exc) from None  # a prefix of several: say which
+        raise UsageProblem(say(lang, "no exercise {ex} in {out} (its exercises: {exercises})", ex=exercise,
+                               out=grades, exercises=", ".join(e.id for e in batch_exercises))
+                           + closest(exercise, [e.id for e in batch_exercises]).render(lang)) from None
+    if score is not None and (why := score_problem(score, ex, bonus)):
+        raise UsageProblem(why.render(lang))
     unknown = sorted(c for c in verdicts if c.split("[")[0] not in {d["id"] for d in ex.declared_checks()})
     if unknown:
         raise UsageProblem(say(lang, "{ex} has no check {checks} (see `grade show {ex}`)", ex=ex.id,
@@ -226,8 +245,8 @@ def review_cmd(grades, student, exercise, score, checks, comment, file, confirm,
                   None)
     try:
         with locked(grades):  # the review page may be writing too
-            add_review(grades, student, ex.id, by=by, score=score, checks=verdicts, comment=comment, file=file,
-                       sha256=graded.sha256 if graded else None)
+            add_review(grades, student, ex.id, by=by, score=score, bonus=bonus or None, checks=verdicts,
+                       comment=comment, file=file, sha256=graded.sha256 if graded else None)
             rebuild(grades)
     except ReviewError as exc:
         raise problem(exc) from None

@@ -1,7 +1,8 @@
 """A teacher's word on a batch: review.toml in the grades folder, applied to every output of every run.
 
 Each `[[review]]` entry names a student and an exercise, and may
-- override the exercise's score (`score = 3.5`) or a check's verdict (`checks = { dw = "passed" }`): the checks that
+- override the exercise's score (`score = 3.5`; above the exercise's points only as a bonus, `bonus = true`, said
+  so wherever the review is shown) or a check's verdict (`checks = { dw = "passed" }`): the checks that
   build on an overridden one follow it (a check that passed on its own earns its points once those it builds on
   pass),
 - add a comment the student reads (`comment = "..."`),
@@ -19,8 +20,10 @@ Also here: the state a batch leaves for `grade review` to rebuild the outputs wi
 
 from __future__ import annotations
 
+import difflib
 import fcntl
 import json
+import math
 import os
 import shutil
 import sys
@@ -32,7 +35,7 @@ from pathlib import Path
 from grader.teacher.collect import natural_key
 from grader.course.exercises import Exercise
 from grader.judge.result import CheckResult, Result, blocked_failure, blocked_text, text
-from grader.text import Text
+from grader.text import Text, verbatim
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -74,7 +77,27 @@ def read_reviews(out: Path) -> dict[tuple[str, str], dict]:
         key = (str(entry["student"]), str(entry["exercise"]))
         before = reviews.get(key, {})
         reviews[key] = {**before, **entry, "checks": {**before.get("checks", {}), **entry.get("checks", {})}}
+        if "score" in entry:  # a new score is a bonus only if it says so
+            reviews[key]["bonus"] = bool(entry.get("bonus"))
     return reviews
+
+
+def closest(name: str, names) -> Text:
+    """'; did you mean X?' with the one of `names` closest to `name` (difflib), or nothing."""
+    close = difflib.get_close_matches(name, [str(n) for n in names], n=1, cutoff=0.5)
+    return Text("; did you mean {close}?", "；是不是 {close}？", close=verbatim(close[0])) if close else Text("", "")
+
+
+def score_problem(score: float, exercise: Exercise, bonus: bool) -> Text | None:
+    """Why a review's score cannot be written as it is (below 0; above the exercise's points, unless a bonus)."""
+    if not math.isfinite(score) or score < 0:
+        return Text("the score is a number from 0 up, not {value}", "分数必须是不小于 0 的数，而不是 {value}",
+                    value=f"{score:g}")
+    if score > exercise.points and not bonus:
+        return Text("the score {score} is above {ex}'s {points} points: mark it as a bonus to give it",
+                    "分数 {score} 超过了 {ex} 的满分 {points}：要给出请标为加分", score=f"{score:g}", ex=exercise.id,
+                    points=f"{exercise.points:g}")
+    return None
 
 
 def _toml(value) -> str:
@@ -110,7 +133,8 @@ def apply_review(result: Result | None, review: dict | None, exercise: Exercise)
     work that has no result makes one. A final score is final: no late penalty beside it."""
     if not review:
         return result
-    shown = {k: review[k] for k in ("comment", "by", "at", "score", "checks") if review.get(k) not in (None, "", {})}
+    shown = {k: review[k] for k in ("comment", "by", "at", "score", "checks", "bonus")
+             if review.get(k) not in (None, "", {}, False)}
     if result is None:
         if "score" not in review:
             return None

@@ -23,13 +23,13 @@ Runs in: the `grade review --serve` process. No torch.
 
 from __future__ import annotations
 
-import math
 import secrets
 import socket
 from pathlib import Path
 from urllib.parse import urlencode
 
-from grader.teacher.review import ReviewError, add_review, locked
+from grader.course.exercises import Exercise
+from grader.teacher.review import ReviewError, add_review, locked, score_problem
 from grader.teacher.review_view import NotFound, class_page, load, mistake_page, submission_page, words
 from grader.text import LANGUAGES, Text, message_of
 
@@ -62,9 +62,10 @@ def require() -> None:
         raise MissingExtra(INSTALL) from None
 
 
-def review_fields(form, checks: set[str]) -> dict:
-    """The review a form asks for, as add_review's fields; BadInput for a value `grade review` would refuse.
-    `checks`: the ids of the exercise's checks (a parametrised check's id is `name[param]`)."""
+def review_fields(form, exercise: Exercise) -> dict:
+    """The review of `exercise` a form asks for, as add_review's fields; BadInput for a value `grade review` would
+    refuse."""
+    checks = {d["id"] for d in exercise.declared_checks()}  # a parametrised check's id is `name[param]`
     fields: dict = {"checks": {}}
     score = str(form.get("score") or "").strip()
     if score:
@@ -73,9 +74,11 @@ def review_fields(form, checks: set[str]) -> dict:
         except ValueError:
             raise BadInput(Text("the score is a number, not {value}", "分数必须是数字，而不是 {value}",
                                 value=score)) from None
-        if not math.isfinite(fields["score"]) or fields["score"] < 0:
-            raise BadInput(Text("the score is a number from 0 up, not {value}",
-                                "分数必须是不小于 0 的数，而不是 {value}", value=score))
+        why = score_problem(fields["score"], exercise, bool(form.get("bonus")))
+        if why:
+            raise BadInput(why)
+        if form.get("bonus"):
+            fields["bonus"] = True
     for name, verdict in form.multi_items():
         if name.startswith("check:") and verdict:
             cid = name.removeprefix("check:")
@@ -173,7 +176,7 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
         with locked(out):
             batch = load(out, lang)
             ex = batch.exercise(exercise)
-            fields = review_fields(form, {d["id"] for d in ex.declared_checks()})
+            fields = review_fields(form, ex)
             for student in students:
                 batch.row(student)
             for student in students:  # of the file graded now, as `grade review` writes it

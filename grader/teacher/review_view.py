@@ -23,7 +23,7 @@ from grader.report.cell_text import review_text
 from grader.report.pages import CELL_TEXT, STATE_TITLE, STATE_WORD, by_mistake, section
 from grader.teacher.gradebook import (batch_state, build_gradebook, current_results, explained, misconceptions,
                                       read_results, total_text)
-from grader.teacher.review import KEPT, history
+from grader.teacher.review import KEPT, closest, history
 from grader.text import Text
 
 
@@ -50,13 +50,15 @@ class Batch:
     def exercise(self, key: str) -> Exercise:
         found = next((ex for ex in self.exercises if ex.id == key), None)
         if found is None:
-            raise NotFound(Text("no exercise {ex} in this batch", "这批作业中没有练习 {ex}", ex=key))
+            raise NotFound(Text("no exercise {ex} in this batch", "这批作业中没有练习 {ex}", ex=key)
+                           + closest(key, [ex.id for ex in self.exercises]))
         return found
 
     def row(self, student: str) -> dict:
         found = next((row for row in self.book["rows"] if row["student"] == student), None)
         if found is None:
-            raise NotFound(Text("no student {student} in this batch", "这批作业中没有学生 {student}", student=student))
+            raise NotFound(Text("no student {student} in this batch", "这批作业中没有学生 {student}", student=student)
+                           + closest(student, [row["student"] for row in self.book["rows"]]))
         return found
 
     def mistakes(self) -> list[dict]:
@@ -145,6 +147,7 @@ WORDS = {  # the page's own words: key -> (English, Chinese)
     "flags": ("Flagged for a look", "需要人工查看"), "problems": ("Problems", "问题"),
     "history": ("Reviews so far", "已有的复核"), "no_history": ("Not reviewed yet.", "还没有复核。"),
     "review": ("Your review", "你的复核"), "score": ("Score (empty: the checks decide)", "分数（留空：由检查决定）"),
+    "bonus": ("a bonus: the score may pass the exercise's points", "加分：分数可以超过满分"),
     "check": ("Check", "检查"), "keep": ("as graded", "保持评分结果"), "passed": ("passed", "已通过"),
     "failed": ("failed", "未通过"), "comment": ("Comment the student reads", "学生会读到的评语"),
     "file": ("Of two files, the one to grade (used by the next grade batch)",
