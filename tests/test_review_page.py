@@ -127,6 +127,11 @@ def server(grades):
         assert "The review page stopped." in running.stop()
 
 
+def gradebook_row(grades: Path, student: str) -> dict:
+    """The student's row of the gradebook as written now (the page writes it again a moment after a review)."""
+    return next(row for row in json.loads((grades / "gradebook.json").read_text())["rows"] if row["student"] == student)
+
+
 def listening_address(port: int) -> str:
     """The local address the socket listening on `port` is bound to, from /proc/net/tcp (hex, as the kernel
     writes it: 0100007F is 127.0.0.1)."""
@@ -213,12 +218,14 @@ def test_bad_input_is_said_in_one_line_and_writes_nothing(server, grades):
     entry = read_reviews(grades)[("s21", "ex05")]
     assert {k: entry[k] for k in ("score", "checks", "comment", "file", "by")} == {
         "score": 8.5, "checks": {"dw": "passed"}, "comment": "ok", "file": "ex05.py", "by": "Prof. Li"} and entry["at"]
-    rows = {row["student"]: row for row in json.loads((grades / "gradebook.json").read_text())["rows"]}
-    assert rows["s21"]["total"] == 8.5
+    wait_for(lambda: gradebook_row(grades, "s21")["total"] == 8.5, "the gradebook written again")
     status, _, _ = server.review([("student", "s22"), ("score", "10.5"), ("bonus", "1")])
     assert status == 303 and read_reviews(grades)[("s22", "ex05")]["bonus"] is True
     status, _, body = server.request("GET", "/")
     assert "score set to 10.5 (bonus)" in body.split("<td>s22</td>")[1].split("</tr>")[0]
+    # a review from the command line shows at the page's next request
+    assert run_grade("review", grades, "s23", "ex05", "--comment", "seen from the shell").returncode == 0
+    assert "seen from the shell" in server.request("GET", "/s/s23/ex05")[2]
 
 
 @pytest.mark.slow
@@ -286,8 +293,8 @@ def test_concurrent_reviews_lose_no_entry(server, grades):
     assert {s for s, _ in reviews} == {*students, "s13", "s14"}
     assert all(reviews[(s, "ex05")]["comment"].startswith(s) and reviews[(s, "ex05")]["by"] == "Prof. Li"
                for s in students)
-    book = json.loads((grades / "gradebook.json").read_text())  # written again after the last of them
-    assert sum(bool(row["cells"]["ex05"].get("review")) for row in book["rows"]) == 14
+    wait_for(lambda: sum(bool(row["cells"]["ex05"].get("review")) for row in json.loads(
+        (grades / "gradebook.json").read_text())["rows"]) == 14, "the gradebook written after the last of them")
 
 
 # -- in a browser ---------------------------------------------------------------------------------------------------
@@ -426,9 +433,9 @@ def test_grading_by_mistake_in_a_browser(tab, server, grades):
     tab.keyboard.press("n")
     tab.wait_for_url(lambda url: url != here)
     assert "key=sign" in tab.url
-    rows = {row["student"]: row for row in json.loads((grades / "gradebook.json").read_text())["rows"]}
-    assert rows[student]["total"] == 7
-    assert "Right idea otherwise." in (grades / "feedback" / f"{student}.md").read_text()
+    wait_for(lambda: "Right idea otherwise." in (grades / "feedback" / f"{student}.md").read_text(),
+             "the feedback written again")
+    assert gradebook_row(grades, student)["total"] == 7
     export = run_grade("export", grades, "--format", "csv")
     assert export.returncode == 0 and "Right idea otherwise." in (grades / "csv.csv").read_text()
 

@@ -113,10 +113,18 @@ def _toml(value) -> str:
 def add_review(out: Path, student: str, exercise: str, by: str | None = None, **fields) -> dict:
     """Append a review entry (the fields given, with who when given, when, and `sha256`: of the file reviewed) to
     out/review.toml; return it."""
-    entry = {"student": student, "exercise": exercise,
-             **{k: v for k, v in fields.items() if v not in (None, {}, "")},
-             **({"by": by} if by else {}), "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    lines = ["", "[[review]]", *(f"{key} = {_toml(value)}" for key, value in entry.items())]
+    return add_reviews(out, [(student, exercise, fields)], by)[0]
+
+
+def add_reviews(out: Path, reviews: list[tuple[str, str, dict]], by: str | None = None) -> list[dict]:
+    """Append one entry per (student, exercise, fields) to out/review.toml at once, as add_review writes each;
+    return them."""
+    at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    entries = [{"student": student, "exercise": exercise,
+                **{k: v for k, v in fields.items() if v not in (None, {}, "")}, **({"by": by} if by else {}),
+                "at": at} for student, exercise, fields in reviews]
+    lines = [line for entry in entries
+             for line in ("", "[[review]]", *(f"{key} = {_toml(value)}" for key, value in entry.items()))]
     path = Path(out) / REVIEW_FILE
     with path.open("a", encoding="utf-8") as f:
         if f.tell() == 0:
@@ -124,7 +132,7 @@ def add_review(out: Path, student: str, exercise: str, by: str | None = None, **
                     "across reruns.\n")
         f.write("\n".join(lines) + "\n")
     read_reviews(out)  # what was written reads back
-    return entry
+    return entries
 
 
 def apply_review(result: Result | None, review: dict | None, exercise: Exercise) -> Result | None:

@@ -15,8 +15,10 @@ browser sends under the secret path only) opens nothing here; an address seen on
 the cookie. A POST also needs, from a browser, an Origin of this server. Every response forbids inline code, framing
 and outside requests (CSP), and is not cached.
 
-A review is written as `grade review` writes it (review.add_review, with who and when), under the grades folder's
-lock (review.locked), then the batch's outputs are written again, as after `grade review`.
+A review is written as `grade review` writes it (review.add_reviews, with who and when), under the grades folder's
+lock (review.locked), and answered at once; the batch's outputs are written again in a thread of the page's
+(`Outputs`), as after `grade review`, before the page stops. Pages read the batch through review_view.load, which
+reads again only the files that changed.
 
 Runs in: the `grade review --serve` process. No torch.
 """
@@ -25,11 +27,13 @@ from __future__ import annotations
 
 import secrets
 import socket
+import sys
+import threading
 from pathlib import Path
 from urllib.parse import urlencode
 
 from grader.course.exercises import Exercise
-from grader.teacher.review import ReviewError, add_review, locked, score_problem
+from grader.teacher.review import ReviewError, add_reviews, locked, score_problem
 from grader.teacher.review_view import NotFound, class_page, load, mistake_page, submission_page, words
 from grader.text import LANGUAGES, Text, message_of
 
@@ -41,6 +45,45 @@ POLICY = {"Content-Security-Policy": "default-src 'none'; script-src 'self'; sty
           "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin", "Cache-Control": "no-store"}
 INSTALL = Text("the review page needs Starlette and uvicorn: pip install 'torch-katas[review]'",
                "复核页面需要 Starlette 和 uvicorn：pip install 'torch-katas[review]'")
+
+
+class Outputs:
+    """The batch's outputs written again after the page's reviews, in a thread of their own: a review is answered once
+    review.toml holds it, and the gradebook, grades.csv and the feedback follow (one rebuild for all the reviews
+    saved meanwhile, under the grades folder's lock); `flush` waits for them (the page's end)."""
+
+    def __init__(self, out: Path):
+        self.out, self.pending, self.busy = out, False, False
+        self.changed = threading.Condition()
+        threading.Thread(target=self.run, daemon=True).start()
+
+    def want(self) -> None:
+        with self.changed:
+            self.pending = True
+            self.changed.notify_all()
+
+    def run(self) -> None:
+        from grader.teacher.gradebook import rebuild
+
+        while True:
+            with self.changed:
+                while not self.pending:
+                    self.changed.wait()
+                self.pending, self.busy = False, True
+            try:
+                with locked(self.out):
+                    rebuild(self.out)
+            except (ReviewError, OSError) as exc:  # said, and tried again at the next review
+                print(message_of(exc).render("en"), file=sys.stderr)
+            finally:
+                with self.changed:
+                    self.busy = False
+                    self.changed.notify_all()
+
+    def flush(self) -> None:
+        with self.changed:
+            while self.pending or self.busy:
+                self.changed.wait()
 
 
 class MissingExtra(ImportError):
@@ -118,11 +161,11 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
     from starlette.routing import Mount, Route
 
     from grader.report.pages import STYLE, render
-    from grader.teacher.gradebook import rebuild
 
     root = f"/k/{secrets.token_urlsafe(32)}"  # the secret path: sent to this origin only
     cookie, session = f"torch-katas-review-{port}", secrets.token_urlsafe(32)  # cookies do not tell ports apart
     origins = {f"http://{host}:{port}" for host in HOSTS}
+    outputs = Outputs(out)
 
     def holds(value: str | None, secret: str) -> bool:
         return value is not None and compare_digest(value.encode(), secret.encode())
@@ -142,8 +185,8 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
     def page(request, template: str, content: dict, status: int = 200) -> HTMLResponse:
         chosen = lang_of(request)
         saved = request.query_params.get("saved", "")
-        note = Text("Saved: {n} review(s), with who and when, in review.toml; the gradebook is written again.",
-                    "已保存 {n} 条复核（含复核人和时间）到 review.toml；成绩册已重新生成。", n=saved)
+        note = Text("Saved: {n} review(s), with who and when, in review.toml; the gradebook follows in a moment.",
+                    "已保存 {n} 条复核（含复核人和时间）到 review.toml；成绩册随即重新生成。", n=saved)
         return HTMLResponse(render(template, lang=chosen, page=content, words=words(chosen), root=root,
                                    here=here(request), saved=note.render(chosen) if saved.isdigit() else ""), status)
 
@@ -179,10 +222,10 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
             fields = review_fields(form, ex)
             for student in students:
                 batch.row(student)
-            for student in students:  # of the file graded now, as `grade review` writes it
-                graded = batch.graded.get((student, ex.id))
-                add_review(out, student, ex.id, by=by, sha256=graded.sha256 if graded else None, **fields)
-            rebuild(out)
+            # of the file graded now, as `grade review` writes it
+            add_reviews(out, [(student, ex.id, {**fields, "sha256": graded.sha256 if graded else None})
+                              for student in students for graded in [batch.graded.get((student, ex.id))]], by)
+        outputs.want()
         return len(students)
 
     async def save(request):
@@ -239,9 +282,11 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
               Route("/static/review.css", style),
               Route("/static/review.js", lambda request: FileResponse(STATIC / "review.js",
                                                                       media_type="text/javascript"))]
-    return Starlette(routes=[Mount(root, routes=routes)],
-                     middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(HOSTS)),
-                                 Middleware(BaseHTTPMiddleware, dispatch=guard)])
+    app = Starlette(routes=[Mount(root, routes=routes)],
+                    middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(HOSTS)),
+                                Middleware(BaseHTTPMiddleware, dispatch=guard)])
+    app.state.outputs = outputs
+    return app
 
 
 def serve(out: Path, port: int = 0, lang: str = "en", by: str | None = None, announce=print) -> None:
@@ -261,4 +306,7 @@ def serve(out: Path, port: int = 0, lang: str = "en", by: str | None = None, ann
     app = create_app(out, token, port, lang, by)
     announce(f"http://{HOSTS[0]}:{port}/?token={token}")
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")  # no log line holds the token
-    uvicorn.Server(config).run(sockets=[listener])
+    try:
+        uvicorn.Server(config).run(sockets=[listener])
+    finally:
+        app.state.outputs.flush()  # the reviews saved last are in every output before the page stops

@@ -23,7 +23,7 @@ from grader.report.cell_text import review_text
 from grader.report.pages import CELL_TEXT, STATE_TITLE, STATE_WORD, by_mistake, section
 from grader.teacher.gradebook import (batch_state, build_gradebook, current_results, explained, misconceptions,
                                       read_results, total_text)
-from grader.teacher.review import KEPT, closest, history
+from grader.teacher.review import KEPT, REVIEW_FILE, closest, history
 from grader.text import Text
 
 
@@ -54,30 +54,70 @@ class Batch:
                            + closest(key, [ex.id for ex in self.exercises]))
         return found
 
+    @functools.cached_property
+    def rows(self) -> dict[str, dict]:
+        return {row["student"]: row for row in self.book["rows"]}
+
     def row(self, student: str) -> dict:
-        found = next((row for row in self.book["rows"] if row["student"] == student), None)
+        found = self.rows.get(student)
         if found is None:
             raise NotFound(Text("no student {student} in this batch", "这批作业中没有学生 {student}", student=student)
-                           + closest(student, [row["student"] for row in self.book["rows"]]))
+                           + closest(student, list(self.rows)))
         return found
 
-    def mistakes(self) -> list[dict]:
-        """Each mistake of each exercise, as the checks diagnosed it: most made first."""
+    @functools.cached_property
+    def diagnosed(self) -> list[dict]:
         entries = misconceptions(list(self.graded.values()), self.lang)
         return by_mistake(explained(entries, self.exercises, self.lang))
 
+    def mistakes(self) -> list[dict]:
+        """Each mistake of each exercise, as the checks diagnosed it: most made first."""
+        return self.diagnosed
+
+
+# What the page read last, kept while the files it came from are unchanged (their size and time of change): a rerun
+# or a `grade review` from the command line shows at the next request, and a review the page writes re-reads
+# review.toml alone. (grades folder, language) -> (stamp of the batch's files, its state and results, stamp of
+# review.toml, the Batch)
+_KEPT: dict[tuple[Path, str], tuple] = {}
+GRADED_FILES = ("batch.json", "results.jsonl", "roster.json")
+
+
+def stamp(out: Path, names) -> tuple:
+    """The size and time of change of each file named in `out` (None for one that is not there)."""
+    stamps: list[tuple[int, int] | None] = []
+    for name in names:
+        try:
+            stat = (Path(out) / name).stat()
+            stamps.append((stat.st_mtime_ns, stat.st_size))
+        except OSError:
+            stamps.append(None)
+    return tuple(stamps)
+
 
 def load(out: Path, lang: str) -> Batch:
-    """The batch in `out` now (ReviewError without one, or with a review.toml that does not read)."""
-    state = batch_state(out)
+    """The batch in `out` now (ReviewError without one, or with a review.toml that does not read); read again only
+    where its files changed."""
+    key = (Path(out).resolve(), lang)
+    graded_stamp, review_stamp = stamp(out, GRADED_FILES), stamp(out, [REVIEW_FILE])
+    kept = _KEPT.get(key)
+    if kept and kept[0] == graded_stamp and kept[2] == review_stamp:
+        return kept[3]
+    if kept and kept[0] == graded_stamp:
+        state, graded = kept[1]
+    else:
+        state = batch_state(out)
+        ids = {ex.id for ex in state["exercises"]}
+        graded = [r for r in read_results(Path(out) / "results.jsonl") if r.exercise in ids]
     exercises = state["exercises"]
-    graded = [r for r in read_results(Path(out) / "results.jsonl") if r.exercise in {ex.id for ex in exercises}]
     current = current_results(graded, exercises, out, state["assignment"])
     book = build_gradebook(current, exercises, state["students"], state["problems"], state["roster"], state["similar"],
                            lang)
-    return Batch(out=Path(out), lang=lang, exercises=exercises, book=book,
-                 current={(r.student or "", r.exercise): r for r in current},
-                 graded={(r.student or "", r.exercise): r for r in graded}, similar=state["similar"] or [])
+    batch = Batch(out=Path(out), lang=lang, exercises=exercises, book=book,
+                  current={(r.student or "", r.exercise): r for r in current},
+                  graded={(r.student or "", r.exercise): r for r in graded}, similar=state["similar"] or [])
+    _KEPT[key] = (graded_stamp, (state, graded), review_stamp, batch)
+    return batch
 
 
 # -- links ------------------------------------------------------------------------------------------------------
@@ -180,23 +220,34 @@ def kept_file(out: Path, result: Result) -> Path | None:
 def code(out: Path, result: Result | None, lang: str) -> dict:
     """The student's graded file as the page shows it: a notebook as cells, other files as lines; its text
     (`text`, for the diff) and a note when it is cut or not kept."""
+    path = kept_file(out, result) if result else None
+    try:
+        stat = path.lstat() if path else None
+    except OSError:
+        stat = None
+    shown = _shown(path, stat.st_mtime_ns, stat.st_size, lang) if path and stat else None
+    if shown is None:
+        return {"name": "", "cells": None, "lines": [], "text": "", "note": _t(
+            lang, "No graded file of this exercise is kept in this folder.", "这个文件夹里没有这道练习被评分的文件。")}
+    return shown
+
+
+@functools.lru_cache(maxsize=4096)
+def _shown(path: Path, mtime_ns: int, size: int, lang: str) -> dict | None:
+    """code()'s answer for the kept file at `path` as it is now (highlighted once while it stays the same)."""
     from grader.sandbox.safefs import read_regular
     from grader.sandbox.source import MAX_SOURCE
 
-    path = kept_file(out, result) if result else None
     try:
-        data = read_regular(str(path), MAX_SOURCE) if path else None
+        data = read_regular(str(path), MAX_SOURCE)
     except OSError:
-        data = None
-    if data is None:
-        return {"name": "", "cells": None, "lines": [], "text": "", "note": _t(
-            lang, "No graded file of this exercise is kept in this folder.", "这个文件夹里没有这道练习被评分的文件。")}
+        return None
     text = data.decode("utf-8", errors="replace")
-    notebook = path is not None and path.suffix == ".ipynb"
+    notebook = path.suffix == ".ipynb"
     cells = code_view.cells(text) if notebook else None
     cut = not cells and len(text) > code_view.MAX_SHOWN
     shown = text[:code_view.MAX_SHOWN]
-    return {"name": path.name if path else "", "cells": cells, "lines": [] if cells else code_view.highlighted(shown),
+    return {"name": path.name, "cells": cells, "lines": [] if cells else code_view.highlighted(shown),
             "text": code_view.code_of(text, notebook),
             "note": _t(lang, "Only the first {n} characters are shown.", "只显示前 {n} 个字符。", n=len(shown))
             if cut else ""}
