@@ -330,25 +330,36 @@ def mistake_students(batch: Batch, group: dict) -> list[str]:
 
 
 def mistake_page(batch: Batch, group: dict) -> dict:
-    """Every submission that made one mistake, side by side: each one's messages for it, its code and its review;
-    one form applies a comment, a score or a check's verdict to those selected."""
+    """Every submission that made one mistake: one card per code (the same code, comments and layout aside, as the
+    batch hashed it: `code_hash`) with its students, their reviews, the messages for the mistake and the code once,
+    most handed in first; one form applies a comment, a score or a check's verdict to the students selected (a card's
+    students, all of them at once)."""
     lang, t = batch.lang, functools.partial(_t, batch.lang)
     ex = batch.exercise(group.get("exercise", ""))
     students = mistake_students(batch, group)
     if not students:
         raise NotFound(Text("no submission of {ex} made this mistake", "{ex} 没有提交犯了这个错误", ex=ex.id))
     entry = next((m for m in batch.mistakes() if group_of(m) == group), None)
-    cards, checks = [], {}
+    same: dict[str, list[str]] = {}
     for student in students:
-        made = _made(batch.graded[(student, ex.id)], group)
+        graded = batch.graded[(student, ex.id)]
+        same.setdefault(graded.code_hash or f"student:{student}", []).append(student)  # no hash: a card alone
+    cards, checks = [], {}
+    for members in sorted(same.values(), key=len, reverse=True):
+        first = members[0]
+        made = _made(batch.graded[(first, ex.id)], group)
         checks.update({c.id: c.title.render(lang) for c in made})
-        row = batch.row(student)
-        cards.append({"student": student, "name": row.get("name", ""),
-                      "cell": cell_view(student, ex.id, row["cells"][ex.id], lang),
-                      "review": review_text(row["cells"][ex.id], lang),
-                      "messages": [c.message.render(lang) for c in made],
-                      "code": code(batch.out, batch.current.get((student, ex.id)), lang),
-                      "link": submission_link(student, ex.id, group)})
+        people = []
+        for student in members:
+            row = batch.row(student)
+            people.append({"student": student, "name": row.get("name", ""),
+                           "cell": cell_view(student, ex.id, row["cells"][ex.id], lang),
+                           "review": review_text(row["cells"][ex.id], lang),
+                           "link": submission_link(student, ex.id, group)})
+        cards.append({"students": people, "messages": [c.message.render(lang) for c in made],
+                      "same": t("{n} submissions with this code (comments and layout aside)",
+                                "{n} 份提交是这份代码（不计注释和排版）", n=len(members)) if len(members) > 1 else "",
+                      "code": code(batch.out, batch.current.get((first, ex.id)), lang)})
     label = group.get("key") or t("not diagnosed: {check}", "未诊断：{check}", check=group.get("check", ""))
     return {"title": t("{ex}: {label}, {n} submissions", "{ex}：{label}，{n} 份提交", ex=ex.id, label=label,
                        n=len(students)),
