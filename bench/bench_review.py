@@ -5,8 +5,10 @@ stub), graded once here, then copied to each student of a synthetic class as `gr
 batch.json, the kept files): 78 % make the sign mistake (157 of 200, in 12 versions of the code: most hand in the
 same), the others split among the rest. Each page is asked of a running `grade review --serve` as a browser asks it,
 timed as the median of a few requests after a first one, beside the page's own stylesheet in the same run (the
-baseline: what a request costs at all). Targets: the class and the largest mistake group under 0.3 s, a submission
-under 0.2 s, a comment applied to 150 of the group under 1 s. Exits 1 if a target is missed.
+baseline: what a request costs at all); also the first request of the page (the batch read), the group's first
+request after the comment (review.toml read again) and the time until the gradebook and feedback hold it (written
+again in the page's own thread, after the answer). Targets: the class and the largest mistake group under 0.3 s,
+a submission under 0.2 s, a comment applied to 150 of the group under 1 s. Exits 1 if a target is missed.
 
     python bench/bench_review.py [SIZES...]     (default: 200 1000)
 """
@@ -120,13 +122,20 @@ class Page:
         self.proc.wait(timeout=60)
 
 
+def once(page: Page, path: str) -> float:
+    start = time.perf_counter()
+    assert page.ask("GET", path)[0] == 200, path
+    return time.perf_counter() - start
+
+
 def measure(base: dict[str, dict], n: int, tmp: Path) -> dict[str, float]:
     out = tmp / f"class{n}"
     synthetic_class(base, n, out)
     page = Page(out)
     try:
         group = "/mistake?" + urlencode({"exercise": "ex05", "key": "sign"})
-        spans = {"baseline": page.timed("/static/review.css"), "class": page.timed("/"),
+        spans = {"baseline": page.timed("/static/review.css"), "class, first": once(page, "/"),
+                 "class": page.timed("/"),
                  "group": page.timed(group), "submission": page.timed("/s/st0001/ex05")}
         form = [("exercise", "ex05"), ("comment", "the sign of the error"), ("next", page.root + group)]
         form += [("student", f"st{i:04}") for i in range(150)]
@@ -134,7 +143,10 @@ def measure(base: dict[str, dict], n: int, tmp: Path) -> dict[str, float]:
         status = page.ask("POST", "/review", form)[0]
         spans["apply 150"] = time.perf_counter() - start
         assert status == 303, status
-        spans["group after"] = page.timed(group, 3)
+        spans["group, next"] = once(page, group)  # review.toml read again
+        while "the sign of the error" not in (out / "feedback" / "st0149.md").read_text():
+            time.sleep(0.05)
+        spans["outputs"] = time.perf_counter() - start  # the gradebook and feedback written again
     finally:
         page.stop()
     return spans

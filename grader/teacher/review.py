@@ -126,11 +126,10 @@ def add_reviews(out: Path, reviews: list[tuple[str, str, dict]], by: str | None 
     lines = [line for entry in entries
              for line in ("", "[[review]]", *(f"{key} = {_toml(value)}" for key, value in entry.items()))]
     path = Path(out) / REVIEW_FILE
-    with path.open("a", encoding="utf-8") as f:
-        if f.tell() == 0:
-            f.write("# The teacher's reviews of this batch (see docs/authoring.md): applied to every output, kept "
-                    "across reruns.\n")
-        f.write("\n".join(lines) + "\n")
+    with path.open("ab") as f:  # in one write: the page reads it without waiting for the lock
+        head = "" if f.tell() else ("# The teacher's reviews of this batch (see docs/authoring.md): applied to every "
+                                    "output, kept across reruns.\n")
+        f.write((head + "\n".join(lines) + "\n").encode("utf-8"))
     read_reviews(out)  # what was written reads back
     return entries
 

@@ -198,8 +198,11 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
         """A GET handler: the page `build(request, batch)` computes, or what went wrong, in one line."""
         def handler(request):
             try:
-                with locked(out):  # a review being written is read whole
+                try:  # without the lock: the outputs written again after a review hold it, and need not be waited for
                     batch = load(out, lang_of(request))
+                except ReviewError:  # review.toml caught while being written (or not readable): once it is written
+                    with locked(out):
+                        batch = load(out, lang_of(request))
                 return build(request, batch)
             except NotFound as exc:
                 return problem(request, exc, 404)
