@@ -36,10 +36,21 @@ CLASS = {**{f"s{n:02}": SOLUTION for n in range(1, 9)},
 SIGN = ["s09", "s10", "s11", "s12", "s13", "s24", HOSTILE]
 
 
+PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+
+
 def notebook(source: str) -> str:
-    """The file as a notebook: a markdown cell, then its code in two cells."""
+    """The file as a notebook: a markdown cell, then its code in two cells, the first with what it printed, drew
+    and raised (a text that looks like markup, a PNG, an SVG that would run script, a coloured traceback)."""
     head, _, tail = source.partition("def linear_grads")
-    cells = [nbformat.v4.new_markdown_cell("## My answer <b>not bold</b>"), nbformat.v4.new_code_cell(head),
+    first = nbformat.v4.new_code_cell(head, outputs=[
+        nbformat.v4.new_output("stream", text="<script>window.pwned = 1</script>\n"),
+        nbformat.v4.new_output("display_data", data={"image/png": PNG}),
+        nbformat.v4.new_output("display_data", data={"image/svg+xml": "<svg onload='window.pwned=1'/>",
+                                                     "text/plain": "<Figure size 640x480>"}),
+        nbformat.v4.new_output("error", ename="ValueError", evalue="bad",
+                               traceback=["\x1b[31mValueError\x1b[0m: bad"])])
+    cells = [nbformat.v4.new_markdown_cell("## My answer <b>not bold</b>"), first,
              nbformat.v4.new_code_cell("def linear_grads" + tail)]
     return nbformat.writes(nbformat.v4.new_notebook(cells=cells))
 
@@ -157,6 +168,9 @@ def test_code_keeps_its_lines_and_a_notebook_its_cells():
     assert [(c["kind"], c["label"]) for c in shown] == [("markdown", ""), ("code", "In[1]"), ("code", "In[2]")]
     assert code_of(notebook("x = 1\ndef linear_grads(): pass\n"), True) == "x = 1\n\n\ndef linear_grads(): pass\n"
     assert cells("{not a notebook") is None and code_of("{not a notebook", True) == "{not a notebook"
+    assert shown[1]["outputs"] == [{"text": "<script>window.pwned = 1</script>\n"},
+                                   {"image": f"data:image/png;base64,{PNG}"}, {"text": "<Figure size 640x480>"},
+                                   {"text": "ValueError: bad"}]  # no SVG, no colour codes
 
 
 # -- the door ------------------------------------------------------------------------------------------------------
@@ -453,6 +467,10 @@ def test_notebooks_show_as_cells_and_hostile_text_stays_text(tab, server):
     cells = tab.locator(".cell")
     assert cells.count() == 3 and "## My answer <b>not bold</b>" in cells.nth(0).inner_text()
     assert "In[1]" in cells.nth(1).inner_text() and "In[2]" in cells.nth(2).inner_text()
+    outputs = cells.nth(1).locator(".output")  # what it printed as text, its PNG as an image, the SVG not at all
+    assert outputs.nth(0).inner_text().strip() == "<script>window.pwned = 1</script>"
+    assert cells.nth(1).locator("img.output").count() == 1 and "ValueError: bad" in outputs.last.inner_text()
+    assert tab.evaluate("document.querySelector('img.output').naturalWidth") == 1
     tab.goto(server.home + "/")
     tab.locator("table.book tr", has_text=HOSTILE).locator("a").click()
     tab.wait_for_selector("#review")
@@ -492,6 +510,10 @@ def test_the_page_speaks_both_languages(browser, grades):
         page = browser.new_page()
         page.goto(chinese.url)
         assert page.locator("h2").first.inner_text() == "按错误" and "快捷键" in page.locator(".keys").inner_text()
+        mistakes = page.locator("table.mistakes").inner_text()  # the checks' titles in the page's language
+        assert "db 与 autograd 和有限差分一致" in mistakes and "matches autograd" not in mistakes
+        page.goto(f"{chinese.home}/mistake?exercise=ex05&key=sign")
+        assert "db 与 autograd 和有限差分一致" in page.locator("#apply").inner_text()
         page.goto(f"{chinese.home}/s/s09/ex05")
         assert page.locator("#review button").inner_text() == "保存复核"
         page.click("#lang")

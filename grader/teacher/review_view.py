@@ -12,7 +12,7 @@ Runs in: the review page's process (`grade review --serve`). No torch.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
@@ -95,6 +95,12 @@ def stamp(out: Path, names) -> tuple:
     return tuple(stamps)
 
 
+def titled(exercise: Exercise) -> dict[str, Text]:
+    """Each check's title in both languages, as its module writes it now (a result keeps the batch's language)."""
+    return {c["id"]: Text(c["title"], c["zh"] or c["title"]) for c in exercise.declared_checks()
+            if c["title"] != f"test_{c['id']}"}
+
+
 def load(out: Path, lang: str) -> Batch:
     """The batch in `out` now (ReviewError without one, or with a review.toml that does not read); read again only
     where its files changed."""
@@ -107,8 +113,9 @@ def load(out: Path, lang: str) -> Batch:
         state, graded = kept[1]
     else:
         state = batch_state(out)
-        ids = {ex.id for ex in state["exercises"]}
-        graded = [r for r in read_results(Path(out) / "results.jsonl") if r.exercise in ids]
+        titles = {ex.id: titled(ex) for ex in state["exercises"]}
+        graded = [replace(r, checks=[replace(c, title=titles[r.exercise].get(c.id, c.title)) for c in r.checks])
+                  for r in read_results(Path(out) / "results.jsonl") if r.exercise in titles]
     exercises = state["exercises"]
     current = current_results(graded, exercises, out, state["assignment"])
     book = build_gradebook(current, exercises, state["students"], state["problems"], state["roster"], state["similar"],
