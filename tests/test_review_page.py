@@ -602,3 +602,31 @@ def test_every_page_opens_on_every_shape_of_batch(shapes, shape, tmp_path):
         assert any("<b>eve</b>" in body and "opposite sign" in body for body in groups)  # her mistake's group
     if shape == "errors":
         assert "SyntaxError" in pages["/s/ann/ex05"] or "syntax" in pages["/s/ann/ex05"].lower()
+
+
+@pytest.mark.slow
+def test_rubric_items_are_defined_once_and_followed_everywhere(server, grades):
+    define = run_grade("review", grades, "--item", "ex05:sign-db", "--points", "-2", "--text", "sign of db", "--by",
+                       "Prof. Li")
+    assert define.returncode == 0 and "rubric item sign-db of ex05 (-2)" in define.stdout, define.stderr
+    # applied to a selection of the group on the page, to one student from the command line
+    status, _, body = server.review([("student", "s09"), ("item", "nope")])
+    assert status == 400 and "ex05 has no rubric item nope" in body
+    assert "sign-db" in server.request("GET", "/mistake?exercise=ex05&key=sign")[2]  # offered by the group's form
+    assert server.review([("student", "s09"), ("student", "s10"), ("item", "sign-db")])[0] == 303
+    proc = run_grade("review", grades, "s11", "ex05", "--apply", "sign-bd")
+    assert proc.returncode == 2 and "ex05 has no rubric item sign-bd" in proc.stderr and "did you mean sign-db?" in \
+        proc.stderr
+    assert run_grade("review", grades, "s11", "ex05", "--apply", "sign-db").returncode == 0
+    plain = gradebook_row(grades, "s12")["total"]  # the same mistake, no item
+    wait_for(lambda: [gradebook_row(grades, s)["total"] for s in ("s09", "s10", "s11")] == [plain - 2] * 3,
+             "the item's points in the gradebook")
+    # changed once: every submission that has it follows, in every output
+    again = run_grade("review", grades, "--item", "ex05:sign-db", "--points", "-1", "--text", "the sign of db")
+    assert again.returncode == 0, again.stderr
+    assert [gradebook_row(grades, s)["total"] for s in ("s09", "s10", "s11")] == [plain - 1] * 3
+    assert "-1 the sign of db" in (grades / "feedback" / "s09.md").read_text()
+    assert "ex05: -1 the sign of db" in (grades / "grades.csv").read_text()
+    assert "-1 the sign of db" in server.request("GET", "/s/s10/ex05")[2]  # at the page's next request
+    items = [e for e in __import__("tomllib").loads((grades / "review.toml").read_text())["item"]]
+    assert [(i["points"], i.get("by"), bool(i["at"])) for i in items] == [(-2, "Prof. Li", True), (-1, None, True)]

@@ -7,6 +7,7 @@ Runs in: the `grade` process; `grade batch` becomes the warm parent that forks t
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -179,6 +180,12 @@ def export_cmd(grades, fmt, out, column, lang):
 @click.option("--check", "checks", multiple=True, metavar="ID=passed|failed", help="Override a check's verdict "
               "(repeatable).")
 @click.option("--comment", help="A comment the student reads in their feedback.")
+@click.option("--apply", "apply", multiple=True, metavar="ITEM", help="Apply a rubric item of the exercise "
+              "(repeatable; defined with --item).")
+@click.option("--item", metavar="EXERCISE:NAME", help="With GRADES alone: define (or change, for every submission "
+              "that has it) a rubric item, with --points and --text.")
+@click.option("--points", type=float, help="With --item: the item's points, relative to the checks' score (-2, 1).")
+@click.option("--text", "item_text", help="With --item: what the student reads.")
 @click.option("--file", "file", help="Of two files for the exercise, the one to grade (used by the next grade batch).")
 @click.option("--confirm", is_flag=True, help="Keep the review of a file the student has since replaced (no longer "
               "stale).")
@@ -188,7 +195,8 @@ def export_cmd(grades, fmt, out, column, lang):
               "mistake (needs the review extra).")
 @click.option("--port", type=click.IntRange(0, 65535), default=0, help="With --serve: the port (default: a free one).")
 @lang_option
-def review_cmd(grades, student, exercise, score, bonus, checks, comment, file, confirm, by, serve, port, lang):
+def review_cmd(grades, student, exercise, score, bonus, checks, comment, apply, item, points, item_text, file,
+               confirm, by, serve, port, lang):
     """Review STUDENT's EXERCISE in GRADES (a `grade batch --out` folder): override a score or a check, add a
     comment. Kept in GRADES/review.toml with who, when and of which file, applied to every output now and after every
     rerun. With --serve, review in a browser instead."""
@@ -196,13 +204,19 @@ def review_cmd(grades, student, exercise, score, bonus, checks, comment, file, c
 
     by = by or os.environ.get("TORCH_KATAS_REVIEWER") or current_course().reviewer
     if serve:
-        if student or score is not None or bonus or checks or comment or file or confirm:
+        if student or score is not None or bonus or checks or comment or apply or item or file or confirm:
             raise UsageProblem(say(lang, "--serve takes GRADES alone: the page reviews every student"))
         return serve_review(grades, port, by, lang)
+    from grader.teacher.gradebook import batch_state, read_results, rebuild
+    from grader.teacher.review import (ReviewError, add_review, closest, locked, read_items, score_problem,
+                                       students_of)
+
+    if item:
+        return define_item(grades, student, item, points, item_text, by, lang)
+    if points is not None or item_text:
+        raise UsageProblem(say(lang, "--points and --text go with --item"))
     if not exercise:
         raise UsageProblem(say(lang, "say which STUDENT and EXERCISE to review, or --serve for the review page"))
-    from grader.teacher.gradebook import batch_state, read_results, rebuild
-    from grader.teacher.review import ReviewError, add_review, closest, locked, score_problem, students_of
 
     verdicts = {}
     for item in checks:
@@ -210,8 +224,8 @@ def review_cmd(grades, student, exercise, score, bonus, checks, comment, file, c
         if verdict not in ("passed", "failed"):
             raise UsageProblem(say(lang, "--check takes ID=passed or ID=failed, not {item}", item=item))
         verdicts[cid] = verdict
-    if score is None and not verdicts and not comment and not file and not confirm:
-        raise UsageProblem(say(lang, "say what to review: --score, --check, --comment, --file or --confirm"))
+    if score is None and not verdicts and not comment and not apply and not file and not confirm:
+        raise UsageProblem(say(lang, "say what to review: --score, --check, --comment, --apply, --file or --confirm"))
     if bonus and score is None:
         raise UsageProblem(say(lang, "--bonus goes with --score"))
     students = students_of(grades)
@@ -237,6 +251,14 @@ def review_cmd(grades, student, exercise, score, bonus, checks, comment, file, c
                            + closest(exercise, [e.id for e in batch_exercises]).render(lang)) from None
     if score is not None and (why := score_problem(score, ex, bonus)):
         raise UsageProblem(why.render(lang))
+    try:
+        defined = [name for e, name in read_items(grades) if e == ex.id]
+    except ReviewError as exc:
+        raise problem(exc) from None
+    for name in apply:
+        if name not in defined:
+            raise UsageProblem(say(lang, "{ex} has no rubric item {item} (define it with --item {ex}:{item})",
+                                   ex=ex.id, item=name) + closest(name, defined).render(lang))
     unknown = sorted(c for c in verdicts if c.split("[")[0] not in {d["id"] for d in ex.declared_checks()})
     if unknown:
         raise UsageProblem(say(lang, "{ex} has no check {checks} (see `grade show {ex}`)", ex=ex.id,
@@ -246,12 +268,43 @@ def review_cmd(grades, student, exercise, score, bonus, checks, comment, file, c
     try:
         with locked(grades):  # the review page may be writing too
             add_review(grades, student, ex.id, by=by, score=score, bonus=bonus or None, checks=verdicts,
-                       comment=comment, file=file, sha256=graded.sha256 if graded else None)
+                       comment=comment, items=list(apply) or None, file=file,
+                       sha256=graded.sha256 if graded else None)
             rebuild(grades)
     except ReviewError as exc:
         raise problem(exc) from None
     click.echo(say(lang, "reviewed {student} {ex}; the gradebook in {out}/ is written again",
                    student=student, ex=ex.id, out=grades))
+
+
+def define_item(grades: Path, student: str | None, item: str, points: float | None, text: str | None,
+                by: str | None, lang: str) -> None:
+    """`grade review GRADES --item EXERCISE:NAME --points P --text T`: a rubric item defined, or changed for every
+    submission that has it."""
+    from grader.course.exercises import UnknownExercise, find_in
+    from grader.teacher.gradebook import batch_state, rebuild
+    from grader.teacher.review import ReviewError, add_item, closest, locked
+
+    key, _, name = item.partition(":")
+    if student or not key or not name.strip() or points is None or not math.isfinite(points):
+        raise UsageProblem(say(lang, "--item takes EXERCISE:NAME with GRADES alone, and --points (a number)"))
+    try:
+        exercises = batch_state(grades)["exercises"]
+        ex = find_in(exercises, key)
+    except ReviewError as exc:
+        raise problem(exc) from None
+    except UnknownExercise:
+        raise UsageProblem(say(lang, "no exercise {ex} in {out} (its exercises: {exercises})", ex=key, out=grades,
+                               exercises=", ".join(e.id for e in exercises))
+                           + closest(key, [e.id for e in exercises]).render(lang)) from None
+    try:
+        with locked(grades):
+            add_item(grades, ex.id, name.strip(), points, text or "", by)
+            rebuild(grades)
+    except ReviewError as exc:
+        raise problem(exc) from None
+    click.echo(say(lang, "rubric item {item} of {ex} ({points}); the gradebook in {out}/ is written again",
+                   item=name.strip(), ex=ex.id, points=f"{points:+g}", out=grades))
 
 
 def serve_review(grades: Path, port: int, by: str | None, lang: str) -> None:

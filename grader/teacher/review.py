@@ -7,6 +7,10 @@ Each `[[review]]` entry names a student and an exercise, and may
   pass),
 - add a comment the student reads (`comment = "..."`),
 - choose which of two files for the exercise is graded (`file = "hw1_final.py"`),
+- apply rubric items (`items = ["sign-db"]`): each `[[item]]` entry defines one per exercise, once (`exercise`,
+  `name`, relative `points` such as -2 or 1, the `text` the student reads); a later definition of the same name
+  replaces it for every submission that has it, and each keeps who and when. An item moves the checks' score (not
+  below 0 nor above the points); a score set by the teacher stays as set,
 and records who wrote it (`by`: --by, $TORCH_KATAS_REVIEWER or the course's `reviewer`; none is recorded otherwise),
 when (`at`) and of which file (`sha256`). `grade review` appends entries; a later entry for the same student and
 exercise completes or replaces an earlier one's fields. A review of a file the student has since replaced is
@@ -55,15 +59,37 @@ class ReviewError(ValueError):
     """review.toml cannot be read, or a review names something that does not exist."""
 
 
-def read_reviews(out: Path) -> dict[tuple[str, str], dict]:
-    """(student, exercise id) -> the review of it, later entries completing earlier ones."""
+def _read(out: Path) -> dict:
     path = Path(out) / REVIEW_FILE
     if not path.is_file():
         return {}
     try:
-        entries = tomllib.loads(path.read_text(encoding="utf-8")).get("review", [])
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ReviewError(f"{path}: {exc}") from None
+
+
+def read_items(out: Path) -> dict[tuple[str, str], dict]:
+    """(exercise, item name) -> its rubric item as last defined: {name, points, text, by, at}."""
+    path = Path(out) / REVIEW_FILE
+    items: dict[tuple[str, str], dict] = {}
+    for n, item in enumerate(_read(out).get("item", []), 1):
+        if not isinstance(item, dict) or not item.get("exercise") or not item.get("name") \
+                or isinstance(item.get("points"), bool) or not isinstance(item.get("points"), (int, float)):
+            raise ReviewError(Text("{path}: item {n} needs an exercise, a name and points",
+                                   "{path}：第 {n} 个评分项需要写练习、名称和分数", path=path, n=n))
+        items[(str(item["exercise"]), str(item["name"]))] = {
+            "name": str(item["name"]), "points": float(item["points"]), "text": str(item.get("text", "")),
+            **{k: item[k] for k in ("by", "at") if item.get(k)}}
+    return items
+
+
+def read_reviews(out: Path) -> dict[tuple[str, str], dict]:
+    """(student, exercise id) -> the review of it, later entries completing earlier ones; its rubric items as they
+    are defined now."""
+    path = Path(out) / REVIEW_FILE
+    entries = _read(out).get("review", [])
+    items = read_items(out)
     reviews: dict[tuple[str, str], dict] = {}
     for n, entry in enumerate(entries, 1):
         if not isinstance(entry, dict) or not entry.get("student") or not entry.get("exercise"):
@@ -79,6 +105,17 @@ def read_reviews(out: Path) -> dict[tuple[str, str], dict]:
         reviews[key] = {**before, **entry, "checks": {**before.get("checks", {}), **entry.get("checks", {})}}
         if "score" in entry:  # a new score is a bonus only if it says so
             reviews[key]["bonus"] = bool(entry.get("bonus"))
+        if entry.get("items"):
+            names = list(dict.fromkeys([*before.get("items", []), *map(str, entry["items"])]))
+            unknown = [name for name in names if (key[1], name) not in items]
+            if unknown:
+                raise ReviewError(Text("{path}: review {n}: {ex} has no item {items}",
+                                       "{path}：第 {n} 条复核：{ex} 没有评分项 {items}", path=path, n=n, ex=key[1],
+                                       items=", ".join(unknown)))
+            reviews[key]["items"] = names
+    for (_, exercise), review in reviews.items():
+        if review.get("items"):
+            review["rubric"] = [items[(exercise, name)] for name in review["items"]]
     return reviews
 
 
@@ -101,6 +138,8 @@ def score_problem(score: float, exercise: Exercise, bonus: bool) -> Text | None:
 
 
 def _toml(value) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + " }"
     if isinstance(value, bool):
@@ -134,14 +173,25 @@ def add_reviews(out: Path, reviews: list[tuple[str, str, dict]], by: str | None 
     return entries
 
 
+def add_item(out: Path, exercise: str, name: str, points: float, text: str, by: str | None = None) -> dict:
+    """Define (or change, for every submission that has it) a rubric item of `exercise` in out/review.toml."""
+    item = {"exercise": exercise, "name": name, "points": points, "text": text, **({"by": by} if by else {}),
+            "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    with (Path(out) / REVIEW_FILE).open("ab") as f:
+        f.write(("\n".join(["", "[[item]]", *(f"{key} = {_toml(value)}" for key, value in item.items())]) + "\n")
+                .encode("utf-8"))
+    read_reviews(out)  # what was written reads back
+    return item
+
+
 def apply_review(result: Result | None, review: dict | None, exercise: Exercise) -> Result | None:
     """`result` with the teacher's overrides applied and the review attached (`review`: the comment, who,
     when, what was overridden, and `stale` when it reviewed another file than the one graded); a score given for
     work that has no result makes one. A final score is final: no late penalty beside it."""
     if not review:
         return result
-    shown = {k: review[k] for k in ("comment", "by", "at", "score", "checks", "bonus")
-             if review.get(k) not in (None, "", {}, False)}
+    shown = {k: review[k] for k in ("comment", "by", "at", "score", "checks", "bonus", "rubric")
+             if review.get(k) not in (None, "", {}, False, [])}
     if result is None:
         if "score" not in review:
             return None
@@ -151,6 +201,8 @@ def apply_review(result: Result | None, review: dict | None, exercise: Exercise)
         shown["stale"] = True  # the student handed in another file since
     checks = reviewed_checks(result.checks, review.get("checks", {}))
     score = min(sum(c.points for c in checks), result.max_score) if review.get("checks") else result.score
+    if review.get("rubric"):  # relative points: within 0 and the exercise's points
+        score = min(max(score + sum(item["points"] for item in review["rubric"]), 0.0), result.max_score)
     if "score" in review:
         score = float(review["score"])
     result = replace(result, checks=checks, score=round(score, 4), review=shown)
@@ -254,13 +306,10 @@ def locked(out: Path):
 
 
 def history(out: Path, student: str, exercise: str) -> list[dict]:
-    """The review entries of one student's exercise as they were written, oldest first (read_reviews merges them)."""
-    path = Path(out) / REVIEW_FILE
-    if not path.is_file():
-        return []
-    try:
-        entries = tomllib.loads(path.read_text(encoding="utf-8")).get("review", [])
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ReviewError(f"{path}: {exc}") from None
-    return [e for e in entries if isinstance(e, dict) and (str(e.get("student")), str(e.get("exercise")))
-            == (student, exercise)]
+    """The review entries of one student's exercise as they were written, oldest first (read_reviews merges them),
+    each with its rubric items as they are defined now."""
+    items = read_items(out)
+    return [{**e, **({"rubric": [items[(exercise, str(n))] for n in e["items"] if (exercise, str(n)) in items]}
+                     if e.get("items") else {})}
+            for e in _read(out).get("review", [])
+            if isinstance(e, dict) and (str(e.get("student")), str(e.get("exercise"))) == (student, exercise)]

@@ -105,11 +105,18 @@ def require() -> None:
         raise MissingExtra(INSTALL) from None
 
 
-def review_fields(form, exercise: Exercise) -> dict:
+def review_fields(form, exercise: Exercise, items: list[str]) -> dict:
     """The review of `exercise` a form asks for, as add_review's fields; BadInput for a value `grade review` would
-    refuse."""
+    refuse. `items`: the names of the exercise's rubric items."""
     checks = {d["id"] for d in exercise.declared_checks()}  # a parametrised check's id is `name[param]`
     fields: dict = {"checks": {}}
+    applied = [str(name) for name in form.getlist("item") if name]
+    unknown = [name for name in applied if name not in items]
+    if unknown:
+        raise BadInput(Text("{ex} has no rubric item {item}", "{ex} 没有评分项 {item}", ex=exercise.id,
+                            item=", ".join(unknown)))
+    if applied:
+        fields["items"] = applied
     score = str(form.get("score") or "").strip()
     if score:
         try:
@@ -137,8 +144,8 @@ def review_fields(form, exercise: Exercise) -> dict:
         if value:
             fields[name] = value
     if len(fields) == 1 and not fields["checks"]:
-        raise BadInput(Text("say what to review: a score, a check, a comment or a file",
-                            "请说明要复核什么：分数、检查、评语或文件"))
+        raise BadInput(Text("say what to review: a score, a check, a rubric item, a comment or a file",
+                            "请说明要复核什么：分数、检查、评分项、评语或文件"))
     return fields
 
 
@@ -222,7 +229,7 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
         with locked(out):
             batch = load(out, lang)
             ex = batch.exercise(exercise)
-            fields = review_fields(form, ex)
+            fields = review_fields(form, ex, [item["name"] for item in batch.rubric(ex.id)])
             for student in students:
                 batch.row(student)
             # of the file graded now, as `grade review` writes it

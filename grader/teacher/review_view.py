@@ -23,7 +23,7 @@ from grader.report.cell_text import review_text
 from grader.report.pages import CELL_TEXT, STATE_TITLE, STATE_WORD, by_mistake, section
 from grader.teacher.gradebook import (batch_state, build_gradebook, current_results, explained, misconceptions,
                                       read_results, total_text)
-from grader.teacher.review import KEPT, REVIEW_FILE, closest, history
+from grader.teacher.review import KEPT, REVIEW_FILE, closest, history, read_items
 from grader.text import Text
 
 
@@ -46,6 +46,12 @@ class Batch:
     current: dict[tuple[str, str], Result]  # (student, exercise id) -> the result as it counts, reviews applied
     graded: dict[tuple[str, str], Result]  # ... as the checks said it
     similar: list[dict]
+    items: dict[tuple[str, str], dict]  # (exercise id, name) -> its rubric item (review.toml)
+
+    def rubric(self, exercise: str) -> list[dict]:
+        """The rubric items of an exercise, as the forms offer them."""
+        return [{**item, "label": f"{item['points']:+g} {item['text'] or item['name']}"}
+                for (ex, _), item in self.items.items() if ex == exercise]
 
     def exercise(self, key: str) -> Exercise:
         found = next((ex for ex in self.exercises if ex.id == key), None)
@@ -122,7 +128,8 @@ def load(out: Path, lang: str) -> Batch:
                            lang)
     batch = Batch(out=Path(out), lang=lang, exercises=exercises, book=book,
                   current={(r.student or "", r.exercise): r for r in current},
-                  graded={(r.student or "", r.exercise): r for r in graded}, similar=state["similar"] or [])
+                  graded={(r.student or "", r.exercise): r for r in graded}, similar=state["similar"] or [],
+                  items=read_items(out))
     _KEPT[key] = (graded_stamp, (state, graded), review_stamp, batch)
     return batch
 
@@ -195,6 +202,8 @@ WORDS = {  # the page's own words: key -> (English, Chinese)
     "history": ("Reviews so far", "已有的复核"), "no_history": ("Not reviewed yet.", "还没有复核。"),
     "review": ("Your review", "你的复核"), "score": ("Score (empty: the checks decide)", "分数（留空：由检查决定）"),
     "bonus": ("a bonus: the score may pass the exercise's points", "加分：分数可以超过满分"),
+    "items": ("Rubric items (grade review GRADES --item EXERCISE:NAME --points P --text T defines one)",
+              "评分项（用 grade review GRADES --item EXERCISE:NAME --points P --text T 定义）"),
     "check": ("Check", "检查"), "keep": ("as graded", "保持评分结果"), "passed": ("passed", "已通过"),
     "failed": ("failed", "未通过"), "comment": ("Comment the student reads", "学生会读到的评语"),
     "file": ("Of two files, the one to grade (used by the next grade batch)",
@@ -319,7 +328,7 @@ def submission_page(batch: Batch, student: str, exercise: str, group: dict | Non
             "problems": problems, "history": [entry_text(entry, lang) for entry in history(batch.out, student, ex.id)],
             "nav": neighbours(batch, student, ex.id, group),
             "checks": [{"id": c.id, "title": c.title.render(lang)} for c in (result.checks if result else [])],
-            "group": group or {}}
+            "rubric": batch.rubric(ex.id), "group": group or {}}
 
 
 # -- one mistake, every submission that made it -------------------------------------------------------------
@@ -371,4 +380,5 @@ def mistake_page(batch: Batch, group: dict) -> dict:
     return {"title": t("{ex}: {label}, {n} submissions", "{ex}：{label}，{n} 份提交", ex=ex.id, label=label,
                        n=len(students)),
             "meaning": entry["meaning"] if entry else "", "exercise": ex.id, "cards": cards,
-            "checks": [{"id": cid, "title": title} for cid, title in checks.items()], "group": group}
+            "checks": [{"id": cid, "title": title} for cid, title in checks.items()],
+            "rubric": batch.rubric(ex.id), "group": group}
