@@ -630,3 +630,11 @@ def test_rubric_items_are_defined_once_and_followed_everywhere(server, grades):
     assert "-1 the sign of db" in server.request("GET", "/s/s10/ex05")[2]  # at the page's next request
     items = [e for e in __import__("tomllib").loads((grades / "review.toml").read_text())["item"]]
     assert [(i["points"], i.get("by"), bool(i["at"])) for i in items] == [(-2, "Prof. Li", True), (-1, None, True)]
+    # an item that overrides a check: its points follow the check's (db: 1 point), and those built on it
+    assert run_grade("review", grades, "--item", "ex05:db-ok", "--points", "0", "--text", "db accepted", "--check",
+                     "db=passed").returncode == 0
+    assert run_grade("review", grades, "s12", "ex05", "--apply", "db-ok").returncode == 0
+    assert gradebook_row(grades, "s12")["total"] == plain + 1
+    assert "db accepted" in (grades / "feedback" / "s12.md").read_text()
+    bad = run_grade("review", grades, "--item", "ex05:x", "--points", "0", "--check", "nope=passed")
+    assert bad.returncode == 2 and "ex05 has no check nope=passed" in bad.stderr

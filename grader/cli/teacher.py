@@ -183,7 +183,7 @@ def export_cmd(grades, fmt, out, column, lang):
 @click.option("--apply", "apply", multiple=True, metavar="ITEM", help="Apply a rubric item of the exercise "
               "(repeatable; defined with --item).")
 @click.option("--item", metavar="EXERCISE:NAME", help="With GRADES alone: define (or change, for every submission "
-              "that has it) a rubric item, with --points and --text.")
+              "that has it) a rubric item, with --points, --text and any --check it overrides.")
 @click.option("--points", type=float, help="With --item: the item's points, relative to the checks' score (-2, 1).")
 @click.option("--text", "item_text", help="With --item: what the student reads.")
 @click.option("--file", "file", help="Of two files for the exercise, the one to grade (used by the next grade batch).")
@@ -212,7 +212,7 @@ def review_cmd(grades, student, exercise, score, bonus, checks, comment, apply, 
                                        students_of)
 
     if item:
-        return define_item(grades, student, item, points, item_text, by, lang)
+        return define_item(grades, student, item, points, item_text, checks, by, lang)
     if points is not None or item_text:
         raise UsageProblem(say(lang, "--points and --text go with --item"))
     if not exercise:
@@ -278,9 +278,9 @@ def review_cmd(grades, student, exercise, score, bonus, checks, comment, apply, 
 
 
 def define_item(grades: Path, student: str | None, item: str, points: float | None, text: str | None,
-                by: str | None, lang: str) -> None:
-    """`grade review GRADES --item EXERCISE:NAME --points P --text T`: a rubric item defined, or changed for every
-    submission that has it."""
+                checks: tuple[str, ...], by: str | None, lang: str) -> None:
+    """`grade review GRADES --item EXERCISE:NAME --points P --text T [--check ID=passed|failed]`: a rubric item
+    defined, or changed for every submission that has it."""
     from grader.course.exercises import UnknownExercise, find_in
     from grader.teacher.gradebook import batch_state, rebuild
     from grader.teacher.review import ReviewError, add_item, closest, locked
@@ -297,9 +297,16 @@ def define_item(grades: Path, student: str | None, item: str, points: float | No
         raise UsageProblem(say(lang, "no exercise {ex} in {out} (its exercises: {exercises})", ex=key, out=grades,
                                exercises=", ".join(e.id for e in exercises))
                            + closest(key, [e.id for e in exercises]).render(lang)) from None
+    verdicts = dict(c.partition("=")[::2] for c in checks)
+    declared = {d["id"] for d in ex.declared_checks()}
+    wrong = sorted(f"{c}={v}" for c, v in verdicts.items() if v not in ("passed", "failed")
+                   or c.split("[")[0] not in declared)
+    if wrong:
+        raise UsageProblem(say(lang, "{ex} has no check {checks} (see `grade show {ex}`)", ex=ex.id,
+                               checks=", ".join(wrong)))
     try:
         with locked(grades):
-            add_item(grades, ex.id, name.strip(), points, text or "", by)
+            add_item(grades, ex.id, name.strip(), points, text or "", by, verdicts)
             rebuild(grades)
     except ReviewError as exc:
         raise problem(exc) from None

@@ -44,7 +44,7 @@ def review_text(cell: dict, lang: str = "en", teacher: bool = False) -> str:
         checks = ", ".join(f"{c} {say(lang, v)}" for c, v in review["checks"].items())
         parts.append(Text("checks set: {checks}", "检查结果改为：{checks}", checks=checks).render(lang))
     for item in review.get("rubric", []):
-        parts.append(f"{item['points']:+g} {item['text'] or item['name']}")
+        parts.append((f"{item['points']:+g} " if item["points"] else "") + (item["text"] or item["name"]))
     if review.get("comment"):
         parts.append(review["comment"])
     who = ", ".join(str(review[k]) for k in ("by", "at") if review.get(k))

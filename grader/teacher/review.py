@@ -8,7 +8,8 @@ Each `[[review]]` entry names a student and an exercise, and may
 - add a comment the student reads (`comment = "..."`),
 - choose which of two files for the exercise is graded (`file = "hw1_final.py"`),
 - apply rubric items (`items = ["sign-db"]`): each `[[item]]` entry defines one per exercise, once (`exercise`,
-  `name`, relative `points` such as -2 or 1, the `text` the student reads); a later definition of the same name
+  `name`, relative `points` such as -2 or 1, the `text` the student reads, and `checks` verdicts it overrides as a
+  review's do); a later definition of the same name
   replaces it for every submission that has it, and each keeps who and when. An item moves the checks' score (not
   below 0 nor above the points); a score set by the teacher stays as set,
 and records who wrote it (`by`: --by, $TORCH_KATAS_REVIEWER or the course's `reviewer`; none is recorded otherwise),
@@ -78,9 +79,13 @@ def read_items(out: Path) -> dict[tuple[str, str], dict]:
                 or isinstance(item.get("points"), bool) or not isinstance(item.get("points"), (int, float)):
             raise ReviewError(Text("{path}: item {n} needs an exercise, a name and points",
                                    "{path}：第 {n} 个评分项需要写练习、名称和分数", path=path, n=n))
+        checks = item.get("checks", {})
+        if not isinstance(checks, dict) or any(v not in VERDICTS for v in checks.values()):
+            raise ReviewError(Text("{path}: item {n}: a check's verdict is passed or failed",
+                                   "{path}：第 {n} 个评分项：检查的结果只能是 passed 或 failed", path=path, n=n))
         items[(str(item["exercise"]), str(item["name"]))] = {
             "name": str(item["name"]), "points": float(item["points"]), "text": str(item.get("text", "")),
-            **{k: item[k] for k in ("by", "at") if item.get(k)}}
+            **{k: item[k] for k in ("by", "at", "checks") if item.get(k)}}
     return items
 
 
@@ -173,9 +178,12 @@ def add_reviews(out: Path, reviews: list[tuple[str, str, dict]], by: str | None 
     return entries
 
 
-def add_item(out: Path, exercise: str, name: str, points: float, text: str, by: str | None = None) -> dict:
-    """Define (or change, for every submission that has it) a rubric item of `exercise` in out/review.toml."""
-    item = {"exercise": exercise, "name": name, "points": points, "text": text, **({"by": by} if by else {}),
+def add_item(out: Path, exercise: str, name: str, points: float, text: str, by: str | None = None,
+             checks: dict[str, str] | None = None) -> dict:
+    """Define (or change, for every submission that has it) a rubric item of `exercise` in out/review.toml: its
+    relative points, its text, and the checks' verdicts it overrides."""
+    item = {"exercise": exercise, "name": name, "points": points, "text": text,
+            **({"checks": checks} if checks else {}), **({"by": by} if by else {}),
             "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     with (Path(out) / REVIEW_FILE).open("ab") as f:
         f.write(("\n".join(["", "[[item]]", *(f"{key} = {_toml(value)}" for key, value in item.items())]) + "\n")
@@ -199,8 +207,10 @@ def apply_review(result: Result | None, review: dict | None, exercise: Exercise)
                         max_score=exercise.points, title=Text(exercise.title, exercise.zh.get("title")))
     if review.get("sha256") and result.sha256 and review["sha256"] != result.sha256:
         shown["stale"] = True  # the student handed in another file since
-    checks = reviewed_checks(result.checks, review.get("checks", {}))
-    score = min(sum(c.points for c in checks), result.max_score) if review.get("checks") else result.score
+    verdicts = {k: v for item in review.get("rubric", []) for k, v in item.get("checks", {}).items()}
+    verdicts.update(review.get("checks", {}))  # the review's own verdict over an item's
+    checks = reviewed_checks(result.checks, verdicts)
+    score = min(sum(c.points for c in checks), result.max_score) if verdicts else result.score
     if review.get("rubric"):  # relative points: within 0 and the exercise's points
         score = min(max(score + sum(item["points"] for item in review["rubric"]), 0.0), result.max_score)
     if "score" in review:
