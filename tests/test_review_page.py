@@ -638,3 +638,12 @@ def test_rubric_items_are_defined_once_and_followed_everywhere(server, grades):
     assert "db accepted" in (grades / "feedback" / "s12.md").read_text()
     bad = run_grade("review", grades, "--item", "ex05:x", "--points", "0", "--check", "nope=passed")
     assert bad.returncode == 2 and "ex05 has no check nope=passed" in bad.stderr
+    # defined on the page too, then applied there
+    item = [("exercise", "ex05"), ("name", "tidy"), ("text", "tidy code")]
+    status, _, body = server.request("POST", "/item", [*item, ("points", "abc")], Origin=server.origin)
+    assert status == 400 and "a rubric item needs a name and its points" in body
+    assert server.request("POST", "/item", [*item, ("points", "1")], Origin=server.origin)[0] == 303
+    assert server.request("POST", "/item", [*item, ("points", "1")], bare=True, Origin=server.origin)[0] == 403
+    assert "+1 tidy code" in server.request("GET", "/mistake?exercise=ex05&key=sign")[2]
+    assert server.review([("student", "s13"), ("item", "tidy")])[0] == 303
+    wait_for(lambda: gradebook_row(grades, "s13")["total"] == plain + 1, "the page's item in the gradebook")

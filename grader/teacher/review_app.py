@@ -25,6 +25,7 @@ Runs in: the `grade review --serve` process. No torch.
 
 from __future__ import annotations
 
+import math
 import secrets
 import socket
 import sys
@@ -33,7 +34,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from grader.course.exercises import Exercise
-from grader.teacher.review import ReviewError, add_reviews, locked, score_problem
+from grader.teacher.review import ReviewError, add_item, add_reviews, locked, score_problem
 from grader.teacher.review_view import NotFound, class_page, load, mistake_page, submission_page, words
 from grader.text import LANGUAGES, Text, message_of
 
@@ -254,6 +255,33 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
             return problem(request, exc, 409)
         return RedirectResponse(back + ("&" if "?" in back else "?") + f"saved={n}", 303)
 
+    def define(exercise: str, form) -> None:
+        name, text = str(form.get("name") or "").strip(), str(form.get("text") or "").strip()
+        try:
+            points = float(str(form.get("points") or ""))
+        except ValueError:
+            points = math.nan
+        if not name or not math.isfinite(points) or len(name) > 100 or len(text) > MAX_COMMENT:
+            raise BadInput(Text("a rubric item needs a name and its points (a number: -2, 1)",
+                                "评分项需要名称和分数（一个数：-2、1）"))
+        with locked(out):
+            ex = load(out, lang).exercise(exercise)
+            add_item(out, ex.id, name, points, text, by)
+        outputs.want()
+
+    async def item(request):
+        form = await request.form()
+        try:
+            await run_in_threadpool(define, str(form.get("exercise", "")), form)
+        except BadInput as exc:
+            return problem(request, exc, 400)
+        except NotFound as exc:
+            return problem(request, exc, 404)
+        except ReviewError as exc:
+            return problem(request, exc, 409)
+        back = local_path(form.get("next"), root + "/")
+        return RedirectResponse(back + ("&" if "?" in back else "?") + "saved=1", 303)
+
     def choose_lang(request):
         response = RedirectResponse(local_path(request.query_params.get("next"), root + "/"), 303)
         if request.path_params["lang"] in LANGUAGES:
@@ -288,6 +316,7 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
               Route("/mistake", shown(lambda request, batch: page(request, "review/mistake.html.j2",
                                                                  mistake_page(batch, group_query(request))))),
               Route("/review", save, methods=["POST"]),
+              Route("/item", item, methods=["POST"]),
               Route("/lang/{lang}", choose_lang),
               Route("/static/review.css", style),
               Route("/static/review.js", lambda request: FileResponse(STATIC / "review.js",
