@@ -644,6 +644,7 @@ def test_rubric_items_are_defined_once_and_followed_everywhere(server, grades):
     assert status == 400 and "a rubric item needs a name and its points" in body
     assert server.request("POST", "/item", [*item, ("points", "1")], Origin=server.origin)[0] == 303
     assert server.request("POST", "/item", [*item, ("points", "1")], bare=True, Origin=server.origin)[0] == 403
-    assert "+1 tidy code" in server.request("GET", "/mistake?exercise=ex05&key=sign")[2]
+    group = server.request("GET", "/mistake?exercise=ex05&key=sign")[2]
+    assert "+1 tidy code" in group and "<legend>Rubric items</legend>" in group
     assert server.review([("student", "s13"), ("item", "tidy")])[0] == 303
     wait_for(lambda: gradebook_row(grades, "s13")["total"] == plain + 1, "the page's item in the gradebook")

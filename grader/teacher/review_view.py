@@ -202,7 +202,7 @@ WORDS = {  # the page's own words: key -> (English, Chinese)
     "history": ("Reviews so far", "已有的复核"), "no_history": ("Not reviewed yet.", "还没有复核。"),
     "review": ("Your review", "你的复核"), "score": ("Score (empty: the checks decide)", "分数（留空：由检查决定）"),
     "bonus": ("a bonus: the score may pass the exercise's points", "加分：分数可以超过满分"),
-    "items": ("Rubric items", "评分项"),
+    "rubric": ("Rubric items", "评分项"),
     "new_item": ("A new rubric item of this exercise (the same name again changes it for every submission)",
                  "这道练习的新评分项（同名再定义一次，会改动所有用到它的提交）"),
     "item_name": ("Name", "名称"), "item_points": ("Points, relative to the checks' score (-2, 1)",
