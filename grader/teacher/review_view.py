@@ -50,7 +50,7 @@ class Batch:
 
     def rubric(self, exercise: str) -> list[dict]:
         """The rubric items of an exercise, as the forms offer them."""
-        return [{**item, "label": f"{item['points']:+g} {item['text'] or item['name']}"}
+        return [{**item, "label": (f"{item['points']:+g} " if item["points"] else "") + (item["text"] or item["name"])}
                 for (ex, _), item in self.items.items() if ex == exercise]
 
     def exercise(self, key: str) -> Exercise:
