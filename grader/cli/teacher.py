@@ -7,6 +7,7 @@ Runs in: the `grade` process; `grade batch` becomes the warm parent that forks t
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -18,7 +19,6 @@ from grader.cli.common import (
     UsageProblem,
     assignment_option,
     command,
-    exercise_or_fail,
     exercises_or_fail,
     json_option,
     lang_option,
@@ -212,10 +212,18 @@ def export_cmd(grades, fmt, out, column, lang):
 @click.argument("grades", type=click.Path(path_type=Path, file_okay=False))
 @click.argument("student", required=False)
 @click.argument("exercise", required=False)
-@click.option("--score", type=float, help="The exercise's score, instead of the checks'.")
+@click.option("--score", type=float, help="The exercise's score, instead of the checks' (up to its points).")
+@click.option("--bonus", is_flag=True, help="With --score: a score above the exercise's points, given as a bonus (said "
+              "so wherever the review is shown).")
 @click.option("--check", "checks", multiple=True, metavar="ID=passed|failed", help="Override a check's verdict "
               "(repeatable).")
 @click.option("--comment", help="A comment the student reads in their feedback.")
+@click.option("--apply", "apply", multiple=True, metavar="ITEM", help="Apply a rubric item of the exercise "
+              "(repeatable; defined with --item).")
+@click.option("--item", metavar="EXERCISE:NAME", help="With GRADES alone: define (or change, for every submission "
+              "that has it) a rubric item, with --points, --text and any --check it overrides.")
+@click.option("--points", type=float, help="With --item: the item's points, relative to the checks' score (-2, 1).")
+@click.option("--text", "item_text", help="With --item: what the student reads.")
 @click.option("--file", "file", help="Of two files for the exercise, the one to grade (used by the next grade batch).")
 @click.option("--confirm", is_flag=True, help="Keep the review of a file the student has since replaced (no longer "
               "stale).")
@@ -225,7 +233,8 @@ def export_cmd(grades, fmt, out, column, lang):
               "mistake (needs the review extra).")
 @click.option("--port", type=click.IntRange(0, 65535), default=0, help="With --serve: the port (default: a free one).")
 @lang_option
-def review_cmd(grades, student, exercise, score, checks, comment, file, confirm, by, serve, port, lang):
+def review_cmd(grades, student, exercise, score, bonus, checks, comment, apply, item, points, item_text, file,
+               confirm, by, serve, port, lang):
     """Review STUDENT's EXERCISE in GRADES (a `grade batch --out` folder): override a score or a check, add a
     comment. Kept in GRADES/review.toml with who, when and of which file, applied to every output now and after every
     rerun. With --serve, review in a browser instead."""
@@ -234,13 +243,19 @@ def review_cmd(grades, student, exercise, score, checks, comment, file, confirm,
     grades_course(grades, lang)
     by = by or os.environ.get("TORCH_KATAS_REVIEWER") or current_course().reviewer
     if serve:
-        if student or score is not None or checks or comment or file or confirm:
+        if student or score is not None or bonus or checks or comment or apply or item or file or confirm:
             raise UsageProblem(say(lang, "--serve takes GRADES alone: the page reviews every student"))
         return serve_review(grades, port, by, lang)
+    from grader.teacher.gradebook import batch_state, read_results, rebuild
+    from grader.teacher.review import (ReviewError, add_review, closest, locked, read_items, score_problem,
+                                       students_of)
+
+    if item:
+        return define_item(grades, student, item, points, item_text, checks, by, lang)
+    if points is not None or item_text:
+        raise UsageProblem(say(lang, "--points and --text go with --item"))
     if not exercise:
         raise UsageProblem(say(lang, "say which STUDENT and EXERCISE to review, or --serve for the review page"))
-    from grader.teacher.gradebook import read_results, rebuild
-    from grader.teacher.review import ReviewError, add_review, locked, students_of
 
     verdicts = {}
     for item in checks:
@@ -248,15 +263,41 @@ def review_cmd(grades, student, exercise, score, checks, comment, file, confirm,
         if verdict not in ("passed", "failed"):
             raise UsageProblem(say(lang, "--check takes ID=passed or ID=failed, not {item}", item=item))
         verdicts[cid] = verdict
-    if score is None and not verdicts and not comment and not file and not confirm:
-        raise UsageProblem(say(lang, "say what to review: --score, --check, --comment, --file or --confirm"))
+    if score is None and not verdicts and not comment and not apply and not file and not confirm:
+        raise UsageProblem(say(lang, "say what to review: --score, --check, --comment, --apply, --file or --confirm"))
+    if bonus and score is None:
+        raise UsageProblem(say(lang, "--bonus goes with --score"))
     students = students_of(grades)
     if students is None:
         raise UsageProblem(say(lang, "no batch in {out}: run `grade batch SUBMISSIONS --out {out}` first", out=grades))
     if student not in students:
         raise UsageProblem(say(lang, "no student {student} in {out} (the student column of grades.csv)",
-                               student=student, out=grades))
-    ex = exercise_or_fail(exercise)
+                               student=student, out=grades) + closest(student, students).render(lang))
+    try:
+        batch_exercises = batch_state(grades)["exercises"]
+    except ReviewError as exc:
+        raise problem(exc) from None
+    from grader.course.exercises import UnknownExercise, find_in
+
+    try:
+        ex = find_in(batch_exercises, exercise)  # an id, a name, a number or a unique prefix, of this batch's
+    except UnknownExercise as exc:
+        if sum(exercise.lower() in (e.id.lower()[:len(exercise)], e.name.lower()[:len(exercise)])
+               for e in batch_exercises) > 1:
+            raise problem(exc) from None  # a prefix of several: say which
+        raise UsageProblem(say(lang, "no exercise {ex} in {out} (its exercises: {exercises})", ex=exercise,
+                               out=grades, exercises=", ".join(e.id for e in batch_exercises))
+                           + closest(exercise, [e.id for e in batch_exercises]).render(lang)) from None
+    if score is not None and (why := score_problem(score, ex, bonus)):
+        raise UsageProblem(why.render(lang))
+    try:
+        defined = [name for e, name in read_items(grades) if e == ex.id]
+    except ReviewError as exc:
+        raise problem(exc) from None
+    for name in apply:
+        if name not in defined:
+            raise UsageProblem(say(lang, "{ex} has no rubric item {item} (define it with --item {ex}:{item})",
+                                   ex=ex.id, item=name) + closest(name, defined).render(lang))
     unknown = sorted(c for c in verdicts if c.split("[")[0] not in {d["id"] for d in ex.declared_checks()})
     if unknown:
         raise UsageProblem(say(lang, "{ex} has no check {checks} (see `grade show {ex}`)", ex=ex.id,
@@ -265,7 +306,8 @@ def review_cmd(grades, student, exercise, score, checks, comment, file, confirm,
                   None)
     try:
         with locked(grades):  # the review page may be writing too
-            add_review(grades, student, ex.id, by=by, score=score, checks=verdicts, comment=comment, file=file,
+            add_review(grades, student, ex.id, by=by, score=score, bonus=bonus or None, checks=verdicts,
+                       comment=comment, items=list(apply) or None, file=file,
                        sha256=graded.sha256 if graded else None)
             rebuild(grades)
     except ReviewError as exc:
@@ -294,6 +336,43 @@ def grades_course(grades: Path, lang: str) -> None:
                                     "name it with grade --course", "{out} 是在课程 {course} 中评分的，但现在读不到它"
                                     "（{error}）：请用 grade --course 指定", out=grades, course=spec,
                                     error=message_of(exc)).render(lang)) from None
+
+
+def define_item(grades: Path, student: str | None, item: str, points: float | None, text: str | None,
+                checks: tuple[str, ...], by: str | None, lang: str) -> None:
+    """`grade review GRADES --item EXERCISE:NAME --points P --text T [--check ID=passed|failed]`: a rubric item
+    defined, or changed for every submission that has it."""
+    from grader.course.exercises import UnknownExercise, find_in
+    from grader.teacher.gradebook import batch_state, rebuild
+    from grader.teacher.review import ReviewError, add_item, closest, locked
+
+    key, _, name = item.partition(":")
+    if student or not key or not name.strip() or points is None or not math.isfinite(points):
+        raise UsageProblem(say(lang, "--item takes EXERCISE:NAME with GRADES alone, and --points (a number)"))
+    try:
+        exercises = batch_state(grades)["exercises"]
+        ex = find_in(exercises, key)
+    except ReviewError as exc:
+        raise problem(exc) from None
+    except UnknownExercise:
+        raise UsageProblem(say(lang, "no exercise {ex} in {out} (its exercises: {exercises})", ex=key, out=grades,
+                               exercises=", ".join(e.id for e in exercises))
+                           + closest(key, [e.id for e in exercises]).render(lang)) from None
+    verdicts = dict(c.partition("=")[::2] for c in checks)
+    declared = {d["id"] for d in ex.declared_checks()}
+    wrong = sorted(f"{c}={v}" for c, v in verdicts.items() if v not in ("passed", "failed")
+                   or c.split("[")[0] not in declared)
+    if wrong:
+        raise UsageProblem(say(lang, "{ex} has no check {checks} (see `grade show {ex}`)", ex=ex.id,
+                               checks=", ".join(wrong)))
+    try:
+        with locked(grades):
+            add_item(grades, ex.id, name.strip(), points, text or "", by, verdicts)
+            rebuild(grades)
+    except ReviewError as exc:
+        raise problem(exc) from None
+    click.echo(say(lang, "rubric item {item} of {ex} ({points}); the gradebook in {out}/ is written again",
+                   item=name.strip(), ex=ex.id, points=f"{points:+g}", out=grades))
 
 
 def serve_review(grades: Path, port: int, by: str | None, lang: str) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import os
 import re
 import sys
@@ -479,10 +480,20 @@ def _banned(table: object, folder: Path) -> dict[str, list[str]]:
 def declared_checks(path: Path) -> list[dict]:
     """The `@check(title, points=..., zh=..., visibility=...)` functions of a checks module, read from its source
     (no import, no torch). A check whose title or points are not written as literals is read as points 0; zh is
-    None then; visibility is "hidden" unless it says "public" or "after_due_date"."""
+    None then; visibility is "hidden" unless it says "public" or "after_due_date". A source is parsed once (a
+    batch's gradebook asks once per result)."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError):
+        source = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [dict(c) for c in _declared_checks(source)]
+
+
+@functools.lru_cache(maxsize=256)
+def _declared_checks(source: str) -> list[dict]:
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
         return []
     found = []
     for node in tree.body:

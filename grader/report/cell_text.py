@@ -40,10 +40,13 @@ def review_text(cell: dict, lang: str = "en", teacher: bool = False) -> str:
         return ""
     parts = []
     if review.get("score") is not None:
-        parts.append(Text("score set to {score}", "分数改为 {score}", score=f"{review['score']:g}").render(lang))
+        parts.append(Text("score set to {score}", "分数改为 {score}", score=f"{review['score']:g}").render(lang)
+                     + (Text(" (bonus)", "（加分）").render(lang) if review.get("bonus") else ""))
     if review.get("checks"):
         checks = ", ".join(f"{c} {say(lang, v)}" for c, v in review["checks"].items())
         parts.append(Text("checks set: {checks}", "检查结果改为：{checks}", checks=checks).render(lang))
+    for item in review.get("rubric", []):
+        parts.append((f"{item['points']:+g} " if item["points"] else "") + (item["text"] or item["name"]))
     if review.get("comment"):
         parts.append(review["comment"])
     who = ", ".join(str(review[k]) for k in ("by", "at") if review.get(k))

@@ -1,5 +1,5 @@
-"""A submission's code as the review page shows it: highlighted lines, a notebook as its cells, the diff against the
-reference.
+"""A submission's code as the review page shows it: highlighted lines, a notebook as its cells (with their outputs:
+text, and PNG, JPEG or GIF images), the diff against the reference.
 
 Highlighting is Pygments' lexer: its tokens become (CSS class, text) pairs that the template writes with
 autoescaping, so no markup is built here and nothing in the code can become markup.
@@ -11,9 +11,15 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 
 Line = list[tuple[str, str]]  # one line of code: (CSS class, text) tokens
 MAX_SHOWN = 256 << 10  # characters of a file shown: a submission of more is cut, and the page says so
+MAX_OUTPUT = 20_000  # characters of one cell's output shown
+MAX_IMAGE = 2 << 20  # base64 characters of one output image shown
+IMAGES = ("image/png", "image/jpeg", "image/gif")
+BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # a traceback's colours
 
 
 def highlighted(code: str) -> list[Line]:
@@ -33,30 +39,67 @@ def highlighted(code: str) -> list[Line]:
     return lines[:-1] if not lines[-1] else lines  # the lexer ends the code with a newline
 
 
-def _sources(text: str) -> list[tuple[str, str]] | None:
-    """A notebook's cells as (type, source), from its JSON as it is (nbformat 4: only shown, so not validated); None
-    for anything else."""
+def _cells(text: str) -> list[dict] | None:
+    """A notebook's cells as its JSON holds them (nbformat 4: only shown, so not validated); None for anything
+    else."""
     try:
-        raw = json.loads(text)
-        return [(str(cell.get("cell_type")), "".join(map(str, source)) if isinstance(source, list) else str(source))
-                for cell in raw["cells"] for source in [cell.get("source", "")]]
-    except (ValueError, KeyError, TypeError, AttributeError):
+        cells = json.loads(text)["cells"]
+    except (ValueError, KeyError, TypeError):
         return None
+    return cells if isinstance(cells, list) and all(isinstance(cell, dict) for cell in cells) else None
+
+
+def _text(value) -> str:
+    return "".join(map(str, value)) if isinstance(value, list) else str(value or "")
+
+
+def _sources(text: str) -> list[tuple[str, str]] | None:
+    """A notebook's cells as (type, source); None for anything else."""
+    cells = _cells(text)
+    return None if cells is None else [(str(cell.get("cell_type")), _text(cell.get("source", ""))) for cell in cells]
+
+
+def outputs(cell: dict) -> list[dict]:
+    """A code cell's outputs as the page shows them: {text} (a stream, a value, an error's traceback without its
+    colours) or {image}: a data: address of a PNG, JPEG or GIF (base64 checked; no SVG, which may hold script)."""
+    shown = []
+    for out in cell.get("outputs") or []:
+        if not isinstance(out, dict):
+            continue
+        data: dict = out["data"] if isinstance(out.get("data"), dict) else {}
+        image = next((kind for kind in IMAGES if isinstance(data.get(kind), (str, list))), None)
+        if image:
+            encoded = "".join(_text(data[image]).split())
+            if len(encoded) <= MAX_IMAGE and BASE64.fullmatch(encoded):
+                shown.append({"image": f"data:{image};base64,{encoded}"})
+                continue
+        if out.get("output_type") == "stream":
+            said = _text(out.get("text"))
+        elif out.get("output_type") == "error":
+            said = "\n".join(map(str, out.get("traceback") or [f"{out.get('ename')}: {out.get('evalue')}"]))
+        else:
+            said = _text(data.get("text/plain"))
+        if said:
+            shown.append({"text": ANSI.sub("", said)[:MAX_OUTPUT]})
+    return shown
 
 
 def cells(text: str) -> list[dict] | None:
     """A notebook's cells in order, each {kind: code or markdown, label: In[N] for code (numbered as the grader
-    numbers them), lines}; None when `text` is no notebook."""
-    sources = _sources(text)
-    if sources is None:
+    numbers them), lines, outputs}; None when `text` is no notebook."""
+    raw = _cells(text)
+    if raw is None:
         return None
     shown, number = [], 0
-    for kind, source in sources:
-        if kind == "code":
+    for cell in raw:
+        source = _text(cell.get("source", ""))
+        if cell.get("cell_type") == "code":
             number += 1
-            shown.append({"kind": "code", "label": f"In[{number}]", "lines": highlighted(source)})
+            shown.append({"kind": "code", "label": f"In[{number}]", "lines": highlighted(source),
+                          "outputs": outputs(cell)})
         else:
-            shown.append({"kind": "markdown", "label": "", "lines": [[("", line)] for line in source.split("\n")]})
+            shown.append({"kind": "markdown", "label": "", "lines": [[("", line)] for line in source.split("\n")],
+                          "outputs": []})
     return shown
 
 

@@ -18,6 +18,7 @@ rows and the batch's count all read.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import defaultdict
 from dataclasses import replace
@@ -381,7 +382,9 @@ def write_gradebook(out: Path, exercises: list[Exercise], problems: list[dict], 
     people = class_list(recorded, students or {}, roster)[0]
     results = current_results(recorded, exercises, out, assignment, people)
     book = build_gradebook(results, exercises, students or {}, problems, roster, similar, lang, assignment)
-    (out / "gradebook.json").write_text(json.dumps(book, indent=1, ensure_ascii=False), encoding="utf-8")
+    written = out / "gradebook.json.tmp"  # replaced whole: a reader never sees half of it (grade review reads it)
+    written.write_text(json.dumps(book, indent=1, ensure_ascii=False), encoding="utf-8")
+    os.replace(written, out / "gradebook.json")
     write_csv(book, out / "grades.csv")
     write_junit(results, out / "junit.xml", lang)
     feedback = out / "feedback"

@@ -1,11 +1,17 @@
 """A teacher's word on a batch: review.toml in the grades folder, applied to every output of every run.
 
 Each `[[review]]` entry names a student and an exercise, and may
-- override the exercise's score (`score = 3.5`) or a check's verdict (`checks = { dw = "passed" }`): the checks that
+- override the exercise's score (`score = 3.5`; above the exercise's points only as a bonus, `bonus = true`, said
+  so wherever the review is shown) or a check's verdict (`checks = { dw = "passed" }`): the checks that
   build on an overridden one follow it (a check that passed on its own earns its points once those it builds on
   pass),
 - add a comment the student reads (`comment = "..."`),
 - choose which of two files for the exercise is graded (`file = "hw1_final.py"`),
+- apply rubric items (`items = ["sign-db"]`): each `[[item]]` entry defines one per exercise, once (`exercise`,
+  `name`, relative `points` such as -2 or 1, the `text` the student reads, and `checks` verdicts it overrides as a
+  review's do); a later definition of the same name
+  replaces it for every submission that has it, and each keeps who and when. An item moves the checks' score (not
+  below 0 nor above the points); a score set by the teacher stays as set,
 and records who wrote it (`by`: --by, $TORCH_KATAS_REVIEWER or the course's `reviewer`; none is recorded otherwise),
 when (`at`) and of which file (`sha256`). `grade review` appends entries; a later entry for the same student and
 exercise completes or replaces an earlier one's fields. A review of a file the student has since replaced is
@@ -19,8 +25,10 @@ Also here: the state a batch leaves for `grade review` to rebuild the outputs wi
 
 from __future__ import annotations
 
+import difflib
 import fcntl
 import json
+import math
 import os
 import shutil
 import sys
@@ -32,7 +40,7 @@ from pathlib import Path
 from grader.teacher.collect import natural_key
 from grader.course.exercises import Exercise
 from grader.judge.result import CheckResult, Result, blocked_failure, blocked_text, text
-from grader.text import Text
+from grader.text import Text, verbatim
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -52,15 +60,41 @@ class ReviewError(ValueError):
     """review.toml cannot be read, or a review names something that does not exist."""
 
 
-def read_reviews(out: Path) -> dict[tuple[str, str], dict]:
-    """(student, exercise id) -> the review of it, later entries completing earlier ones."""
+def _read(out: Path) -> dict:
     path = Path(out) / REVIEW_FILE
     if not path.is_file():
         return {}
     try:
-        entries = tomllib.loads(path.read_text(encoding="utf-8")).get("review", [])
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ReviewError(f"{path}: {exc}") from None
+
+
+def read_items(out: Path) -> dict[tuple[str, str], dict]:
+    """(exercise, item name) -> its rubric item as last defined: {name, points, text, by, at}."""
+    path = Path(out) / REVIEW_FILE
+    items: dict[tuple[str, str], dict] = {}
+    for n, item in enumerate(_read(out).get("item", []), 1):
+        if not isinstance(item, dict) or not item.get("exercise") or not item.get("name") \
+                or isinstance(item.get("points"), bool) or not isinstance(item.get("points"), (int, float)):
+            raise ReviewError(Text("{path}: item {n} needs an exercise, a name and points",
+                                   "{path}：第 {n} 个评分项需要写练习、名称和分数", path=path, n=n))
+        checks = item.get("checks", {})
+        if not isinstance(checks, dict) or any(v not in VERDICTS for v in checks.values()):
+            raise ReviewError(Text("{path}: item {n}: a check's verdict is passed or failed",
+                                   "{path}：第 {n} 个评分项：检查的结果只能是 passed 或 failed", path=path, n=n))
+        items[(str(item["exercise"]), str(item["name"]))] = {
+            "name": str(item["name"]), "points": float(item["points"]), "text": str(item.get("text", "")),
+            **{k: item[k] for k in ("by", "at", "checks") if item.get(k)}}
+    return items
+
+
+def read_reviews(out: Path) -> dict[tuple[str, str], dict]:
+    """(student, exercise id) -> the review of it, later entries completing earlier ones; its rubric items as they
+    are defined now."""
+    path = Path(out) / REVIEW_FILE
+    entries = _read(out).get("review", [])
+    items = read_items(out)
     reviews: dict[tuple[str, str], dict] = {}
     for n, entry in enumerate(entries, 1):
         if not isinstance(entry, dict) or not entry.get("student") or not entry.get("exercise"):
@@ -74,10 +108,43 @@ def read_reviews(out: Path) -> dict[tuple[str, str], dict]:
         key = (str(entry["student"]), str(entry["exercise"]))
         before = reviews.get(key, {})
         reviews[key] = {**before, **entry, "checks": {**before.get("checks", {}), **entry.get("checks", {})}}
+        if "score" in entry:  # a new score is a bonus only if it says so
+            reviews[key]["bonus"] = bool(entry.get("bonus"))
+        if entry.get("items"):
+            names = list(dict.fromkeys([*before.get("items", []), *map(str, entry["items"])]))
+            unknown = [name for name in names if (key[1], name) not in items]
+            if unknown:
+                raise ReviewError(Text("{path}: review {n}: {ex} has no item {items}",
+                                       "{path}：第 {n} 条复核：{ex} 没有评分项 {items}", path=path, n=n, ex=key[1],
+                                       items=", ".join(unknown)))
+            reviews[key]["items"] = names
+    for (_, exercise), review in reviews.items():
+        if review.get("items"):
+            review["rubric"] = [items[(exercise, name)] for name in review["items"]]
     return reviews
 
 
+def closest(name: str, names) -> Text:
+    """'; did you mean X?' with the one of `names` closest to `name` (difflib), or nothing."""
+    close = difflib.get_close_matches(name, [str(n) for n in names], n=1, cutoff=0.5)
+    return Text("; did you mean {close}?", "；是不是 {close}？", close=verbatim(close[0])) if close else Text("", "")
+
+
+def score_problem(score: float, exercise: Exercise, bonus: bool) -> Text | None:
+    """Why a review's score cannot be written as it is (below 0; above the exercise's points, unless a bonus)."""
+    if not math.isfinite(score) or score < 0:
+        return Text("the score is a number from 0 up, not {value}", "分数必须是不小于 0 的数，而不是 {value}",
+                    value=f"{score:g}")
+    if score > exercise.points and not bonus:
+        return Text("the score {score} is above {ex}'s {points} points: mark it as a bonus to give it",
+                    "分数 {score} 超过了 {ex} 的满分 {points}：要给出请标为加分", score=f"{score:g}", ex=exercise.id,
+                    points=f"{exercise.points:g}")
+    return None
+
+
 def _toml(value) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
     if isinstance(value, dict):
         return "{ " + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + " }"
     if isinstance(value, bool):
@@ -90,18 +157,39 @@ def _toml(value) -> str:
 def add_review(out: Path, student: str, exercise: str, by: str | None = None, **fields) -> dict:
     """Append a review entry (the fields given, with who when given, when, and `sha256`: of the file reviewed) to
     out/review.toml; return it."""
-    entry = {"student": student, "exercise": exercise,
-             **{k: v for k, v in fields.items() if v not in (None, {}, "")},
-             **({"by": by} if by else {}), "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    lines = ["", "[[review]]", *(f"{key} = {_toml(value)}" for key, value in entry.items())]
+    return add_reviews(out, [(student, exercise, fields)], by)[0]
+
+
+def add_reviews(out: Path, reviews: list[tuple[str, str, dict]], by: str | None = None) -> list[dict]:
+    """Append one entry per (student, exercise, fields) to out/review.toml at once, as add_review writes each;
+    return them."""
+    at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    entries = [{"student": student, "exercise": exercise,
+                **{k: v for k, v in fields.items() if v not in (None, {}, "")}, **({"by": by} if by else {}),
+                "at": at} for student, exercise, fields in reviews]
+    lines = [line for entry in entries
+             for line in ("", "[[review]]", *(f"{key} = {_toml(value)}" for key, value in entry.items()))]
     path = Path(out) / REVIEW_FILE
-    with path.open("a", encoding="utf-8") as f:
-        if f.tell() == 0:
-            f.write("# The teacher's reviews of this batch (see docs/authoring.md): applied to every output, kept "
-                    "across reruns.\n")
-        f.write("\n".join(lines) + "\n")
+    with path.open("ab") as f:  # in one write: the page reads it without waiting for the lock
+        head = "" if f.tell() else ("# The teacher's reviews of this batch (see docs/authoring.md): applied to every "
+                                    "output, kept across reruns.\n")
+        f.write((head + "\n".join(lines) + "\n").encode("utf-8"))
     read_reviews(out)  # what was written reads back
-    return entry
+    return entries
+
+
+def add_item(out: Path, exercise: str, name: str, points: float, text: str, by: str | None = None,
+             checks: dict[str, str] | None = None) -> dict:
+    """Define (or change, for every submission that has it) a rubric item of `exercise` in out/review.toml: its
+    relative points, its text, and the checks' verdicts it overrides."""
+    item = {"exercise": exercise, "name": name, "points": points, "text": text,
+            **({"checks": checks} if checks else {}), **({"by": by} if by else {}),
+            "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    with (Path(out) / REVIEW_FILE).open("ab") as f:
+        f.write(("\n".join(["", "[[item]]", *(f"{key} = {_toml(value)}" for key, value in item.items())]) + "\n")
+                .encode("utf-8"))
+    read_reviews(out)  # what was written reads back
+    return item
 
 
 def apply_review(result: Result | None, review: dict | None, exercise: Exercise) -> Result | None:
@@ -110,7 +198,8 @@ def apply_review(result: Result | None, review: dict | None, exercise: Exercise)
     work that has no result makes one. A final score is final: no late penalty beside it."""
     if not review:
         return result
-    shown = {k: review[k] for k in ("comment", "by", "at", "score", "checks") if review.get(k) not in (None, "", {})}
+    shown = {k: review[k] for k in ("comment", "by", "at", "score", "checks", "bonus", "rubric")
+             if review.get(k) not in (None, "", {}, False, [])}
     if result is None:
         if "score" not in review:
             return None
@@ -118,8 +207,12 @@ def apply_review(result: Result | None, review: dict | None, exercise: Exercise)
                         max_score=exercise.points, title=Text(exercise.title, exercise.zh.get("title")))
     if review.get("sha256") and result.sha256 and review["sha256"] != result.sha256:
         shown["stale"] = True  # the student handed in another file since
-    checks = reviewed_checks(result.checks, review.get("checks", {}))
-    score = min(sum(c.points for c in checks), result.max_score) if review.get("checks") else result.score
+    verdicts = {k: v for item in review.get("rubric", []) for k, v in item.get("checks", {}).items()}
+    verdicts.update(review.get("checks", {}))  # the review's own verdict over an item's
+    checks = reviewed_checks(result.checks, verdicts)
+    score = min(sum(c.points for c in checks), result.max_score) if verdicts else result.score
+    if review.get("rubric"):  # relative points: within 0 and the exercise's points
+        score = min(max(score + sum(item["points"] for item in review["rubric"]), 0.0), result.max_score)
     if "score" in review:
         score = float(review["score"])
     result = replace(result, checks=checks, score=round(score, 4), review=shown)
@@ -227,13 +320,10 @@ def locked(out: Path):
 
 
 def history(out: Path, student: str, exercise: str) -> list[dict]:
-    """The review entries of one student's exercise as they were written, oldest first (read_reviews merges them)."""
-    path = Path(out) / REVIEW_FILE
-    if not path.is_file():
-        return []
-    try:
-        entries = tomllib.loads(path.read_text(encoding="utf-8")).get("review", [])
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ReviewError(f"{path}: {exc}") from None
-    return [e for e in entries if isinstance(e, dict) and (str(e.get("student")), str(e.get("exercise")))
-            == (student, exercise)]
+    """The review entries of one student's exercise as they were written, oldest first (read_reviews merges them),
+    each with its rubric items as they are defined now."""
+    items = read_items(out)
+    return [{**e, **({"rubric": [items[(exercise, str(n))] for n in e["items"] if (exercise, str(n)) in items]}
+                     if e.get("items") else {})}
+            for e in _read(out).get("review", [])
+            if isinstance(e, dict) and (str(e.get("student")), str(e.get("exercise"))) == (student, exercise)]

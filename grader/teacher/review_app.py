@@ -5,14 +5,20 @@ header (a page of another site that renames itself 127.0.0.1 by DNS gets nothing
 bound here, so the address is known before the first request. Pages come from the autoescaping templates of
 grader/report/templates/review/ (review_view.py computes what they show).
 
-Who may use it: whoever holds the token of the printed address (secrets.token_urlsafe, new at each start). The
-first visit with `?token=` sets it as an HttpOnly, SameSite=Strict cookie and drops it from the address; every
-request without the cookie is 403. A POST also needs the token in the form and, from a browser, an Origin of this
-server (a cookie alone is not enough: pages of 127.0.0.1 on another port are the same site to a browser). Every
-response forbids inline code, framing and outside requests (CSP), and is not cached.
+Who may use it: the browser that opened the printed address (its token: secrets.token_urlsafe, new at each
+start). Browsers send a cookie of 127.0.0.1 to every port of it, and another local user's server may be one of them:
+a cookie alone must not open a page. So the first visit with `?token=` is sent to a secret path (`/k/<key>/...`,
+new at each start, never printed) and given a cookie (a value new at each start, HttpOnly, SameSite=Strict, for that
+path only); every request needs both. The path is sent to this origin only (links are followed with no Referer to
+another origin, and the page loads nothing from one), so what another port receives (at most the cookie, which the
+browser sends under the secret path only) opens nothing here; an address seen on the screen opens nothing without
+the cookie. A POST also needs, from a browser, an Origin of this server. Every response forbids inline code, framing
+and outside requests (CSP), and is not cached.
 
-A review is written as `grade review` writes it (review.add_review, with who and when), under the grades folder's
-lock (review.locked), then the batch's outputs are written again, as after `grade review`.
+A review is written as `grade review` writes it (review.add_reviews, with who and when), under the grades folder's
+lock (review.locked), and answered at once; the batch's outputs are written again in a thread of the page's
+(`Outputs`), as after `grade review`, before the page stops. Pages read the batch through review_view.load, which
+reads again only the files that changed.
 
 Runs in: the `grade review --serve` process. No torch.
 """
@@ -22,10 +28,13 @@ from __future__ import annotations
 import math
 import secrets
 import socket
+import sys
+import threading
 from pathlib import Path
 from urllib.parse import urlencode
 
-from grader.teacher.review import ReviewError, add_review, locked
+from grader.course.exercises import Exercise
+from grader.teacher.review import ReviewError, add_item, add_reviews, locked, score_problem
 from grader.teacher.review_view import NotFound, class_page, load, mistake_page, submission_page, words
 from grader.text import LANGUAGES, Text, message_of
 
@@ -37,6 +46,45 @@ POLICY = {"Content-Security-Policy": "default-src 'none'; script-src 'self'; sty
           "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin", "Cache-Control": "no-store"}
 INSTALL = Text("the review page needs Starlette and uvicorn: pip install 'torch-katas[review]'",
                "复核页面需要 Starlette 和 uvicorn：pip install 'torch-katas[review]'")
+
+
+class Outputs:
+    """The batch's outputs written again after the page's reviews, in a thread of their own: a review is answered once
+    review.toml holds it, and the gradebook, grades.csv and the feedback follow (one rebuild for all the reviews
+    saved meanwhile, under the grades folder's lock); `flush` waits for them (the page's end)."""
+
+    def __init__(self, out: Path):
+        self.out, self.pending, self.busy = out, False, False
+        self.changed = threading.Condition()
+        threading.Thread(target=self.run, daemon=True).start()
+
+    def want(self) -> None:
+        with self.changed:
+            self.pending = True
+            self.changed.notify_all()
+
+    def run(self) -> None:
+        from grader.teacher.gradebook import rebuild
+
+        while True:
+            with self.changed:
+                while not self.pending:
+                    self.changed.wait()
+                self.pending, self.busy = False, True
+            try:
+                with locked(self.out):
+                    rebuild(self.out)
+            except (ReviewError, OSError) as exc:  # said, and tried again at the next review
+                print(message_of(exc).render("en"), file=sys.stderr)
+            finally:
+                with self.changed:
+                    self.busy = False
+                    self.changed.notify_all()
+
+    def flush(self) -> None:
+        with self.changed:
+            while self.pending or self.busy:
+                self.changed.wait()
 
 
 class MissingExtra(ImportError):
@@ -58,10 +106,18 @@ def require() -> None:
         raise MissingExtra(INSTALL) from None
 
 
-def review_fields(form, checks: set[str]) -> dict:
-    """The review a form asks for, as add_review's fields; BadInput for a value `grade review` would refuse.
-    `checks`: the ids of the exercise's checks (a parametrised check's id is `name[param]`)."""
+def review_fields(form, exercise: Exercise, items: list[str]) -> dict:
+    """The review of `exercise` a form asks for, as add_review's fields; BadInput for a value `grade review` would
+    refuse. `items`: the names of the exercise's rubric items."""
+    checks = {d["id"] for d in exercise.declared_checks()}  # a parametrised check's id is `name[param]`
     fields: dict = {"checks": {}}
+    applied = [str(name) for name in form.getlist("item") if name]
+    unknown = [name for name in applied if name not in items]
+    if unknown:
+        raise BadInput(Text("{ex} has no rubric item {item}", "{ex} 没有评分项 {item}", ex=exercise.id,
+                            item=", ".join(unknown)))
+    if applied:
+        fields["items"] = applied
     score = str(form.get("score") or "").strip()
     if score:
         try:
@@ -69,9 +125,11 @@ def review_fields(form, checks: set[str]) -> dict:
         except ValueError:
             raise BadInput(Text("the score is a number, not {value}", "分数必须是数字，而不是 {value}",
                                 value=score)) from None
-        if not math.isfinite(fields["score"]) or fields["score"] < 0:
-            raise BadInput(Text("the score is a number from 0 up, not {value}",
-                                "分数必须是不小于 0 的数，而不是 {value}", value=score))
+        why = score_problem(fields["score"], exercise, bool(form.get("bonus")))
+        if why:
+            raise BadInput(why)
+        if form.get("bonus"):
+            fields["bonus"] = True
     for name, verdict in form.multi_items():
         if name.startswith("check:") and verdict:
             cid = name.removeprefix("check:")
@@ -87,8 +145,8 @@ def review_fields(form, checks: set[str]) -> dict:
         if value:
             fields[name] = value
     if len(fields) == 1 and not fields["checks"]:
-        raise BadInput(Text("say what to review: a score, a check, a comment or a file",
-                            "请说明要复核什么：分数、检查、评语或文件"))
+        raise BadInput(Text("say what to review: a score, a check, a rubric item, a comment or a file",
+                            "请说明要复核什么：分数、检查、评分项、评语或文件"))
     return fields
 
 
@@ -108,17 +166,20 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
     from starlette.middleware.base import BaseHTTPMiddleware
     from starlette.middleware.trustedhost import TrustedHostMiddleware
     from starlette.responses import FileResponse, HTMLResponse, PlainTextResponse, RedirectResponse, Response
-    from starlette.routing import Route
+    from starlette.routing import Mount, Route
 
     from grader.report.pages import STYLE, render
-    from grader.teacher.gradebook import rebuild
 
-    cookie = f"torch-katas-review-{port}"  # cookies do not tell ports apart: one per server
+    root = f"/k/{secrets.token_urlsafe(32)}"  # the secret path: sent to this origin only
+    cookie, session = f"torch-katas-review-{port}", secrets.token_urlsafe(32)  # cookies do not tell ports apart
     origins = {f"http://{host}:{port}" for host in HOSTS}
-    secret = token.encode()
+    outputs = Outputs(out)
 
-    def holds_token(value: str | None) -> bool:
-        return value is not None and compare_digest(value.encode(), secret)
+    def holds(value: str | None, secret: str) -> bool:
+        return value is not None and compare_digest(value.encode(), secret.encode())
+
+    def under_root(path: str) -> bool:
+        return holds(path[:len(root)], root) and path[len(root):len(root) + 1] in ("", "/")
 
     def lang_of(request) -> str:
         chosen = request.cookies.get("lang")
@@ -132,9 +193,9 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
     def page(request, template: str, content: dict, status: int = 200) -> HTMLResponse:
         chosen = lang_of(request)
         saved = request.query_params.get("saved", "")
-        note = Text("Saved: {n} review(s), with who and when, in review.toml; the gradebook is written again.",
-                    "已保存 {n} 条复核（含复核人和时间）到 review.toml；成绩册已重新生成。", n=saved)
-        return HTMLResponse(render(template, lang=chosen, page=content, words=words(chosen), token=token,
+        note = Text("Saved: {n} review(s), with who and when, in review.toml; the gradebook follows in a moment.",
+                    "已保存 {n} 条复核（含复核人和时间）到 review.toml；成绩册随即重新生成。", n=saved)
+        return HTMLResponse(render(template, lang=chosen, page=content, words=words(chosen), root=root,
                                    here=here(request), saved=note.render(chosen) if saved.isdigit() else ""), status)
 
     def problem(request, exc: Exception, status: int) -> HTMLResponse:
@@ -145,8 +206,11 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
         """A GET handler: the page `build(request, batch)` computes, or what went wrong, in one line."""
         def handler(request):
             try:
-                with locked(out):  # a review being written is read whole
+                try:  # without the lock: the outputs written again after a review hold it, and need not be waited for
                     batch = load(out, lang_of(request))
+                except ReviewError:  # review.toml caught while being written (or not readable): once it is written
+                    with locked(out):
+                        batch = load(out, lang_of(request))
                 return build(request, batch)
             except NotFound as exc:
                 return problem(request, exc, 404)
@@ -166,21 +230,19 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
         with locked(out):
             batch = load(out, lang)
             ex = batch.exercise(exercise)
-            fields = review_fields(form, {d["id"] for d in ex.declared_checks()})
+            fields = review_fields(form, ex, [item["name"] for item in batch.rubric(ex.id)])
             for student in students:
                 batch.row(student)
-            for student in students:  # of the file graded now, as `grade review` writes it
-                graded = batch.graded.get((student, ex.id))
-                add_review(out, student, ex.id, by=by, sha256=graded.sha256 if graded else None, **fields)
-            rebuild(out)
+            # of the file graded now, as `grade review` writes it
+            add_reviews(out, [(student, ex.id, {**fields, "sha256": graded.sha256 if graded else None})
+                              for student in students for graded in [batch.graded.get((student, ex.id))]], by)
+        outputs.want()
         return len(students)
 
     async def save(request):
         form = await request.form()
-        if not holds_token(str(form.get("token", ""))):
-            return PlainTextResponse("403", 403)
         students = [str(s) for s in form.getlist("student")]
-        back = local_path(form.get("next"))
+        back = local_path(form.get("next"), root + "/")
         try:
             if not students:
                 raise BadInput(Text("select at least one submission", "请至少选中一份提交"))
@@ -193,10 +255,37 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
             return problem(request, exc, 409)
         return RedirectResponse(back + ("&" if "?" in back else "?") + f"saved={n}", 303)
 
+    def define(exercise: str, form) -> None:
+        name, text = str(form.get("name") or "").strip(), str(form.get("text") or "").strip()
+        try:
+            points = float(str(form.get("points") or ""))
+        except ValueError:
+            points = math.nan
+        if not name or not math.isfinite(points) or len(name) > 100 or len(text) > MAX_COMMENT:
+            raise BadInput(Text("a rubric item needs a name and its points (a number: -2, 1)",
+                                "评分项需要名称和分数（一个数：-2、1）"))
+        with locked(out):
+            ex = load(out, lang).exercise(exercise)
+            add_item(out, ex.id, name, points, text, by)
+        outputs.want()
+
+    async def item(request):
+        form = await request.form()
+        try:
+            await run_in_threadpool(define, str(form.get("exercise", "")), form)
+        except BadInput as exc:
+            return problem(request, exc, 400)
+        except NotFound as exc:
+            return problem(request, exc, 404)
+        except ReviewError as exc:
+            return problem(request, exc, 409)
+        back = local_path(form.get("next"), root + "/")
+        return RedirectResponse(back + ("&" if "?" in back else "?") + "saved=1", 303)
+
     def choose_lang(request):
-        response = RedirectResponse(local_path(request.query_params.get("next")), 303)
+        response = RedirectResponse(local_path(request.query_params.get("next"), root + "/"), 303)
         if request.path_params["lang"] in LANGUAGES:
-            response.set_cookie("lang", request.path_params["lang"], httponly=True, samesite="strict")
+            response.set_cookie("lang", request.path_params["lang"], path=root, httponly=True, samesite="strict")
         return response
 
     def style(request):
@@ -208,12 +297,12 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
         return (origin is None or origin in origins) and site in (None, "same-origin")
 
     async def guard(request, call_next):
-        given = request.query_params.get("token")
-        if given is not None and holds_token(given) and request.method == "GET":
+        given, path = request.query_params.get("token"), request.url.path
+        if given is not None and holds(given, token) and request.method == "GET" and not under_root(path):
             query = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "token"])
-            response: Response = RedirectResponse(request.url.path + (f"?{query}" if query else ""), 303)
-            response.set_cookie(cookie, token, httponly=True, samesite="strict")
-        elif not holds_token(request.cookies.get(cookie)):
+            response: Response = RedirectResponse(root + path + (f"?{query}" if query else ""), 303)
+            response.set_cookie(cookie, session, path=root, httponly=True, samesite="strict")
+        elif not under_root(path) or not holds(request.cookies.get(cookie), session):
             response = PlainTextResponse("403: open the address `grade review --serve` printed, with its token.", 403)
         elif request.method == "POST" and not same_origin(request):
             response = PlainTextResponse("403: a review is written from this server's own pages only.", 403)
@@ -227,12 +316,16 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
               Route("/mistake", shown(lambda request, batch: page(request, "review/mistake.html.j2",
                                                                  mistake_page(batch, group_query(request))))),
               Route("/review", save, methods=["POST"]),
+              Route("/item", item, methods=["POST"]),
               Route("/lang/{lang}", choose_lang),
               Route("/static/review.css", style),
               Route("/static/review.js", lambda request: FileResponse(STATIC / "review.js",
                                                                       media_type="text/javascript"))]
-    return Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(HOSTS)),
-                                                Middleware(BaseHTTPMiddleware, dispatch=guard)])
+    app = Starlette(routes=[Mount(root, routes=routes)],
+                    middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(HOSTS)),
+                                Middleware(BaseHTTPMiddleware, dispatch=guard)])
+    app.state.outputs = outputs
+    return app
 
 
 def serve(out: Path, port: int = 0, lang: str = "en", by: str | None = None, announce=print) -> None:
@@ -252,4 +345,7 @@ def serve(out: Path, port: int = 0, lang: str = "en", by: str | None = None, ann
     app = create_app(out, token, port, lang, by)
     announce(f"http://{HOSTS[0]}:{port}/?token={token}")
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")  # no log line holds the token
-    uvicorn.Server(config).run(sockets=[listener])
+    try:
+        uvicorn.Server(config).run(sockets=[listener])
+    finally:
+        app.state.outputs.flush()  # the reviews saved last are in every output before the page stops

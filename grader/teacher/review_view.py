@@ -12,7 +12,7 @@ Runs in: the review page's process (`grade review --serve`). No torch.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
@@ -22,8 +22,8 @@ from grader.report import code_view
 from grader.report.cell_text import review_text
 from grader.report.pages import CELL_TEXT, STATE_TITLE, STATE_WORD, by_mistake, file_name, section
 from grader.teacher.gradebook import (batch_state, build_gradebook, current_results, explained, misconceptions,
-                                      read_results)
-from grader.teacher.review import KEPT, history
+                                      read_results, total_text)
+from grader.teacher.review import KEPT, REVIEW_FILE, closest, history, read_items
 from grader.text import Text
 
 
@@ -46,36 +46,92 @@ class Batch:
     current: dict[tuple[str, str], Result]  # (student, exercise id) -> the result as it counts, reviews applied
     graded: dict[tuple[str, str], Result]  # ... as the checks said it
     similar: list[dict]
+    items: dict[tuple[str, str], dict]  # (exercise id, name) -> its rubric item (review.toml)
+
+    def rubric(self, exercise: str) -> list[dict]:
+        """The rubric items of an exercise, as the forms offer them."""
+        return [{**item, "label": (f"{item['points']:+g} " if item["points"] else "") + (item["text"] or item["name"])}
+                for (ex, _), item in self.items.items() if ex == exercise]
 
     def exercise(self, key: str) -> Exercise:
         found = next((ex for ex in self.exercises if ex.id == key), None)
         if found is None:
-            raise NotFound(Text("no exercise {ex} in this batch", "这批作业中没有练习 {ex}", ex=key))
+            raise NotFound(Text("no exercise {ex} in this batch", "这批作业中没有练习 {ex}", ex=key)
+                           + closest(key, [ex.id for ex in self.exercises]))
         return found
+
+    @functools.cached_property
+    def rows(self) -> dict[str, dict]:
+        return {row["student"]: row for row in self.book["rows"]}
 
     def row(self, student: str) -> dict:
-        found = next((row for row in self.book["rows"] if row["student"] == student), None)
+        found = self.rows.get(student)
         if found is None:
-            raise NotFound(Text("no student {student} in this batch", "这批作业中没有学生 {student}", student=student))
+            raise NotFound(Text("no student {student} in this batch", "这批作业中没有学生 {student}", student=student)
+                           + closest(student, list(self.rows)))
         return found
 
-    def mistakes(self) -> list[dict]:
-        """Each mistake of each exercise, as the checks diagnosed it: most made first."""
+    @functools.cached_property
+    def diagnosed(self) -> list[dict]:
         entries = misconceptions(list(self.graded.values()), self.lang)
         return by_mistake(explained(entries, self.exercises, self.lang))
 
+    def mistakes(self) -> list[dict]:
+        """Each mistake of each exercise, as the checks diagnosed it: most made first."""
+        return self.diagnosed
+
+
+# What the page read last, kept while the files it came from are unchanged (their size and time of change): a rerun
+# or a `grade review` from the command line shows at the next request, and a review the page writes re-reads
+# review.toml alone. (grades folder, language) -> (stamp of the batch's files, its state and results, stamp of
+# review.toml, the Batch)
+_KEPT: dict[tuple[Path, str], tuple] = {}
+GRADED_FILES = ("batch.json", "results.jsonl", "roster.json")
+
+
+def stamp(out: Path, names) -> tuple:
+    """The size and time of change of each file named in `out` (None for one that is not there)."""
+    stamps: list[tuple[int, int] | None] = []
+    for name in names:
+        try:
+            stat = (Path(out) / name).stat()
+            stamps.append((stat.st_mtime_ns, stat.st_size))
+        except OSError:
+            stamps.append(None)
+    return tuple(stamps)
+
+
+def titled(exercise: Exercise) -> dict[str, Text]:
+    """Each check's title in both languages, as its module writes it now (a result keeps the batch's language)."""
+    return {c["id"]: Text(c["title"], c["zh"] or c["title"]) for c in exercise.declared_checks()
+            if c["title"] != f"test_{c['id']}"}
+
 
 def load(out: Path, lang: str) -> Batch:
-    """The batch in `out` now (ReviewError without one, or with a review.toml that does not read)."""
-    state = batch_state(out)
+    """The batch in `out` now (ReviewError without one, or with a review.toml that does not read); read again only
+    where its files changed."""
+    key = (Path(out).resolve(), lang)
+    graded_stamp, review_stamp = stamp(out, GRADED_FILES), stamp(out, [REVIEW_FILE])
+    kept = _KEPT.get(key)
+    if kept and kept[0] == graded_stamp and kept[2] == review_stamp:
+        return kept[3]
+    if kept and kept[0] == graded_stamp:
+        state, graded = kept[1]
+    else:
+        state = batch_state(out)
+        titles = {ex.id: titled(ex) for ex in state["exercises"]}
+        graded = [replace(r, checks=[replace(c, title=titles[r.exercise].get(c.id, c.title)) for c in r.checks])
+                  for r in read_results(Path(out) / "results.jsonl") if r.exercise in titles]
     exercises = state["exercises"]
-    graded = [r for r in read_results(Path(out) / "results.jsonl") if r.exercise in {ex.id for ex in exercises}]
     current = current_results(graded, exercises, out, state["assignment"])
     book = build_gradebook(current, exercises, state["students"], state["problems"], state["roster"], state["similar"],
                            lang)
-    return Batch(out=Path(out), lang=lang, exercises=exercises, book=book,
-                 current={(r.student or "", r.exercise): r for r in current},
-                 graded={(r.student or "", r.exercise): r for r in graded}, similar=state["similar"] or [])
+    batch = Batch(out=Path(out), lang=lang, exercises=exercises, book=book,
+                  current={(r.student or "", r.exercise): r for r in current},
+                  graded={(r.student or "", r.exercise): r for r in graded}, similar=state["similar"] or [],
+                  items=read_items(out))
+    _KEPT[key] = (graded_stamp, (state, graded), review_stamp, batch)
+    return batch
 
 
 # -- links ------------------------------------------------------------------------------------------------------
@@ -127,7 +183,7 @@ def class_page(batch: Batch) -> dict:
                              "reviewed": t("{n} reviewed", "已复核 {n} 名", n=reviewed) if reviewed else "",
                              "link": mistake_link(group_of(m)), "students": m["students"]})
         groups.append({"heading": f"{ex.id} · {ex.text('title', lang)}", "mistakes": mistakes})
-    rows = [{"student": row["student"], "name": row.get("name", ""), "total": f"{row['total']:g}",
+    rows = [{"student": row["student"], "name": row.get("name", ""), "total": total_text(row, "–"),
              "cells": [cell_view(row["student"], ex.id, row["cells"][ex.id], lang) for ex in batch.exercises]}
             for row in batch.book["rows"]]
     return {"title": t("Review: {out}", "复核：{out}", out=batch.out.name), "groups": groups, "rows": rows,
@@ -145,6 +201,13 @@ WORDS = {  # the page's own words: key -> (English, Chinese)
     "flags": ("Flagged for a look", "需要人工查看"), "problems": ("Problems", "问题"),
     "history": ("Reviews so far", "已有的复核"), "no_history": ("Not reviewed yet.", "还没有复核。"),
     "review": ("Your review", "你的复核"), "score": ("Score (empty: the checks decide)", "分数（留空：由检查决定）"),
+    "bonus": ("a bonus: the score may pass the exercise's points", "加分：分数可以超过满分"),
+    "rubric": ("Rubric items", "评分项"),
+    "new_item": ("A new rubric item of this exercise (the same name again changes it for every submission)",
+                 "这道练习的新评分项（同名再定义一次，会改动所有用到它的提交）"),
+    "item_name": ("Name", "名称"), "item_points": ("Points, relative to the checks' score (-2, 1)",
+                                                  "分数，相对检查的得分（-2、1）"),
+    "item_text": ("What the student reads", "学生会读到的说明"), "define": ("Define the item", "定义评分项"),
     "check": ("Check", "检查"), "keep": ("as graded", "保持评分结果"), "passed": ("passed", "已通过"),
     "failed": ("failed", "未通过"), "comment": ("Comment the student reads", "学生会读到的评语"),
     "file": ("Of two files, the one to grade (used by the next grade batch)",
@@ -177,23 +240,34 @@ def kept_file(out: Path, result: Result) -> Path | None:
 def code(out: Path, result: Result | None, lang: str) -> dict:
     """The student's graded file as the page shows it: a notebook as cells, other files as lines; its text
     (`text`, for the diff) and a note when it is cut or not kept."""
+    path = kept_file(out, result) if result else None
+    try:
+        stat = path.lstat() if path else None
+    except OSError:
+        stat = None
+    shown = _shown(path, stat.st_mtime_ns, stat.st_size, lang) if path and stat else None
+    if shown is None:
+        return {"name": "", "cells": None, "lines": [], "text": "", "note": _t(
+            lang, "No graded file of this exercise is kept in this folder.", "这个文件夹里没有这道练习被评分的文件。")}
+    return shown
+
+
+@functools.lru_cache(maxsize=4096)
+def _shown(path: Path, mtime_ns: int, size: int, lang: str) -> dict | None:
+    """code()'s answer for the kept file at `path` as it is now (highlighted once while it stays the same)."""
     from grader.sandbox.safefs import read_regular
     from grader.sandbox.source import MAX_SOURCE
 
-    path = kept_file(out, result) if result else None
     try:
-        data = read_regular(str(path), MAX_SOURCE) if path else None
+        data = read_regular(str(path), MAX_SOURCE)
     except OSError:
-        data = None
-    if data is None:
-        return {"name": "", "cells": None, "lines": [], "text": "", "note": _t(
-            lang, "No graded file of this exercise is kept in this folder.", "这个文件夹里没有这道练习被评分的文件。")}
+        return None
     text = data.decode("utf-8", errors="replace")
-    notebook = path is not None and path.suffix == ".ipynb"
+    notebook = path.suffix == ".ipynb"
     cells = code_view.cells(text) if notebook else None
     cut = not cells and len(text) > code_view.MAX_SHOWN
     shown = text[:code_view.MAX_SHOWN]
-    return {"name": path.name if path else "", "cells": cells, "lines": [] if cells else code_view.highlighted(shown),
+    return {"name": path.name, "cells": cells, "lines": [] if cells else code_view.highlighted(shown),
             "text": code_view.code_of(text, notebook),
             "note": _t(lang, "Only the first {n} characters are shown.", "只显示前 {n} 个字符。", n=len(shown))
             if cut else ""}
@@ -258,7 +332,7 @@ def submission_page(batch: Batch, student: str, exercise: str, group: dict | Non
             "problems": problems, "history": [entry_text(entry, lang) for entry in history(batch.out, student, ex.id)],
             "nav": neighbours(batch, student, ex.id, group),
             "checks": [{"id": c.id, "title": c.title.render(lang)} for c in (result.checks if result else [])],
-            "group": group or {}}
+            "rubric": batch.rubric(ex.id), "group": group or {}}
 
 
 # -- one mistake, every submission that made it -------------------------------------------------------------
@@ -276,27 +350,39 @@ def mistake_students(batch: Batch, group: dict) -> list[str]:
 
 
 def mistake_page(batch: Batch, group: dict) -> dict:
-    """Every submission that made one mistake, side by side: each one's messages for it, its code and its review;
-    one form applies a comment, a score or a check's verdict to those selected."""
+    """Every submission that made one mistake: one card per code (the same code, comments and layout aside, as the
+    batch hashed it: `code_hash`) with its students, their reviews, the messages for the mistake and the code once,
+    most handed in first; one form applies a comment, a score or a check's verdict to the students selected (a card's
+    students, all of them at once)."""
     lang, t = batch.lang, functools.partial(_t, batch.lang)
     ex = batch.exercise(group.get("exercise", ""))
     students = mistake_students(batch, group)
     if not students:
         raise NotFound(Text("no submission of {ex} made this mistake", "{ex} 没有提交犯了这个错误", ex=ex.id))
     entry = next((m for m in batch.mistakes() if group_of(m) == group), None)
-    cards, checks = [], {}
+    same: dict[str, list[str]] = {}
     for student in students:
-        made = _made(batch.graded[(student, ex.id)], group)
+        graded = batch.graded[(student, ex.id)]
+        same.setdefault(graded.code_hash or f"student:{student}", []).append(student)  # no hash: a card alone
+    cards, checks = [], {}
+    for members in sorted(same.values(), key=len, reverse=True):
+        first = members[0]
+        made = _made(batch.graded[(first, ex.id)], group)
         checks.update({c.id: c.title.render(lang) for c in made})
-        row = batch.row(student)
-        cards.append({"student": student, "name": row.get("name", ""),
-                      "cell": cell_view(student, ex.id, row["cells"][ex.id], lang),
-                      "review": review_text(row["cells"][ex.id], lang),
-                      "messages": [c.message.render(lang) for c in made],
-                      "code": code(batch.out, batch.current.get((student, ex.id)), lang),
-                      "link": submission_link(student, ex.id, group)})
+        people = []
+        for student in members:
+            row = batch.row(student)
+            people.append({"student": student, "name": row.get("name", ""),
+                           "cell": cell_view(student, ex.id, row["cells"][ex.id], lang),
+                           "review": review_text(row["cells"][ex.id], lang),
+                           "link": submission_link(student, ex.id, group)})
+        cards.append({"students": people, "messages": [c.message.render(lang) for c in made],
+                      "same": t("{n} submissions with this code (comments and layout aside)",
+                                "{n} 份提交是这份代码（不计注释和排版）", n=len(members)) if len(members) > 1 else "",
+                      "code": code(batch.out, batch.current.get((first, ex.id)), lang)})
     label = group.get("key") or t("not diagnosed: {check}", "未诊断：{check}", check=group.get("check", ""))
     return {"title": t("{ex}: {label}, {n} submissions", "{ex}：{label}，{n} 份提交", ex=ex.id, label=label,
                        n=len(students)),
             "meaning": entry["meaning"] if entry else "", "exercise": ex.id, "cards": cards,
-            "checks": [{"id": cid, "title": title} for cid, title in checks.items()], "group": group}
+            "checks": [{"id": cid, "title": title} for cid, title in checks.items()],
+            "rubric": batch.rubric(ex.id), "group": group}

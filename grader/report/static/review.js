@@ -1,5 +1,6 @@
 // Keyboard navigation of the review page (grade review --serve): j/k move among the items of a list (mistakes,
-// students, the submissions of a mistake), o or Enter opens the item's link, x selects it; n/p (or the arrow keys)
+// students, the submissions of a mistake), o or Enter opens the item's (first) link, x selects it
+// (every student of a card); n/p (or the arrow keys)
 // go to the next/previous submission, u back to the list, c to the comment; Ctrl+Enter saves the form typed in.
 (() => {
   const items = [...document.querySelectorAll("[data-item]")];
@@ -21,7 +22,11 @@
   const open = () => items[at]?.querySelector("a[href]")?.click();
   const actions = {
     j: () => move(at + 1), k: () => move(at - 1), o: open, Enter: open,
-    x: () => { const box = items[at]?.querySelector("input[type=checkbox]"); if (box) box.checked = !box.checked; },
+    x: () => {  // a card of several students: all of them
+      const boxes = [...(items[at]?.querySelectorAll("input[type=checkbox]") ?? [])];
+      const checked = !boxes.every((box) => box.checked);
+      boxes.forEach((box) => { box.checked = checked; });
+    },
     n: () => follow("a[rel=next]"), ArrowRight: () => follow("a[rel=next]"),
     p: () => follow("a[rel=prev]"), ArrowLeft: () => follow("a[rel=prev]"),
     u: () => follow("a[rel=up]"), c: () => document.querySelector("textarea[name=comment]")?.focus(),
