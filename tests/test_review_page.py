@@ -648,3 +648,19 @@ def test_rubric_items_are_defined_once_and_followed_everywhere(server, grades):
     assert "+1 tidy code" in group and "<legend>Rubric items</legend>" in group
     assert server.review([("student", "s13"), ("item", "tidy")])[0] == 303
     wait_for(lambda: gradebook_row(grades, "s13")["total"] == plain + 1, "the page's item in the gradebook")
+
+
+def test_a_mistakes_messages_are_in_the_pages_language(grades):
+    """The batch graded in English keeps each check's message in both of the course's languages: the page shows it
+    in its own, the record's `message` stays the batch's."""
+    import re
+
+    from grader.teacher.review_view import load, mistake_page
+
+    record = json.loads((grades / "results.jsonl").read_text().splitlines()[0])
+    assert all("messages" not in c and "spliced" not in c for c in record["checks"])  # validate's, never a batch's
+    said = {lang: mistake_page(load(grades, lang), {"exercise": "ex05", "key": "sign"})["cards"][0]["messages"]
+            for lang in ("en", "zh")}
+    assert said["en"] and said["en"] != said["zh"]
+    assert all(re.search(r"[\u4e00-\u9fff]", m) for m in said["zh"]), said["zh"]
+    assert not any(re.search(r"[\u4e00-\u9fff]", m) for m in said["en"]), said["en"]

@@ -507,7 +507,7 @@ def test_moodle_times_are_the_worksheets_and_never_the_students(tmp_path):
     assert table(out)["Jo Lin_1234568"]["hw1_double"] == "3"
     wrong = run_grade("--course", "torch-katas", "review", out, "Jo Lin_1234568", "hw1", "--score", "3",
                       cwd=elsewhere)
-    assert wrong.returncode == 2 and "unknown exercise 'hw1'" in wrong.stderr  # --course still decides
+    assert wrong.returncode == 2 and "unknown exercise 'hw1_double'" in wrong.stderr  # --course still decides
     assert run_grade("export", out, "--format", "csv", cwd=elsewhere).returncode == 0
 
 

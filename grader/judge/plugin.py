@@ -142,6 +142,7 @@ class JudgePlugin:
             result["after"] = after  # it failed after a check it builds on: that mistake's consequence
             result["alone"] = alone  # what it said on its own: a review that passes `after` gives it back
         if self.languages:
+            result["translations"] = {lang: text.render(lang) for lang in self.languages}
             result["messages"] = {lang: text.render(lang, mask=True) for lang in self.languages}
             result["spliced"] = {lang: spliced(text, lang) for lang in self.languages if lang in CJK_LANGUAGES}
         return result

@@ -31,6 +31,15 @@ def text(value: Any) -> Text:
     return value if isinstance(value, Text) else Text(str(value or ""), str(value or ""))
 
 
+def _message(data: dict) -> Text:
+    """A check's message read back from JSON: in each language where the grading gave them (`translations`: a batch
+    of a course in two languages), else its one text in every language."""
+    said = data.get("translations")
+    if isinstance(said, dict) and isinstance(said.get("en"), str):
+        return Text(said["en"], *[said["zh"]] if isinstance(said.get("zh"), str) else [])
+    return text(data.get("message", ""))
+
+
 @dataclass
 class CheckResult:
     id: str  # the check's function name without test_ ("dw", "init_weights[Linear]")
@@ -44,7 +53,7 @@ class CheckResult:
     depends: list[str] = field(default_factory=list)  # the checks it builds on (`@check(depends=...)`)
     alone: dict | None = None  # with `after`: its own verdict {outcome, message, key}, which a review may give back
     visibility: str = "hidden"  # "public", "hidden" or "after_due_date", as @check declares it
-    messages: dict[str, str] | None = None  # grade validate only: the message in each language
+    messages: dict[str, str] | None = None  # grade validate only: the message in each language, values masked
     spliced: dict[str, list[str]] | None = None  # grade validate only: per language, sentences spliced into a clause
     reviewed: bool = False  # the gradebook's outputs only: the teacher's review overrode its points
 
@@ -64,6 +73,8 @@ class CheckResult:
             data["alone"] = self.alone
         if self.reviewed:
             data["reviewed"] = True
+        if not self.message.values and len(set(self.message.templates.values())) > 1:  # a batch in two languages
+            data["translations"] = dict(self.message.templates)
         if self.messages is not None:
             data["messages"] = self.messages
         if self.spliced is not None:
@@ -74,7 +85,7 @@ class CheckResult:
     def from_json(cls, data: dict) -> CheckResult:
         return cls(id=data["id"], title=text(data.get("title", data["id"])), outcome=data["outcome"],
                    points=float(data["points"]), max_points=float(data["max_points"]),
-                   message=text(data.get("message", "")), key=data.get("key"), after=data.get("after"),
+                   message=_message(data), key=data.get("key"), after=data.get("after"),
                    depends=list(data.get("depends", [])), alone=data.get("alone"),
                    visibility=data.get("visibility", "hidden"), messages=data.get("messages"),
                    spliced=data.get("spliced"), reviewed=bool(data.get("reviewed")))

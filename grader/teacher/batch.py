@@ -108,8 +108,13 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
             job.seed = seeds[job.exercise.id]
         counts: Counter = Counter()
         interrupted, stopped = False, None
+        spoken = [lang for lang in ("en", "zh") if any(lang in j.exercise.course.languages for j in todo)]
+        if len(spoken) > 1:  # each check's message kept in each language: the review page speaks either
+            options["languages"] = tuple(spoken)
         with records.open("a", encoding="utf-8") as log:
             def record(result: Result, job: Job) -> None:
+                for check in result.checks:  # what validate reads (values masked), never a batch's record
+                    check.messages = check.spliced = None
                 result.student, result.sha256 = job.student, job.sha256
                 result.fingerprint = prints[job.exercise.id]
                 result.submission = kept_copy(job.path, out, job.student)
