@@ -146,7 +146,14 @@ def _a_dict(data: object) -> dict:
 
 
 def _lang(folder: Path) -> str:
-    """The language of the workspace in `folder` (its torch-katas.toml's `lang`), else the locale's."""
+    """The language of the command that reads the store (its `--lang`, as resolved), else of the workspace in
+    `folder` (its torch-katas.toml's `lang`), else the locale's."""
+    import click
+
+    context = click.get_current_context(silent=True)
+    chosen = context.params.get("lang") or context.find_root().params.get("lang") if context else None
+    if chosen in ("en", "zh"):
+        return chosen
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
