@@ -81,13 +81,14 @@ def test_a_changed_check_restarts_it_and_is_seen(service, tmp_path):
     course = tmp_path / "course"
     assert service.grade("new", "hw1", "--course", course).returncode == 0
     first = service.grade("--course", course, "hw1", "--file", course / "solutions" / "hw1.py", "--json")
-    assert json.loads(first.stdout)["score"] == 2
+    assert json.loads(first.stdout)["score"] == 3
     before = service.status()["pid"]
     checks = course / "checks" / "hw1.py"
     checks.write_text(checks.read_text().replace("double(x) returns twice x", "double(x) is 2x"))
     solution = course / "solutions" / "hw1.py"
     second = json.loads(service.grade("--course", course, "hw1", "--file", solution, "--json").stdout)
-    assert [c["title"] for c in second["checks"]] == ["double(x) is 2x"]
+    assert [c["title"] for c in second["checks"]] == ["double(x) returns a tensor of x's shape and dtype",
+                                                      "double(x) is 2x"]
     after = service.status()["pid"]
     assert after != before
     wait_for(lambda: gone(before), "the service of the old check stopped")
