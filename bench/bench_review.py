@@ -70,7 +70,7 @@ def synthetic_class(base: dict[str, dict], n: int, out: Path) -> None:
         kept.parent.mkdir(parents=True)
         kept.write_text(code)
         lines.append(json.dumps({**base[kind], "student": student, "submission": str(kept),
-                                 "code_hash": code_hash(kept)}))
+                                 "code_hash": code_hash(kept)[0]}))
         students[student] = {}
     (out / "results.jsonl").write_text("\n".join(lines) + "\n")
     (out / "batch.json").write_text(json.dumps({"exercises": ["ex05"], "assignment": None, "problems": [],
