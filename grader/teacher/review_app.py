@@ -243,10 +243,16 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
         form = await request.form()
         students = [str(s) for s in form.getlist("student")]
         back = local_path(form.get("next"), root + "/")
+        if not students:
+            return problem(request, BadInput(Text("select at least one submission", "请至少选中一份提交")), 400)
+        return await written(request, back, write, students, str(form.get("exercise", "")), form)
+
+    async def written(request, back: str, work, *args):
+        """Run `work(*args)` (a write that returns how many entries it made) off the event loop; back to `back`
+        saying how many, or the problem: bad input (400), a page that is not there (404), a review.toml that does
+        not read (409)."""
         try:
-            if not students:
-                raise BadInput(Text("select at least one submission", "请至少选中一份提交"))
-            n = await run_in_threadpool(write, students, str(form.get("exercise", "")), form)
+            n = await run_in_threadpool(work, *args)
         except BadInput as exc:
             return problem(request, exc, 400)
         except NotFound as exc:
@@ -255,7 +261,7 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
             return problem(request, exc, 409)
         return RedirectResponse(back + ("&" if "?" in back else "?") + f"saved={n}", 303)
 
-    def define(exercise: str, form) -> None:
+    def define(exercise: str, form) -> int:
         name, text = str(form.get("name") or "").strip(), str(form.get("text") or "").strip()
         try:
             points = float(str(form.get("points") or ""))
@@ -268,19 +274,12 @@ def create_app(out: Path, token: str, port: int, lang: str = "en", by: str | Non
             ex = load(out, lang).exercise(exercise)
             add_item(out, ex.id, name, points, text, by)
         outputs.want()
+        return 1
 
     async def item(request):
         form = await request.form()
-        try:
-            await run_in_threadpool(define, str(form.get("exercise", "")), form)
-        except BadInput as exc:
-            return problem(request, exc, 400)
-        except NotFound as exc:
-            return problem(request, exc, 404)
-        except ReviewError as exc:
-            return problem(request, exc, 409)
-        back = local_path(form.get("next"), root + "/")
-        return RedirectResponse(back + ("&" if "?" in back else "?") + "saved=1", 303)
+        return await written(request, local_path(form.get("next"), root + "/"), define,
+                             str(form.get("exercise", "")), form)
 
     def choose_lang(request):
         response = RedirectResponse(local_path(request.query_params.get("next"), root + "/"), 303)
