@@ -408,7 +408,7 @@ class NotebookShell:
         """Run the code of the cell `label` ("cell In[N]"; `typed`: the cell as written) as IPython runs it: its
         input kept first, then its last expression's value goes to the display hook as output N (not with a trailing
         `;`)."""
-        number = int(re.sub(r"\D", "", label))
+        number = _number(label)
         self.store_input(code, code if typed is None else typed, number, namespace)
         tree = ast.parse(code, label)
         last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
