@@ -144,8 +144,7 @@ def extension(value, where: str, zone: str | None = None) -> float | str:
 def check_class(policy: dict, people: dict[str, dict]) -> None:
     """LateError for a student the policy names who is not in the class (with the closest name), and for a roster's
     extension or submission time that cannot be read."""
-    names = {str(n) for key, who in people.items()
-             for n in (key, *(who.get(f) for f in ("id", "email", "sis_login_id", "sis_user_id"))) if n}
+    names = {str(n) for key, who in people.items() for n in _names(key, who)}
     where = policy.get("where", COURSE_FILE)
     for table, named in (("late.excused", policy.get("excused", [])), ("late.extensions", policy.get("extensions",
                                                                                                    {}))):
@@ -164,11 +163,16 @@ def check_class(policy: dict, people: dict[str, dict]) -> None:
             moment(who["submitted"], f"the roster's submission time of {key}", policy.get("timezone"))
 
 
+def _names(student: str, identity: dict) -> set[str]:
+    """The names a policy may give a student by: their key, and their id, e-mail or SIS login in the class list."""
+    return {student, *(str(identity[f]) for f in ("id", "email", "sis_login_id", "sis_user_id") if identity.get(f))}
+
+
 def student_policy(policy: dict, student: str, identity: dict | None = None) -> dict:
     """The policy as it applies to one student (named by their key, or their id, e-mail or SIS login in the course's
     tables; the roster's `extension` and `excused` columns too): their own `due` (`extended`), and `excused`."""
     identity = identity or {}
-    names = {student, *(identity.get(f) for f in ("id", "email", "sis_login_id", "sis_user_id") if identity.get(f))}
+    names = _names(student, identity)
     excused = bool(names & set(map(str, policy.get("excused", [])))) or \
         str(identity.get("excused", "")).strip().lower() in ("yes", "true", "x", "1", "excused")
     extended = next((policy["extensions"][n] for n in names if n in policy.get("extensions", {})), None)

@@ -72,9 +72,13 @@ def _read(out: Path) -> dict:
 
 def read_items(out: Path) -> dict[tuple[str, str], dict]:
     """(exercise, item name) -> its rubric item as last defined: {name, points, text, by, at}."""
-    path = Path(out) / REVIEW_FILE
+    return _items(_read(out), Path(out) / REVIEW_FILE)
+
+
+def _items(data: dict, path: Path) -> dict[tuple[str, str], dict]:
+    """read_items of review.toml's content `data`, read from `path`."""
     items: dict[tuple[str, str], dict] = {}
-    for n, item in enumerate(_read(out).get("item", []), 1):
+    for n, item in enumerate(data.get("item", []), 1):
         if not isinstance(item, dict) or not item.get("exercise") or not item.get("name") \
                 or isinstance(item.get("points"), bool) or not isinstance(item.get("points"), (int, float)):
             raise ReviewError(Text("{path}: item {n} needs an exercise, a name and points",
@@ -93,8 +97,8 @@ def read_reviews(out: Path) -> dict[tuple[str, str], dict]:
     """(student, exercise id) -> the review of it, later entries completing earlier ones; its rubric items as they
     are defined now."""
     path = Path(out) / REVIEW_FILE
-    entries = _read(out).get("review", [])
-    items = read_items(out)
+    data = _read(out)  # review.toml read and parsed once, for its reviews and its items
+    entries, items = data.get("review", []), _items(data, path)
     reviews: dict[tuple[str, str], dict] = {}
     for n, entry in enumerate(entries, 1):
         if not isinstance(entry, dict) or not entry.get("student") or not entry.get("exercise"):
@@ -322,8 +326,9 @@ def locked(out: Path):
 def history(out: Path, student: str, exercise: str) -> list[dict]:
     """The review entries of one student's exercise as they were written, oldest first (read_reviews merges them),
     each with its rubric items as they are defined now."""
-    items = read_items(out)
+    data = _read(out)
+    items = _items(data, Path(out) / REVIEW_FILE)
     return [{**e, **({"rubric": [items[(exercise, str(n))] for n in e["items"] if (exercise, str(n)) in items]}
                      if e.get("items") else {})}
-            for e in _read(out).get("review", [])
+            for e in data.get("review", [])
             if isinstance(e, dict) and (str(e.get("student")), str(e.get("exercise"))) == (student, exercise)]

@@ -72,13 +72,10 @@ class Batch:
         return found
 
     @functools.cached_property
-    def diagnosed(self) -> list[dict]:
-        entries = misconceptions(list(self.graded.values()), self.lang)
-        return by_mistake(explained(entries, self.exercises, self.lang))
-
     def mistakes(self) -> list[dict]:
         """Each mistake of each exercise, as the checks diagnosed it: most made first."""
-        return self.diagnosed
+        entries = misconceptions(list(self.graded.values()), self.lang)
+        return by_mistake(explained(entries, self.exercises, self.lang))
 
 
 # What the page read last, kept while the files it came from are unchanged (their size and time of change): a rerun
@@ -172,7 +169,7 @@ def class_page(batch: Batch) -> dict:
     """The class by mistake (each exercise's mistakes, how many made each, how many of them are reviewed), then by
     exercise (the gradebook, each cell a link to the submission)."""
     lang, t = batch.lang, functools.partial(_t, batch.lang)
-    every = batch.mistakes()
+    every = batch.mistakes
     groups = []
     for ex in batch.exercises:
         mistakes = []
@@ -359,7 +356,7 @@ def mistake_page(batch: Batch, group: dict) -> dict:
     students = mistake_students(batch, group)
     if not students:
         raise NotFound(Text("no submission of {ex} made this mistake", "{ex} 没有提交犯了这个错误", ex=ex.id))
-    entry = next((m for m in batch.mistakes() if group_of(m) == group), None)
+    entry = next((m for m in batch.mistakes if group_of(m) == group), None)
     same: dict[str, list[str]] = {}
     for student in students:
         graded = batch.graded[(student, ex.id)]
