@@ -132,23 +132,22 @@ def graded_course_toml(course: Course) -> str:
     """The course.toml a bundle carries: what grading reads (name, languages, ids, the exercises in order, points,
     the assignments' exercises and points, visibility), in the bundle's layout. Nothing else of the teacher's
     course.toml travels: no [late] (extensions and excused students), reviewer, nor anything added later."""
-    def value(v) -> str:
-        return json.dumps(v, ensure_ascii=False)  # a JSON string, list, number or boolean is TOML too
+    import tomlkit
 
-    def table(name: str, items: dict) -> list[str]:
-        return [f"\n[{name}]", *(f"{value(k)} = {value(v)}" for k, v in items.items())] if items else []
-
-    lines = ["# The course as its Gradescope bundle grades it: the teacher's course.toml, less what is not grading's",
-             f"name = {value(course.name)}", f"languages = {value(course.languages)}",
-             f"short_ids = {value(course.short_ids)}", f"exercises = {value(course.order)}",
-             *table("points", course.points)]
-    for name, spec in course.assignments.items():
-        lines += [f"\n[assignments.{value(name)}]", f"exercises = {value(list(spec.get('exercises', [])))}",
-                  *table(f"assignments.{value(name)}.points", spec.get("points", {}))]
-    for key, checks in course.visibility.items():
-        lines += table(f"visibility.{value(key)}", {how: [c for c, h in checks.items() if h == how]
-                                                     for how in VISIBILITIES if how in checks.values()})
-    return "\n".join(lines) + "\n"
+    graded: dict = {"name": course.name, "languages": course.languages, "short_ids": course.short_ids,
+                    "exercises": course.order}
+    if course.points:
+        graded["points"] = course.points
+    if course.assignments:
+        graded["assignments"] = {name: {"exercises": list(spec.get("exercises", [])),
+                                        **({"points": spec["points"]} if spec.get("points") else {})}
+                                 for name, spec in course.assignments.items()}
+    if course.visibility:
+        graded["visibility"] = {key: {how: [c for c, h in checks.items() if h == how]
+                                      for how in VISIBILITIES if how in checks.values()}
+                                for key, checks in course.visibility.items() if checks}
+    return ("# The course as its Gradescope bundle grades it: the teacher's course.toml, less what is not grading's\n"
+            + tomlkit.dumps(graded))
 
 
 class BundleError(ValueError):
