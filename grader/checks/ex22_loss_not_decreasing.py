@@ -62,10 +62,11 @@ def watch_fit(module, x, y, seed):
     torch.manual_seed(seed)
     params, start, backwards, stepped, layers, called, optimizers = {}, {}, [], set(), [], set(), {}
 
-    def remember(mod, args):  # every module's parameters, as they are at its first forward
+    def remember(mod, args):  # every module's parameters, as they are at its first forward (hooks run at every one)
         for p in mod.parameters():
-            params.setdefault(id(p), p)
-            start.setdefault(id(p), p.detach().clone())
+            if id(p) not in start:
+                params[id(p)] = p
+                start[id(p)] = p.detach().clone()
 
     def flow(mod, args, output):  # what each layer with parameters gets and gives, at its first call
         if id(mod) in called or next(mod.parameters(recurse=False), None) is None:
@@ -78,11 +79,12 @@ def watch_fit(module, x, y, seed):
     def step_hook(optimizer, args, kwargs):
         for group in optimizer.param_groups:
             stepped.update(id(p) for p in group["params"])
-        optimizers.setdefault(id(optimizer), {
-            "type": type(optimizer).__name__, "sgd": isinstance(optimizer, torch.optim.SGD),
-            "groups": [{k: v for k, v in group.items() if k in ("lr", "momentum", "weight_decay", "nesterov",
-                                                                 "maximize") and isinstance(v, (bool, int, float))}
-                       for group in optimizer.param_groups]})
+        if id(optimizer) not in optimizers:  # as it is at its first step
+            optimizers[id(optimizer)] = {
+                "type": type(optimizer).__name__, "sgd": isinstance(optimizer, torch.optim.SGD),
+                "groups": [{k: v for k, v in group.items() if k in ("lr", "momentum", "weight_decay", "nesterov",
+                                                                     "maximize") and isinstance(v, (bool, int, float))}
+                           for group in optimizer.param_groups]}
 
     real_backward = torch.autograd.backward
 
