@@ -22,6 +22,7 @@ from torch import nn
 
 from grader.checking import (Text, check, describe, expect_number, fail, fail_raised, is_number, learner_call, matches,
                              patched, pretend_cuda, probe, verbatim)
+from grader.devices import imported_anew
 
 EPOCHS, STEP_SIZE, GAMMA, LR = 6, 4, 0.5, 0.05
 
@@ -253,14 +254,16 @@ def load_effects(module, state, path):
     with patched(module, torch, "load", recording_load):
         as_function = _load(module, path, _setup(state), map_location, retry_pickles=True)
     with pretend_cuda(module) as seen:
-        on_cpu = _load(module, path, _setup(state), "cpu", retry_pickles=True)
+        anew = imported_anew(module, seen) or module  # the file imported with the GPU there: a device chosen then too
+        at_import = len(seen.calls)
+        on_cpu = _load(anew, path, _setup(state), "cpu", retry_pickles=True)
     opened = None
     if _slip_canary(path):
         OPENED.clear()
         _load(module, path, _setup(state), "cpu", retry_pickles=False)
         opened = bool(OPENED)
     return {"save_error": None, "placed": len(placed), "function_error": _unless_retried(as_function),
-            "cuda_calls": seen.calls, "cpu_error": _unless_retried(on_cpu), "opened": opened,
+            "cuda_calls": seen.calls[at_import:], "cpu_error": _unless_retried(on_cpu), "opened": opened,
             "weights_only": weights_only[0] if weights_only else None}
 
 

@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from grader.checking import CheckFailed, Text, check, expect_close, fail, is_number, matches, pretend_cuda, probe, verbatim
+from grader.devices import imported_anew
 from grader.gradients import expect_gradient
 
 MOMENTUM, LR = 0.9, 0.1
@@ -79,8 +80,10 @@ def run_accumulated(module, weight, bias, batches, k, lr, momentum, pretend=Fals
     try:
         if pretend:
             with pretend_cuda(module) as seen:
-                returned = module.train_accumulated(model, optimizer, [tuple(b) for b in batches], k)
-            placed = [call for call in seen.calls if not call.startswith("torch.cuda.")]
+                anew = imported_anew(module, seen) or module  # imported with the GPU there: a device chosen then too
+                at_import = len(seen.calls)
+                returned = anew.train_accumulated(model, optimizer, [tuple(b) for b in batches], k)
+            placed = [call for call in seen.calls[at_import:] if not call.startswith("torch.cuda.")]
         else:
             returned = module.train_accumulated(model, optimizer, [tuple(b) for b in batches], k)
     finally:
