@@ -88,6 +88,11 @@ def expect_mse(value, yp: torch.Tensor, y: torch.Tensor, what: str) -> None:
         fail("{what} should return one number (a scalar tensor), got shape {shape}: did you forget the .mean()?",
              "{what} 应返回一个数（标量 tensor），实际形状为 {shape}：是不是忘了 .mean()？",
              what=what, shape=list(value.shape), key="not-reduced")
+    if value.dim() != 0:
+        fail("{what} should return a scalar tensor (shape []), got shape {shape}: a mean over one dim of a column "
+             "(or keepdim=True) keeps a dimension; .mean() over every element gives the scalar.",
+             "{what} 应返回标量 tensor（形状 []），实际形状为 {shape}：对一列沿某个 dim 做 mean（或用了 keepdim=True）"
+             "会留下一个维度；对所有元素 .mean() 才得到标量。", what=what, shape=list(value.shape), key="not-scalar")
     got = value.reshape(()).double()
     expected = ((yp.double().reshape(-1) - y.double().reshape(-1)) ** 2).mean()
     if matches(got, expected):

@@ -81,6 +81,12 @@ def test_mse_loss(submission, rng):
         fail("mse_loss should return one number (a scalar tensor), got shape {shape}: did you forget the .{how}()?",
              "mse_loss 应返回一个数（标量 tensor），实际形状为 {shape}：是不是忘了 .{how}()？",
              shape=list(loss.shape), how=verbatim(reduction()), key="loss-not-reduced")
+    if loss.dim() != 0:
+        fail("mse_loss should return a scalar tensor (shape []), got shape {shape}: a .{how}(dim=0) of a column (or "
+             "keepdim=True) keeps a dimension; .{how}() over every element gives the scalar.",
+             "mse_loss 应返回标量 tensor（形状 []），实际形状为 {shape}：对一列做 .{how}(dim=0)（或用了 keepdim=True）"
+             "会留下一个维度；对所有元素 .{how}() 才得到标量。",
+             shape=list(loss.shape), how=verbatim(reduction()), key="not-scalar")
     if reduction() == "mean" and matches(loss.reshape(()), ((y_pred - y) ** 2).sum() / 7, rtol=1e-5, atol=1e-8):
         fail("mse_loss(y_pred, y) divides the sum of squared errors by N - 1 (7 for 8 samples): that is the unbiased "
              "variance's correction, not a mean. The MSE divides by N: .mean().",
