@@ -157,6 +157,10 @@ def loader_orders(module, n, batch_size, seeds, scrambles, draws, salted=(), gpu
                 loader = module.make_loader(x, y, batch_size, seed)
             torch.rand(extra)
             runs.append({"first": epoch(loader), "second": epoch(loader)})
+        torch.manual_seed(scrambles[0])  # the first run's loader again, then another made before it is read
+        kept = module.make_loader(x, y, batch_size, seeds[0])
+        module.make_loader(x, y, batch_size, seeds[2])
+        runs.append({"first": epoch(kept), "second": epoch(kept)})
     return runs
 
 
@@ -380,7 +384,7 @@ def test_loader(submission, rng):
     first_draw = int(torch.randint(1, 6, (), generator=rng))
     draws = [first_draw, first_draw + int(torch.randint(1, 6, (), generator=rng)), first_draw]
     what = f"`make_loader(x[{n}, 1], y[{n}, 1], {batch_size}, seed)`"
-    a, b, c, salted, gpu = run(submission, loader_orders, n, batch_size, seeds + seeds[:1] * 2,
+    a, b, c, salted, gpu, kept = run(submission, loader_orders, n, batch_size, seeds + seeds[:1] * 2,
                                scrambles + scrambles[:1] * 2, draws + draws[:1] * 2, (3,), (4,), what=what)
     ids, sizes = a["first"]["ids"], a["first"]["sizes"]
     if len(ids) == n - n % batch_size and len(set(ids)) == len(ids) and sizes[-1] == batch_size:
@@ -430,6 +434,13 @@ def test_loader(submission, rng):
              "make_loader(..., seed={seed}) 和 make_loader(..., seed={other}) 给出了相同的顺序：seed 没有被使用。"
              "请用它给生成器设种子（`generator.manual_seed(seed)`）；没设种子的 `torch.Generator()` 总是从同一个默认状态开始。",
              seed=seeds[0], other=seeds[2], key="loader-seed-unused")
+    if kept["first"]["ids"] != a["first"]["ids"]:
+        fail("A loader made with seed={seed} gives another order once a second loader is made (seed={other}) before "
+             "it is read: the loaders share one generator (made at import?), and the later seeding wins. Make a new "
+             "torch.Generator in each make_loader call.",
+             "用 seed={seed} 创建的 loader，在读取它之前又创建了第二个 loader（seed={other}）后，顺序就变了：这些 loader "
+             "共用同一个生成器（是在 import 时创建的吗？），后设的种子覆盖了前一个。请在每次调用 make_loader 时新建一个 "
+             "`torch.Generator`。", seed=seeds[0], other=seeds[2], key="shared-generator")
     if a["second"]["ids"] == a["first"]["ids"]:
         fail("The second epoch repeats the order of the first: a fixed permutation is not a shuffle. Let the DataLoader "
              "shuffle (shuffle=True with a seeded generator), so each epoch gets a new order that is still reproducible.",
