@@ -22,6 +22,7 @@ from grader.checking import Text, check, fail, fail_raised, is_number, learner_c
 STOPPER_CASES = [  # (patience, min_delta, moves): a diverged first epoch (inf) with and without min_delta
     (3, 0.05, ["inf", "big", "big", "small", "worse", "big", "small", "worse", "worse", "worse", "worse"]),
     (2, 0.0, ["inf", "big", "equal", "big", "worse", "equal", "worse", "worse"]),
+    (1, 0.0, ["inf", "big", "worse"]),  # patience 1: the diverged first epoch is already one without improvement
 ]
 FIT_CASES = [  # (patience, min_delta, max_epochs, moves)
     (2, 0.01, 8, ["inf", "big", "worse", "small", "worse", "big", "big", "big"]),
@@ -52,7 +53,9 @@ def simulate(losses, patience, min_delta, slip=None):
     """The epoch index at which a stopper says stop (None: never), and the index of its best epoch."""
     best, best_at, bad = float("inf"), None, 1 if slip == "count-from-one" else 0
     for k, v in enumerate(losses):
-        if slip == "no-min-delta":
+        if slip == "first-improves" and k == 0:
+            better = True
+        elif slip == "no-min-delta":
             better = v < best
         elif slip == "equal-counts":
             better = v <= best - min_delta
@@ -80,6 +83,10 @@ SLIPS = {
                          "与最好值相等的损失不算改进：请用 < 比较，而不是 <="),
     "count-from-one": Text("the count of epochs without improvement starts at 0",
                            "未改进 epoch 的计数应从 0 开始"),
+    "first-improves": Text("the first epoch improves only if its loss is below the starting best_loss, inf: a "
+                           "diverged first epoch (inf) is an epoch without improvement",
+                           "第一个 epoch 只有在损失低于初始的 best_loss（inf）时才算改进：发散的第一个 epoch（inf）"
+                           "是一个没有改进的 epoch"),
 }
 
 
@@ -224,6 +231,8 @@ def test_stop_signal(submission, rng):
 def test_best_state(submission, rng):
     for patience, min_delta, losses, out in stopper_runs(submission, rng):
         best_at = simulate(losses, patience, min_delta)[1]
+        if best_at is None:  # stopped before any improvement: nothing beat the starting inf
+            continue
         if not matches(out["best_loss"], losses[best_at], rtol=0, atol=1e-12):
             fail("best_loss is {got}, expected {want}, the loss of epoch {e}.", "best_loss 为 {got}，应为第 {e} 个 epoch 的损失 {want}。",
                  got=verbatim(str(out["best_loss"])), want=f"{losses[best_at]:.4f}", e=best_at + 1, key="wrong-best-loss")
