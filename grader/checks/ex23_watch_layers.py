@@ -104,15 +104,18 @@ def norms_probe(module, state, x, target):
 
 
 def _record(model):
-    """Record each module's tensor output at its first call, by name, as it leaves the module (global hooks run
-    before the module's own), and the input of each call of the whole model. Returns (outputs, inputs, the
-    handles that stop recording)."""
+    """Record each module's tensor output and tensor input at its first call, by name. An output is recorded as it
+    leaves the module (global hooks run before the module's own); an input as the next module gets it, after every
+    hook of the module that made it: a hook that returns a value replaces the output only there. Returns (outputs,
+    inputs, the handles that stop recording); the whole model's input is inputs[""]."""
     names = {id(m): name for name, m in model.named_modules()}
-    outputs, inputs = {}, []
+    outputs: dict[str, torch.Tensor] = {}
+    inputs: dict[str, torch.Tensor] = {}
 
     def called(mod, args):
-        if mod is model:
-            inputs.append(args[0].detach().clone() if args and isinstance(args[0], torch.Tensor) else None)
+        name = names.get(id(mod))
+        if name is not None and name not in inputs and args and isinstance(args[0], torch.Tensor):
+            inputs[name] = args[0].detach().clone()
 
     def record(mod, args, output):
         name = names.get(id(mod))
@@ -130,7 +133,7 @@ def _same(a, b) -> bool:
 @probe
 def monitor_probe(module, state, order, x, limit, pair=False):
     model = build(Rigged, state, order, pair)
-    clean, _, handles = _record(model)  # what the model computes, without the learner's hooks
+    clean, clean_inputs, handles = _record(model)  # what the model computes, without the learner's hooks
     with torch.no_grad():
         model(x)
     for h in handles:
@@ -143,9 +146,12 @@ def monitor_probe(module, state, order, x, limit, pair=False):
     finally:
         for h in handles:
             h.remove()
-    same_input = bool(inputs) and inputs[0] is not None and _same(inputs[0], given)  # else nothing to compare
-    out["outputs_changed"] = [name for name, t in watched.items()
-                              if same_input and name in clean and not _same(t, clean[name])]
+    same_input = "" in inputs and _same(inputs[""], given)  # else nothing to compare
+    changed = [name for name, t in watched.items() if name in clean and not _same(t, clean[name])]
+    for name, t in inputs.items():  # an output a hook replaced reaches the next module as its input
+        if not changed and name in clean_inputs and not _same(t, clean_inputs[name]):
+            changed = [next((made for made, o in clean.items() if made != name and _same(o, clean_inputs[name])), name)]
+    out["outputs_changed"] = changed if same_input else []
     if out["got"] is not None and not isinstance(out["got"], str):
         out["got"] = {"type": type(out["got"]).__name__}
     out["hooks_left"] = _hooks_left(model)
