@@ -224,11 +224,13 @@ def run_on_net(module, name, sizes, state, x, training):
     net = build_net(sizes)
     net.load_state_dict(state)
     net.train(training)
-    during = {}
+    during, recording = {}, []
 
     def note_mode(label):
         def hook(mod, inputs):
             during.setdefault(label, mod.training)  # returning None keeps the inputs as they are
+            if not recording:  # autograd's mode at the first forward: whether a graph was being recorded
+                recording.append(torch.is_grad_enabled() and not torch.is_inference_mode_enabled())
         return hook
 
     labels = {m: layer_label(key, m) for key, m in net.named_modules()}
@@ -239,7 +241,7 @@ def run_on_net(module, name, sizes, state, x, training):
     after = {label: m.training for m, label in labels.items()}
     second = fn(net, x)
     return {"first": first, "second": second.detach() if isinstance(second, torch.Tensor) else second,
-            "during": during, "after": after,
+            "during": during, "after": after, "recorded": bool(recording and recording[0]),
             "state": {k: v.detach().clone() for k, v in net.state_dict().items()}}
 
 
@@ -315,6 +317,12 @@ def expect_no_graph(got: dict, fn: str):
         fail("The output of {fn} requires grad (grad_fn={grad_fn}): {why}. Run it under {how}.",
              "{fn} 的输出需要梯度（grad_fn={grad_fn}）：{why}。请在 {how} 下运行。",
              fn=code(fn), grad_fn=code(info.get("grad_fn")), why=why, how=how, key="graph-built")
+    if got.get("recorded"):
+        why, how = NO_GRAPH[fn]
+        fail("The forward pass of {fn} ran with autograd recording, and only its output was detached afterwards: the "
+             "graph was still built during the forward ({why}). Run it under {how} instead of detaching.",
+             "{fn} 的前向传播是在 autograd 记录计算图的状态下运行的，之后才把输出 detach：前向传播时计算图还是建了"
+             "（{why}）。请在 {how} 下运行，而不是事后 detach。", fn=code(fn), why=why, how=how, key="graph-built")
 
 
 def expect_mode_restored(submission, fn: str, sizes, state, x):
