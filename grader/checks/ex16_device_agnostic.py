@@ -165,7 +165,8 @@ def run_pick_device(module, cuda_available, mps_available):
     if error:
         return {"error": error}
     return {"asked": asked, "type": type(device).__name__, "value": repr(device)[:40],
-            "device": device.type if isinstance(device, torch.device) else None}
+            "device": device.type if isinstance(device, torch.device) else None,
+            "index": device.index if isinstance(device, torch.device) else None}
 
 
 @probe
@@ -349,6 +350,13 @@ def test_pick_device(submission):
                  "`pick_device()` 应返回 `torch.device`，实际得到 {type} {value}：请把名字包起来，"
                  "`torch.device(\"cuda\")` 或 `torch.device(\"cpu\")`。",
                  type=got["type"], value=verbatim(got["value"]), key="not-a-device")
+        if got["device"] == want == "cuda" and got.get("index") is not None:
+            fail("`pick_device()` returned {got}: the statement asks for `torch.device(\"cuda\")`, the current CUDA "
+                 "device. An index pins one GPU, even in a process given another (`torch.cuda.set_device`, one process "
+                 "per GPU): leave it out.",
+                 "`pick_device()` 返回了 {got}：题目要求的是 `torch.device(\"cuda\")`，即当前的 CUDA 设备。写上编号就"
+                 "固定了某一块 GPU，即使这个进程被分配了另一块（`torch.cuda.set_device`，每块 GPU 一个进程）：请去掉编号。",
+                 got=verbatim(f"`{got['value']}`"), key="cuda-index-pinned")
         if got["device"] == want:
             continue
         if got["device"] == "mps":
