@@ -12,7 +12,8 @@ from conftest import ROOT, grade_json, run_grade
 from grader.course import stub_text
 from grader.course.exercises import all_exercises, find_exercise
 from grader.learner.jupyter import CheckResult, check
-from grader.sandbox.source import cell_to_python, not_run
+from grader.sandbox.cell_text import cell_to_python
+from grader.sandbox.source import not_run
 
 SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
 

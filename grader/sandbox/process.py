@@ -27,7 +27,8 @@ import torch
 from grader.sandbox import isolation, scrub, wire
 from grader.sandbox.frames import frame
 from grader.sandbox.limits import Limits
-from grader.sandbox.source import NotebookShell, Source
+from grader.sandbox.notebook_shell import NotebookShell
+from grader.sandbox.source import Source
 
 PROBES: dict[str, types.FunctionType] = {}
 JUDGE: socket.socket | None = None  # the connection to the judge, while this process serves it
