@@ -564,6 +564,40 @@ def test_code_that_is_honest_only_while_watched_gains_nothing(tmp_path):
     assert any("_top_saved_tensors_default_hooks" in f["what"] for f in result["flags"]), result["flags"]
 
 
+OUT_OF_SIGHT = {  # tests/attacks/out_of_sight.py's routes: what the by-hand check names, what the scan flags
+    "make_fx": ("traced from autograd", "import of `torch.fx.experimental.proxy_tensor`"),
+    "thread at import": ("another thread worked", "import of `threading`"),
+    "process at import": ("a child process was alive", "import of `torch.multiprocessing`"),
+    "start_new_thread": ("another thread worked", "`.start_new_thread`"),
+    "profile hook off": ("the grader's watch was switched off", "`.attrgetter`"),
+    "aten backward": ("ATen's own backward kernels", "`.mse_loss_backward`"),
+    "dual numbers": ("finite differences", "dual numbers?"),
+    "complex step": ("complex-step differentiation", "the complex number"),
+    "inline finite differences": ("w or b shifted by a small step", None),
+}
+
+
+def out_of_sight(route: str) -> str:
+    return (ATTACKS / "out_of_sight.py").read_text().replace('ROUTE = "make_fx"', f"ROUTE = {route!r}")
+
+
+@pytest.mark.parametrize("route", OUT_OF_SIGHT)
+def test_gradients_computed_out_of_the_calls_sight_are_not_earned(tmp_path, route):
+    """A machine that differentiates where the call's own watch does not look (a graph traced at import, a thread or
+    a process started at import, a thread started with _thread, the profile hook switched off through a name in
+    pieces, ATen's backward kernel, dual numbers, complex step, finite differences written inline): the gradient
+    checks fail with a message naming what was seen, and the scan flags the name the route takes."""
+    path = tmp_path / "ex05.py"
+    path.write_text(out_of_sight(route))
+    result = grade_json("ex05", "--file", path)
+    assert (result["status"], result["score"]) == ("graded", 3), result
+    assert {c["id"] for c in result["checks"] if not c["passed"]} == {"grad_shapes", "dw", "db", "by_hand"}
+    said, flagged = OUT_OF_SIGHT[route]
+    assert said in next(c["message"] for c in result["checks"] if c["id"] == "by_hand")
+    if flagged:
+        assert any(flagged in f["what"] for f in result["flags"]), result["flags"]
+
+
 def test_replacing_the_graders_probe_is_tampering():
     result = attack("replace_the_probe")
     assert (result["status"], result["score"]) == ("tampered", 0)
