@@ -598,6 +598,28 @@ def test_gradients_computed_out_of_the_calls_sight_are_not_earned(tmp_path, rout
         assert any(flagged in f["what"] for f in result["flags"]), result["flags"]
 
 
+def test_gradients_out_of_sight_in_a_batch_earn_nothing_whoever_grades(user, world_readable_tmp):
+    """The out-of-sight routes as students of one batch, beside honest students, as root, as a dedicated uid and as
+    an ordinary user: every route earns what predict and mse_loss earn, every honest student full."""
+    subs = world_readable_tmp / "subs"
+    for k, route in enumerate(OUT_OF_SIGHT):
+        for student, source in ((f"s{k}_route", out_of_sight(route)),
+                                (f"s{k}_honest", (ROOT / "solutions" / "ex05_manual_backward.py").read_text())):
+            (subs / student).mkdir(parents=True)
+            (subs / student / "ex05.py").write_text(source)
+    for path in [subs, *subs.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    out = world_readable_tmp / "grades"
+    out.mkdir()
+    out.chmod(0o777)
+    proc = run_grade_as(user, "batch", subs, "-e", "ex05", "--out", out, "--workers", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    results = {r["student"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert {(r["status"], r["score"]) for s, r in results.items() if s.endswith("honest")} == {("graded", 10)}
+    assert {s: r["score"] for s, r in results.items() if s.endswith("route")} == {
+        f"s{k}_route": 3 for k in range(len(OUT_OF_SIGHT))}
+
+
 def test_replacing_the_graders_probe_is_tampering():
     result = attack("replace_the_probe")
     assert (result["status"], result["score"]) == ("tampered", 0)

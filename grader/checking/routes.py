@@ -265,6 +265,44 @@ def _witness(params, inputs, seen: dict):
     return Witness()
 
 
+def entry_watch(seen: dict, loss_code=None, points: list | None = None, details: dict | None = None):
+    """A profile function (for sys.setprofile and threading.setprofile) that adds to `seen` the machines whose entry
+    it sees: the autograd engine's (`run_backward`), forward-mode AD's and torch.func's (`MACHINES`), ATen's backward
+    kernels (`torch.ops.aten.mse_loss_backward`, with or without its overload), code that torch.fx generated (a graph
+    traced at import), sympy's frames; and appends to `points` each call of the code `loss_code`. `details`, when
+    given, gets the name seen first for each machine, as code spells it (`aten.mse_loss_backward`)."""
+    import torch._ops
+
+    overload = torch._ops.OpOverload.__call__.__code__  # its builtin has no name: the op is on `self`
+    details = {} if details is None else details
+
+    def found(machine: str, name: str) -> None:
+        seen.setdefault(machine)
+        details.setdefault(machine, name)
+
+    def watch(frame, event, arg):
+        if event == "c_call":
+            name = getattr(arg, "__name__", "")
+            if name in MACHINES:
+                found(MACHINES[name], name)
+            elif _BACKWARD_NAME.search(name):
+                found("ATen's backward kernels", f"aten.{name}")
+        elif event == "call":
+            code = frame.f_code
+            if code is loss_code and points is not None:
+                points.append(1)
+            elif code is overload:
+                name = str(getattr(frame.f_locals.get("self"), "_name", "")).split("::")[-1]
+                if _BACKWARD_NAME.search(name):
+                    found("ATen's backward kernels", f"aten.{name}")
+            elif code.co_filename.startswith("<eval_with_key>"):
+                found("a traced graph", "torch.fx")
+            elif str(frame.f_globals.get("__name__", "")).split(".")[0] == "sympy":
+                found("sympy", "sympy")
+
+    return watch
+
+
 def machine_derivatives(call, module=None, loss: str | None = None, params=(), inputs=()) -> tuple[object, list[str]]:
     """Run `call()`; return its value and the machines that differentiated for it, whatever route reached them
     (trusted probe code, in the sandbox): the autograd engine in this thread (its saved tensors unpacked: `engine_ran`)
@@ -284,20 +322,7 @@ def machine_derivatives(call, module=None, loss: str | None = None, params=(), i
     loss_code = getattr(getattr(module, loss, None), "__code__", None) if loss else None
     points: list[int] = []
 
-    def watch(frame, event, arg):
-        if event == "c_call":
-            name = getattr(arg, "__name__", "")
-            if name in MACHINES:
-                seen.setdefault(MACHINES[name])
-            elif _BACKWARD_NAME.search(name):
-                seen.setdefault("ATen's backward kernels")
-        elif event == "call":
-            if frame.f_code is loss_code:
-                points.append(1)
-            elif frame.f_code.co_filename.startswith("<eval_with_key>"):
-                seen.setdefault("a traced graph")
-            elif str(frame.f_globals.get("__name__", "")).split(".")[0] == "sympy":
-                seen.setdefault("sympy")
+    watch = entry_watch(seen, loss_code, points)
 
     if not _forks[1:]:
         os.register_at_fork(after_in_parent=lambda: _forks.__setitem__(0, _forks[0] + 1))
