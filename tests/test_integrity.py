@@ -589,7 +589,7 @@ def test_gradients_computed_out_of_the_calls_sight_are_not_earned(tmp_path, rout
     checks fail with a message naming what was seen, and the scan flags the name the route takes."""
     path = tmp_path / "ex05.py"
     path.write_text(out_of_sight(route))
-    result = grade_json("ex05", "--file", path)
+    result = grade_json("ex05", "--file", path, "--time-limit", "60")  # make_fx's import takes seconds: not the lesson
     assert (result["status"], result["score"]) == ("graded", 3), result
     assert {c["id"] for c in result["checks"] if not c["passed"]} == {"grad_shapes", "dw", "db", "by_hand"}
     said, flagged = OUT_OF_SIGHT[route]
@@ -612,7 +612,8 @@ def test_gradients_out_of_sight_in_a_batch_earn_nothing_whoever_grades(user, wor
     out = world_readable_tmp / "grades"
     out.mkdir()
     out.chmod(0o777)
-    proc = run_grade_as(user, "batch", subs, "-e", "ex05", "--out", out, "--workers", "2", "--json")
+    proc = run_grade_as(user, "batch", subs, "-e", "ex05", "--out", out, "--workers", "2", "--time-limit", "60",
+                        "--json")
     assert proc.returncode == 0, proc.stderr
     results = {r["student"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
     assert {(r["status"], r["score"]) for s, r in results.items() if s.endswith("honest")} == {("graded", 10)}
