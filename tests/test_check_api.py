@@ -152,3 +152,70 @@ def test_salted_hash_hashes_strings_as_another_process_does():
         assert hash("seed-7") != before[0] and module.h("seed-7") == hash("seed-7") and hash(b"seed") != before[1]
         assert hash(7) == before[2] and hash("seed-7") == hash("seed-7")
     assert (hash("seed-7"), hash(b"seed"), module.h) == (before[0], before[1], hash)
+
+
+# -- rules by meaning: one table, rule -> what computes the same thing (grader/checking/equivalents.py) --------------
+
+def _equivalent_calls():
+    import torch
+    import torch.nn.functional as F
+
+    x, t = torch.randn(2, 3, 4, 4), torch.tensor([0, 1])
+    rows, seq = x[:, :, 0, 0], x[0, 0]
+    return [
+        ("softmax", lambda: F.softmin(-x, 1)), ("softmax", lambda: F.log_softmax(x, 1).exp()),
+        ("softmax", lambda: torch._softmax(x, 1, False)), ("softmax", lambda: torch.special.softmax(x, 1)),
+        ("softmax", lambda: x.softmax(1)), ("softmax", lambda: torch.ops.aten._softmax.default(x, 1, False)),
+        ("softmax", lambda: torch.nn.Softmin(1)(-x)), ("softmax", lambda: torch.special.logsumexp(x, 1)),
+        ("log_softmax", lambda: torch._log_softmax(x, 1, False)), ("log_softmax", lambda: F.softmax(x, 1).log()),
+        ("cross_entropy", lambda: F.nll_loss(rows, t)), ("cross_entropy", lambda: torch.special.log_softmax(rows, 1)),
+        ("cross_entropy", lambda: F.kl_div(rows, F.one_hot(t, 3).float(), reduction="batchmean")),
+        ("gelu", lambda: torch._C._nn.gelu(x)), ("gelu", lambda: F.gelu(x, approximate="tanh")),
+        ("silu", lambda: F.silu(x.clone(), inplace=True)),
+        ("linear", lambda: F.linear(x, torch.randn(2, 4))), ("linear", lambda: torch.addmm(torch.zeros(2), seq,
+                                                                                          torch.randn(4, 2))),
+        ("dropout", lambda: torch.native_dropout(x, 0.5, True)), ("dropout", lambda: F.dropout2d(x)),
+        ("dropout", lambda: torch.feature_dropout(x, 0.5, True)),
+        ("layer_norm", lambda: F.group_norm(x, 1)), ("layer_norm", lambda: F.instance_norm(x)),
+        ("layer_norm", lambda: torch.native_layer_norm(x, (4,), None, None, 1e-5)),
+        ("layer_norm", lambda: F.batch_norm(x, None, None, training=True)), ("layer_norm", lambda: F.rms_norm(x, (4,))),
+        ("rms_norm", lambda: F.rms_norm(x, (4,))), ("batch_norm", lambda: F.layer_norm(x, (4,))),
+        ("conv2d", lambda: torch.convolution(x, torch.randn(2, 3, 3, 3), None, [1, 1], [0, 0], [1, 1], False, [0, 0],
+                                             1)),
+        ("conv2d", lambda: F.conv_transpose2d(x, torch.randn(3, 2, 3, 3))),
+        ("conv2d", lambda: F.conv3d(x.unsqueeze(2), torch.randn(2, 3, 1, 3, 3))),
+        ("max_pool2d", lambda: F.max_pool3d(x.unsqueeze(0), (1, 2, 2))), ("max_pool2d", lambda: F.max_pool1d(x[0], 2)),
+        ("max_pool2d", lambda: F.adaptive_max_pool2d(x, 2)),
+        ("max_pool2d", lambda: F.fractional_max_pool2d(x, 2, output_size=2)),
+        ("embedding", lambda: F.embedding_bag(t.view(1, 2), rows, mode="sum")),
+        ("lstm_cell", lambda: torch.lstm_cell(seq[:1], (seq[:1], seq[:1]), torch.randn(16, 4), torch.randn(16, 4))),
+        ("lstm_cell", lambda: torch.nn.LSTM(4, 4)(seq)),
+        ("scaled_dot_product_attention", lambda: torch.ops.aten._scaled_dot_product_attention_math(x, x, x)),
+        ("scaled_dot_product_attention", lambda: torch.nn.MultiheadAttention(4, 1)(seq, seq, seq)),
+        ("multi_head_attention_forward", lambda: torch.nn.MultiheadAttention(4, 1)(seq, seq, seq)),
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_equivalent_calls())))
+def test_each_equivalent_of_a_forbidden_built_in_is_in_its_rules_family(case):
+    """What computes a forbidden built-in's value, however torch spells it, is recorded by the probes' recorder and
+    listed in the rule's family: a check that asks `forbidden_calls(rule, calls)` costs the rule's points for it."""
+    from grader.checking import EQUIVALENTS, forbidden_calls, recording_calls
+
+    rule, call = _equivalent_calls()[case]
+    names: set[str] = set()
+    with recording_calls(names):
+        call()
+    assert rule in EQUIVALENTS and forbidden_calls(rule, sorted(names)), (rule, names)
+
+
+def test_the_building_blocks_a_statement_allows_are_in_no_family():
+    """A from-scratch answer's own operations (exp, max, sums, matmul, unfold, erf, sigmoid, scatter) are no rule's."""
+    from grader.checking import EQUIVALENTS, forbidden_calls
+
+    allowed = ["exp", "amax", "max", "sum", "mean", "var", "rsqrt", "sqrt", "log", "matmul", "__matmul__", "unfold",
+               "fold", "pad", "erf", "tanh", "sigmoid", "scatter_add_", "gather", "index_select", "where", "one_hot",
+               "softplus", "masked_fill", "transpose", "view", "reshape", "__getitem__", "bernoulli_", "rand"]
+    assert all(forbidden_calls(rule, allowed) == [] for rule in EQUIVALENTS)
+    assert forbidden_calls("softmax", ["aten._softmax.default", "softmin", "softmin"]) == ["aten._softmax.default",
+                                                                                          "softmin"]

@@ -564,6 +564,63 @@ def test_code_that_is_honest_only_while_watched_gains_nothing(tmp_path):
     assert any("_top_saved_tensors_default_hooks" in f["what"] for f in result["flags"]), result["flags"]
 
 
+OUT_OF_SIGHT = {  # tests/attacks/out_of_sight.py's routes: what the by-hand check names, what the scan flags
+    "make_fx": ("traced from autograd", "import of `torch.fx.experimental.proxy_tensor`"),
+    "thread at import": ("another thread worked", "import of `threading`"),
+    "process at import": ("a child process was alive", "import of `torch.multiprocessing`"),
+    "start_new_thread": ("another thread worked", "`.start_new_thread`"),
+    "profile hook off": ("the grader's watch was switched off", "`.attrgetter`"),
+    "aten backward": ("ATen's own backward kernels", "`.mse_loss_backward`"),
+    "dual numbers": ("finite differences", "dual numbers?"),
+    "complex step": ("complex-step differentiation", "the complex number"),
+    "inline finite differences": ("w or b shifted by a small step", None),
+}
+
+
+def out_of_sight(route: str) -> str:
+    return (ATTACKS / "out_of_sight.py").read_text().replace('ROUTE = "make_fx"', f"ROUTE = {route!r}")
+
+
+@pytest.mark.parametrize("route", OUT_OF_SIGHT)
+def test_gradients_computed_out_of_the_calls_sight_are_not_earned(tmp_path, route):
+    """A machine that differentiates where the call's own watch does not look (a graph traced at import, a thread or
+    a process started at import, a thread started with _thread, the profile hook switched off through a name in
+    pieces, ATen's backward kernel, dual numbers, complex step, finite differences written inline): the gradient
+    checks fail with a message naming what was seen, and the scan flags the name the route takes."""
+    path = tmp_path / "ex05.py"
+    path.write_text(out_of_sight(route))
+    result = grade_json("ex05", "--file", path, "--time-limit", "60")  # make_fx's import takes seconds: not the lesson
+    assert (result["status"], result["score"]) == ("graded", 3), result
+    assert {c["id"] for c in result["checks"] if not c["passed"]} == {"grad_shapes", "dw", "db", "by_hand"}
+    said, flagged = OUT_OF_SIGHT[route]
+    assert said in next(c["message"] for c in result["checks"] if c["id"] == "by_hand")
+    if flagged:
+        assert any(flagged in f["what"] for f in result["flags"]), result["flags"]
+
+
+def test_gradients_out_of_sight_in_a_batch_earn_nothing_whoever_grades(user, world_readable_tmp):
+    """The out-of-sight routes as students of one batch, beside honest students, as root, as a dedicated uid and as
+    an ordinary user: every route earns what predict and mse_loss earn, every honest student full."""
+    subs = world_readable_tmp / "subs"
+    for k, route in enumerate(OUT_OF_SIGHT):
+        for student, source in ((f"s{k}_route", out_of_sight(route)),
+                                (f"s{k}_honest", (ROOT / "solutions" / "ex05_manual_backward.py").read_text())):
+            (subs / student).mkdir(parents=True)
+            (subs / student / "ex05.py").write_text(source)
+    for path in [subs, *subs.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    out = world_readable_tmp / "grades"
+    out.mkdir()
+    out.chmod(0o777)
+    proc = run_grade_as(user, "batch", subs, "-e", "ex05", "--out", out, "--workers", "2", "--time-limit", "60",
+                        "--json")
+    assert proc.returncode == 0, proc.stderr
+    results = {r["student"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert {(r["status"], r["score"]) for s, r in results.items() if s.endswith("honest")} == {("graded", 10)}
+    assert {s: r["score"] for s, r in results.items() if s.endswith("route")} == {
+        f"s{k}_route": 3 for k in range(len(OUT_OF_SIGHT))}
+
+
 def test_replacing_the_graders_probe_is_tampering():
     result = attack("replace_the_probe")
     assert (result["status"], result["score"]) == ("tampered", 0)

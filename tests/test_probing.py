@@ -168,3 +168,39 @@ def test_pretend_cuda_records_a_cuda_generator_and_the_tensors_of_a_cuda_default
     with pretend_cuda(module) as seen:
         torch.zeros(2)  # a default set in an earlier block is gone
     assert not seen.calls
+
+
+def test_watching_autograd_sees_a_machine_however_a_backward_reaches_it():
+    """A hand-written backward is watched for what differentiates, not for the names it calls: the engine run from a
+    thread it starts, ATen's own backward kernel with or without its overload, next to the entry points it patches."""
+    import threading
+    import types
+
+    from grader.checking.probe_kit import watching_autograd
+    from grader.checking.routes import machine_derivatives
+
+    module = types.ModuleType("learner")
+    x, y = torch.randn(4, 1), torch.randn(4, 1)
+
+    def in_a_thread():
+        leaf = x.clone().requires_grad_()
+        worker = threading.Thread(target=lambda: torch.autograd.Variable._execution_engine.run_backward(
+            (((leaf - y) ** 2).mean(),), (torch.ones(()),), False, False, (leaf,), False, False))
+        worker.start()
+        worker.join()
+
+    routes = {"thread": in_a_thread,
+              "kernel": lambda: torch.ops.aten.mse_loss_backward(torch.ones(()), x, y, 1),
+              "overload": lambda: torch.ops.aten.mse_loss_backward.default(torch.ones(()), x, y, 1),
+              "by hand": lambda: 2 * (x - y) / x.shape[0]}
+    seen = {}
+    for name, route in routes.items():
+        with watching_autograd(module, into := []):
+            route()
+        seen[name] = into
+    assert seen == {"thread": ["torch.autograd.Variable._execution_engine.run_backward"],
+                    "kernel": ["aten.mse_loss_backward"], "overload": ["aten.mse_loss_backward"], "by hand": []}
+    assert machine_derivatives(routes["overload"])[1] == ["ATen's backward kernels"]
+    assert machine_derivatives(routes["by hand"], params=(x,), inputs=(y,))[1] == []
+    assert machine_derivatives(lambda: (x + 1e-4 - y) ** 2, params=(x,), inputs=(y,))[1] == ["finite differences"]
+    assert machine_derivatives(lambda: (x + 1e-20j - y) ** 2)[1] == ["complex-step differentiation"]

@@ -107,6 +107,30 @@ def test_a_sandbox_reaches_nothing_of_the_service_single_or_in_a_batch(home):
     assert home.status()["pid"] == info["pid"]  # the service lives on, untouched
 
 
+def test_gradients_out_of_sight_earn_nothing_through_the_service(home):
+    """ex05's out-of-sight routes (tests/attacks/out_of_sight.py) graded through the warm service, alone and in a
+    batch, as root and as an ordinary user: each earns what predict and mse_loss earn, as without the service."""
+    assert home.grade("server", "start").returncode == 0
+    work = home.home / "work"
+    subs = work / "subs"
+    routes = ["thread at import", "process at import", "start_new_thread", "profile hook off", "aten backward"]
+    attack = (ROOT / "tests" / "attacks" / "out_of_sight.py").read_text()
+    for k, route in enumerate(routes):
+        (subs / f"s{k}").mkdir(parents=True)
+        (subs / f"s{k}" / "ex05.py").write_text(attack.replace('ROUTE = "make_fx"', f"ROUTE = {route!r}"))
+    if home.user:
+        subprocess.run(["chown", "-R", f"{home.user}:{home.user}", str(work)], check=True)
+    info = home.status()
+    single = json.loads(home.grade("ex05", "--file", subs / "s0" / "ex05.py", "--json", cwd=work).stdout)
+    assert (single["status"], single["score"]) == ("graded", 3), single
+    proc = home.grade("batch", subs, "-e", "ex05", "--out", work / "grades", "--workers", "2", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    results = [json.loads(line) for line in (work / "grades" / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["score"] for r in results) == [3] * len(routes), results
+    after = next(filter(None, (home.status() for _ in range(5))), None)  # (a status asked as a grading ends: none)
+    assert after and after["pid"] == info["pid"] and after["graded"] >= 1, (info, after)  # graded by the service
+
+
 # -- the service's and the front's own defences ----------------------------------------------------------
 
 def raw(path: Path, payload: bytes, linger: bool = False) -> bytes:

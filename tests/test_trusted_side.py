@@ -308,6 +308,19 @@ def test_a_forged_huge_or_deep_message_is_refused_cheaply():
     ("g = getattr(torch, name)", "indirect"),
     ("g = getattr(torch, 'auto' + 'grad')", "indirect"),
     ("opt = torch.optim.SGD(ps, lr=0.1)", "torch.optim"),
+    ("import operator, sys\noperator.attrgetter('set' + 'profile')(sys)(None)", "indirect"),
+    ("from operator import attrgetter as a", "indirect"),
+    ("import sys\nsys.modules['to' + 'rch']", "indirect"),
+    ("import sys\nsys.__dict__['set' + 'profile'](None)", "indirect"),
+    ("import functools\nf = functools.reduce(getattr, names, torch)", "indirect"),
+    ("setattr(threading, '_pro' + 'file_hook', None)", "indirect"),
+    ("import torch.multiprocessing as mp", "indirect"),
+    ("import _thread\n_thread.start_new_thread(work, ())", "indirect"),
+    ("from torch.fx.experimental.proxy_tensor import make_fx", "autograd"),
+    ("f = torch.compile(g)", "autograd"),
+    ("d = torch.ops.aten.mse_loss_backward(g, p, y, 1)", "autograd"),
+    ("w = w + 1e-20j", "autograd"),
+    ("class Dual:\n    def __mul__(self, other):\n        return self", "autograd"),
 ])
 def test_the_scan_flags_each_banned_route(code, route):
     flags = routes.scan([("f.py", code)], {"f": ["autograd", "torch.optim"]})

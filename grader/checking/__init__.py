@@ -24,11 +24,13 @@ __all__ = [  # what a checks module may import: the stable surface (docs/authori
     "watching_autograd", "where",
     "engine_ran", "machine_derivatives", "joined", "notebook_test", "not_converted",
     "function_forward", "function_forwards", "function_values", "function_backward", "tensor_attributes",
+    "EQUIVALENTS", "base_name", "forbidden_calls",
 ]
 ELSEWHERE = {"notebook_test": "grader.checking.notebook_tests", "not_converted": "grader.checking.notebook_tests",
              **dict.fromkeys(("function_forward", "function_forwards", "function_values", "function_backward",
                               "tensor_attributes"),
-                             "grader.checking.function_probes")}
+                             "grader.checking.function_probes"),
+             **dict.fromkeys(("EQUIVALENTS", "base_name", "forbidden_calls"), "grader.checking.equivalents")}
 
 
 def __getattr__(name: str):

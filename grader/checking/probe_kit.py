@@ -17,11 +17,13 @@ import io
 import linecache
 import random
 import sys
+import threading
 
 import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._device import _device_constructors
 
+from grader.checking import routes
 from grader.sandbox.frames import frame, frame_text
 
 
@@ -97,18 +99,33 @@ def recording_calls(into: set) -> TorchFunctionMode:
 @contextlib.contextmanager
 def watching_autograd(module, into: list):
     """A context in which each call of an autograd entry point (`torch.autograd.grad`, `torch.autograd.backward`,
-    `Tensor.backward`) appends its name to `into`: how a probe sees a hand-written backward that lets autograd
-    differentiate instead."""
+    `Tensor.backward`) appends its name to `into`, and at the end what differentiated however it was reached (the
+    engine's entry `run_backward`, forward-mode AD, torch.func, ATen's backward kernels such as
+    `aten.mse_loss_backward`, a graph torch.fx traced), in this thread or one the block starts (`routes.entry_watch`):
+    how a probe sees a hand-written backward that lets a machine differentiate instead."""
     def spy(label, original):
         def recorded(*args, **kwargs):
             into.append(label)
             return original(*args, **kwargs)
         return recorded
 
-    with patched(module, torch.autograd, "grad", spy("torch.autograd.grad", torch.autograd.grad)), \
-            patched(module, torch.autograd, "backward", spy("torch.autograd.backward", torch.autograd.backward)), \
-            patched(module, torch.Tensor, "backward", spy(".backward()", torch.Tensor.backward)):
-        yield into
+    details: dict[str, str] = {}
+    watch = routes.entry_watch({}, details=details)
+    before = sys.getprofile()
+    sys.setprofile(watch)
+    threading.setprofile(watch)
+    try:
+        with patched(module, torch.autograd, "grad", spy("torch.autograd.grad", torch.autograd.grad)), \
+                patched(module, torch.autograd, "backward", spy("torch.autograd.backward", torch.autograd.backward)), \
+                patched(module, torch.Tensor, "backward", spy(".backward()", torch.Tensor.backward)):
+            yield into
+    finally:
+        sys.setprofile(before)
+        threading.setprofile(None)
+        engine = details.pop("torch.autograd", None)
+        if engine and not into:  # an entry point of its own: the engine's
+            into.append("torch.autograd.Variable._execution_engine.run_backward")
+        into.extend(name for name in details.values() if name not in into)
 
 
 @contextlib.contextmanager

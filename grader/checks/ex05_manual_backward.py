@@ -100,9 +100,11 @@ def test_mse_loss(submission, rng):
 @probe
 def observed_grads(module, x, y, w, b):
     """linear_grads(x, y, w, b), and the machines that differentiated for it (any route: autograd in any thread,
-    forward-mode AD, torch.func, a child process, sympy, the loss evaluated at several points): every value the
-    checks judge comes from a call watched so, so code that behaves only while watched gains nothing."""
-    grads, machines = machine_derivatives(lambda: module.linear_grads(x, y, w, b), module, "mse_loss")
+    forward-mode AD, torch.func, ATen's backward kernels, a graph traced at import, a child process or another thread
+    at work, sympy, complex step, finite differences): every value the checks judge comes from a call watched so, so
+    code that behaves only while watched gains nothing."""
+    grads, machines = machine_derivatives(lambda: module.linear_grads(x, y, w, b), module, "mse_loss",
+                                          params=(w, b), inputs=(x, y))
     return {"grads": grads, "machines": machines}
 
 
@@ -182,10 +184,19 @@ def expect_grads(submission, rng, which: int):
 
 
 MACHINES = {"torch.autograd": ("autograd", "autograd"), "forward-mode AD": ("forward-mode AD", "前向模式自动微分"),
-            "torch.func": ("torch.func", "torch.func"), "a child process": ("a child process", "一个子进程"),
-            "sympy": ("sympy's symbolic derivative", "sympy 的符号求导"),
-            "finite differences": ("finite differences (the loss evaluated at several points)",
-                                   "有限差分（在多个点上计算了损失）")}
+            "torch.func": ("torch.func", "torch.func"), "sympy": ("sympy's symbolic derivative", "sympy 的符号求导"),
+            "finite differences": ("finite differences (the loss evaluated at several points, or w or b shifted by a "
+                                   "small step)", "有限差分（在多个点上计算了损失，或把 w、b 挪动了一小步）"),
+            "ATen's backward kernels": ("ATen's own backward kernels (such as mse_loss_backward)",
+                                        "ATen 自带的反向传播算子（例如 mse_loss_backward）"),
+            "a traced graph": ("a graph traced from autograd (torch.fx, make_fx or torch.compile)",
+                               "从 autograd 追踪出的计算图（torch.fx、make_fx 或 torch.compile）"),
+            "complex-step differentiation": ("complex-step differentiation (complex numbers)", "复数步长求导（复数）")}
+OUT_OF_SIGHT = {  # what the watch cannot look into: the values are not believed, and the message says only what was seen
+    "a child process": ("a child process was alive", "有一个子进程在运行"),
+    "another thread": ("another thread worked", "另一个线程在工作"),
+    "the grader's watch switched off": ("the grader's watch was switched off (a profile or saved-tensor hook "
+                                        "removed)", "评分程序的监视被关掉了（移除了 profile 或 saved-tensor 钩子）")}
 
 
 def machine_route(submission, rng) -> list[str]:
@@ -195,18 +206,26 @@ def machine_route(submission, rng) -> list[str]:
 
 
 def not_by_hand(machines: list[str], earned: bool = True) -> None:
-    """Fail where a machine differentiated for linear_grads (`earned`: its values are not earned either)."""
-    if not machines:
-        return
-    used = joined([Text(*MACHINES.get(m, (m, m))) for m in machines], ", ", "、")
-    numeric = set(machines) <= {"finite differences"}
-    key = "finite-differences" if numeric else "autograd-used"
-    if earned:
-        fail("linear_grads got its gradients from {used}: its values are not yours. Derive dw and db with the chain "
-             "rule.", "linear_grads 的梯度来自 {used}：这些值不是你推导的。请用链式法则手动推导 dw 和 db。",
-             used=used, key=key)
-    fail("linear_grads got its gradients from {used}: derive dw and db with the chain rule instead.",
-         "linear_grads 的梯度来自 {used}：请用链式法则手动推导 dw 和 db。", used=used, key=key)
+    """Fail where a machine differentiated for linear_grads, or worked out of the watch's sight while it ran
+    (`earned`: its values are not earned either)."""
+    hidden = [Text(*OUT_OF_SIGHT[m]) for m in machines if m in OUT_OF_SIGHT]
+    seen = [Text(*MACHINES.get(m, (m, m))) for m in machines if m not in OUT_OF_SIGHT]
+    if seen:
+        used = joined(seen, ", ", "、")
+        numeric = {m for m in machines if m not in OUT_OF_SIGHT} <= {"finite differences",
+                                                                     "complex-step differentiation"}
+        key = "finite-differences" if numeric else "autograd-used"
+        if earned:
+            fail("linear_grads got its gradients from {used}: its values are not yours. Derive dw and db with the "
+                 "chain rule.", "linear_grads 的梯度来自 {used}：这些值不是你推导的。请用链式法则手动推导 dw 和 db。",
+                 used=used, key=key)
+        fail("linear_grads got its gradients from {used}: derive dw and db with the chain rule instead.",
+             "linear_grads 的梯度来自 {used}：请用链式法则手动推导 dw 和 db。", used=used, key=key)
+    if hidden:
+        fail("While linear_grads ran, {what}: the grader cannot see what computed its gradients there, so they "
+             "earn nothing. Compute dw and db in the call itself, by the chain rule, with no thread or process.",
+             "linear_grads 运行时，{what}：评分程序看不到那里是什么算出了梯度，所以这些值不得分。请在函数调用中用"
+             "链式法则直接算出 dw 和 db，不要用线程或进程。", what=joined(hidden, "; ", "；"), key="out-of-sight")
 
 
 def by_hand_only(submission, rng) -> None:

@@ -22,9 +22,9 @@ import torch.nn.functional as F
 
 from grader.checking import (Text, check, expect_close, expect_tensor, explain, fail, probe, recording_calls, variant,
                              verbatim)
+from grader.checking import base_name, forbidden_calls  # the built-ins a rule forbids, by meaning (checking/equivalents.py)
 
 FUNCTIONS = ("softmax", "log_softmax")
-BANNED = ("softmax", "logsumexp")  # parts of the names torch gives: softmax, _softmax, log_softmax, special_*...
 
 # -- probes (run in the sandbox) ----------------------------------------------------------------
 
@@ -60,7 +60,7 @@ def builtins_used(submission, rng, fn: str) -> list[str]:
     calls = submission.once("calls", lambda: submission.probe(
         torch_calls, torch.randn(3, 5, generator=rng), -1,
         what=Text("`softmax` and `log_softmax`", "`softmax` 和 `log_softmax`")))
-    return [n for n in calls.get(fn, []) if any(b in n.lower() for b in BANNED)]
+    return forbidden_calls(fn, calls.get(fn, []))
 
 
 def by_hand_only(submission, rng, fn: str) -> None:
@@ -78,8 +78,12 @@ def spellings(name: str) -> Text:
     """The ways a learner writes the torch function the probe saw as `name`."""
     ways = {"softmax": "F.softmax, torch.softmax, x.softmax, nn.Softmax",
             "log_softmax": "F.log_softmax, torch.log_softmax, x.log_softmax, nn.LogSoftmax",
-            "logsumexp": "torch.logsumexp, x.logsumexp"}
-    return verbatim(ways.get(name, f"torch.{name}"))
+            "logsumexp": "torch.logsumexp, x.logsumexp",
+            "softmin": "F.softmin, nn.Softmin: the softmax of the negation, so F.softmin(-x) is a softmax",
+            "special_softmax": "torch.special.softmax", "special_log_softmax": "torch.special.log_softmax",
+            "special_logsumexp": "torch.special.logsumexp", "_softmax": "torch._softmax",
+            "_log_softmax": "torch._log_softmax"}
+    return verbatim(ways.get(base_name(name), f"torch.{name}"))
 
 
 def same_values(a: torch.Tensor, b: torch.Tensor, rtol=1e-4, atol=1e-6) -> bool:

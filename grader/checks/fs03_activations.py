@@ -26,8 +26,8 @@ import torch.nn.functional as F
 
 from grader.checking import (Text, check, expect_close, expect_tensor, fail, matches, probe, recording_calls, variant,
                              verbatim)
+from grader.checking import forbidden_calls  # the built-ins a rule forbids, by meaning (checking/equivalents.py)
 
-BANNED = ("gelu", "silu")  # torch's names of F.gelu / nn.GELU / torch._C._nn.gelu and F.silu / nn.SiLU
 PARTS = ("gate", "up", "down")
 
 # -- probes (run in the sandbox) ----------------------------------------------------------------
@@ -83,7 +83,7 @@ def builtins_used(submission, rng, label: str) -> list[str]:
     """The forbidden torch functions `label` (gelu, gelu_tanh or silu) called, probed once per grading."""
     calls = submission.once("calls", lambda: submission.probe(torch_calls, torch.randn(3, 4, generator=rng),
                                                               what=Text("`gelu` and `silu`", "`gelu` 和 `silu`")))
-    return [n for n in calls.get(label, []) if any(b in n.lower() for b in BANNED)]
+    return forbidden_calls("silu" if label == "silu" else "gelu", calls.get(label, []))
 
 
 def by_hand_only(submission, rng, label: str) -> None:

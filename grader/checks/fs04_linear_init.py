@@ -25,6 +25,7 @@ import torch.nn.functional as F
 
 from grader.checking import (Text, check, expect_close, expect_tensor, explain, fail, probe, recording_calls, variant,
                              verbatim)
+from grader.checking import forbidden_calls  # the built-ins a rule forbids, by meaning (checking/equivalents.py)
 from grader.devices import expect_cpu_module
 
 # -- probes (run in the sandbox) ----------------------------------------------------------------
@@ -216,11 +217,12 @@ def test_forward(submission, rng):
         with explain({"cannot be multiplied": TRANSPOSE}, key="transposed-product"):
             result = submission.probe(run_forward, fan_in, fan_out, bias, xs, torch.randn(fan_out, generator=rng),
                                       what=Text("{layer}(x)", "{layer}(x)", layer=layer))
-        if "linear" in result["calls"]:
-            fail("{layer}.forward calls torch's own `linear` (F.linear or an nn.Linear): its values are torch's. "
-                 "Write x @ self.weight.T + self.bias.",
-                 "{layer}.forward 调用了 torch 自带的 `linear`（F.linear 或 nn.Linear）：这些值是 torch 算的。"
-                 "请写 x @ self.weight.T + self.bias。", layer=layer, key="builtin-linear")
+        if used := forbidden_calls("linear", result["calls"]):
+            fail("{layer}.forward calls torch's own `{name}`, which computes a whole linear layer (as F.linear or an "
+                 "nn.Linear does): its values are torch's. Write x @ self.weight.T + self.bias.",
+                 "{layer}.forward 调用了 torch 自带的 `{name}`，它一次算出整个线性层（和 F.linear、nn.Linear 一样）："
+                 "这些值是 torch 算的。请写 x @ self.weight.T + self.bias。", layer=layer, name=verbatim(used[0]),
+                 key="builtin-linear")
         w = result["weight"].double()
         b = result["bias"].double() if isinstance(result["bias"], torch.Tensor) else None
         for x, out in zip(xs, result["out"]):

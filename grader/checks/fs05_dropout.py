@@ -20,6 +20,7 @@ name, the expected fraction, scale and edges, and the messages follow it.
 import torch
 
 from grader.checking import Text, check, expect_tensor, fail, probe, recording_calls, variant, verbatim
+from grader.checking import forbidden_calls  # the built-ins a rule forbids, by meaning (checking/equivalents.py)
 
 # -- probes (run in the sandbox) ----------------------------------------------------------------
 
@@ -100,7 +101,7 @@ def draw_p(rng) -> float:
 
 def by_hand(calls, what) -> None:
     """An effect torch's own dropout produced is not earned here (the ex05 rule)."""
-    used = [name for name in calls if "dropout" in name.lower()]
+    used = forbidden_calls("dropout", calls)
     if used:
         fail("{what} calls torch's own `{name}` (F.dropout, torch.dropout or nn.Dropout): the point is to draw the "
              "mask and scale yourself.",

@@ -28,6 +28,7 @@ import torch.nn.functional as F
 
 from grader.checking import (Text, check, describe, expect_close, expect_tensor, explain, fail, function_backward,
                              function_forward, function_forwards, function_values, matches, variant, verbatim)
+from grader.checking import forbidden_calls  # the built-ins a rule forbids, by meaning (checking/equivalents.py)
 from grader.gradients import autograd_gradient, expect_gradient, numerical_jacobian
 
 NAMES = ("x", "weight", "bias")
@@ -110,12 +111,13 @@ def slips(x, w, b, eps) -> list:
 
 
 def by_hand_forward(info, what) -> None:
-    used = [name for name in info["calls"] if "layer_norm" in name.lower()]
+    used = forbidden_calls("layer_norm", info["calls"])
     if used:
-        fail("{what} calls torch's own `{name}` (F.layer_norm, nn.LayerNorm): its values are torch's. Compute the "
-             "mean, the variance and x_hat yourself.",
-             "{what} 调用了 torch 自带的 `{name}`（F.layer_norm、nn.LayerNorm）：这些值是 torch 算的。请自己计算均值、"
-             "方差和 x_hat。", what=what, name=verbatim(used[0]), key="builtin-layer-norm")
+        fail("{what} calls torch's own `{name}`, a normalisation that computes a layer norm (as F.layer_norm and "
+             "nn.LayerNorm do): its values are torch's. Compute the mean, the variance and x_hat yourself.",
+             "{what} 调用了 torch 自带的 `{name}`，这个归一化能算出 layer norm（和 F.layer_norm、nn.LayerNorm 一样）："
+             "这些值是 torch 算的。请自己计算均值、方差和 x_hat。", what=what, name=verbatim(used[0]),
+             key="builtin-layer-norm")
 
 
 def expect_function(info, what) -> None:

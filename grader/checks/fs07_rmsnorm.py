@@ -26,6 +26,7 @@ import torch.nn.functional as F
 
 from grader.checking import (Text, check, describe, expect_close, expect_tensor, fail, function_backward,
                              function_forward, function_forwards, function_values, matches, variant, verbatim)
+from grader.checking import forbidden_calls  # the built-ins a rule forbids, by meaning (checking/equivalents.py)
 from grader.devices import expect_cpu_only
 from grader.gradients import autograd_gradient, expect_gradient, numerical_jacobian
 
@@ -98,7 +99,7 @@ def slips(x, w, eps) -> list:
 
 
 def by_hand_forward(info, what) -> None:
-    used = [name for name in info["calls"] if "rms_norm" in name.lower()]
+    used = forbidden_calls("rms_norm", info["calls"])
     if used:
         fail("{what} calls torch's own `{name}` (F.rms_norm, nn.RMSNorm): its values are torch's. Compute the root "
              "mean square and x_hat yourself.",

@@ -21,11 +21,9 @@ import torch.nn.functional as F
 
 from grader.checking import (Text, check, describe, expect_close, expect_tensor, fail, learner_call, matches, probe,
                              recording_calls, relation, relation_key, relation_text, variant, verbatim, where)
+from grader.checking import forbidden_calls  # the built-ins a rule forbids, by meaning (checking/equivalents.py)
 from grader.devices import expect_cpu_module
 
-# the torch functions that normalise for you: F.batch_norm (nn.BatchNorm1d's forward) and its siblings
-BUILTINS = ("batch_norm", "native_batch_norm", "_native_batch_norm_legit", "_batch_norm_impl_index",
-            "instance_norm", "layer_norm", "native_layer_norm", "group_norm", "native_group_norm")
 STATS = ("running_mean", "running_var")
 
 
@@ -221,7 +219,7 @@ def run(submission, rng, seq: bool):
 
 def by_hand_only(result: dict) -> None:
     """A value computed by F.batch_norm (or nn.BatchNorm1d, or another built-in normalisation) is not earned."""
-    used = [name for name in result["calls"] if name in BUILTINS]
+    used = forbidden_calls("batch_norm", result["calls"])
     if used:
         fail("Your BatchNorm1d calls torch's own {names}: the values are torch's, not yours. Compute the mean and the "
              "variance per channel yourself, without nn.BatchNorm1d, F.batch_norm or another built-in normalisation.",

@@ -23,6 +23,7 @@ import torch.nn.functional as F
 
 from grader.checking import (Text, check, expect_tensor, fail, learner_call, matches, probe, recording_calls, relation,
                              relation_key, relation_text, variant, verbatim, where)
+from grader.checking import forbidden_calls  # the built-ins a rule forbids, by meaning (checking/equivalents.py)
 
 # -- probes (run in the sandbox) ---------------------------------------------------------------
 
@@ -134,7 +135,7 @@ def run(submission, key: str, draw) -> tuple[list, dict]:
 
 def conv_builtins(calls: list[str]) -> list[str]:
     """The convolutions of torch among the functions called (unfold and fold are not)."""
-    return [name for name in calls if "conv" in name.lower()]
+    return forbidden_calls("conv2d", calls)
 
 
 def by_hand_only(result: dict) -> None:

@@ -22,9 +22,9 @@ import torch.nn.functional as F
 from grader.checking import (Text, check, expect_tensor, fail, fail_raised, learner_call, matches, probe,
                              recording_calls, relation, relation_key, relation_text, variant, verbatim,
                              watching_autograd)
+from grader.checking import forbidden_calls  # the built-ins a rule forbids, by meaning (checking/equivalents.py)
 from grader.devices import expect_cpu_only
 
-BUILTINS = ("max_pool", "max_unpool", "adaptive_max_pool", "fractional_max_pool")  # parts of the forbidden names
 
 # -- probes (run in the sandbox) ---------------------------------------------------------------
 
@@ -190,7 +190,7 @@ def run(submission, key: str, draw) -> tuple[list, dict]:
 
 
 def builtins_used(result: dict) -> list[str]:
-    return [name for name in result["forward_calls"] + result["backward_calls"] if any(b in name for b in BUILTINS)]
+    return forbidden_calls("max_pool2d", result["forward_calls"] + result["backward_calls"])
 
 
 def no_builtin(result: dict) -> None:

@@ -24,9 +24,9 @@ from torch import nn
 
 from grader.checking import (Text, check, expect_tensor, fail, learner_call, matches, probe, recording_calls, relation,
                              relation_key, relation_text, variant, verbatim, where)
+from grader.checking import forbidden_calls  # the built-ins a rule forbids, by meaning (checking/equivalents.py)
 from grader.devices import expect_cpu_module
 
-BUILTINS = ("embedding", "embedding_bag", "_embedding_bag")  # F.embedding (nn.Embedding's forward) and its kin
 
 # -- probes (run in the sandbox) ---------------------------------------------------------------
 
@@ -172,7 +172,7 @@ def expect_near(got, want, what, *, theirs=("F.embedding", "F.embedding"), rtol=
 
 
 def no_builtin(calls: list[str]) -> None:
-    used = [name for name in calls if name in BUILTINS]
+    used = forbidden_calls("embedding", calls)
     if used:
         fail("Your Embedding calls torch's own {names}: the lookup is torch's, not yours. Index the weight yourself "
              "(weight[ids]) and hold the padding row's gradient back yourself.",

@@ -24,9 +24,9 @@ from torch import nn
 
 from grader.checking import (Text, check, error_text, expect_tensor, fail, fail_raised, learner_call, matches, probe,
                              recording_calls, relation, relation_key, relation_text, variant, verbatim)
+from grader.checking import forbidden_calls  # the built-ins a rule forbids, by meaning (checking/equivalents.py)
 from grader.devices import expect_cpu_module
 
-BUILTINS = ("lstm", "lstm_cell", "_thnn_fused_lstm_cell", "gru", "gru_cell", "rnn_tanh", "rnn_relu")
 NAMES = ("weight_ih", "weight_hh", "bias_ih", "bias_hh")
 
 # -- probes (run in the sandbox) ---------------------------------------------------------------
@@ -201,7 +201,7 @@ def expect_near(got, want, what, *, theirs=("nn.LSTMCell", "nn.LSTMCell"), rtol=
 
 
 def no_builtin(calls: list[str]) -> None:
-    used = [name for name in calls if name in BUILTINS]
+    used = forbidden_calls("lstm_cell", calls)
     if used:
         fail("Your code calls torch's own {names}: the values are torch's, not yours. Compute the four gates from the "
              "weights yourself.",

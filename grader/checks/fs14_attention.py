@@ -25,9 +25,9 @@ import torch.nn.functional as F
 
 from grader.checking import (Text, check, describe, expect_close, expect_tensor, explain, fail, matches, probe,
                              recording_calls, variant, verbatim)
+from grader.checking import forbidden_calls  # the built-ins a rule forbids, by meaning (checking/equivalents.py)
 from grader.devices import expect_cpu_only
 
-BANNED = ("scaled_dot_product", "multi_head_attention", "flash_attention", "efficient_attention")
 
 # -- probes (run in the sandbox) --------------------------------------------------------------
 
@@ -189,7 +189,7 @@ def builtin_calls(submission, rng) -> list[str]:
         padded = torch.tensor([[False, False, True], [False, True, True]])
         cases = [(q, k, v, {}), (q, k, v, {"causal": True}), (q, k, v, {mask_arg(): learner_mask(padded)})]
         names = submission.probe(torch_calls, cases, what="`attention`")
-        return [n for n in names if any(word in n for word in BANNED)]
+        return forbidden_calls("scaled_dot_product_attention", names)
     return submission.once("builtins", run)
 
 

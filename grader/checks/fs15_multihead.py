@@ -26,8 +26,8 @@ from torch import nn
 
 from grader.checking import (Text, check, expect_close, expect_tensor, explain, fail, matches, probe, recording_calls,
                              variant, verbatim)
+from grader.checking import forbidden_calls  # the built-ins a rule forbids, by meaning (checking/equivalents.py)
 
-BANNED = ("multi_head_attention", "MultiheadAttention")
 
 # -- probes (run in the sandbox) --------------------------------------------------------------
 
@@ -174,7 +174,7 @@ def run(submission, x, w, h, bias=True, **kwargs):
         fail("MultiHeadAttention(...) should be an nn.Module, got a {type}: derive it from nn.Module and call "
              "super().__init__() first.", "MultiHeadAttention(...) 应该是 nn.Module，实际是 {type}：让它继承 nn.Module，"
              "并先调用 super().__init__()。", type=verbatim(info["type"]), key="not-a-module")
-    used = info["builtin"] + [n for n in info.get("calls", []) if any(word in n for word in BANNED)]
+    used = info["builtin"] + forbidden_calls("multi_head_attention_forward", info.get("calls", []))
     if used:
         fail("MultiHeadAttention uses PyTorch's own {name}: its values are PyTorch's, not yours. Write the projections, "
              "the split into heads and their merge yourself (F.scaled_dot_product_attention is fine per head).",
