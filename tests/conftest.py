@@ -57,8 +57,8 @@ def runs_here(args) -> bool:
 def grade_here(*args, cwd=ROOT, timeout=300, env=None, input=None):
     """`run_grade` in a fork of this process, with the CLI, torch and the judge already imported: the fork gets the
     command's own stdin, stdout and stderr (files), folder, environment (all of it: `env`, else this process's) and
-    arguments, runs `grade` as its entry does and exits with its status; a grading forks its judges from it and
-    starts a zygote of its own, as `grade` does. Same CompletedProcess. A batch, a service, or an `env` that changes
+    arguments, runs `grade` as its entry does and exits with its status; a grading forks its judges from it, and
+    their sandboxes come from this process's zygote. Same CompletedProcess. A batch, a service, or an `env` that changes
     how Python starts needs `run_grade`."""
     args = [str(a) for a in args]
     assert runs_here(args), f"`grade {' '.join(args)}` is not one grading and may grade or serve: use run_grade"
@@ -93,10 +93,25 @@ def _command_of(args: list[str]) -> str:
 
 
 def _warm() -> None:
-    """What a fork should find imported: the CLI, torch, pytest and the judge (grader/judge/grading.py, which keeps
-    torch single-threaded, as a warm parent that forks must)."""
+    """What a fork should find imported and started: the CLI, torch, pytest and the judge (grader/judge/grading.py,
+    which keeps torch single-threaded, as a warm parent that forks must), and this process's zygote, which starts the
+    sandboxes of every grading of the session as the service's does for its judges."""
     import grader.cli.main
     import grader.judge.grading  # noqa: F401
+    from grader.sandbox import zygote
+
+    zygote.shared()  # started once (again if it died)
+
+
+class _ParentsZygote:
+    """The `process` of the zygote a fork inherits from this process: the fork cannot wait on its parent's child, so
+    the zygote counts as alive as its parent found it just before forking (a dead one fails the grading loudly)."""
+
+    def poll(self):
+        return None
+
+    def wait(self, timeout=None):
+        return None
 
 
 def _become_grade(args, cwd, env, files) -> None:  # pragma: no cover - runs in the fork
@@ -126,9 +141,10 @@ def _become_grade(args, cwd, env, files) -> None:  # pragma: no cover - runs in 
 
         from grader.sandbox import zygote
 
-        use_course(None)  # as a fresh process: no course chosen, no --lang noted, no zygote started
+        use_course(None)  # as a fresh process: no course chosen, no --lang noted
         common.remember_lang([])
-        zygote._shared = None
+        if zygote._shared is not None:
+            zygote._shared.process = _ParentsZygote()
         try:
             main.run(prog_name="python -m grader")
             code = 0
