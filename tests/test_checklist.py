@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import run_grade
+from conftest import grade_here
 from grader.course.collection import collected_checks
 from grader.course.exercises import CourseError, all_exercises, builtin_course
 
@@ -31,5 +31,5 @@ def test_a_parametrized_check_can_be_given_its_own_points():
 
 
 def test_show_lists_every_parametrized_check():
-    shown = json.loads(run_grade("show", "ex07", "--json").stdout)
+    shown = json.loads(grade_here("show", "ex07", "--json").stdout)
     assert len(shown["checks"]) == 6 and sum(c["points"] for c in shown["checks"]) == shown["points"] == 10

@@ -1,16 +1,17 @@
-"""The `grade` command as a learner uses it: ids, files, JSON, exit codes, bad input."""
+"""The `grade` command as a learner uses it: ids, files, JSON, exit codes, bad input. A few run the real entry in a
+Python of its own (run_grade); the rest in a fork of this warm process (grade_here), which runs the same command."""
 
 import json
 import subprocess
 import sys
 
-from conftest import ROOT, grade_json, run_grade
+from conftest import ROOT, grade_here, grade_json, run_grade
 
 SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
 
 
 def test_grade_solution_full_score_exit_0():
-    proc = run_grade("ex05", "--file", SOLUTION)
+    proc = run_grade("ex05", "--file", SOLUTION)  # the real entry, `python -m grader`, in a Python of its own
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Score: 10/10" in proc.stdout
 
@@ -21,7 +22,7 @@ def test_ids_resolve_the_same_exercise():
 
 
 def test_json_is_one_object_with_the_schema():
-    proc = run_grade("ex05", "--file", SOLUTION, "--json", "--seed", "7")
+    proc = grade_here("ex05", "--file", SOLUTION, "--json", "--seed", "7")
     result = json.loads(proc.stdout)  # the whole stdout is one JSON object
     assert set(result) >= {"exercise", "submission", "status", "score", "max_score", "checks", "duration_s"}
     assert result["status"] == "graded" and result["score"] == result["max_score"] == 10
@@ -30,7 +31,7 @@ def test_json_is_one_object_with_the_schema():
 
 
 def test_stub_is_not_started_exit_1():
-    proc = run_grade("ex05", "--json")  # the repository's own stub
+    proc = grade_here("ex05", "--json")  # the repository's own stub
     assert proc.returncode == 1
     result = json.loads(proc.stdout)
     assert result["score"] == 0
@@ -62,7 +63,7 @@ def test_a_load_failure_is_shown_once_with_its_line_and_a_caret(tmp_path):
         compile(text, "bad.py", "exec")
     except IndentationError as exc:
         column = exc.offset  # where Python itself points
-    proc = run_grade("ex05", "--file", tmp_path / "bad.py")
+    proc = grade_here("ex05", "--file", tmp_path / "bad.py")
     assert proc.returncode == 1
     assert proc.stdout.count("IndentationError") == 1 and proc.stdout.count("could not be loaded") == 1
     lines = proc.stdout.splitlines()
@@ -120,7 +121,7 @@ def test_list_and_help_do_not_import_torch():
 
 
 def test_list_json_has_every_exercise():
-    proc = run_grade("list", "--json")
+    proc = grade_here("list", "--json")
     items = json.loads(proc.stdout)
     assert items[0]["id"] == "ex01" or items[0]["id"].startswith("ex")
     assert any(i["id"] == "ex05" and i["points"] == 10 for i in items)

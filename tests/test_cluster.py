@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, run_grade
+from conftest import ROOT, grade_here, run_grade
 
 pytestmark = pytest.mark.slow
 
@@ -111,7 +111,7 @@ def test_a_cluster_grades_as_a_local_batch_does(submissions, tmp_path, local_clu
 
 def test_a_teachers_course_travels_to_the_workers(local_cluster, tmp_path):
     root = tmp_path / "dl101"
-    made = run_grade("new", "hw1_double", "--course", root, cwd=tmp_path)
+    made = grade_here("new", "hw1_double", "--course", root, cwd=tmp_path)
     assert made.returncode == 0, made.stderr
     with (root / "course.toml").open("a") as f:
         f.write('\n[assignments.week1]\nexercises = ["hw1_double"]\n'

@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import ROOT, run_grade
+from conftest import ROOT, grade_here, runs_here, run_grade
 
 RELU_CHECKS = '''"""Hidden checks of hw2_relu."""
 
@@ -60,7 +60,7 @@ def nbgrader_notebook(path: Path) -> None:
 
 
 def grade_in(cwd: Path, *args):
-    return run_grade(*args, cwd=cwd)
+    return (grade_here if runs_here(args) else run_grade)(*args, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +151,7 @@ def test_release_writes_the_student_version_only(course, tmp_path):
     # a learner works in the released workspace and grades with the course's checks
     stub = out / "exercises" / "hw2_relu" / "hw2_relu.py"
     shutil.copy(course / "solutions" / "hw2_relu.py", stub)
-    result = json.loads(run_grade("--course", course, "hw2_relu", "--json", cwd=out).stdout)
+    result = json.loads(grade_here("--course", course, "hw2_relu", "--json", cwd=out).stdout)
     assert result["submission"] == str(stub) and result["score"] == result["max_score"] == 3
 
 
@@ -233,7 +233,7 @@ def test_a_course_published_as_a_package(course, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(site)}
     home = tmp_path / "student"
     home.mkdir()
-    made = run_grade("init", "--course", "dl101", "ws", cwd=home, env=env)
+    made = run_grade("init", "--course", "dl101", "ws", cwd=home, env=env)  # a fresh Python: it finds the course
     assert made.returncode == 0, made.stderr
     ws = home / "ws"
     assert 'course = "dl101"' in (ws / "torch-katas.toml").read_text()
@@ -255,7 +255,7 @@ def test_the_worked_example_in_docs_authoring_validates(tmp_path):
     metadata = next(code for lang, code in blocks if lang == "toml" and code.startswith("title"))
     keys = next(code for lang, code in blocks if lang == "toml" and code.startswith("no-max-subtraction"))
     root = tmp_path / "dl101"
-    assert run_grade("new", "hw1_softmax", "--course", root, cwd=tmp_path).returncode == 0
+    assert grade_here("new", "hw1_softmax", "--course", root, cwd=tmp_path).returncode == 0
     shutil.rmtree(root / "mistakes" / "hw1_softmax")
     shutil.rmtree(root / "variants" / "hw1_softmax")
     for path, text in {root / "exercises" / "hw1_softmax" / "hw1_softmax.py": stub,

@@ -8,11 +8,10 @@ import pytest
 from grader.course.exercises import CourseError, UnknownExercise, all_exercises, builtin_course, find_in, load_course
 from grader.author.validate import mistakes, validate
 
-pytestmark = pytest.mark.slow
-
 EXERCISES = all_exercises()
 
 
+@pytest.mark.slow  # grades every file of every exercise (`python -m pytest --exercise ex05`: one exercise's)
 @pytest.mark.parametrize("exercise", EXERCISES, ids=lambda ex: ex.id)
 def test_validate(exercise):
     report = validate(exercise, seed=0)  # fixed, so CI is repeatable; `grade validate --seeds N` explores more

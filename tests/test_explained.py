@@ -2,7 +2,7 @@
 mistakes it avoids, from solutions/<name>.explain.toml; `grade validate` holds each file as it holds the stubs'
 translations."""
 
-from conftest import ROOT, run_grade
+from conftest import ROOT, grade_here
 from grader.course import explained, variants
 from grader.course.exercises import all_exercises, find_exercise
 from grader.text import cjk_typography, english_prose
@@ -61,17 +61,17 @@ def test_a_course_that_asks_for_explanations_refuses_an_exercise_without_one(mon
 
 def test_grade_solution_explains_in_the_learners_language(tmp_path):
     ws = tmp_path / "ws"
-    assert run_grade("init", ws, cwd=tmp_path).returncode == 0
+    assert grade_here("init", ws, cwd=tmp_path).returncode == 0
     (ws / "exercises" / "ex05_manual_backward" / "ex05_manual_backward.py").write_text(
         (ROOT / "solutions" / "ex05_manual_backward.py").read_text())
-    assert run_grade("ex05", cwd=ws).returncode == 0
-    en = run_grade("solution", "ex05", cwd=ws)
+    assert grade_here("ex05", cwd=ws).returncode == 0
+    en = grade_here("solution", "ex05", cwd=ws)
     assert en.returncode == 0, en.stderr
     assert "The idea:" in en.stdout and "by the chain rule, one step at a time" in en.stdout
     assert "def linear_grads" in en.stdout and "# dL/dy_pred = 2 * error / N" in en.stdout
     assert "The mistakes it avoids:" in en.stdout
     assert "(mistake `sign`: the right size with the opposite sign)" in en.stdout
-    zh = run_grade("solution", "ex05", "--lang", "zh", cwd=ws)
+    zh = grade_here("solution", "ex05", "--lang", "zh", cwd=ws)
     assert "思路：" in zh.stdout and "用链式法则一步一步对损失求导" in zh.stdout
     assert '"""ex05 的参考答案（手工推导 y = w*x + b 的 MSE 的梯度）。"""' in zh.stdout
     assert "（错误 `sign`：大小对但符号相反）" in zh.stdout and "它避开的错误：" in zh.stdout

@@ -4,7 +4,7 @@ document, identities from a roster (a Canvas export or a Moodle grading workshee
 import csv
 import json
 
-from conftest import run_grade
+from conftest import grade_here
 from grader.course.exercises import find_exercise
 from grader.teacher.export import export
 from grader.teacher.gradebook import build_gradebook
@@ -76,7 +76,7 @@ def test_an_export_the_lms_would_reject_is_refused(tmp_path):
         export(book(), "moodle", tmp_path / "m.csv")
     assert not (tmp_path / "m.csv").exists()
     (tmp_path / "gradebook.json").write_text(json.dumps(book()))
-    refused = run_grade("export", tmp_path, "--format", "moodle")
+    refused = grade_here("export", tmp_path, "--format", "moodle")
     assert refused.returncode == 2 and "--roster" in refused.stderr
 
 
@@ -94,9 +94,9 @@ def test_rosters_from_canvas_and_moodle_exports(tmp_path):
 
 def test_export_command(tmp_path):
     (tmp_path / "gradebook.json").write_text(json.dumps(book(ROSTER)))
-    proc = run_grade("export", tmp_path, "--format", "csv")
+    proc = grade_here("export", tmp_path, "--format", "csv")
     assert proc.returncode == 0 and "dan" not in proc.stderr
     assert read(tmp_path / "csv.csv")[0] == ["student", "id", "name", "email", f"ex05 {EX05.title}",
                                              f"ex06 {EX06.title}", "total", "Feedback"]
-    missing = run_grade("export", tmp_path / "nothing", "--format", "canvas")
+    missing = grade_here("export", tmp_path / "nothing", "--format", "canvas")
     assert missing.returncode == 2 and "run `grade batch" in missing.stderr

@@ -11,7 +11,7 @@ import zipfile
 import pytest
 from packaging.requirements import Requirement
 
-from conftest import ROOT, run_grade
+from conftest import ROOT, grade_here
 
 MISTAKE = ROOT / "tests" / "mistakes" / "ex05_manual_backward" / "sign_flipped.py"
 
@@ -21,7 +21,7 @@ def bundle(tmp_path_factory):
     """The ex05 bundle, unpacked as Gradescope unpacks it: (root, source, names in the zip)."""
     root = tmp_path_factory.mktemp("autograder")
     path = root / "autograder.zip"
-    proc = run_grade("gradescope", "ex05", "--out", path)
+    proc = grade_here("gradescope", "ex05", "--out", path)
     assert proc.returncode == 0, proc.stderr
     with zipfile.ZipFile(path) as zf:
         names = zf.namelist()
@@ -97,7 +97,7 @@ def test_a_submitted_zip_is_unpacked_and_two_files_are_named(bundle):
 
 def test_the_runner_takes_the_options_batch_takes(tmp_path):
     path = tmp_path / "autograder.zip"
-    proc = run_grade("gradescope", "ex05", "--out", path, "--time-limit", "3", "--memory", "1024", "--lang", "zh")
+    proc = grade_here("gradescope", "ex05", "--out", path, "--time-limit", "3", "--memory", "1024", "--lang", "zh")
     assert proc.returncode == 0, proc.stderr
     run = zipfile.ZipFile(path).read("run_autograder").decode()
     assert "--lang zh --time-limit 3 --memory 1024 ex05" in run
@@ -142,7 +142,7 @@ def test_a_course_s_bundle_carries_nothing_about_students(tmp_path):
     (course / "roster.csv").write_text("folder,id,extension\nana_101,1,\ncai_103,3,2\n")
     (course / "grades" / "review.toml").write_text('[ana_101.ex05_manual_backward]\nby = "Prof. Li"\n')
     path = tmp_path / "autograder.zip"
-    proc = run_grade("gradescope", "--assignment", "week1", "--out", path, cwd=course)
+    proc = grade_here("gradescope", "--assignment", "week1", "--out", path, cwd=course)
     assert proc.returncode == 0, proc.stderr
     with zipfile.ZipFile(path) as zf:
         zf.extractall(tmp_path / "source")

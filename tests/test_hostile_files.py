@@ -11,7 +11,7 @@ from xml.etree import ElementTree as ET
 import nbformat
 import pytest
 
-from conftest import ROOT, run_grade
+from conftest import ROOT, grade_here, run_grade
 
 SOLUTION = (ROOT / "solutions" / "ex01_tensors.py").read_text()
 DEEP = 200_000
@@ -57,7 +57,7 @@ def graded(tmp_path_factory):
             zf.writestr(f"empty{n:02d}.txt", "")
     out = subs.parent / "grades"
     proc = run_grade("batch", subs, "-e", "ex01", "--out", out, "--workers", "2", "--similarity", "--json")
-    review = run_grade("review", out, "minus", "ex01", "--comment", "seen \x1b[2J")
+    review = grade_here("review", out, "minus", "ex01", "--comment", "seen \x1b[2J")
     return proc, review, out
 
 

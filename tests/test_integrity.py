@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (NAMESPACES, ROOT, dedicated_uid_or_skip, gets_a_dedicated_uid, grade_json, ordinary_user_or_skip,
-                      run_grade, run_grade_as)
+from conftest import (NAMESPACES, ROOT, dedicated_uid_or_skip, gets_a_dedicated_uid, grade_here, grade_json,
+                      ordinary_user_or_skip, run_grade, run_grade_as)
 from grader.sandbox import isolation
 
 pytestmark = pytest.mark.slow
@@ -635,11 +635,11 @@ def test_replacing_the_graders_probe_is_tampering():
 ])
 def test_a_file_that_cannot_be_read_is_a_json_error_with_exit_2(tmp_path, name, text):
     (tmp_path / name).write_text(text)
-    proc = run_grade("ex05", "--file", tmp_path / name, "--json")
+    proc = grade_here("ex05", "--file", tmp_path / name, "--json")
     assert proc.returncode == 2 and proc.stderr == ""
     result = json.loads(proc.stdout)
     assert result["status"] == "error" and result["score"] == 0 and "\n" not in result["message"]
-    plain = run_grade("ex05", "--file", tmp_path / name)
+    plain = grade_here("ex05", "--file", tmp_path / name)
     assert plain.returncode == 2 and plain.stderr.startswith("grade: error:") and len(plain.stderr.splitlines()) == 1
 
 
@@ -713,10 +713,10 @@ def test_learner_text_never_drives_a_terminal_a_spreadsheet_or_a_page(tmp_path):
     import shutil
 
     attack = ATTACKS / "draw_on_the_terminal.py"
-    shown = run_grade("ex05", "--file", attack)
+    shown = grade_here("ex05", "--file", attack)
     assert "\x1b" not in shown.stdout + shown.stderr and "\x07" not in shown.stdout and "\x9b" not in shown.stdout
     assert "\\x1b]0;pwned\\x07" in shown.stdout and "\\u202e" in shown.stdout
-    as_json = run_grade("ex05", "--file", attack, "--json").stdout
+    as_json = grade_here("ex05", "--file", attack, "--json").stdout
     assert not any(c in as_json for c in "\x1b\x07\x9b\u202e") and json.loads(as_json)["score"] == 0
     subs = tmp_path / "subs"
     name = "eve\x1b]0;pwned\x07<img src=x onerror=alert(1)>"

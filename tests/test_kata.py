@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from click.testing import CliRunner
 
-from conftest import ROOT, run_grade
+from conftest import ROOT, grade_here, run_grade
 from grader.learner import kata
 from grader.course import variants
 from grader.cli.main import main
@@ -24,7 +24,7 @@ START = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)  # a Monday, 09:00
 
 @pytest.fixture
 def workspace(tmp_path, monkeypatch):
-    proc = run_grade("init", tmp_path / "ws")
+    proc = grade_here("init", tmp_path / "ws")
     assert proc.returncode == 0, proc.stderr
     monkeypatch.chdir(tmp_path / "ws")
     monkeypatch.setenv("TZ", "UTC")
@@ -343,11 +343,11 @@ def test_state_merges_concurrent_writers_and_survives_a_crash(tmp_path):
 
 def test_a_state_file_that_is_not_json_is_kept_aside_and_said_so(workspace):
     (workspace / kata.STATE_FILE).write_text("{not json")
-    proc = run_grade("today", cwd=workspace)
+    proc = grade_here("today", cwd=workspace)
     kept = list(workspace.glob(kata.STATE_FILE + ".corrupt-*"))
     assert proc.returncode == 0 and len(kept) == 1 and kept[0].read_text() == "{not json"
     assert f"kept as {kept[0].name}" in proc.stderr and len(proc.stderr.splitlines()) == 1
-    proc = run_grade("ex01", "--kata", cwd=workspace)
+    proc = grade_here("ex01", "--kata", cwd=workspace)
     assert proc.returncode == 2 and "grade kata ex01" in proc.stderr
 
 
@@ -361,7 +361,7 @@ def test_today_list_and_stats_import_no_torch(workspace):
 
 
 def test_grading_without_an_attempt_says_how_to_start(workspace):
-    proc = run_grade("ex01", "--kata", cwd=workspace)
+    proc = grade_here("ex01", "--kata", cwd=workspace)
     assert proc.returncode == 2 and "grade kata ex01" in proc.stderr
 
 
@@ -434,7 +434,7 @@ def test_an_edited_state_file_is_refused_with_one_line(workspace, monkeypatch):
     state = json.loads((workspace / kata.STATE_FILE).read_text())
     state["katas"]["ex05"]["attempts"][-1]["variant"] = {"reduction": {"name": "max"}}
     (workspace / kata.STATE_FILE).write_text(json.dumps(state))
-    proc = run_grade("ex05", "--kata", cwd=workspace)
+    proc = grade_here("ex05", "--kata", cwd=workspace)
     assert proc.returncode == 2 and "no longer has" in proc.stderr and len(proc.stderr.splitlines()) == 1
     state["katas"]["ex05"]["attempts"][-1]["started"] = "yesterday"
     (workspace / kata.STATE_FILE).write_text(json.dumps(state))
@@ -660,7 +660,7 @@ def test_a_month_of_today_in_a_track_workspace_never_leaves_a_week_empty(tmp_pat
     """A learner who finished twelve exercises of the from-scratch track does what `grade today` lists, every day for
     a month, failing one kata in five: today lists only the track's katas, never a basics exercise; a failed kata is
     due the next day with its variant; never more than EARLY_AFTER_DAYS days in a row with nothing to do."""
-    assert run_grade("init", tmp_path / "ws", "--track", "from-scratch").returncode == 0
+    assert grade_here("init", tmp_path / "ws", "--track", "from-scratch").returncode == 0
     root = tmp_path / "ws"
     monkeypatch.chdir(root)
     track = [ex for ex in all_exercises() if ex.id.startswith("fs")]

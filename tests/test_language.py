@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from conftest import ROOT, run_grade
+from conftest import ROOT, grade_here, runs_here, run_grade
 from grader.text import Text, catalogue, cjk_typography, english_prose, localized, message_of, stray_english, verbatim
 
 SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
@@ -17,8 +17,8 @@ LEARNER_COMMANDS = ["check", "list", "show", "next", "hint", "watch", "reset", "
 
 
 def zh(*args, cwd, input=None):
-    """`grade ARGS --lang zh`: its stdout and stderr together."""
-    proc = run_grade(*args, "--lang", "zh", cwd=cwd, input=input)
+    """`grade ARGS --lang zh`: its stdout and stderr together (in a fork of this process where it may)."""
+    proc = (grade_here if runs_here(args) else run_grade)(*args, "--lang", "zh", cwd=cwd, input=input)
     return proc.stdout + proc.stderr
 
 
@@ -78,7 +78,7 @@ def test_learner_commands_speak_chinese(workspace):
         "check (stub)": zh("ex05", cwd=workspace),
         "solution (locked)": zh("solution", "ex05", cwd=workspace),
         "solution --force (its warning)":
-            run_grade("solution", "ex05", "--force", "--lang", "zh", cwd=workspace).stderr,
+            grade_here("solution", "ex05", "--force", "--lang", "zh", cwd=workspace).stderr,
         "errors": zh("ex99", cwd=workspace) + zh("ex05", "--file", workspace / "nope.py", cwd=workspace)
         + zh("hint", "--bogus", cwd=workspace).split("\n")[0],  # click's usage line (its own words follow)
     }
@@ -110,7 +110,7 @@ def test_a_load_error_is_shown_once_with_its_line_in_chinese(workspace, tmp_path
     assert lines[at + 1].strip() == "y = 2" and lines[at + 2].strip() == "^"
     assert "未运行" in out and "----" not in out  # the checks that could not run, named
     assert not english_prose(out.replace(error, "")) and not cjk_typography(out)  # Python's words quoted as they are
-    english = run_grade("ex05", "--file", bad, "--lang", "en", cwd=workspace).stdout
+    english = grade_here("ex05", "--file", bad, "--lang", "en", cwd=workspace).stdout
     assert "IndentationError at line 5: unindent does not match any outer indentation level" in english
     assert "not run" in english and "----" not in english
 
@@ -120,7 +120,7 @@ def test_a_check_that_builds_on_a_failed_one_says_so_once_per_table(workspace):
     mistake = ROOT / "tests" / "mistakes" / "ex24_standardize" / "global_stats.py"
     for lang, full, short in (("en", "and this check builds on it", "first (above)"),
                               ("zh", "而这个检查依赖它", "（见上）")):
-        out = run_grade("ex24", "--file", mistake, "--seed", "1", "--lang", lang, cwd=workspace).stdout
+        out = grade_here("ex24", "--file", mistake, "--seed", "1", "--lang", lang, cwd=workspace).stdout
         fit = "fit_standardizer returns each feature" if lang == "en" else "fit_standardizer 返回训练样本上每个特征"
         said = [line for line in out.splitlines() if fit in line and (full in line or short in line)]
         assert len(said) == 2 and full in said[0] and short in said[1], out
@@ -164,7 +164,7 @@ def test_the_html_report_and_its_charts_speak_chinese(workspace, tmp_path):
     text = "\n".join(page.parts)
     assert "每个 epoch 的 loss" in text and "w 的真实值" in text and "你的" in text and "得分：10/10" in text
     assert not english_prose(text)
-    curves = json.loads(run_grade("ex06", "--file", ROOT / "solutions" / "ex06_manual_training_loop.py", "--json",
+    curves = json.loads(grade_here("ex06", "--file", ROOT / "solutions" / "ex06_manual_training_loop.py", "--json",
                                   "--lang", "zh", cwd=workspace).stdout)["curves"]
     assert [c["title"] for c in curves] == ["每个 epoch 的 loss", "每个 epoch 的 w 和 b"]
 
@@ -203,21 +203,21 @@ def test_a_chinese_batch_writes_every_output_in_chinese(tmp_path):
     assert quoted.startswith("第 1 行有 SyntaxError：「") and quoted.endswith("」")
     assert {name: english_prose(text.replace(quoted, "")) for name, text in outputs.items()
             if english_prose(text.replace(quoted, ""))} == {}
-    exported = run_grade("export", out, "--format", "csv", "--lang", "zh")  # its warnings: what it left blank
+    exported = grade_here("export", out, "--format", "csv", "--lang", "zh")  # its warnings: what it left blank
     assert exported.returncode == 0 and "留空：ex05：1 名学生什么也没交" in exported.stderr, exported.stderr
     assert not english_prose(exported.stdout + exported.stderr)
 
 
 def test_the_workspace_remembers_its_language(tmp_path):
     english = {**os.environ, "LANG": "C.UTF-8", "LC_ALL": "", "LC_MESSAGES": ""}
-    init = run_grade("init", tmp_path / "ws", "--lang", "zh", cwd=tmp_path, env=english)
+    init = grade_here("init", tmp_path / "ws", "--lang", "zh", cwd=tmp_path, env=english)
     assert "已在" in init.stdout
     ws = tmp_path / "ws"
-    assert "已完成" in run_grade("list", cwd=ws, env=english).stdout
-    assert "Stars" in run_grade("list", "--lang", "en", cwd=ws, env=english).stdout  # --lang overrides it
-    assert "now speaks en" in run_grade("lang", "en", cwd=ws, env=english).stdout
-    assert "Stars" in run_grade("list", cwd=ws, env=english).stdout
-    assert run_grade("lang", "zh", cwd=tmp_path, env=english).returncode == 2  # no workspace there
+    assert "已完成" in grade_here("list", cwd=ws, env=english).stdout
+    assert "Stars" in grade_here("list", "--lang", "en", cwd=ws, env=english).stdout  # --lang overrides it
+    assert "now speaks en" in grade_here("lang", "en", cwd=ws, env=english).stdout
+    assert "Stars" in grade_here("list", cwd=ws, env=english).stdout
+    assert grade_here("lang", "zh", cwd=tmp_path, env=english).returncode == 2  # no workspace there
 
 
 def test_init_records_the_locales_language(tmp_path):
@@ -226,20 +226,20 @@ def test_init_records_the_locales_language(tmp_path):
     def under(locale):
         return {**os.environ, "LANG": locale, "LC_ALL": "", "LC_MESSAGES": ""}
 
-    chinese = run_grade("init", tmp_path / "zh", cwd=tmp_path, env=under("zh_CN.UTF-8"))
+    chinese = grade_here("init", tmp_path / "zh", cwd=tmp_path, env=under("zh_CN.UTF-8"))
     assert chinese.returncode == 0 and "工作区使用 zh（跟随 locale）：运行 `grade lang en` 可以更改" in chinese.stdout
     assert 'lang = "zh"' in (tmp_path / "zh" / "torch-katas.toml").read_text(encoding="utf-8")
-    assert "已完成" in run_grade("list", cwd=tmp_path / "zh", env=under("en_US.UTF-8")).stdout
+    assert "已完成" in grade_here("list", cwd=tmp_path / "zh", env=under("en_US.UTF-8")).stdout
     stub = tmp_path / "zh" / "exercises" / "ex05_manual_backward" / "ex05_manual_backward.py"
     assert re.search(r"[\u4e00-\u9fff]", stub.read_text(encoding="utf-8"))  # its stubs in Chinese too
-    english = run_grade("init", tmp_path / "en", cwd=tmp_path, env=under("en_US.UTF-8"))
+    english = grade_here("init", tmp_path / "en", cwd=tmp_path, env=under("en_US.UTF-8"))
     assert "It speaks en, from your locale: `grade lang zh` changes it." in english.stdout
     assert 'lang = "en"' in (tmp_path / "en" / "torch-katas.toml").read_text(encoding="utf-8")
-    assert "Stars" in run_grade("list", cwd=tmp_path / "en", env=under("zh_CN.UTF-8")).stdout
-    chosen = run_grade("init", tmp_path / "chosen", "--lang", "zh", cwd=tmp_path, env=under("en_US.UTF-8")).stdout
+    assert "Stars" in grade_here("list", cwd=tmp_path / "en", env=under("zh_CN.UTF-8")).stdout
+    chosen = grade_here("init", tmp_path / "chosen", "--lang", "zh", cwd=tmp_path, env=under("en_US.UTF-8")).stdout
     assert "已在" in chosen and "跟随 locale" not in chosen  # chosen on the command line: nothing to explain
-    assert run_grade("new", "hw1_double", "--course", tmp_path / "c", cwd=tmp_path).returncode == 0
-    only_english = run_grade("--course", tmp_path / "c", "init", tmp_path / "c_ws", env=under("zh_CN.UTF-8")).stdout
+    assert grade_here("new", "hw1_double", "--course", tmp_path / "c", cwd=tmp_path).returncode == 0
+    only_english = grade_here("--course", tmp_path / "c", "init", tmp_path / "c_ws", env=under("zh_CN.UTF-8")).stdout
     assert "Created a workspace" in only_english and "locale" not in only_english.replace(str(tmp_path), "")
     assert 'lang = "en"' in (tmp_path / "c_ws" / "torch-katas.toml").read_text(encoding="utf-8")  # all it speaks
 
@@ -310,7 +310,7 @@ def test_prose(submission, rng):
 def test_validate_names_each_class_of_slip_in_a_chinese_message(tmp_path):
     """A course's check messages with a sentence spliced into another's clause, an English word left in Chinese
     prose, an untranslated message and English prose: `grade validate` names each by its class and its text."""
-    assert run_grade("new", "hw1_double", "--course", tmp_path / "c", cwd=tmp_path).returncode == 0
+    assert grade_here("new", "hw1_double", "--course", tmp_path / "c", cwd=tmp_path).returncode == 0
     course = tmp_path / "c"
     (course / "course.toml").write_text((course / "course.toml").read_text().replace('["en"]', '["en", "zh"]'))
     (course / "checks" / "hw1_double.py").write_text(SLIPPED_CHECKS)

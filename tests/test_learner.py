@@ -10,14 +10,14 @@ import time
 import nbformat
 import pytest
 
-from conftest import ROOT, run_grade
+from conftest import ROOT, grade_here, run_grade
 
 SOLUTION = ROOT / "solutions" / "ex05_manual_backward.py"
 
 
 @pytest.fixture
 def workspace(tmp_path):
-    proc = run_grade("init", tmp_path / "ws")
+    proc = grade_here("init", tmp_path / "ws")
     assert proc.returncode == 0, proc.stderr
     return tmp_path / "ws"
 
@@ -27,23 +27,23 @@ def stub_of(ws, name="ex05_manual_backward"):
 
 
 def test_init_copies_every_stub_and_refuses_twice(workspace):
-    listed = json.loads(run_grade("list", "--json", cwd=workspace).stdout)
+    listed = json.loads(grade_here("list", "--json", cwd=workspace).stdout)
     assert all(stub_of(workspace, e["name"]).exists() for e in listed)
     assert (workspace / "exercises" / "ex05_manual_backward" / "README.zh.md").exists()
-    again = run_grade("init", workspace)
+    again = grade_here("init", workspace)
     assert again.returncode == 2 and "already exists" in again.stderr
 
 
 def test_progress_is_remembered_from_a_subfolder(workspace):
     sub = workspace / "exercises" / "ex05_manual_backward"
-    assert run_grade("ex05", cwd=sub).returncode == 1  # untouched stub
-    states = {e["id"]: e["state"] for e in json.loads(run_grade("list", "--json", cwd=sub).stdout)}
+    assert grade_here("ex05", cwd=sub).returncode == 1  # untouched stub
+    states = {e["id"]: e["state"] for e in json.loads(grade_here("list", "--json", cwd=sub).stdout)}
     assert states["ex05"] == "in progress" and states["ex01"] == "not started"
     stub_of(workspace).write_text(SOLUTION.read_text())
-    assert run_grade("5", cwd=sub).returncode == 0
-    listed = json.loads(run_grade("list", "--json", cwd=workspace).stdout)
+    assert grade_here("5", cwd=sub).returncode == 0
+    listed = json.loads(grade_here("list", "--json", cwd=workspace).stdout)
     assert {e["id"]: e["state"] for e in listed}["ex05"] == "done"
-    text = run_grade("list", cwd=workspace).stdout
+    text = grade_here("list", cwd=workspace).stdout
     assert f"1/{len(listed)} done" in text and "\x1b[" not in text and "Stars: difficulty" in text
 
 
@@ -64,7 +64,7 @@ def test_grading_and_showing_write_nothing_in_the_workspace_but_its_progress(wor
                            capture_output=True, text=True)
     assert "writes_here" in probe.stdout  # pytest would load it, as it loads pytest-benchmark
     before = sorted(p.name for p in workspace.iterdir())
-    assert run_grade("ex01", cwd=workspace, env=env).returncode == 1
+    assert run_grade("ex01", cwd=workspace, env=env).returncode == 1  # a fresh Python each: it finds the plugin
     assert run_grade("show", "ex01", cwd=workspace, env=env).returncode == 0
     assert run_grade("next", cwd=workspace, env=env).returncode == 0
     assert sorted(p.name for p in workspace.iterdir()) == sorted([*before, ".torch-katas-progress.json",
@@ -72,7 +72,7 @@ def test_grading_and_showing_write_nothing_in_the_workspace_but_its_progress(wor
 
 
 def test_grading_a_file_from_elsewhere_does_not_touch_progress_and_says_so(workspace):
-    proc = run_grade("ex05", "--file", SOLUTION, cwd=workspace)
+    proc = grade_here("ex05", "--file", SOLUTION, cwd=workspace)
     assert "Not recorded in your progress" in proc.stdout and str(SOLUTION) in proc.stdout
     assert not (workspace / ".torch-katas-progress.json").exists()
 
@@ -81,20 +81,20 @@ def test_a_notebook_in_the_workspace_counts_as_grade_ex05_does(workspace, tmp_pa
     """A pass of the learner's own notebook (in the workspace) is recorded: list says done, next moves on and
     the solution unlocks; the same notebook elsewhere is graded but not recorded."""
     notebook = workspace / "notebooks" / "ex05_manual_backward.ipynb"
-    assert run_grade("notebook", "ex05", "--out", notebook, cwd=workspace).returncode == 0
+    assert grade_here("notebook", "ex05", "--out", notebook, cwd=workspace).returncode == 0
     nb = nbformat.read(str(notebook), as_version=4)
     nb.cells.insert(-2, nbformat.v4.new_code_cell(SOLUTION.read_text()))
     nbformat.write(nb, str(notebook))
     elsewhere = tmp_path / "copy.ipynb"
     shutil.copy(notebook, elsewhere)
-    outside = run_grade("ex05", "--file", elsewhere, cwd=workspace)
+    outside = grade_here("ex05", "--file", elsewhere, cwd=workspace)
     assert outside.returncode == 0 and "Not recorded in your progress" in outside.stdout
     assert not (workspace / ".torch-katas-progress.json").exists()
-    inside = run_grade("ex05", "--file", notebook, cwd=workspace / "notebooks")
+    inside = grade_here("ex05", "--file", notebook, cwd=workspace / "notebooks")
     assert inside.returncode == 0 and f"Recorded in your progress ({workspace})" in inside.stdout
-    states = {e["id"]: e["state"] for e in json.loads(run_grade("list", "--json", cwd=workspace).stdout)}
+    states = {e["id"]: e["state"] for e in json.loads(grade_here("list", "--json", cwd=workspace).stdout)}
     assert states["ex05"] == "done"
-    assert "def linear_grads" in run_grade("solution", "ex05", cwd=workspace).stdout
+    assert "def linear_grads" in grade_here("solution", "ex05", cwd=workspace).stdout
 
 
 def test_check_in_a_notebook_records_progress(workspace, monkeypatch):
@@ -103,70 +103,70 @@ def test_check_in_a_notebook_records_progress(workspace, monkeypatch):
     monkeypatch.chdir(workspace)
     result = check("ex05", cells=[SOLUTION.read_text()], lang="en")
     assert result.passed and f"Recorded in your progress ({workspace})" in repr(result)
-    listed = json.loads(run_grade("list", "--json", cwd=workspace).stdout)
+    listed = json.loads(grade_here("list", "--json", cwd=workspace).stdout)
     assert {e["id"]: e["state"] for e in listed}["ex05"] == "done"
 
 
 def test_hints_climb_and_are_remembered(workspace):
-    first = run_grade("hint", "ex05", cwd=workspace).stdout
-    second = run_grade("hint", "ex05", cwd=workspace).stdout
+    first = grade_here("hint", "ex05", cwd=workspace).stdout
+    second = grade_here("hint", "ex05", cwd=workspace).stdout
     assert "Hint 1/3" in first and "Hint 2/3" not in first
     assert "Hint 2/3" in second and "again for a stronger hint" in second
-    everything = json.loads(run_grade("hint", "ex05", "--all", "--json", cwd=workspace).stdout)
+    everything = json.loads(grade_here("hint", "ex05", "--all", "--json", cwd=workspace).stdout)
     assert len(everything["hints"]) == 3
-    zh = run_grade("hint", "ex05", "--all", "--lang", "zh", cwd=workspace).stdout
+    zh = grade_here("hint", "ex05", "--all", "--lang", "zh", cwd=workspace).stdout
     assert "链式法则" in zh
 
 
 def test_hint_show_reset_and_solution_default_to_the_current_exercise(workspace):
     """Without an argument, the exercise `next` and `watch` pick: the first one not done."""
-    hint = run_grade("hint", cwd=workspace)
+    hint = grade_here("hint", cwd=workspace)
     assert hint.returncode == 0 and hint.stdout.startswith("ex01 · ") and "Hint 1/3" in hint.stdout
     assert "`grade hint ex01` again" in hint.stdout
-    assert run_grade("show", cwd=workspace).stdout == run_grade("show", "ex01", cwd=workspace).stdout
+    assert grade_here("show", cwd=workspace).stdout == grade_here("show", "ex01", cwd=workspace).stdout
     stub_of(workspace, "ex01_tensors").write_text(
         (ROOT / "solutions" / "ex01_tensors.py").read_text())
-    assert run_grade("ex01", cwd=workspace).returncode == 0
-    assert run_grade("show", "--json", cwd=workspace).stdout == run_grade("next", "--json", cwd=workspace).stdout
-    locked = run_grade("solution", cwd=workspace)
+    assert grade_here("ex01", cwd=workspace).returncode == 0
+    assert grade_here("show", "--json", cwd=workspace).stdout == grade_here("next", "--json", cwd=workspace).stdout
+    locked = grade_here("solution", cwd=workspace)
     assert locked.returncode == 2 and "the solution of ex02 unlocks" in locked.stderr
     assert "the last one you solved: `grade solution ex01`" in locked.stderr
     stub_of(workspace, "ex02_views").write_text("# my attempt\n")
-    reset = run_grade("reset", "--yes", cwd=workspace)
+    reset = grade_here("reset", "--yes", cwd=workspace)
     assert reset.returncode == 0 and "Restored the stub of ex02" in reset.stdout
 
 
 def test_show_and_next(workspace):
-    shown = run_grade("show", "ex05", cwd=workspace).stdout
+    shown = grade_here("show", "ex05", cwd=workspace).stdout
     assert "# ex05" in shown and str(stub_of(workspace)) in shown
-    nxt = json.loads(run_grade("next", "--json", cwd=workspace).stdout)
+    nxt = json.loads(grade_here("next", "--json", cwd=workspace).stdout)
     assert nxt["id"] == "ex01"
-    assert "ex05" in json.loads(run_grade("show", "5", "--json", "--lang", "zh", cwd=workspace).stdout)["statement"]
+    assert "ex05" in json.loads(grade_here("show", "5", "--json", "--lang", "zh", cwd=workspace).stdout)["statement"]
 
 
 def test_reset_asks_first_and_keeps_a_backup(workspace):
     stub = stub_of(workspace)
     original = stub.read_text()
     stub.write_text("# my attempt\n")
-    kept = run_grade("reset", "ex05", input="n\n", cwd=workspace)
+    kept = grade_here("reset", "ex05", input="n\n", cwd=workspace)
     assert kept.returncode == 1 and stub.read_text() == "# my attempt\n" and "Nothing changed" in kept.stdout
     assert ".torch-katas-backup/" in kept.stdout  # the backup is said before the question
-    proc = run_grade("reset", "ex05", input="y\n", cwd=workspace)
+    proc = grade_here("reset", "ex05", input="y\n", cwd=workspace)
     assert proc.returncode == 0 and stub.read_text() == original
     backups = list((workspace / ".torch-katas-backup").glob("ex05_manual_backward.*.py"))
     assert len(backups) == 1 and backups[0].read_text() == "# my attempt\n" and str(backups[0]) in proc.stdout
-    untouched = run_grade("reset", "ex05", cwd=workspace)  # the stub as it is: nothing to lose, no question
+    untouched = grade_here("reset", "ex05", cwd=workspace)  # the stub as it is: nothing to lose, no question
     assert untouched.returncode == 0 and "?" not in untouched.stdout
 
 
 def test_solution_unlocks_after_a_full_score(workspace):
-    locked = run_grade("solution", "ex05", cwd=workspace)
+    locked = grade_here("solution", "ex05", cwd=workspace)
     assert locked.returncode == 2 and "unlocks after a full score" in locked.stderr
-    forced = run_grade("solution", "ex05", "--force", cwd=workspace)
+    forced = grade_here("solution", "ex05", "--force", cwd=workspace)
     assert forced.returncode == 0 and "def linear_grads" in forced.stdout and "Warning" in forced.stderr
     stub_of(workspace).write_text(SOLUTION.read_text())
-    run_grade("ex05", cwd=workspace)
-    assert "def linear_grads" in run_grade("solution", "ex05", cwd=workspace).stdout
+    grade_here("ex05", cwd=workspace)
+    assert "def linear_grads" in grade_here("solution", "ex05", cwd=workspace).stdout
 
 
 def read_until(proc, marker: str) -> str:
@@ -195,8 +195,8 @@ def test_watch_says_each_thing_once(workspace):
     stub_of(workspace).write_text(mistake.read_text() + "\n# saved again\n")
     second = read_until(proc, "Watching")
     assert "6/10" in second and "Hint" not in second
-    run_grade("hint", "ex05", cwd=workspace)
-    run_grade("hint", "ex05", cwd=workspace)
+    grade_here("hint", "ex05", cwd=workspace)
+    grade_here("hint", "ex05", cwd=workspace)
     time.sleep(0.5)
     stub_of(workspace).write_text(SOLUTION.read_text())
     rest, _ = proc.communicate(timeout=120)
@@ -332,12 +332,12 @@ def test_hints_and_gradings_in_processes_at_once_are_all_recorded(workspace):
 
 def test_a_progress_file_that_cannot_be_read_is_kept_aside_and_said_so(workspace):
     (workspace / ".torch-katas-progress.json").write_text('{"ex05": {"best": 3')
-    proc = run_grade("hint", "ex05", cwd=workspace)
+    proc = grade_here("hint", "ex05", cwd=workspace)
     kept = list(workspace.glob(".torch-katas-progress.json.corrupt-*"))
     assert proc.returncode == 0 and len(kept) == 1 and kept[0].read_text() == '{"ex05": {"best": 3'
     assert f"kept as {kept[0].name}" in proc.stderr and len(proc.stderr.splitlines()) == 1
     assert json.loads((workspace / ".torch-katas-progress.json").read_text()) == {"ex05": {"hints": 1}}
     (workspace / ".torch-katas-progress.json").write_text("[1, 2]")
-    zh = run_grade("list", "--lang", "zh", cwd=workspace, env={**os.environ, "LANG": "zh_CN.UTF-8"})
+    zh = grade_here("list", "--lang", "zh", cwd=workspace, env={**os.environ, "LANG": "zh_CN.UTF-8"})
     assert zh.returncode == 0 and "已另存为" in zh.stderr
     assert len(list(workspace.glob(".torch-katas-progress.json.corrupt-*"))) == 2

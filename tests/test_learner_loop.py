@@ -5,7 +5,7 @@ import json
 import nbformat
 from nbformat.v4 import new_code_cell
 
-from conftest import ROOT, run_grade
+from conftest import ROOT, grade_here
 from grader.sandbox.check_cells import grader_names, without_own_api
 from grader.judge.result import CheckResult, Result
 from grader.sandbox.source import load_source
@@ -33,7 +33,7 @@ def tagged_cell(nb) -> int:
 
 def test_a_notebook_with_check_and_hint_cells_grades_as_without_them(tmp_path):
     path = tmp_path / "work.ipynb"
-    assert run_grade("notebook", "ex05", "--out", path).returncode == 0
+    assert grade_here("notebook", "ex05", "--out", path).returncode == 0
     nb = nbformat.read(path, as_version=4)
     body = [new_code_cell(SOLUTION.read_text()), new_code_cell('from grader import hint\nhint("ex05")'),
             new_code_cell('%time x = 1\nfrom grader import check\ncheck("ex05")\nchecked = True')]
@@ -43,7 +43,7 @@ def test_a_notebook_with_check_and_hint_cells_grades_as_without_them(tmp_path):
     source = load_source(path)
     assert source.notes == [] and len(source.chunks) == 3  # the hint cell is only the grader's: not even a cell
     assert source.chunks[-1][1].startswith('if __name__ == "__main__":')  # the stub's demo, after the check
-    proc = run_grade("ex05", "--file", path, cwd=tmp_path)
+    proc = grade_here("ex05", "--file", path, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for unsaid in ("skip-grading", "did not run", "not run", "PermissionError", str(ROOT), "%time", "raised"):
         assert unsaid not in proc.stdout, unsaid

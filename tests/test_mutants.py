@@ -7,8 +7,6 @@ import ast
 from grader.course.exercises import all_exercises, find_exercise
 from grader.author.mutants import equivalent_marks, generate, given_code, mutants_of, run_mutants
 
-pytestmark = pytest.mark.slow
-
 CODE = '''
 import torch
 
@@ -55,6 +53,7 @@ def test_ids_survive_edits_elsewhere():
     assert moved == ids
 
 
+@pytest.mark.slow  # grades mutants
 def test_a_sample_of_ex04s_mutants_is_killed():
     exercise = find_exercise("ex04")
     wanted = [m.id for m in mutants_of(exercise)
@@ -65,6 +64,7 @@ def test_a_sample_of_ex04s_mutants_is_killed():
     assert report["killed"] == len(wanted), report["survivors"]
 
 
+@pytest.mark.slow  # generates the mutants of every exercise
 def test_marks_name_existing_mutants_with_a_reason():
     for exercise in all_exercises():
         marks = equivalent_marks(exercise)
@@ -167,6 +167,7 @@ def test_rules_name_known_rules_of_defined_functions(tmp_path, monkeypatch):
     assert all(not rule_problems(ex) for ex in all_exercises())
 
 
+@pytest.mark.slow  # grades ex03's spec mutants
 def test_validate_mutants_prints_the_score_per_family(tmp_path):
     from conftest import run_grade
 
@@ -178,6 +179,7 @@ def test_validate_mutants_prints_the_score_per_family(tmp_path):
     assert alone.returncode == 2 and alone.stderr.strip() == "grade: error: --family goes with --mutants"
 
 
+@pytest.mark.slow  # grades mutants of several exercises
 def test_a_sample_of_each_new_family_is_killed():
     """A sample: the full run is `grade validate --mutants` (README: every family at 95 % or more on every
     exercise)."""

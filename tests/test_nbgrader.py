@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from conftest import ROOT, run_grade
+from conftest import ROOT, grade_here, run_grade
 
 CLASSES = ROOT / "tests" / "nbgrader"
 DOCS, OURS = CLASSES / "docs_class", CLASSES / "own_class"
@@ -47,7 +47,7 @@ def import_class(course: Path, notebooks) -> list[str]:
     """`grade new --from-notebook` for each notebook; the report's lines."""
     lines = []
     for notebook in notebooks:
-        made = run_grade("new", "--from-notebook", notebook, "--course", course)
+        made = grade_here("new", "--from-notebook", notebook, "--course", course)
         assert made.returncode == 0, made.stderr
         lines += made.stdout.splitlines()
     return lines
@@ -88,7 +88,7 @@ def test_the_import_says_what_each_cell_became(docs_class):
     by_hand = [line for line in report if "graded by hand" in line]
     assert [line.split()[2] for line in by_hand] == ["sum_of_squares_equation", "sum_of_squares_application",
                                                       "cell-938593c4a215c6cc"]
-    shown = json.loads(run_grade("--course", course, "show", "problem1", "--json").stdout)
+    shown = json.loads(grade_here("--course", course, "show", "problem1", "--json").stdout)
     assert {c["id"]: c["points"] for c in shown["checks"]} == {
         "correct_squares": 1, "squares_invalid_input": 1, "correct_sum_of_squares": 0.5,
         "sum_of_squares_uses_squares": 0.5}
@@ -115,7 +115,7 @@ def test_our_class_grades_as_nbgrader_autograded_it_but_where_a_submission_forge
 @pytest.mark.slow
 def test_hidden_tests_stay_out_of_the_student_version(own_class, tmp_path):
     course, _, _ = own_class
-    released = run_grade("--course", course, "release", "--out", tmp_path / "week", "--notebooks")
+    released = grade_here("--course", course, "release", "--out", tmp_path / "week", "--notebooks")
     assert released.returncode == 0, released.stderr
     student_files = "\n".join(p.read_text() for p in (tmp_path / "week").rglob("*") if p.is_file())
     assert "np.arange(10.0) ** 2" in (course / "checks" / "zscores.py").read_text()
@@ -130,14 +130,14 @@ def test_a_test_that_cannot_be_converted_is_named_and_fails_loudly(tmp_path):
     tests = [line for line in report if line.startswith("note: test ")]
     assert len(tests) == 5 and all("NOT converted" in line and "AUTOTEST" in line for line in tests)
     solution = tmp_path / "course" / "solutions" / "problem1.py"
-    result = json.loads(run_grade("--course", tmp_path / "course", "problem1", "--file", solution, "--json",
+    result = json.loads(grade_here("--course", tmp_path / "course", "problem1", "--file", solution, "--json",
                                   cwd=tmp_path).stdout)
     assert result["score"] == 0 and all(c["key"] == "not-converted" for c in result["checks"])
     assert "was not converted to a check" in result["checks"][0]["message"]
 
 
 def test_a_notebook_with_nothing_autograded_is_refused(tmp_path):
-    refused = run_grade("new", "--from-notebook", DOCS / "source" / "ps1" / "problem2.ipynb", "--course", tmp_path)
+    refused = grade_here("new", "--from-notebook", DOCS / "source" / "ps1" / "problem2.ipynb", "--course", tmp_path)
     assert refused.returncode == 2 and "no autograded test cell" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
 
@@ -183,19 +183,20 @@ def test_what_the_judge_cannot_run_as_nbgrader_does_is_said(tmp_path):
     assert any("test defined" in line and "beside the student's code" in line and "globals" in line
                for line in report)
     solution = tmp_path / "course" / "solutions" / "hw.py"
-    result = json.loads(run_grade("--course", tmp_path / "course", "hw", "--file", solution, "--json",
+    result = json.loads(grade_here("--course", tmp_path / "course", "hw", "--file", solution, "--json",
                                   cwd=tmp_path).stdout)
     outcomes = {c["id"]: (c["outcome"], c["key"], c["message"]) for c in result["checks"]}
     assert any("test printed" in line and "prints (redirect_stdout)" in line for line in report)
     assert outcomes["defined"][0] == outcomes["printed"][0] == "passed"
     assert outcomes["timed"][1] == "not-converted"
     stub = tmp_path / "course" / "exercises" / "hw" / "hw.py"  # the magics are comments in the files: they load
-    graded = json.loads(run_grade("--course", tmp_path / "course", "hw", "--file", stub, "--json", cwd=tmp_path).stdout)
+    graded = json.loads(grade_here("--course", tmp_path / "course", "hw", "--file", stub, "--json",
+                                   cwd=tmp_path).stdout)
     assert graded["status"] == "graded" and "# %matplotlib inline  (IPython only)" in stub.read_text()
     assert outcomes["partial"][1] == "not-converted" and "partial credit" in outcomes["partial"][2]
     nb.cells[1].source = "def double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n"
     nbformat.write(nb, str(tmp_path / "broken.ipynb"))
-    refused = run_grade("new", "--from-notebook", tmp_path / "broken.ipynb", "--course", tmp_path / "course")
+    refused = grade_here("new", "--from-notebook", tmp_path / "broken.ipynb", "--course", tmp_path / "course")
     assert refused.returncode == 2 and "has no 'END SOLUTION'" in refused.stderr
 
 
@@ -214,14 +215,14 @@ def test_a_submission_cannot_answer_for_the_tests_own_names(tmp_path):
     nbformat.write(nb, str(tmp_path / "halves.ipynb"))
     report = import_class(tmp_path / "course", [tmp_path / "halves.ipynb"])
     assert sum("run in the judge" in line for line in report) == 3
-    honest = run_grade("--course", tmp_path / "course", "halves", "--file", tmp_path / "halves.ipynb", "--json",
+    honest = grade_here("--course", tmp_path / "course", "halves", "--file", tmp_path / "halves.ipynb", "--json",
                        cwd=tmp_path)
     assert json.loads(honest.stdout)["score"] == 3
     nb.cells[1].source = ("abs = lambda value: 0\nnp.testing.assert_allclose = lambda *args, **kwargs: None\n\n\n"
                           "class Anything(float):\n    def __eq__(self, other):\n        return True\n\n\n"
                           "def half(x):\n    return Anything(0)")
     nbformat.write(nb, str(tmp_path / "forged.ipynb"))
-    result = json.loads(run_grade("--course", tmp_path / "course", "halves", "--file", tmp_path / "forged.ipynb",
+    result = json.loads(grade_here("--course", tmp_path / "course", "halves", "--file", tmp_path / "forged.ipynb",
                                   "--json", cwd=tmp_path).stdout)
     assert {c["id"]: c["outcome"] for c in result["checks"]} == {
         "by_abs": "failed", "by_numpy": "failed", "by_equality": "failed"}
@@ -247,7 +248,7 @@ def test_code_that_never_ends_fails_the_tests_it_stands_before_and_no_other(tmp_
     nbformat.write(nb, str(tmp_path / "spins.ipynb"))
     outcomes = {}
     for name in ("forever", "spins"):
-        graded = run_grade("--course", tmp_path / "course", "loops", "--file", tmp_path / f"{name}.ipynb", "--json",
+        graded = grade_here("--course", tmp_path / "course", "loops", "--file", tmp_path / f"{name}.ipynb", "--json",
                            "--time-limit", "1", cwd=tmp_path)
         outcomes[name] = {c["id"]: (c["outcome"], c["key"]) for c in json.loads(graded.stdout)["checks"]}
     assert outcomes["forever"] == {"first": ("passed", None), "second": ("failed", "timeout"),
@@ -279,7 +280,7 @@ def test_what_the_students_code_changes_in_place_the_test_sees_changed(tmp_path)
     nbformat.write(nb, str(tmp_path / "copies.ipynb"))
     scores = {}
     for name in ("inplace", "copies"):
-        graded = run_grade("--course", tmp_path / "course", "inplace", "--file", tmp_path / f"{name}.ipynb",
+        graded = grade_here("--course", tmp_path / "course", "inplace", "--file", tmp_path / f"{name}.ipynb",
                            "--json", cwd=tmp_path)
         scores[name] = {c["id"]: c["outcome"] for c in json.loads(graded.stdout)["checks"]}
     assert set(scores["inplace"].values()) == {"passed"} and set(scores["copies"].values()) == {"failed"}

@@ -8,7 +8,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from conftest import ROOT, grade_json, run_grade
+from conftest import ROOT, grade_here, grade_json
 from grader.course import stub_text
 from grader.course.exercises import all_exercises, find_exercise
 from grader.learner.jupyter import CheckResult, check
@@ -30,7 +30,7 @@ def write(path, cells, **meta):
 
 @pytest.mark.parametrize("exercise", ["ex05", "ex07"])  # ex07's docstring has a line ending in "go?"
 def test_stub_notebook_grades_like_the_stub(tmp_path, exercise):
-    proc = run_grade("notebook", exercise, "--out", tmp_path / "stub.ipynb")
+    proc = grade_here("notebook", exercise, "--out", tmp_path / "stub.ipynb")
     assert proc.returncode == 0, proc.stderr
     nb = nbformat.read(str(tmp_path / "stub.ipynb"), as_version=4)
     assert nb.cells[0].cell_type == "markdown" and exercise in nb.cells[0].source
@@ -142,7 +142,7 @@ def test_cells_become_python_with_the_lines_the_learner_sees():
 def test_broken_notebooks_one_line_exit_2(tmp_path, content, says):
     path = tmp_path / "broken.ipynb"
     path.write_text(content)
-    proc = run_grade("ex05", "--file", path)
+    proc = grade_here("ex05", "--file", path)
     assert proc.returncode == 2 and says in proc.stderr and proc.stderr.strip().count("\n") == 0
 
 
@@ -189,9 +189,9 @@ def test_hint_in_a_notebook_climbs_like_grade_hint(tmp_path, monkeypatch):
 
 
 def test_notebook_for_every_exercise(tmp_path):
-    proc = run_grade("notebook", "--all", "--out", tmp_path)
+    proc = grade_here("notebook", "--all", "--out", tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert len(list(tmp_path.glob("*.ipynb"))) == len(json.loads(run_grade("list", "--json").stdout))
+    assert len(list(tmp_path.glob("*.ipynb"))) == len(json.loads(grade_here("list", "--json").stdout))
 
 
 def test_check_in_a_real_kernel(tmp_path):

@@ -8,7 +8,7 @@ import tomllib
 
 import pytest
 
-from conftest import ROOT, run_grade
+from conftest import ROOT, grade_here, run_grade
 
 BORROWS = 'name = "dl"\nexercises = ["torch-katas:ex05", "torch-katas:ex07", "torch-katas:ex22"]\n'
 SETS = '\n[visibility."torch-katas:ex05"]\npublic = ["dw"]\nhidden = ["predict"]\n'
@@ -32,7 +32,7 @@ def released(tmp_path_factory):
     course = tmp / "dl"
     course.mkdir()
     (course / "course.toml").write_text(BORROWS + SETS)
-    made = run_grade("release", "--out", tmp / "week1", cwd=course)
+    made = grade_here("release", "--out", tmp / "week1", cwd=course)
     assert made.returncode == 0, made.stderr
     return course, tmp / "week1"
 
@@ -69,17 +69,17 @@ def test_a_student_runs_the_public_checks_of_a_released_built_in_exercise(releas
 ])
 def test_a_course_naming_what_is_not_there_is_refused_with_the_closest_name(tmp_path, table, said):
     (tmp_path / "course.toml").write_text(f"{BORROWS}\n{table}\n")
-    refused = run_grade("release", "--out", tmp_path / "out", cwd=tmp_path)
+    refused = grade_here("release", "--out", tmp_path / "out", cwd=tmp_path)
     assert refused.returncode == 2 and said in refused.stderr, refused.stderr
     assert not (tmp_path / "out").exists()
 
 
 def test_exercise_toml_naming_a_check_that_is_not_there_is_refused_and_fails_validate(tmp_path):
-    made = run_grade("new", "hw1_double", "--course", tmp_path / "dl", cwd=tmp_path)
+    made = grade_here("new", "hw1_double", "--course", tmp_path / "dl", cwd=tmp_path)
     assert made.returncode == 0, made.stderr
     meta = tmp_path / "dl" / "exercises" / "hw1_double" / "exercise.toml"
     meta.write_text(meta.read_text().replace('public = ["returns_tensor"]', 'public = ["doubel"]', 1))
-    refused = run_grade("release", "--out", tmp_path / "out", cwd=tmp_path / "dl")
+    refused = grade_here("release", "--out", tmp_path / "out", cwd=tmp_path / "dl")
     assert refused.returncode == 2 and "exercise.toml: public: there is no check doubel (did you mean double?)" \
         in refused.stderr, refused.stderr
     proved = run_grade("validate", "hw1", cwd=tmp_path / "dl")

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from conftest import ROOT, run_grade
+from conftest import ROOT, grade_here, run_grade
 
 SOLUTION = ROOT / "solutions" / "ex06_manual_training_loop.py"
 DIVERGES = ROOT / "tests" / "mistakes" / "ex06_manual_training_loop" / "lr_too_large.py"
@@ -24,7 +24,7 @@ def points(chart: str) -> list[int]:
 
 def test_training_exercise_report_has_curves(tmp_path):
     report = tmp_path / "report.html"
-    proc = run_grade("ex06", "--file", SOLUTION, "--report", report)
+    proc = grade_here("ex06", "--file", SOLUTION, "--report", report)
     assert proc.returncode == 0, proc.stderr
     assert f"wrote {report}" in proc.stdout
     page = report.read_text()
@@ -38,7 +38,7 @@ def test_training_exercise_report_has_curves(tmp_path):
 
 def test_diverging_run_gets_a_note_and_its_curve_stops_where_it_leaves(tmp_path):
     report = tmp_path / "report.html"
-    run_grade("ex06", "--file", DIVERGES, "--report", report)
+    grade_here("ex06", "--file", DIVERGES, "--report", report)
     page = report.read_text()
     assert "learning rate is too large" in page and "Your loss grew" in page
     loss, params = charts(page)
@@ -48,7 +48,7 @@ def test_diverging_run_gets_a_note_and_its_curve_stops_where_it_leaves(tmp_path)
 
 
 def test_json_carries_the_curves():
-    proc = run_grade("ex06", "--file", SOLUTION, "--json")
+    proc = grade_here("ex06", "--file", SOLUTION, "--json")
     curves = json.loads(proc.stdout)["curves"]
     loss = next(c for c in curves if c["title"] == "loss per epoch")
     assert loss["series"]["yours"][-1] < loss["series"]["yours"][0]

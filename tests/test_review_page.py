@@ -19,7 +19,7 @@ from urllib.parse import urlencode, urlsplit
 import nbformat
 import pytest
 
-from conftest import ROOT, run_grade, wait_for
+from conftest import ROOT, grade_here, run_grade, wait_for
 from grader.teacher.review import history, read_reviews
 
 MISTAKES = ROOT / "tests" / "mistakes" / "ex05_manual_backward"
@@ -238,7 +238,7 @@ def test_bad_input_is_said_in_one_line_and_writes_nothing(server, grades):
     status, _, body = server.request("GET", "/")
     assert "score set to 10.5 (bonus)" in body.split("<td>s22</td>")[1].split("</tr>")[0]
     # a review from the command line shows at the page's next request
-    assert run_grade("review", grades, "s23", "ex05", "--comment", "seen from the shell").returncode == 0
+    assert grade_here("review", grades, "s23", "ex05", "--comment", "seen from the shell").returncode == 0
     assert "seen from the shell" in server.request("GET", "/s/s23/ex05")[2]
 
 
@@ -254,24 +254,24 @@ def test_the_command_says_what_is_wrong_in_one_line(tmp_path, grades):
                        ((grades, "s9", "ex05", "--comment", "x"), "no student s9 in " + str(grades)),
                        ((grades, "s09", "ex5", "--comment", "x"), "no exercise ex5 in " + str(grades)),
                        ((grades, "s09", "ex03", "--comment", "x"), "no exercise ex03 in")]:
-        proc = run_grade("review", *args)
+        proc = grade_here("review", *args)
         assert proc.returncode == 2 and said in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, args
     assert not (grades / "review.toml").exists()
     for args, said in [(("s09x", "ex05"), "(the student column of grades.csv); did you mean s09?"),
                        (("s09", "ex5"), "(its exercises: ex05); did you mean ex05?")]:
-        assert said in run_grade("review", grades, *args, "--comment", "x").stderr, args
-    assert "did you mean" not in run_grade("review", grades, "zz", "ex05", "--comment", "x").stderr  # none close
-    proc = run_grade("review", grades, "s09x", "ex05", "--comment", "x", "--lang", "zh")
+        assert said in grade_here("review", grades, *args, "--comment", "x").stderr, args
+    assert "did you mean" not in grade_here("review", grades, "zz", "ex05", "--comment", "x").stderr  # none close
+    proc = grade_here("review", grades, "s09x", "ex05", "--comment", "x", "--lang", "zh")
     assert proc.returncode == 2 and "中没有学生 s09x" in proc.stderr and "是不是 s09？" in proc.stderr
 
     # a bonus: above the points, said so in the gradebook, grades.csv and the student's feedback
-    proc = run_grade("review", grades, "s09", "ex05", "--score", "12", "--bonus")
+    proc = grade_here("review", grades, "s09", "ex05", "--score", "12", "--bonus")
     assert proc.returncode == 0, proc.stderr
     row = next(r for r in json.loads((grades / "gradebook.json").read_text())["rows"] if r["student"] == "s09")
     assert row["total"] == 12 and row["cells"]["ex05"]["review"]["bonus"] is True
     assert "score set to 12 (bonus)" in (grades / "grades.csv").read_text()
     assert "score set to 12 (bonus)" in (grades / "feedback" / "s09.md").read_text()
-    run_grade("review", grades, "s09", "ex05", "--score", "9")  # a later score within the points: no bonus
+    grade_here("review", grades, "s09", "ex05", "--score", "9")  # a later score within the points: no bonus
     assert "score set to 9 (" in (grades / "feedback" / "s09.md").read_text()
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -457,7 +457,7 @@ def test_grading_by_mistake_in_a_browser(tab, server, grades):
     wait_for(lambda: "Right idea otherwise." in (grades / "feedback" / f"{student}.md").read_text(),
              "the feedback written again")
     assert gradebook_row(grades, student)["total"] == 7
-    export = run_grade("export", grades, "--format", "csv")
+    export = grade_here("export", grades, "--format", "csv")
     assert export.returncode == 0 and "Right idea otherwise." in (grades / "csv.csv").read_text()
 
 
@@ -606,7 +606,7 @@ def test_every_page_opens_on_every_shape_of_batch(shapes, shape, tmp_path):
 
 @pytest.mark.slow
 def test_rubric_items_are_defined_once_and_followed_everywhere(server, grades):
-    define = run_grade("review", grades, "--item", "ex05:sign-db", "--points", "-2", "--text", "sign of db", "--by",
+    define = grade_here("review", grades, "--item", "ex05:sign-db", "--points", "-2", "--text", "sign of db", "--by",
                        "Prof. Li")
     assert define.returncode == 0 and "rubric item sign-db of ex05 (-2)" in define.stdout, define.stderr
     # applied to a selection of the group on the page, to one student from the command line
@@ -614,15 +614,15 @@ def test_rubric_items_are_defined_once_and_followed_everywhere(server, grades):
     assert status == 400 and "ex05 has no rubric item nope" in body
     assert "sign-db" in server.request("GET", "/mistake?exercise=ex05&key=sign")[2]  # offered by the group's form
     assert server.review([("student", "s09"), ("student", "s10"), ("item", "sign-db")])[0] == 303
-    proc = run_grade("review", grades, "s11", "ex05", "--apply", "sign-bd")
+    proc = grade_here("review", grades, "s11", "ex05", "--apply", "sign-bd")
     assert proc.returncode == 2 and "ex05 has no rubric item sign-bd" in proc.stderr and "did you mean sign-db?" in \
         proc.stderr
-    assert run_grade("review", grades, "s11", "ex05", "--apply", "sign-db").returncode == 0
+    assert grade_here("review", grades, "s11", "ex05", "--apply", "sign-db").returncode == 0
     plain = gradebook_row(grades, "s12")["total"]  # the same mistake, no item
     wait_for(lambda: [gradebook_row(grades, s)["total"] for s in ("s09", "s10", "s11")] == [plain - 2] * 3,
              "the item's points in the gradebook")
     # changed once: every submission that has it follows, in every output
-    again = run_grade("review", grades, "--item", "ex05:sign-db", "--points", "-1", "--text", "the sign of db")
+    again = grade_here("review", grades, "--item", "ex05:sign-db", "--points", "-1", "--text", "the sign of db")
     assert again.returncode == 0, again.stderr
     assert [gradebook_row(grades, s)["total"] for s in ("s09", "s10", "s11")] == [plain - 1] * 3
     assert "-1 the sign of db" in (grades / "feedback" / "s09.md").read_text()
@@ -631,12 +631,12 @@ def test_rubric_items_are_defined_once_and_followed_everywhere(server, grades):
     items = [e for e in __import__("tomllib").loads((grades / "review.toml").read_text())["item"]]
     assert [(i["points"], i.get("by"), bool(i["at"])) for i in items] == [(-2, "Prof. Li", True), (-1, None, True)]
     # an item that overrides a check: its points follow the check's (db: 1 point), and those built on it
-    assert run_grade("review", grades, "--item", "ex05:db-ok", "--points", "0", "--text", "db accepted", "--check",
+    assert grade_here("review", grades, "--item", "ex05:db-ok", "--points", "0", "--text", "db accepted", "--check",
                      "db=passed").returncode == 0
-    assert run_grade("review", grades, "s12", "ex05", "--apply", "db-ok").returncode == 0
+    assert grade_here("review", grades, "s12", "ex05", "--apply", "db-ok").returncode == 0
     assert gradebook_row(grades, "s12")["total"] == plain + 1
     assert "db accepted" in (grades / "feedback" / "s12.md").read_text()
-    bad = run_grade("review", grades, "--item", "ex05:x", "--points", "0", "--check", "nope=passed")
+    bad = grade_here("review", grades, "--item", "ex05:x", "--points", "0", "--check", "nope=passed")
     assert bad.returncode == 2 and "ex05 has no check nope=passed" in bad.stderr
     # defined on the page too, then applied there
     item = [("exercise", "ex05"), ("name", "tidy"), ("text", "tidy code")]

@@ -13,7 +13,7 @@ import zipfile
 
 import pytest
 
-from conftest import ROOT, run_grade
+from conftest import ROOT, grade_here, run_grade
 
 from grader.judge.result import CheckResult, Result
 from grader.text import Text
@@ -86,20 +86,20 @@ def test_a_semester(tmp_path):
 
     # the release is a student workspace: list, hint, grade with the public checks, init
     release = tmp_path / "release"
-    assert run_grade("release", "--out", release, "--notebooks", cwd=course).returncode == 0
+    assert grade_here("release", "--out", release, "--notebooks", cwd=course).returncode == 0
     shipped = (release / "course" / "checks" / "hw1_double.py").read_text()
     assert "test_values" in shipped and "test_out_of_place" not in shipped and "reference" not in shipped
     assert "fail" not in shipped.split('"""')[-1]  # what only the hidden check used is left out too
-    assert "hw1_double" in run_grade("list", cwd=release).stdout
-    assert "Multiply by 2." in run_grade("hint", "hw1", cwd=release).stdout
-    shown = run_grade("show", "hw1", cwd=release).stdout
+    assert "hw1_double" in grade_here("list", cwd=release).stdout
+    assert "Multiply by 2." in grade_here("hint", "hw1", cwd=release).stdout
+    shown = grade_here("show", "hw1", cwd=release).stdout
     assert "hidden checks run when your teacher grades (their points: 1)" in shown
-    stub = run_grade("hw1", cwd=release)
+    stub = grade_here("hw1", cwd=release)
     assert stub.returncode == 1 and "Public checks: 0/2; the hidden checks (points: 1) are graded by" in stub.stdout
-    assert run_grade("init", tmp_path / "ws", cwd=release).returncode == 0
+    assert grade_here("init", tmp_path / "ws", cwd=release).returncode == 0
     assert (tmp_path / "ws/exercises/hw1_double/hw1_double.py").read_text() == STUB
-    assert run_grade("--course", release, "init", tmp_path / "ws2").returncode == 0
-    assert "hw1_double" in run_grade("list", cwd=tmp_path / "ws2").stdout
+    assert grade_here("--course", release, "init", tmp_path / "ws2").returncode == 0
+    assert "hw1_double" in grade_here("list", cwd=tmp_path / "ws2").stdout
     notebook_check = ("import json; from grader import check; r = check('hw1', cells=[open('answer.py').read()]); "
                       "print(json.dumps([r.result.score, r.result.max_score, r.result.hidden_points]))")
     (release / "notebooks/answer.py").write_text(SOLUTION)  # the cells a notebook ran, as check() reads them
@@ -151,10 +151,10 @@ def test_a_semester(tmp_path):
     assert "double(x) leaves its input unchanged" in (out / "feedback/ana_101.md").read_text()  # titles: read again
 
     # the teacher overrides ben's score with a comment: every output, kept after a rerun
-    reviewed = run_grade("review", out, "ben_102", "hw1", "--score", "2.5", "--comment", "In place: see me.",
+    reviewed = grade_here("review", out, "ben_102", "hw1", "--score", "2.5", "--comment", "In place: see me.",
                          "--by", "Prof. Li", cwd=course)
     assert reviewed.returncode == 0, reviewed.stderr
-    unknown = run_grade("review", out, "bne_102", "hw1", "--score", "1", cwd=course)
+    unknown = grade_here("review", out, "bne_102", "hw1", "--score", "1", cwd=course)
     assert unknown.returncode == 2 and "no student bne_102" in unknown.stderr
     run_grade("batch", subs, "--out", out, "--roster", roster, cwd=course)
     assert table(out)["ben_102"]["hw1_double"] == "2.5"
@@ -165,11 +165,11 @@ def test_a_semester(tmp_path):
     assert "Ben" in (out / "feedback/ben_102.md").read_text()
 
     # the exports: cai left blank and listed; the LMS's identities
-    canvas = run_grade("export", out, "--format", "canvas", cwd=course)
+    canvas = grade_here("export", out, "--format", "canvas", cwd=course)
     assert "cai_103 hw1_double needs a look" in canvas.stderr
     lines = list(csv.reader((out / "canvas.csv").open()))
     assert ["Cai", "103", "", "cai", "", ""] in lines and ["Ben", "102", "", "ben", "", "2.5"] in lines
-    moodle = run_grade("export", out, "--format", "moodle", cwd=course)
+    moodle = grade_here("export", out, "--format", "moodle", cwd=course)
     assert moodle.returncode == 0
     rows = {r[0]: r for r in csv.reader((out / "moodle.csv").open())}
     assert rows["ben@uni.edu"][1] == "2.5" and "score set to 2.5; In place: see me." in rows["ben@uni.edu"][2]
@@ -197,25 +197,25 @@ def test_a_release_never_says_done_before_the_teacher_grades(tmp_path):
     (course / "checks/hw2_halve.py").write_text(HIDDEN_ONLY)
     (course / "course.toml").write_text('name = "sem"\nexercises = ["hw1_double", "hw2_halve"]\n')
     release = tmp_path / "release"
-    assert run_grade("release", "--out", release, "--notebooks", cwd=course).returncode == 0
-    assert "Never solutions, checks" not in run_grade("release", "--help").stdout
-    assert "the checks marked public" in run_grade("release", "--help").stdout
+    assert grade_here("release", "--out", release, "--notebooks", cwd=course).returncode == 0
+    assert "Never solutions, checks" not in grade_here("release", "--help").stdout
+    assert "the checks marked public" in grade_here("release", "--help").stdout
 
-    untouched = run_grade("hw2", cwd=release)  # nothing public: nothing passes, nothing is done
+    untouched = grade_here("hw2", cwd=release)  # nothing public: nothing passes, nothing is done
     assert untouched.returncode == 1, untouched.stdout
     assert "No public check: nothing is checked here; the hidden checks (points: 3) are graded by your teacher." \
         in untouched.stdout and "all checks pass" not in untouched.stdout and "Score: 0/0" not in untouched.stdout
     (release / "exercises/hw1_double/hw1_double.py").write_text(IN_PLACE)  # passes the public check, not the hidden
-    public = run_grade("hw1", cwd=release)
+    public = grade_here("hw1", cwd=release)
     assert public.returncode == 0, public.stdout
     assert "Next: public checks pass; the hidden checks (points: 1) are graded by your teacher." in public.stdout
     assert "all checks pass" not in public.stdout
-    listed = run_grade("list", cwd=release).stdout
+    listed = grade_here("list", cwd=release).stdout
     assert "0/2 done, 1 with their public checks passing" in listed, listed
     assert "public checks pass hw1_double" in listed and "no public check    hw2_halve" in listed, listed
     assert "the hidden checks (points: 4) are graded by your teacher, so an exercise here is done only then" in listed
-    assert "Every exercise's public checks pass (or it has none)" in run_grade("next", cwd=release).stdout
-    states = {e["id"]: e["state"] for e in json.loads(run_grade("list", "--json", cwd=release).stdout)}
+    assert "Every exercise's public checks pass (or it has none)" in grade_here("next", cwd=release).stdout
+    states = {e["id"]: e["state"] for e in json.loads(grade_here("list", "--json", cwd=release).stdout)}
     assert states == {"hw1_double": "public checks pass", "hw2_halve": "no public check"}
 
     notebook_check = ("from grader import check; print(repr(check('hw1', cells=[open('answer.py').read()])))")
@@ -333,7 +333,7 @@ def test_reviews_stay_true(tmp_path):
     assert run_grade("batch", subs, "--out", out, "--roster", roster, cwd=course).returncode == 0
     assert table(out)["dan"]["hw1_double"] == "0" and "late 3 days (-30%)" in table(out)["ana"]["late"]
 
-    assert run_grade("review", out, "dan", "hw1", "--check", "values=passed", cwd=course, env=env).returncode == 0
+    assert grade_here("review", out, "dan", "hw1", "--check", "values=passed", cwd=course, env=env).returncode == 0
     assert table(out)["dan"]["hw1_double"] == "3"  # "x unchanged" passed on its own: released with "values"
     feedback = (out / "feedback" / "dan.md").read_text()
     dan = next(r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines()) if r["student"] == "dan")
@@ -342,7 +342,7 @@ def test_reviews_stay_true(tmp_path):
     assert failed[0] and failed[0] not in feedback  # no ✓ beside the old failure text
     assert 'by = "Prof. Li"' in (out / "review.toml").read_text()
 
-    scored = run_grade("review", out, "ana", "hw1", "--score", "2", "--comment", "ok", cwd=course, env=env)
+    scored = grade_here("review", out, "ana", "hw1", "--score", "2", "--comment", "ok", cwd=course, env=env)
     assert scored.returncode == 0, scored.stderr
     ana = table(out)["ana"]
     assert ana["hw1_double"] == "2" and "(the teacher’s score is final)" in ana["late"] and "-30%" not in ana["late"]
@@ -351,7 +351,7 @@ def test_reviews_stay_true(tmp_path):
     assert "stale: the file changed after this review" in table(out)["ana"]["review"]
     assert "stale review" in (out / "index.html").read_text()
     assert "stale" not in (out / "feedback" / "ana.md").read_text()  # the student reads the review, not our note
-    assert run_grade("review", out, "ana", "hw1", "--confirm", cwd=course, env=env).returncode == 0
+    assert grade_here("review", out, "ana", "hw1", "--confirm", cwd=course, env=env).returncode == 0
     assert "stale" not in table(out)["ana"]["review"] and table(out)["ana"]["hw1_double"] == "2"
 
 
@@ -502,13 +502,13 @@ def test_moodle_times_are_the_worksheets_and_never_the_students(tmp_path):
 
     elsewhere = tmp_path / "elsewhere"  # the grades folder knows its course: no --course needed
     elsewhere.mkdir()
-    reviewed = run_grade("review", out, "Jo Lin_1234568", "hw1", "--score", "3", "--by", "T", cwd=elsewhere)
+    reviewed = grade_here("review", out, "Jo Lin_1234568", "hw1", "--score", "3", "--by", "T", cwd=elsewhere)
     assert reviewed.returncode == 0, reviewed.stderr
     assert table(out)["Jo Lin_1234568"]["hw1_double"] == "3"
-    wrong = run_grade("--course", "torch-katas", "review", out, "Jo Lin_1234568", "hw1", "--score", "3",
+    wrong = grade_here("--course", "torch-katas", "review", out, "Jo Lin_1234568", "hw1", "--score", "3",
                       cwd=elsewhere)
     assert wrong.returncode == 2 and "unknown exercise 'hw1_double'" in wrong.stderr  # --course still decides
-    assert run_grade("export", out, "--format", "csv", cwd=elsewhere).returncode == 0
+    assert grade_here("export", out, "--format", "csv", cwd=elsewhere).returncode == 0
 
 
 def test_an_assignment_names_exercises_as_the_course_list_does(tmp_path):

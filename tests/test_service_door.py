@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, ordinary_user_or_skip, run_grade, user_python, user_pythonpath
+from conftest import ROOT, grade_here, ordinary_user_or_skip, user_python, user_pythonpath
 from grader.service import address, client
 
 pytestmark = pytest.mark.slow
@@ -336,7 +336,7 @@ CHECKS_B = CHECKS_A.replace("points=2", "points=5").replace("doubles 3", "double
 def test_courses_releases_and_changed_checks_through_one_service_grade_as_without_it(service, tmp_path):
     a = course(tmp_path / "a", CHECKS_A, 3)
     b = course(tmp_path / "b", CHECKS_B, 6)
-    assert run_grade("release", "--out", tmp_path / "release", cwd=a).returncode == 0
+    assert grade_here("release", "--out", tmp_path / "release", cwd=a).returncode == 0
     release = tmp_path / "release"
     assert service.grade("server", "start").returncode == 0
     sequence = [(a, a / "solutions" / "hw1.py"), (release, a / "solutions" / "hw1.py"), (b, b / "solutions" / "hw1.py"),

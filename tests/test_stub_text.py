@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import run_grade
+from conftest import grade_here
 from grader.course import stub_text, variants
 from grader.course.exercises import builtin_course, load_course
 from grader.text import english_prose
@@ -168,7 +168,7 @@ def test_a_drawn_value_brings_its_own_chinese():
 @pytest.fixture(scope="module")
 def zh_workspace(tmp_path_factory):
     folder = tmp_path_factory.mktemp("stubs") / "ws"
-    assert run_grade("init", folder, "--lang", "zh", cwd=folder.parent).returncode == 0
+    assert grade_here("init", folder, "--lang", "zh", cwd=folder.parent).returncode == 0
     return folder
 
 
@@ -177,9 +177,9 @@ def test_init_writes_the_stubs_in_the_workspaces_language_and_reset_restores_the
     path = zh_workspace / "exercises" / ex05.name / f"{ex05.name}.py"
     assert path.read_text(encoding="utf-8") == stub_text.stub(ex05, "zh")
     path.write_text("my work\n")
-    assert run_grade("reset", "ex05", "--yes", cwd=zh_workspace).returncode == 0
+    assert grade_here("reset", "ex05", "--yes", cwd=zh_workspace).returncode == 0
     assert path.read_text(encoding="utf-8") == stub_text.stub(ex05, "zh")
-    proc = run_grade("notebook", "ex05", "--out", zh_workspace / "n.ipynb", cwd=zh_workspace)
+    proc = grade_here("notebook", "ex05", "--out", zh_workspace / "n.ipynb", cwd=zh_workspace)
     assert proc.returncode == 0, proc.stderr
     cells = json.loads((zh_workspace / "n.ipynb").read_text(encoding="utf-8"))["cells"]
     assert "手写反向传播" in "".join(cells[1]["source"])  # the stub's docstring, in a code cell
@@ -187,13 +187,13 @@ def test_init_writes_the_stubs_in_the_workspaces_language_and_reset_restores_the
 
 def test_changing_the_language_rewrites_the_stubs_not_started(tmp_path):
     ws = tmp_path / "ws"
-    run_grade("init", ws, "--lang", "en", cwd=tmp_path)
+    grade_here("init", ws, "--lang", "en", cwd=tmp_path)
     ex01, ex02 = builtin_course().find("ex01"), builtin_course().find("ex02")
     started = ws / "exercises" / ex02.name / f"{ex02.name}.py"
     started.write_text("def to_matrix(x, rows):\n    return x.view(rows, -1)\n")
-    proc = run_grade("lang", "zh", cwd=ws)
+    proc = grade_here("lang", "zh", cwd=ws)
     not_started = len(builtin_course().exercises()) - 1
     assert proc.returncode == 0 and f" {not_started} " in proc.stdout, proc.stdout + proc.stderr
     assert (ws / "exercises" / ex01.name / f"{ex01.name}.py").read_text(encoding="utf-8") == stub_text.stub(ex01, "zh")
     assert started.read_text() == "def to_matrix(x, rows):\n    return x.view(rows, -1)\n"  # the learner's work
-    assert run_grade("reset", "ex01", cwd=ws).returncode == 0  # an untouched stub in any language: nothing to ask
+    assert grade_here("reset", "ex01", cwd=ws).returncode == 0  # an untouched stub in any language: nothing to ask

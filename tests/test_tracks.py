@@ -4,7 +4,7 @@ CLI (`grade init --track`, `grade list`, `grade next`) and as a course author wr
 import json
 
 import pytest
-from conftest import run_grade
+from conftest import grade_here, run_grade
 
 from grader.course.exercises import CourseError, builtin_course, load_course
 
@@ -17,34 +17,34 @@ def ids(proc) -> list[str]:
 def test_a_workspace_of_one_track_then_both(tmp_path):
     course = builtin_course()
     basics, scratch = (course.track(name).exercises for name in ("basics", "from-scratch"))
-    made = run_grade("init", tmp_path / "ws", "--track", "from-scratch")
+    made = grade_here("init", tmp_path / "ws", "--track", "from-scratch")
     assert made.returncode == 0 and f"{len(scratch)} exercises" in made.stdout, made.stderr
     ws = tmp_path / "ws"
     assert sorted(p.name for p in (ws / "exercises").iterdir()) == sorted(scratch)
-    assert ids(run_grade("list", "--json", cwd=ws)) == [f"fs{n:02d}" for n in range(1, len(scratch) + 1)]
-    listed = run_grade("list", cwd=ws)
+    assert ids(grade_here("list", "--json", cwd=ws)) == [f"fs{n:02d}" for n in range(1, len(scratch) + 1)]
+    listed = grade_here("list", cwd=ws)
     assert "Track from-scratch:" in listed.stdout and "Track basics" not in listed.stdout
     assert "Also: basics" in listed.stdout and "ex01" not in listed.stdout
-    assert run_grade("next", "--json", cwd=ws).stdout.count('"fs01"') == 1  # the track's first, not ex01
-    assert len(ids(run_grade("list", "--all", "--json", cwd=ws))) == len(basics) + len(scratch)
+    assert grade_here("next", "--json", cwd=ws).stdout.count('"fs01"') == 1  # the track's first, not ex01
+    assert len(ids(grade_here("list", "--all", "--json", cwd=ws))) == len(basics) + len(scratch)
 
     (ws / "exercises" / "fs01_softmax" / "fs01_softmax.py").write_text("# mine\n")
-    added = run_grade("init", ".", "--track", "basics", cwd=ws)
+    added = grade_here("init", ".", "--track", "basics", cwd=ws)
     assert added.returncode == 0 and f"Added {len(basics)} exercises" in added.stdout, added.stderr
     assert (ws / "exercises" / "fs01_softmax" / "fs01_softmax.py").read_text() == "# mine\n"  # never over a file
-    rows = json.loads(run_grade("list", "--json", cwd=ws).stdout)
+    rows = json.loads(grade_here("list", "--json", cwd=ws).stdout)
     assert [r["track"] for r in rows] == ["basics"] * len(basics) + ["from-scratch"] * len(scratch)
-    both = run_grade("list", cwd=ws).stdout
+    both = grade_here("list", cwd=ws).stdout
     assert both.index("Track basics:") < both.index("ex01") < both.index("Track from-scratch:") < both.index("fs01")
-    assert ids(run_grade("list", "--track", "from", "--json", cwd=ws))[0] == "fs01"  # a prefix names a track
-    assert run_grade("next", "--json", cwd=ws).stdout.count('"ex01"') == 1
+    assert ids(grade_here("list", "--track", "from", "--json", cwd=ws))[0] == "fs01"  # a prefix names a track
+    assert grade_here("next", "--json", cwd=ws).stdout.count('"ex01"') == 1
 
 
 def test_a_workspace_of_every_track_and_a_track_that_is_not_there(tmp_path):
-    made = run_grade("init", tmp_path / "all")
+    made = grade_here("init", tmp_path / "all")
     assert made.returncode == 0, made.stderr
     assert len(list((tmp_path / "all" / "exercises").iterdir())) == len(builtin_course().exercises())
-    zh = run_grade("--lang", "zh", "list", cwd=tmp_path / "all").stdout
+    zh = grade_here("--lang", "zh", "list", cwd=tmp_path / "all").stdout
     assert "路线 basics：" in zh and "路线 from-scratch：" in zh
     for args in (("init", tmp_path / "none", "--track", "nope"), ("list", "--track", "nope")):
         proc = run_grade(*args, cwd=tmp_path)
