@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -89,17 +91,19 @@ def test_every_module_imports_without_what_only_linux_has():
 
 
 def test_the_learners_commands_run_without_what_only_linux_has(tmp_path):
-    """`grade --help`, `list`, `show`, `hint` and `next` on a system without fork, fcntl or AF_UNIX: the portable
-    backend is chosen there, and none of them needs more."""
+    """`grade --help`, `list`, `show`, `hint`, `next` and a grading on a system without fork, fcntl or AF_UNIX: the
+    portable backend is chosen there, and none of them needs more."""
     proc = run_without_linux('''
         from click.testing import CliRunner
         from grader.cli.main import main
         from grader.sandbox import backend
         out = {"backend": backend.name()}
-        for args in (["--help"], ["list"], ["show", "ex05"], ["hint", "ex05"], ["next"]):
+        solution = "solutions/ex05_manual_backward.py"  # graded too: the command's side of a grading (its judge
+        for args in (["--help"], ["list"], ["show", "ex05"], ["hint", "ex05"], ["next"],  # and sandbox are fresh
+                     ["check", "ex05", "--file", solution, "--no-server", "--seed", "7"]):  # interpreters, unblocked)
             result = CliRunner().invoke(main, args)
             out[" ".join(args)] = [result.exit_code, repr(result.exception) if result.exception and
-                                   not isinstance(result.exception, SystemExit) else None, result.output[:200]]
+                                   not isinstance(result.exception, SystemExit) else None, result.output[-600:]]
         print(json.dumps(out))
     ''', env={"TORCH_KATAS_ISOLATION": "portable", "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path),
               "XDG_STATE_HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path)})
@@ -109,3 +113,134 @@ def test_the_learners_commands_run_without_what_only_linux_has(tmp_path):
     for command, (code, exception, output) in out.items():
         assert exception is None and code == 0, (command, exception, output)
         assert output.strip(), command
+    assert "Score: 10/10" in out["check ex05 --file solutions/ex05_manual_backward.py --no-server --seed 7"][2]
+
+
+def test_the_backend_is_linux_on_linux_unless_asked_and_portable_elsewhere(monkeypatch):
+    from grader.sandbox import backend
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.delenv(backend.ENV, raising=False)
+    assert backend.name() == "linux"
+    monkeypatch.setenv(backend.ENV, "portable")
+    assert backend.name() == "portable"
+    for platform in ("darwin", "win32"):
+        monkeypatch.setattr(sys, "platform", platform)
+        monkeypatch.setenv(backend.ENV, "linux")  # what only Linux has cannot be asked for elsewhere
+        assert backend.name() == "portable"
+
+
+def test_the_portable_backend_wants_no_service(monkeypatch):
+    from grader.service import address
+
+    monkeypatch.delenv("TORCH_KATAS_NO_SERVER", raising=False)
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("TORCH_KATAS_ISOLATION", "linux")
+    assert address.wanted()
+    monkeypatch.setenv("TORCH_KATAS_ISOLATION", "portable")
+    assert not address.wanted()
+
+
+def test_a_batch_refuses_the_portable_backend_unless_told(tmp_path):
+    """Nothing keeps student code from the teacher's files there (off macOS): said, and graded only with
+    --isolation none."""
+    from tests.conftest import run_grade
+
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    env = {**os.environ, "TORCH_KATAS_ISOLATION": "portable"}
+    refused = run_grade("batch", tmp_path / "subs", "--out", tmp_path / "grades", env=env)
+    assert refused.returncode == 2 and "--isolation none" in refused.stderr and "portable" in refused.stderr
+    assert not (tmp_path / "grades").exists()
+    told = run_grade("batch", tmp_path / "subs", "--out", tmp_path / "grades", "--isolation", "none", env=env)
+    assert told.returncode == 0, told.stderr
+    state = json.loads((tmp_path / "grades" / "batch.json").read_text())
+    assert state["isolation"] == {"backend": "portable", "file_walls": [], "waived": True}
+
+
+def verdict(result) -> dict:
+    """What must be the same whichever backend graded (bench/bench_portable.py compares the same for every file)."""
+    return {"status": result.status, "score": result.score, "grader_failure": result.grader_failure,
+            "checks": [[c.id, c.outcome, c.points, c.key] for c in result.checks]}
+
+
+@pytest.mark.slow
+def test_the_portable_backend_gives_the_linux_verdicts(monkeypatch):
+    """ex05's solution, stub, two known mistakes and a variant, each graded by both backends with one seed."""
+    from grader.course.exercises import find_exercise
+    from grader.judge.grading import grade
+    from grader.sandbox.source import load_source
+
+    exercise = find_exercise("ex05")
+    files = [exercise.solution, exercise.stub, *sorted((ROOT / "tests" / "mistakes" / exercise.name).glob("*.py"))[:2],
+             ROOT / "tests" / "variants" / exercise.name / "matrix_form.py"]
+    for path in files:
+        monkeypatch.setenv("TORCH_KATAS_ISOLATION", "linux")
+        linux = grade(exercise, load_source(path), seed=7)
+        monkeypatch.setenv("TORCH_KATAS_ISOLATION", "portable")
+        portable = grade(exercise, load_source(path), seed=7)
+        assert verdict(portable) == verdict(linux), path.name
+        assert portable.isolation == ["spawned process (portable backend)"] and "seccomp" in linux.isolation
+    scores = [verdict(grade(exercise, load_source(p), seed=7))["score"] for p in files[:2]]
+    assert scores[0] == exercise.points and scores[1] < exercise.points
+
+
+@pytest.mark.slow
+def test_check_in_a_notebook_grades_with_the_portable_backend(tmp_path, monkeypatch):
+    from grader.learner.jupyter import check
+    from tests.conftest import run_grade
+
+    assert run_grade("init", tmp_path / "ws").returncode == 0
+    monkeypatch.chdir(tmp_path / "ws")
+    monkeypatch.setenv("TORCH_KATAS_ISOLATION", "portable")
+    solution = (ROOT / "solutions" / "ex05_manual_backward.py").read_text()
+    assert check("ex05", cells=[solution], lang="en").passed
+    assert not check("ex05", cells=[solution.replace("2 * ", "")], lang="en").passed
+
+
+# A container's default seccomp profile (Docker's, Podman's) refuses user namespaces and Landlock to an unprivileged
+# process: this child refuses them the same way (EPERM) before it becomes `grade`, and every process it starts
+# inherits the filter, as in a container.
+CONTAINER = textwrap.dedent('''
+    import ctypes, os, struct, sys
+    from grader.sandbox import isolation as iso
+    LD, JEQ, JSET, RET = 0x20, 0x15, 0x45, 0x06
+    ALLOW, EPERM, ENOSYS = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    prog = [iso._bpf(LD, 0, 0, 4), iso._bpf(JEQ, 1, 0, iso.AUDIT_ARCH_X86_64), iso._bpf(RET, 0, 0, ALLOW),
+            iso._bpf(LD, 0, 0, 0)]
+    for number in (272, 444, 445, 446):  # unshare, landlock_create_ruleset, _add_rule, _restrict_self
+        prog += [iso._bpf(JEQ, 0, 1, number), iso._bpf(RET, 0, 0, EPERM)]
+    prog += [iso._bpf(JEQ, 0, 1, 435), iso._bpf(RET, 0, 0, ENOSYS)]  # clone3: libc falls back to clone
+    prog += [iso._bpf(JEQ, 0, 3, 56), iso._bpf(LD, 0, 0, 16), iso._bpf(JSET, 0, 1, iso.CLONE_NEWUSER),
+             iso._bpf(RET, 0, 0, EPERM), iso._bpf(RET, 0, 0, ALLOW)]
+    program = b"".join(prog)
+    filters = ctypes.create_string_buffer(program, len(program))
+    fprog = ctypes.create_string_buffer(struct.pack("HxxxxxxQ", len(program) // 8, ctypes.addressof(filters)), 16)
+    iso.prctl(iso.PR_SET_NO_NEW_PRIVS, 1)
+    iso.prctl(iso.PR_SET_SECCOMP, iso.SECCOMP_MODE_FILTER, ctypes.addressof(fprog))
+    os.execv(sys.executable, [sys.executable, "-m", "grader", *sys.argv[1:]])
+''')
+
+
+def in_a_container(*args, cwd=ROOT) -> subprocess.CompletedProcess:
+    env = {**os.environ, "TORCH_KATAS_NO_SERVER": "1", "TORCH_KATAS_ISOLATION": "linux"}
+    return subprocess.run([sys.executable, "-c", CONTAINER, *map(str, args)], capture_output=True, text=True, cwd=cwd,
+                          timeout=600, env=env)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux") or os.uname().machine != "x86_64",
+                    reason="a seccomp filter written for x86-64 Linux")
+def test_in_a_container_refusing_namespaces_and_landlock_the_linux_backend_keeps_what_it_can(tmp_path):
+    solution = json.loads(in_a_container("ex05", "--file", ROOT / "solutions" / "ex05_manual_backward.py",
+                                         "--json", "--seed", "7").stdout)
+    stub = json.loads(in_a_container("ex05", "--file", ROOT / "exercises" / "ex05_manual_backward" /
+                                     "ex05_manual_backward.py", "--json", "--seed", "7").stdout)
+    assert solution["score"] == solution["max_score"] and stub["score"] < stub["max_score"]
+    assert "seccomp" in solution["isolation"]
+    assert not any(layer.startswith(("namespaces", "landlock", "process limit")) for layer in solution["isolation"])
+    doctor = json.loads(in_a_container("doctor", "--json").stdout)
+    assert {"namespaces", "landlock"} <= set(doctor["missing"]) and "seccomp" in doctor["applied"]
+    assert doctor["backend"] == "linux"
+    (tmp_path / "subs").mkdir()
+    refused = in_a_container("batch", tmp_path / "subs", "--out", tmp_path / "grades")
+    assert refused.returncode == 2 and "--isolation none" in refused.stderr

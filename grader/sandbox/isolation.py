@@ -1,5 +1,6 @@
-"""OS isolation of the sandbox: the kernel's own mechanisms, each detected at run time, applied in the
-forked sandbox before any learner code runs (no exec, no container: the warm fork stays).
+"""OS isolation of the sandbox on the Linux backend (backend.py): the kernel's own mechanisms, each detected at run
+time, applied in the forked sandbox before any learner code runs (no exec, no container: the warm fork stays). The C
+library is loaded on first use, so this module imports on any platform (portable.py is the other backend).
 
 The layers, strongest first; each one the machine lacks is skipped and said (`grade doctor`):
 - namespaces: new user, PID, network, mount and IPC namespaces. The sandbox sees no other process
