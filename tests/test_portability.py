@@ -164,15 +164,17 @@ def verdict(result) -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 def test_the_portable_backend_gives_the_linux_verdicts(monkeypatch):
-    """ex05's solution, stub, two known mistakes and a variant, each graded by both backends with one seed."""
+    """ex05's solution, stub, a known mistake and a variant, each graded by both backends with one seed."""
     from grader.course.exercises import find_exercise
     from grader.judge.grading import grade
     from grader.sandbox.source import load_source
 
     exercise = find_exercise("ex05")
-    files = [exercise.solution, exercise.stub, *sorted((ROOT / "tests" / "mistakes" / exercise.name).glob("*.py"))[:2],
+    files = [exercise.solution, exercise.stub, ROOT / "tests" / "mistakes" / exercise.name / "loss_without_mean.py",
              ROOT / "tests" / "variants" / exercise.name / "matrix_form.py"]
+    scores = []
     for path in files:
         monkeypatch.setenv("TORCH_KATAS_ISOLATION", "linux")
         linux = grade(exercise, load_source(path), seed=7)
@@ -180,11 +182,13 @@ def test_the_portable_backend_gives_the_linux_verdicts(monkeypatch):
         portable = grade(exercise, load_source(path), seed=7)
         assert verdict(portable) == verdict(linux), path.name
         assert portable.isolation == ["spawned process (portable backend)"] and "seccomp" in linux.isolation
-    scores = [verdict(grade(exercise, load_source(p), seed=7))["score"] for p in files[:2]]
-    assert scores[0] == exercise.points and scores[1] < exercise.points
+        scores.append(portable.score)
+    full = exercise.points
+    assert scores[0] == full and scores[1] < full and scores[2] < full and scores[3] == full
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)
 def test_check_in_a_notebook_grades_with_the_portable_backend(tmp_path, monkeypatch):
     from grader.learner.jupyter import check
     from tests.conftest import run_grade
@@ -228,6 +232,7 @@ def in_a_container(*args, cwd=ROOT) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 @pytest.mark.skipif(not sys.platform.startswith("linux") or os.uname().machine != "x86_64",
                     reason="a seccomp filter written for x86-64 Linux")
 def test_in_a_container_refusing_namespaces_and_landlock_the_linux_backend_keeps_what_it_can(tmp_path):

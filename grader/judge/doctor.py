@@ -132,15 +132,15 @@ PORTABLE_LAYERS = {
     "seatbelt": Text("macOS Seatbelt: no network, no other program, writes only in the work dir, the solutions, "
                      "checks and home folder unreadable",
                      "macOS Seatbelt：没有网络，不能运行其他程序，只能在工作目录中写入，参考答案、检查和主目录不可读"),
-    "job object": Text("Windows Job object: memory bounded", "Windows Job 对象：内存受限"),
+    "job object": Text("Windows Job object: its processes together within the memory limit, ended with it",
+                       "Windows Job 对象：它的所有进程合计不超过内存上限，并随它一起结束"),
 }
 PORTABLE_ABSENT = {
     "rlimits": Text("this platform has no resource limits", "这个平台没有资源限制"),
     "seatbelt": Text("only on macOS (sandbox-exec): here nothing keeps learner code from what its user can read, "
                      "nor from the network", "只在 macOS 上有（sandbox-exec）：这里没有什么能阻止学生代码读取用户能读的"
                      "文件，也不能阻止它访问网络"),
-    "job object": Text("only on Windows, and not made yet: memory is not bounded there",
-                       "只在 Windows 上有，目前还没有实现：那里内存不受限"),
+    "job object": Text("only on Windows", "只在 Windows 上有"),
 }
 
 # What the self-test tries (its names are the keys of the report's "managed"), in Chinese.

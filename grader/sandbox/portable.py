@@ -7,7 +7,8 @@ dir as its home and current folder, stdout and stderr in the output file the jud
 reads its setup (the source, the limits, the probes' code) from its one connection to the judge, plain data as a
 sandbox of the zygote's does (wire.py), then serves the judge as every sandbox does (`process.serve`). Its time is
 bounded by the judge, which kills it (handle.py); its memory, CPU time and file sizes by rlimits where the platform
-has them (`limits.apply`: not on Windows, where a Job object would be needed and none is made); on macOS a Seatbelt
+has them (`limits.apply`: not on Windows, where a Job object holds the sandbox's processes to its memory budget
+together, and ends them with it: `job_object`, prepared and not run here); on macOS a Seatbelt
 profile (the one `sandbox-exec` applies, by the same library call) denies it the network, writes outside its work dir
 and reads of the hidden folders and of the user's home. It ends when its judge does (`watch_parent`).
 
@@ -121,12 +122,16 @@ def main(conn: socket.socket) -> None:  # pragma: no cover - runs in the spawned
         walls: dict = {"applied": ["spawned process (portable backend)"], "missing": {}}
         if backend.seatbelt_present():
             try:
-                seatbelt(workdir, [*limits.hidden, os.path.expanduser("~")])
+                seatbelt(workdir, list(limits.hidden))
                 walls["applied"].append("seatbelt")
             except OSError as exc:
                 walls["missing"]["seatbelt"] = str(exc)
-        if sys.platform == "win32":
-            walls["missing"]["job object"] = "not made: memory is not bounded on Windows, time is (by the judge)"
+        if sys.platform == "win32":  # pragma: no cover - prepared, not run here
+            try:
+                job_object(limits.memory)
+                walls["applied"].append("job object")
+            except (OSError, AttributeError, ValueError) as exc:
+                walls["missing"]["job object"] = f"{exc}: memory is not bounded, time is (by the judge)"
         del setup
         wire.send(conn, {"started": True})  # the judge times the learner's code from here, not Python's start
     except BaseException:  # a sandbox that cannot be set up reports through its exit status
@@ -134,24 +139,28 @@ def main(conn: socket.socket) -> None:  # pragma: no cover - runs in the spawned
     process.serve(conn, source, limits, seed, walls)
 
 
-def seatbelt_profile(workdir: str, denied: list[str]) -> str:
-    """The Seatbelt profile (SBPL, as `sandbox-exec -p` takes): no network, no new program but this Python, writes
-    only in the work dir, none of `denied` (the hidden folders, the user's home) read but Python's own folders."""
+def seatbelt_profile(workdir: str, hidden: list[str]) -> str:
+    """The Seatbelt profile (SBPL, as `sandbox-exec -p` takes; where rules overlap, the last one decides): no
+    network, no program but this Python, writes only in the work dir; nothing of the user's home read but Python's
+    import path (a venv, a checkout may lie there) and the work dir, and never the `hidden` folders (the solutions and checks, which
+    lie in Python's own folders when the grader is installed)."""
     def paths(folders) -> str:
         return " ".join(f'(subpath "{os.path.realpath(f)}")' for f in folders if f)
 
-    python = sorted({sys.prefix, sys.base_prefix, os.path.dirname(os.__file__),
-                     *(p for p in sys.path if p.endswith("-packages"))})
+    python = sorted({sys.prefix, sys.base_prefix, os.path.dirname(os.__file__),  # and a checkout on sys.path
+                     *(p for p in sys.path if p and os.path.isdir(p))})
     work = os.path.realpath(workdir)
     return "\n".join([
         "(version 1)", "(allow default)", "(deny network*)",
         "(deny process-exec)", f'(allow process-exec (literal "{os.path.realpath(sys.executable)}"))',
         "(deny file-write*)", f'(allow file-write* (subpath "{work}") (literal "/dev/null"))',
-        f"(deny file-read* {paths(denied)})", f"(allow file-read* {paths(python)} (subpath \"{work}\"))",
+        f"(deny file-read* {paths([os.path.expanduser('~')])})",
+        f'(allow file-read* {paths(python)} (subpath "{work}"))',
+        *([f"(deny file-read* {paths(hidden)})"] if hidden else []),
     ])
 
 
-def seatbelt(workdir: str, denied: list[str]) -> None:  # pragma: no cover - macOS only; prepared, not run here
+def seatbelt(workdir: str, hidden: list[str]) -> None:  # pragma: no cover - macOS only; prepared, not run here
     """Apply `seatbelt_profile` to this process (sandbox_init(3), the call `sandbox-exec` makes); OSError if not."""
     import ctypes
     import ctypes.util
@@ -159,5 +168,40 @@ def seatbelt(workdir: str, denied: list[str]) -> None:  # pragma: no cover - mac
     lib = ctypes.CDLL(ctypes.util.find_library("System") or "/usr/lib/libSystem.B.dylib")
     error = ctypes.c_char_p()
     lib.sandbox_init.argtypes = [ctypes.c_char_p, ctypes.c_uint64, ctypes.POINTER(ctypes.c_char_p)]
-    if lib.sandbox_init(seatbelt_profile(workdir, denied).encode(), 0, ctypes.byref(error)) != 0:
+    if lib.sandbox_init(seatbelt_profile(workdir, hidden).encode(), 0, ctypes.byref(error)) != 0:
         raise OSError(f"sandbox_init: {(error.value or b'refused').decode(errors='replace')}")
+
+
+def job_object(memory: int) -> None:  # pragma: no cover - Windows only; prepared, not run here
+    """Put this process (and what it starts) in a new Windows Job object: `memory` bytes for all of them together,
+    all killed when the last handle closes (this process's end). OSError if Windows refuses."""
+    import ctypes
+    from ctypes import wintypes
+
+    class Basic(ctypes.Structure):
+        _fields_ = [("PerProcessUserTimeLimit", ctypes.c_int64), ("PerJobUserTimeLimit", ctypes.c_int64),
+                    ("LimitFlags", wintypes.DWORD), ("MinimumWorkingSetSize", ctypes.c_size_t),
+                    ("MaximumWorkingSetSize", ctypes.c_size_t), ("ActiveProcessLimit", wintypes.DWORD),
+                    ("Affinity", ctypes.c_size_t), ("PriorityClass", wintypes.DWORD),
+                    ("SchedulingClass", wintypes.DWORD)]
+
+    class Extended(ctypes.Structure):
+        _fields_ = [("BasicLimitInformation", Basic), ("IoInfo", ctypes.c_uint64 * 6),
+                    ("ProcessMemoryLimit", ctypes.c_size_t), ("JobMemoryLimit", ctypes.c_size_t),
+                    ("PeakProcessMemoryUsed", ctypes.c_size_t), ("PeakJobMemoryUsed", ctypes.c_size_t)]
+
+    job_memory, kill_on_close, extended_limits = 0x200, 0x2000, 9
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
+    kernel32.CreateJobObjectW.restype = wintypes.HANDLE
+    kernel32.GetCurrentProcess.restype = wintypes.HANDLE
+    job = kernel32.CreateJobObjectW(None, None)
+    if not job:
+        raise ctypes.WinError(ctypes.get_last_error())  # type: ignore[attr-defined]
+    info = Extended()
+    info.BasicLimitInformation.LimitFlags = job_memory | kill_on_close
+    info.JobMemoryLimit = memory
+    handle, this = wintypes.HANDLE(job), wintypes.HANDLE(kernel32.GetCurrentProcess())
+    if not kernel32.SetInformationJobObject(handle, extended_limits, ctypes.byref(info), ctypes.sizeof(info)) \
+            or not kernel32.AssignProcessToJobObject(handle, this):
+        raise ctypes.WinError(ctypes.get_last_error())  # type: ignore[attr-defined]
+    # the handle stays open until this process ends: then the job, and every process in it, ends
