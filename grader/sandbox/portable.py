@@ -142,8 +142,8 @@ def main(conn: socket.socket) -> None:  # pragma: no cover - runs in the spawned
 def seatbelt_profile(workdir: str, hidden: list[str]) -> str:
     """The Seatbelt profile (SBPL, as `sandbox-exec -p` takes; where rules overlap, the last one decides): no
     network, no program but this Python, writes only in the work dir; nothing of the user's home read but Python's
-    import path (a venv, a checkout may lie there) and the work dir, and never the `hidden` folders (the solutions and checks, which
-    lie in Python's own folders when the grader is installed)."""
+    import path (a venv, a checkout may lie there) and the work dir, and never the `hidden` folders (the solutions and
+    checks, which lie on the import path when the grader is installed)."""
     def paths(folders) -> str:
         return " ".join(f'(subpath "{os.path.realpath(f)}")' for f in folders if f)
 
