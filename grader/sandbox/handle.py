@@ -73,7 +73,7 @@ class Sandbox:
         self.process: multiprocessing.process.BaseProcess | None = None  # the portable backend's spawned sandbox
         self.workdir = tempfile.mkdtemp(prefix="torch-katas-", dir=limits.workroot)
         self.output_fd = os.open(os.path.join(self.workdir, ".output"),
-                                 os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                                 os.O_RDWR | os.O_CREAT | os.O_EXCL | safefs.NO_LINK, 0o600)
         self.load_reply: dict = {}
         self.problem: LearnerProblem | None = None  # set once the process died or hung
         self.out_of_memory = False  # its memory cgroup saw a process killed for passing the limit
