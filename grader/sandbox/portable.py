@@ -103,7 +103,7 @@ def main(conn: socket.socket) -> None:  # pragma: no cover - runs in the spawned
         watch_parent()
         if hasattr(os, "setsid"):
             os.setsid()  # its own group: the judge kills what it starts with it
-        from grader.sandbox import probe_shipping, probes, process, wire, zygote
+        from grader.sandbox import probe_shipping, probes, process, warmup, wire, zygote
 
         setup, _ = wire.recv(conn)
         source, limits, seed = process.setup_of(setup)
@@ -114,7 +114,9 @@ def main(conn: socket.socket) -> None:  # pragma: no cover - runs in the spawned
         os.dup2(out, 1)
         os.dup2(out, 2)
         os.close(out)
-        zygote.preload(setup.get("preload", []), limits.hidden)
+        if not zygote.preload(setup.get("preload", []), limits.hidden):
+            warmup.run()  # torch's first module, backward and DataLoader: before the learner's time starts, as the
+            # zygote runs it before its forks (preload ran it already where it imported anything)
         for name in setup.get("probe_modules", []):  # probes that cannot travel as code: their modules, imported
             __import__(name)
         sys.modules.update(probe_shipping.install(setup["probes"], probes.PROBES))
