@@ -120,7 +120,7 @@ def main(conn: socket.socket) -> None:  # pragma: no cover - runs in the spawned
         for name in setup.get("probe_modules", []):  # probes that cannot travel as code: their modules, imported
             __import__(name)
         sys.modules.update(probe_shipping.install(setup["probes"], probes.PROBES))
-        process.SHIPPED = True  # a fresh process: no module of a hidden folder but those just named
+        process.SHIPPED = not setup.get("probe_modules")  # a fresh process: no module of a hidden folder, unless named
         walls: dict = {"applied": ["spawned process (portable backend)"], "missing": {}}
         if backend.seatbelt_present():
             try:
