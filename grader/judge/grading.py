@@ -178,7 +178,8 @@ def timeout_for(limits: Limits) -> int:
 
 def pytest_args(exercise: Exercise, timeout: int) -> list[str]:
     """A judge's pytest command line: the exercise's checks, none of pytest's plugins it has no use for, no capture
-    (the judge's output goes nowhere), pytest-timeout by signal."""
+    (the judge's output goes nowhere), pytest-timeout by signal (by a thread where there is no SIGALRM: Windows,
+    where a check past its time ends the judge, a grader failure rather than a verdict)."""
     return [str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(exercise.home.checks_dir),
             *DISABLED, "--noconftest", "--assert=plain", "--capture=no", "-q", "--tb=line",
             "--timeout", str(timeout), "--timeout-method", "signal" if hasattr(signal, "SIGALRM") else "thread"]
