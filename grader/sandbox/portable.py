@@ -101,6 +101,8 @@ def main(conn: socket.socket) -> None:  # pragma: no cover - runs in the spawned
     """The sandbox: read the setup, apply what the platform offers, serve the judge. Never returns."""
     try:
         watch_parent()
+        multiprocessing.set_start_method(None, force=True)  # learner code's processes (DataLoader workers) start as
+        # the platform starts them (fork on Linux), not as `spawn` started this one (it re-imports a main module)
         if hasattr(os, "setsid"):
             os.setsid()  # its own group: the judge kills what it starts with it
         from grader.sandbox import probe_shipping, probes, process, warmup, wire, zygote
