@@ -8,7 +8,7 @@ import sys
 import torch
 
 from conftest import ROOT
-from grader.sandbox.process import seed_torch
+from grader.sandbox.probes import seed_torch
 
 PROBE = """
 import json, os, sys

@@ -13,7 +13,7 @@ import pytest
 from grader.sandbox import probe_shipping, scrub, zygote
 from grader.course.exercises import builtin_course
 from grader.judge.grading import import_checks, probe_bundle
-from grader.sandbox.process import PROBES
+from grader.sandbox.probes import PROBES
 
 
 def test_the_zygote_starts_with_an_environment_built_for_it_and_imports_no_check(monkeypatch):
@@ -142,7 +142,7 @@ def test_every_built_in_probe_travels_as_code_without_its_reference_computations
 
 def test_a_probe_that_uses_a_reference_computation_cannot_travel(monkeypatch):
     from grader.checking.gradients import expect_gradient
-    from grader.sandbox.process import probe
+    from grader.sandbox.probes import probe
 
     module = types.ModuleType("fake_checks")
     module.__file__ = "fake_checks.py"
@@ -193,9 +193,9 @@ def test_the_zygote_imports_no_preload_from_a_folder_sandboxes_must_not_see(tmp_
     (package / "secrets.py").write_text("ANSWER = 42\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     for name in ("course_helpers.secrets", "course_helpers"):
-        zygote._preload([name], hidden=(str(tmp_path),))
+        zygote.preload([name], hidden=(str(tmp_path),))
         assert "course_helpers" not in sys.modules and "course_helpers.secrets" not in sys.modules
-    zygote._preload(["course_helpers.secrets"], hidden=("/elsewhere",))  # not hidden: imported once, here
+    zygote.preload(["course_helpers.secrets"], hidden=("/elsewhere",))  # not hidden: imported once, here
     assert sys.modules["course_helpers.secrets"].ANSWER == 42
     for name in ("course_helpers.secrets", "course_helpers"):
         monkeypatch.delitem(sys.modules, name)

@@ -19,7 +19,7 @@ from grader.checking.probe_kit import (  # noqa: F401 - re-exported for check mo
     is_number, learner_call, learner_error, patched, pretend_cuda, recording_calls, salted_hash, watching_autograd)
 from grader.sandbox.frames import where
 from grader.sandbox.problems import LearnerError, does_not_define  # noqa: F401 - re-exported for check modules
-from grader.sandbox.process import probe  # noqa: F401 - re-exported for check modules
+from grader.sandbox.probes import probe  # noqa: F401 - re-exported for check modules
 from grader.checking.routes import engine_ran, machine_derivatives  # noqa: F401 - re-exported: a probe's witnesses ("by hand")
 from grader.text import Text, joined, localized, verbatim  # noqa: F401 - Text, joined, verbatim: re-exported for checks
 from grader.sandbox.wire import Opaque, tensor_info  # re-exported for check modules

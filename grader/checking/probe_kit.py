@@ -1,6 +1,6 @@
 """The sandbox side of the check toolkit: what probes share.
 
-Runs in: the sandbox (inside a probe, around learner code). A probe (see `grader.sandbox.process.probe`) runs
+Runs in: the sandbox (inside a probe, around learner code). A probe (see `grader.sandbox.probes.probe`) runs
 trusted code around the learner's in the sandbox and returns plain data. These helpers call learner code and catch
 its exception as data with the place it came from (`learner_call`), tell a number as Python sees it (`is_number`),
 replace a torch function for the duration of a call (also where the learner's module imported it by name), record

@@ -57,6 +57,9 @@ SIMILARITY = 0.8  # independent correct ex14 solutions share at most 0.46, disgu
 @click.option("--require-isolation", metavar="LAYERS",
               help="With --cluster: refuse every worker whose sandbox lacks one of these layers (comma-separated: "
               "namespaces, landlock, dedicated uid, seccomp, process limit).")
+@click.option("--isolation", type=click.Choice(["files", "none"]), default="files", show_default=True,
+              help="none: grade even where nothing keeps student code from the files you can read (the portable "
+              "backend off macOS, a container refusing namespaces and Landlock; see `grade doctor`).")
 @click.option("--collected-at", "collected", metavar="DATE-TIME",
               help="When the files were collected, with its offset (2026-03-02T10:00+08:00): the submission time of "
               "every file the LMS gave no time for (never the files' own times).")
@@ -64,7 +67,7 @@ SIMILARITY = 0.8  # independent correct ex14 solutions share at most 0.46, disgu
 @json_option
 @lang_option
 def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory, roster, similarity, pick, cluster,
-              cluster_timeout, require_isolation, collected, assignment, as_json, lang):
+              cluster_timeout, require_isolation, isolation, collected, assignment, as_json, lang):
     """Grade SUBMISSIONS: a folder (or a download-all .zip) of one folder or .zip per student, files named
     after the exercise (ex05*.py); Canvas and Moodle downloads as they come."""
     import zipfile
@@ -83,6 +86,8 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
         except RosterError as exc:
             raise problem(exc) from None
     target = cluster_target(cluster, require_isolation, lang, cluster_timeout)
+    if target is None and isolation != "none":
+        refuse_without_file_walls(lang)
     from grader.teacher.batch import run_batch
     from grader.course.exercises import current_course
     from grader.teacher.late import LateError, late_policy
@@ -96,7 +101,8 @@ def batch_cmd(submissions, chosen, out, workers, force, seed, time_limit, memory
     try:
         summary = run_batch(submissions, exercises, out, workers=workers, force=force, roster=roster,
                             similarity=similarity, pick=pick, assignment_name=assignment, cluster=target, seed=seed,
-                            lang=lang, time_limit=time_limit, memory=options.memory_bytes(memory), collected=collected)
+                            lang=lang, time_limit=time_limit, memory=options.memory_bytes(memory), collected=collected,
+                            isolation=isolation)
     except zipfile.BadZipFile as exc:
         raise UsageProblem(say(lang, "{path} cannot be unpacked: {error}", path=submissions, error=exc)) from None
     except (ClusterError, LateError) as exc:
@@ -419,6 +425,21 @@ def gradescope_cmd(exercises, assignment, out, time_limit, memory, lang):
     click.echo(say(lang, "wrote {path}: upload it as the assignment's autograder", path=bundle))
     click.echo(say(lang, "It installs torch {version}, the version here (the one `grade validate` proved the checks "
                          "with).", version=validated_torch()))
+
+
+def refuse_without_file_walls(lang: str) -> None:
+    """A batch grades students' code beside the teacher's files: refused where no layer keeps it from them."""
+    from grader.sandbox import backend
+
+    if not backend.file_walls():
+        raise UsageProblem(Text(
+            "nothing here keeps student code from the files you can read (the {backend} isolation backend, with "
+            "neither namespaces nor Landlock, nor macOS's Seatbelt): a submission could read the solutions or the "
+            "other students' files. Grade on a machine where `grade doctor` shows them, or pass --isolation none to "
+            "grade anyway",
+            "这里没有任何隔离能阻止学生代码读取你能读的文件（{backend} 隔离后端，既没有 namespaces 和 Landlock，"
+            "也没有 macOS 的 Seatbelt）：一份提交可以读取参考答案或其他学生的文件。请在 `grade doctor` 显示有这些"
+            "隔离的机器上评分，或者加上 --isolation none 仍然评分", backend=backend.name()).render(lang))
 
 
 @command("doctor")

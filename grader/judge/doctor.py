@@ -28,7 +28,7 @@ import types
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.sandbox import isolation, zygote
+from grader.sandbox import backend, isolation, zygote
 from grader.course.exercises import CHECKS_DIR, current_course
 from grader.sandbox.problems import LearnerProblem
 from grader.sandbox.limits import Limits
@@ -123,6 +123,26 @@ LAYERS = {
                                 "同 uid 的进程打不开评分程序的 /proc/<pid>/fd 或 mem"),
 }
 
+PORTABLE_LAYERS = {
+    "spawned process": Text("learner code in a fresh process of its own (spawn, never fork): nothing of the judge's "
+                            "memory, the learner's environment only, its time kept by the judge",
+                            "学生代码在一个全新的独立进程中运行（spawn，从不 fork）：没有评判进程的内存，"
+                            "只有学生的环境变量，时间由评判进程限制"),
+    "rlimits": Text("address space, CPU time and file size bounded", "地址空间、CPU 时间和文件大小受限"),
+    "seatbelt": Text("macOS Seatbelt: no network, no other program, writes only in the work dir, the solutions, "
+                     "checks and home folder unreadable",
+                     "macOS Seatbelt：没有网络，不能运行其他程序，只能在工作目录中写入，参考答案、检查和主目录不可读"),
+    "job object": Text("Windows Job object: its processes together within the memory limit, ended with it",
+                       "Windows Job 对象：它的所有进程合计不超过内存上限，并随它一起结束"),
+}
+PORTABLE_ABSENT = {
+    "rlimits": Text("this platform has no resource limits", "这个平台没有资源限制"),
+    "seatbelt": Text("only on macOS (sandbox-exec): here nothing keeps learner code from what its user can read, "
+                     "nor from the network", "只在 macOS 上有（sandbox-exec）：这里没有什么能阻止学生代码读取用户能读的"
+                     "文件，也不能阻止它访问网络"),
+    "job object": Text("only on Windows", "只在 Windows 上有"),
+}
+
 # What the self-test tries (its names are the keys of the report's "managed"), in Chinese.
 ATTEMPTS_ZH = {
     "read the reference solutions": "读取参考答案",
@@ -195,6 +215,8 @@ def _listening(folders: Sequence[str]) -> tuple[list[socket.socket], list[str]]:
         listeners.append(listener)
         paths.append(path)
         break
+    if not sys.platform.startswith("linux"):  # abstract sockets are Linux's
+        return listeners, [*paths, ""]
     abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     name = f"torch-katas-doctor-{secrets.token_hex(4)}"
     abstract.bind("\0" + name)
@@ -206,8 +228,9 @@ def run_self_test(folders: Sequence[str] = ()) -> dict:
     """Start a sandbox as grading does, run the self-test in it; return what was applied and what it managed.
     `folders`: where the user's processes keep their sockets (the warm service's folder): the self-test dials one
     this process listens on there, by its name and by listing them."""
-    isolation.protect_self()
-    listeners, (*sockets, abstract) = _listening(folders)
+    if not backend.portable():
+        isolation.protect_self()
+    listeners, (*sockets, abstract) = _listening(folders) if hasattr(socket, "AF_UNIX") else ([], [""])
     secret = f"TORCH_KATAS_DOCTOR_{secrets.token_hex(4)}"
     os.environ[secret] = "1"
     solutions = current_course().solutions_dir
@@ -248,16 +271,16 @@ def run_self_test(folders: Sequence[str] = ()) -> dict:
         if spawner is not None:
             spawner.close()
         server.close()
-        for listener, path in zip(listeners, sockets):
+        for listener in listeners:
             listener.close()
+        for path in sockets:
             with contextlib.suppress(OSError):
                 os.unlink(path)
-        listeners[-1].close()
         shutil.rmtree(outside_dir, ignore_errors=True)
         del os.environ[secret]
         sys.modules.pop(checks, None)
-    return {"applied": submission.isolation.get("applied", []), "missing": submission.isolation.get("missing", {}),
-            "managed": done, "setup_s": elapsed}
+    return {"backend": backend.name(), "applied": submission.isolation.get("applied", []),
+            "missing": submission.isolation.get("missing", {}), "managed": done, "setup_s": elapsed}
 
 
 def summary_line(report: dict, lang: str = "en") -> str:
@@ -295,19 +318,43 @@ def why_missing(layer: str, reported: str | None) -> Text:
     return Text("not applied", "未应用")
 
 
+def _portable_layers(report: dict, lang: str) -> list[str]:
+    """The portable backend's layers, each present or absent, and why."""
+    lines = []
+    limits_missing = {k: v for k, v in report["missing"].items() if k.startswith("RLIMIT") or k == "rlimits"}
+    for layer, covers in PORTABLE_LAYERS.items():
+        present = not limits_missing if layer == "rlimits" else any(a.startswith(layer) for a in report["applied"])
+        if present:
+            lines.append(f"  {Text('yes', '是 ').render(lang)} {layer}: {covers.render(lang)}")
+            continue
+        why = (Text("{why}", why=quoted("; ".join(f"{k}: {v}" for k, v in limits_missing.items())))
+               if layer == "rlimits" and limits_missing else
+               Text("{why}", why=quoted(report["missing"][layer])) if layer in report["missing"] else
+               PORTABLE_ABSENT[layer])
+        lines.append(f"  {Text('no ', '否 ').render(lang)} {layer}: {why.render(lang)}")
+    return lines
+
+
 def render(report: dict, lang: str = "en") -> str:
     import torch
 
     def say(en: str, zh: str, **values) -> str:
         return Text(en, zh, **values).render(lang)
 
-    user = "root" if os.geteuid() == 0 else f"uid {os.geteuid()}"
+    user = "root" if hasattr(os, "geteuid") and os.geteuid() == 0 else \
+        f"uid {os.geteuid()}" if hasattr(os, "geteuid") else os.environ.get("USERNAME", "?")
     cuda = say("CUDA available", "CUDA 可用") if torch.cuda.is_available() else say("no CUDA device", "没有 CUDA 设备")
+    name = report.get("backend", backend.LINUX)
     lines = [f"Python {platform.python_version()} ({sys.executable}) · torch {torch.__version__} · {cuda}",
-             say("Linux {release}, running as {user}", "Linux {release}，以 {user} 身份运行",
-                 release=platform.release(), user=user), "",
+             say("{system} {release}, running as {user}", "{system} {release}，以 {user} 身份运行",
+                 system=platform.system(), release=platform.release(), user=user),
+             say("Isolation backend: {name} ({why})", "隔离后端：{name}（{why}）", name=name,
+                 why=say("chosen by {env}", "由 {env} 选择", env=f"{backend.ENV}={name}")
+                 if os.environ.get(backend.ENV) else say("this platform's default", "这个平台的默认")), "",
              say("Layers isolating learner code here:", "这里隔离学生代码的各层：")]
-    for layer, covers in LAYERS.items():
+    if name == backend.PORTABLE:
+        lines += _portable_layers(report, lang)
+    for layer, covers in LAYERS.items() if name == backend.LINUX else ():
         applied = next((a for a in report["applied"] if a.startswith(layer)), None)
         if layer == "non-dumpable grader":
             applied = layer

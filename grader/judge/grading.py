@@ -3,7 +3,9 @@
 The calling process is the warm parent: it has imported torch, pytest and the grader but never
 computes, so forks are cheap and safe (docs/security.md). The judge forks the sandbox that runs the
 learner's code; results come back to the parent line by line through a pipe the sandbox never
-sees, so nothing learner code prints or does can forge them.
+sees, so nothing learner code prints or does can forge them. On the portable backend (sandbox/backend.py) nothing
+forks: the judge is a process started by multiprocessing's `spawn` (`_spawned_judge_main`), its sandbox another,
+and the result lines come on a multiprocessing pipe, one message each.
 """
 
 from __future__ import annotations
@@ -11,11 +13,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
+import multiprocessing.connection
 import os
 import pickle
 import random
-import resource
-import select
 import signal
 import sys
 import tempfile
@@ -30,13 +31,13 @@ import pytest_timeout
 import torch
 
 from grader import framing
-from grader.sandbox import isolation, probe_shipping, safefs, scrub, warmup, zygote
+from grader.sandbox import backend, isolation, portable, probe_shipping, safefs, scrub, warmup, zygote
 from grader.checking import routes
 from grader.course.exercises import CHECKS_DIR, PACKAGE_DIR, SOLUTIONS_DIR, Exercise
 from grader.judge.plugin import JudgePlugin
 from grader.judge.result import CheckResult, Result, text
 from grader.sandbox.limits import Limits
-from grader.sandbox.process import seed_torch
+from grader.sandbox.probes import seed_torch
 from grader.sandbox.source import Source
 from grader.text import Text, verbatim
 from grader.course.variants import default_draw
@@ -75,7 +76,8 @@ def prewarm(exercises: Sequence[Exercise] = ()) -> None:
         limits = limits_for(exercise)  # what a sandbox may read: computed once here
         if zygote.enabled():
             probe_bundle(exercise)  # made once here, inherited by every judge
-        prepare(exercise, timeout_for(limits))
+        if not backend.portable():  # a spawned judge inherits nothing
+            prepare(exercise, timeout_for(limits))
     warmup.run()  # the judges' own first modules, backward and optimizers: run once here
 
 
@@ -105,7 +107,7 @@ def _same_file(path: str | None, expected: Path) -> bool:
 def _forget_checks(name: str) -> None:
     """Drop the checks module `name` (another course's, of the same name), its probe bundle and its probes; a spare
     judge forked before is stale (`_warm_state`)."""
-    from grader.sandbox.process import PROBES
+    from grader.sandbox.probes import PROBES
 
     global _forgotten
     for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
@@ -130,7 +132,7 @@ def preload(exercise: Exercise) -> None:
 def probe_bundle(exercise: Exercise) -> dict:
     """The code of the probes a sandbox of this exercise may run (its checks' and those of the modules they use),
     as it travels to a sandbox started by the zygote (probe_shipping.py)."""
-    from grader.sandbox.process import PROBES
+    from grader.sandbox.probes import PROBES
 
     checks = import_checks(exercise)  # this exercise's own, whichever course last used its name
     made = _bundles.get(exercise.checks_module)
@@ -176,10 +178,11 @@ def timeout_for(limits: Limits) -> int:
 
 def pytest_args(exercise: Exercise, timeout: int) -> list[str]:
     """A judge's pytest command line: the exercise's checks, none of pytest's plugins it has no use for, no capture
-    (the judge's output goes nowhere), pytest-timeout by signal."""
+    (the judge's output goes nowhere), pytest-timeout by signal (by a thread where there is no SIGALRM: Windows,
+    where a check past its time ends the judge, a grader failure rather than a verdict)."""
     return [str(exercise.checks), "-c", str(CHECKS_DIR / "pytest.ini"), "--rootdir", str(exercise.home.checks_dir),
             *DISABLED, "--noconftest", "--assert=plain", "--capture=no", "-q", "--tb=line",
-            "--timeout", str(timeout), "--timeout-method", "signal"]
+            "--timeout", str(timeout), "--timeout-method", "signal" if hasattr(signal, "SIGALRM") else "thread"]
 
 
 class Prepared:
@@ -270,38 +273,66 @@ def _judge_main(fd: int, exercise: Exercise, source: Source, seed: int, lang: st
 
         zygote.use(zygote.Channel(socket.socket(fileno=spawner), tuple(exercise.preload),
                                   lambda: probe_bundle(exercise), judge=True))
+    out = os.fdopen(fd, "w", buffering=1)
+    try:
+        _run_judge(exercise, source, seed, lang, device, limits, languages, variant, prepared,
+                   lambda event: out.write(framing.encode(event).decode()))
+    finally:
+        try:
+            out.close()  # the parent has every result now, not once this process's memory is unmapped
+        finally:
+            os._exit(0)
+
+
+def _run_judge(exercise: Exercise, source: Source, seed: int, lang: str, device: str, limits: Limits,
+               languages: tuple[str, ...], variant: dict, prepared: Prepared | None, emit) -> None:
+    """A judge's work, once its process is set up: pytest over the checks (prepared in the parent, or run here),
+    each event given to `emit`."""
     if not os.environ.get("GRADER_DEBUG"):  # a caller's own sys.stdout (pytest's capture, a notebook) too
         sys.stdout = sys.stderr = open(os.devnull, "w")
     os.environ[AUTOLOAD] = "1"  # only our plugins: faster, and nothing else
     if device == "cpu":  # CUDA maps far more address space than it uses: no bound there
-        bound = max(JUDGE_MEMORY, limits.memory + (2 << 30))
-        resource.setrlimit(resource.RLIMIT_AS, (bound, bound))
+        with contextlib.suppress(ImportError, ValueError, OSError):  # no rlimits on Windows; macOS may refuse
+            import resource
+
+            bound = max(JUDGE_MEMORY, limits.memory + (2 << 30))
+            resource.setrlimit(resource.RLIMIT_AS, (bound, bound))
     preload(exercise)
     seed_torch(seed, device != "cpu")
-    out = os.fdopen(fd, "w", buffering=1)
-
-    def emit(event: dict) -> None:
-        out.write(framing.encode(event).decode())
-
     grading = (source, limits, seed, lang, device, emit, languages, exercise.overrides, variant)
-    try:
-        if prepared is not None:
-            prepared.plugin.bind(*grading)
-            prepared.plugin.proxy.launch()  # it loads the learner's code; the first check waits for it
-            prepared.run()
+    if prepared is not None:
+        prepared.plugin.bind(*grading)
+        prepared.plugin.proxy.launch()  # it loads the learner's code; the first check waits for it
+        prepared.run()
+    else:
+        plugin = JudgePlugin(*grading)
+        try:
+            import_checks(exercise)  # as pytest will, so that the probes are known before the sandbox starts
+        except Exception:  # a check module that cannot be imported: pytest reports it
+            pass
         else:
-            plugin = JudgePlugin(*grading)
-            try:
-                import_checks(exercise)  # as pytest will, so that the probes are known before the sandbox starts
-            except Exception:  # a check module that cannot be imported: pytest reports it
-                pass
-            else:
-                plugin.proxy.launch()  # it loads the learner's code while pytest collects the checks
-            # the plugins as modules, not `-p`: no search of entry points
-            pytest.main(pytest_args(exercise, timeout_for(limits)), plugins=[plugin, pytest_timeout])
+            plugin.proxy.launch()  # it loads the learner's code while pytest collects the checks
+        # the plugins as modules, not `-p`: no search of entry points
+        pytest.main(pytest_args(exercise, timeout_for(limits)), plugins=[plugin, pytest_timeout])
+
+
+def _spawned_judge_main(conn, exercise: Exercise, source: Source, seed: int, lang: str, device: str, limits: Limits,
+                        languages: tuple[str, ...], variant: dict) -> None:  # pragma: no cover - a spawned process
+    """The judge on the portable backend, a process of its own started by `spawn`: run the checks, send each event
+    on `conn` (one message each). Its sandboxes are spawned too (portable.py); it ends with its parent."""
+    try:
+        portable.watch_parent()
+        if hasattr(os, "setsid"):
+            os.setsid()  # the parent kills its group at the deadline (the sandbox keeps a group of its own)
+        null = os.open(os.devnull, os.O_RDWR)
+        for std in (0, 1, 2) if not os.environ.get("GRADER_DEBUG") else (0,):
+            os.dup2(null, std)
+        portable.use(portable.Shipping(tuple(exercise.preload), lambda: probe_bundle(exercise)))
+        _run_judge(exercise, source, seed, lang, device, limits, languages, variant, None,
+                   lambda event: conn.send_bytes(framing.encode(event)))
     finally:
         try:
-            out.close()  # the parent has every result now, not once this process's memory is unmapped
+            conn.close()
         finally:
             os._exit(0)
 
@@ -402,6 +433,10 @@ class Grading:
         self.events: list[dict] = []
         self.timed_out = False
         self._buf = b""
+        self.process: multiprocessing.process.BaseProcess | None = None  # a spawned judge (the portable backend)
+        if backend.portable():
+            self._spawn(exercise, source, lang, device, limits, languages)
+            return
         if spare is not None and not spare.fresh():
             spare.discard()
         elif spare is not None and spare.start(exercise, source, self.seed, lang, device, limits, languages,
@@ -426,12 +461,35 @@ class Grading:
             spawner.close()
         self.fd = read_fd
 
+    def _spawn(self, exercise: Exercise, source: Source, lang: str, device: str, limits: Limits,
+               languages: tuple[str, ...]) -> None:
+        """The judge as a spawned process (the portable backend), its events on a multiprocessing pipe."""
+        self.conn, theirs = portable.context().Pipe(duplex=False)
+        self.process = portable.context().Process(
+            target=_spawned_judge_main, name="torch-katas-judge",
+            args=(theirs, exercise, source, self.seed, lang, device, limits, languages, self.variant))
+        self.process.start()
+        theirs.close()
+        assert self.process.pid is not None
+        self.pid, self.fd = self.process.pid, self.conn.fileno()
+
     def fileno(self) -> int:
         return self.fd
 
+    def waitable(self):
+        """What `multiprocessing.connection.wait` waits on for this grading (a pipe's handle is no descriptor on
+        Windows)."""
+        return self.conn if self.process is not None else self
+
     def feed(self) -> bool:
         """Read what the judge sent; True once it has finished (end of the pipe)."""
-        chunk = os.read(self.fd, 65536)
+        if self.process is not None:
+            try:
+                chunk = self.conn.recv_bytes() + b"\n"
+            except (EOFError, OSError):
+                chunk = b""
+        else:
+            chunk = os.read(self.fd, 65536)
         self._buf += chunk
         *lines, self._buf = self._buf.split(b"\n")
         for line in filter(bytes.strip, lines):
@@ -446,19 +504,26 @@ class Grading:
         self.timed_out = True
         try:
             os.killpg(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        except (AttributeError, ProcessLookupError, PermissionError):  # no groups (Windows), or not its own yet
+            if self.process is not None:
+                self.process.kill()
 
     def result(self) -> Result:
         """Reap the judge (or leave a judge that sent its end, and is exiting, to be reaped later) and assemble its
         result."""
-        os.close(self.fd)
-        _reap_ended()
-        pid, status = os.waitpid(self.pid, os.WNOHANG)
-        if not pid and not any(e.get("event") == "end" for e in self.events):
-            _, status = os.waitpid(self.pid, 0)
-        elif not pid:
-            _ending.append(self.pid)
+        if self.process is not None:
+            self.conn.close()
+            self.process.join()
+            status = self.process.exitcode or 0
+            self.process.close()
+        else:
+            os.close(self.fd)
+            _reap_ended()
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if not pid and not any(e.get("event") == "end" for e in self.events):
+                _, status = os.waitpid(self.pid, 0)
+            elif not pid:
+                _ending.append(self.pid)
         safefs.remove_tree(self.workroot)  # what a killed judge left, whatever modes learner code set
         judge_failed = not self.timed_out and status != 0
         result = assemble(self.exercise, self.source, self.events, self.timed_out, self.seed,
@@ -507,7 +572,7 @@ def grade(exercise: Exercise, source: Source, **options) -> Result:
         if left <= 0:
             grading.kill()
             break
-        if select.select([grading], [], [], left)[0] and grading.feed():
+        if multiprocessing.connection.wait([grading.waitable()], left) and grading.feed():
             break
     return grading.result()
 

@@ -9,7 +9,7 @@ keeps one pool and waits on it beside its own inputs (`wait(others=...)`): the s
 
 from __future__ import annotations
 
-import select
+import multiprocessing.connection
 import signal
 import sys
 import time
@@ -36,22 +36,26 @@ class JudgePool:
 
     def start(self, key: Hashable, exercise, source, **options) -> Grading:
         """Fork the judge of one grading (`Grading`'s options); Ctrl-C cannot fall between the fork and its record."""
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        mask = getattr(signal, "pthread_sigmask", lambda how, signals: None)  # Windows has none: Ctrl-C may fall there
+        mask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             grading = Grading(exercise, source, **options)
             self.running[grading] = key
         finally:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+            mask(signal.SIG_UNBLOCK, {signal.SIGINT})
         return grading
 
     def wait(self, others: Iterable = (), timeout: float | None = None) -> tuple[list, list[tuple[Hashable, Result]]]:
-        """Wait until one of `others` (anything `select` takes) is readable, a judge ends or passes its deadline, or
-        `timeout` seconds pass; return the readable `others` and the (key, result) of each grading done."""
+        """Wait until one of `others` (anything `multiprocessing.connection.wait` takes) is readable, a judge ends or
+        passes its deadline, or `timeout` seconds pass; return the readable `others` and the (key, result) of each
+        grading done."""
         others = list(others)
         if self.running:
             nearest = max(0.0, min(g.deadline for g in self.running) - time.monotonic())
             timeout = nearest if timeout is None else min(timeout, nearest)
-        ready = select.select([*others, *self.running], [], [], timeout)[0] if others or self.running else []
+        waited = {id(grading.waitable()): grading for grading in self.running}
+        ready = [waited.get(id(r), r) for r in multiprocessing.connection.wait(
+            [*others, *(grading.waitable() for grading in self.running)], timeout)] if others or self.running else []
         if not others and not self.running and timeout:
             time.sleep(timeout)
         done = [(self.running.pop(grading), grading.result()) for grading in finished(self.running, ready)]

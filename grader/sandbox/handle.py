@@ -1,5 +1,5 @@
-"""The judge's handle of one sandbox: start it (from the zygote, or a fork of the judge), send it requests, read
-its replies, kill it and tell how it ended.
+"""The judge's handle of one sandbox: start it (from the zygote, or a fork of the judge; on the portable backend, a
+spawned process: portable.py), send it requests, read its replies, kill it and tell how it ended.
 
 Runs in: the judge. Trusted; everything it reads from the sandbox is hostile input (wire.py bounds it).
 """
@@ -7,6 +7,7 @@ Runs in: the judge. Trusted; everything it reads from the sandbox is hostile inp
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 import os
 import signal
 import socket
@@ -14,10 +15,11 @@ import tempfile
 import time
 from typing import NoReturn
 
-from grader.sandbox import cgroup, isolation, probe_shipping, safefs, wire, zygote
+from grader.sandbox import backend, cgroup, isolation, portable, probe_shipping, safefs, wire, zygote
 from grader.sandbox.limits import Limits
 from grader.sandbox.problems import LearnerCrashed, LearnerProblem, LearnerTimeout, ZygoteLost
-from grader.sandbox.process import sandbox_main
+from grader.sandbox.probes import PROBES
+from grader.sandbox.process import learner_environment, sandbox_main
 from grader.sandbox.source import Source
 from grader.text import Text
 
@@ -32,7 +34,7 @@ def _describe_exit(status: int, memory: int = 0) -> tuple[type[LearnerProblem], 
                                     "larger than needed?",
                                     "使用的内存超过了 {mib} MiB 的上限（进程和它写的文件合计），被系统终止了："
                                     "是不是某个 tensor、列表或文件远大于需要？", mib=memory >> 20)
-    if os.WIFSIGNALED(status):
+    if hasattr(os, "WIFSIGNALED") and os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         if sig == signal.SIGXCPU:
             return LearnerTimeout, Text("used up its CPU time limit", "用完了 CPU 时间限额")
@@ -43,7 +45,7 @@ def _describe_exit(status: int, memory: int = 0) -> tuple[type[LearnerProblem], 
         except ValueError:
             name = str(sig)
         return LearnerCrashed, Text("was killed by signal {name}", "被信号 {name} 终止了", name=name)
-    code = os.WEXITSTATUS(status)
+    code = os.WEXITSTATUS(status) if hasattr(os, "WEXITSTATUS") else status
     return LearnerCrashed, Text("ended the process with exit status {code} (os._exit() or similar)",
                                 "以退出状态 {code} 结束了进程（os._exit() 或类似调用）", code=code)
 
@@ -68,9 +70,10 @@ class Sandbox:
         self.sock: socket.socket | None = None
         self.spawner: zygote.Channel | None = None
         self.asked = False  # a sandbox asked of the zygote, whose pid is not read yet (`_spawned`)
+        self.process: multiprocessing.process.BaseProcess | None = None  # the portable backend's spawned sandbox
         self.workdir = tempfile.mkdtemp(prefix="torch-katas-", dir=limits.workroot)
         self.output_fd = os.open(os.path.join(self.workdir, ".output"),
-                                 os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+                                 os.O_RDWR | os.O_CREAT | os.O_EXCL | safefs.NO_LINK, 0o600)
         self.load_reply: dict = {}
         self.problem: LearnerProblem | None = None  # set once the process died or hung
         self.out_of_memory = False  # its memory cgroup saw a process killed for passing the limit
@@ -78,6 +81,9 @@ class Sandbox:
     def launch(self) -> None:
         """Start the process, which loads the learner's code while the caller goes on (`start` waits for it)."""
         parent, child = socket.socketpair()
+        if backend.portable():
+            self._start_portable(parent, child)
+            return
         emptied, sockets = isolation.user_folders()
         plan = isolation.Plan(self.workdir, list(self.limits.hidden), self.limits.cuda, disk=self.limits.scratch(),
                               memory=self.limits.memory, emptied=tuple(emptied), sockets=tuple(sockets))
@@ -103,6 +109,8 @@ class Sandbox:
         if self.sock is None:
             self.launch()
         self._spawned()
+        if self.process is not None:  # a spawned sandbox starts Python and imports torch first: not the learner's time
+            self._receive(zygote.READY_TIMEOUT, TOP_LEVEL)
         self.load_reply = self._receive(self.limits.time, TOP_LEVEL)[0]
         return self.load_reply
 
@@ -116,11 +124,32 @@ class Sandbox:
             _grader_lost(self.spawner)
         self.asked = True
         self.spawner.waiting.append(self)
+        setup = {**self.setup(probes), "plan": {**dataclasses.asdict(plan), "allowed": plan.readable()}}  # computed
+        try:  # once in the parent
+            wire.send(parent, setup)
+        except OSError:
+            pass  # it died at once: _receive reports how
+
+    def setup(self, probes) -> dict:
+        """What a sandbox not forked from this judge is sent first (process.setup_of reads it)."""
         source = self.source
-        setup = {"source": {"chunks": [list(chunk) for chunk in source.chunks], "filename": source.filename,
-                            "path": str(source.path), "notebook": source.notebook, "cells": source.cells},
-                 "plan": {**dataclasses.asdict(plan), "allowed": plan.readable()},  # computed once in the parent
-                 "limits": dataclasses.asdict(self.limits), "seed": self.seed, "probes": probes}
+        return {"source": {"chunks": [list(chunk) for chunk in source.chunks], "filename": source.filename,
+                           "path": str(source.path), "notebook": source.notebook, "cells": source.cells},
+                "limits": dataclasses.asdict(self.limits), "seed": self.seed, "probes": probes}
+
+    def _start_portable(self, parent: socket.socket, child: socket.socket) -> None:
+        """A spawned sandbox (portable.py), sent its setup: the probes' code, or the names of their modules where it
+        cannot travel (that backend hides no file from learner code anyway)."""
+        shipping = portable.shipping()
+        setup = {**self.setup({}), "workdir": self.workdir, "preload": list(shipping.preload)}
+        try:
+            setup["probes"] = shipping.probes()
+        except probe_shipping.NotShippable:
+            setup["probe_modules"] = sorted({fn.__module__ for fn in PROBES.values()})
+        self.process = portable.start(child, learner_environment(self.workdir))
+        self.pid = self.process.pid
+        child.close()
+        self.sock = parent
         try:
             wire.send(parent, setup)
         except OSError:
@@ -176,6 +205,8 @@ class Sandbox:
         self._spawned()
         if self.pid is None:
             return 0
+        if self.process is not None:
+            return self._end_portable(grace)
         if self.spawner is not None:
             return self._end_spawned(grace)
         deadline = time.monotonic() + grace
@@ -191,6 +222,21 @@ class Sandbox:
         except ChildProcessError:
             status = 0
         return self._reaped(status)
+
+    def _end_portable(self, grace: float) -> int:
+        """`kill` for a spawned sandbox: its process group where there are groups (what it started goes too)."""
+        assert self.process is not None
+        self.process.join(grace)
+        if self.process.exitcode is None:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)  # type: ignore[arg-type]  # set with the process
+            except (AttributeError, ProcessLookupError, PermissionError):  # no groups (Windows), or not its own yet
+                self.process.kill()
+            self.process.join()
+        status = portable.wait_status(self.process.exitcode)
+        self.process.close()
+        self.process = self.pid = None
+        return status
 
     def _reaped(self, status: int) -> int:
         """A sandbox forked here was reaped: its memory cgroup goes (read first: did it run out?)."""

@@ -1,5 +1,6 @@
-"""OS isolation of the sandbox: the kernel's own mechanisms, each detected at run time, applied in the
-forked sandbox before any learner code runs (no exec, no container: the warm fork stays).
+"""OS isolation of the sandbox on the Linux backend (backend.py): the kernel's own mechanisms, each detected at run
+time, applied in the forked sandbox before any learner code runs (no exec, no container: the warm fork stays). The C
+library is loaded on first use, so this module imports on any platform (portable.py is the other backend).
 
 The layers, strongest first; each one the machine lacks is skipped and said (`grade doctor`):
 - namespaces: new user, PID, network, mount and IPC namespaces. The sandbox sees no other process
@@ -40,8 +41,14 @@ from pathlib import Path
 
 from grader.sandbox import cgroup
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.syscall.restype = ctypes.c_long
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    """The C library, loaded on first use (the Linux backend's own: this module imports on any platform)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return libc
 
 # prctl(2)
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECCOMP, PR_CAPBSET_DROP = 1, 4, 22, 24
@@ -80,7 +87,7 @@ def _check(result: int, what: str) -> int:
 
 
 def prctl(option: int, arg2: int = 0, arg3: int = 0, arg4: int = 0, arg5: int = 0) -> int:
-    return _check(_libc.prctl(option, ctypes.c_ulong(arg2), ctypes.c_ulong(arg3), ctypes.c_ulong(arg4),
+    return _check(_libc().prctl(option, ctypes.c_ulong(arg2), ctypes.c_ulong(arg3), ctypes.c_ulong(arg4),
                               ctypes.c_ulong(arg5)), "prctl")
 
 
@@ -108,7 +115,7 @@ def protect_self() -> None:
 
 def landlock_abi() -> int:
     """The kernel's Landlock ABI version, 0 without Landlock."""
-    result = _libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
+    result = _libc().syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
                            ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION))
     return max(int(result), 0)
 
@@ -137,7 +144,7 @@ def landlock(read: list[str], write: list[str], devices: list[str], abi: int) ->
     attr = struct.pack("QQQ", handled, net, scoped)
     size = 8 if abi < 4 else 16 if abi < 6 else 24
     buf = ctypes.create_string_buffer(attr[:size], size)
-    ruleset = _check(_libc.syscall(SYS_LANDLOCK_CREATE_RULESET, buf, ctypes.c_size_t(size), ctypes.c_uint32(0)),
+    ruleset = _check(_libc().syscall(SYS_LANDLOCK_CREATE_RULESET, buf, ctypes.c_size_t(size), ctypes.c_uint32(0)),
                      "landlock_create_ruleset")
     try:
         everything_but_exec = handled & ~FS_EXECUTE
@@ -146,7 +153,7 @@ def landlock(read: list[str], write: list[str], devices: list[str], abi: int) ->
             for path in paths:
                 _allow(ruleset, path, rights & handled)
         prctl(PR_SET_NO_NEW_PRIVS, 1)
-        _check(_libc.syscall(SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)),
+        _check(_libc().syscall(SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)),
                "landlock_restrict_self")
     finally:
         os.close(ruleset)
@@ -161,7 +168,7 @@ def _allow(ruleset: int, path: str, rights: int) -> None:
         if not stat.S_ISDIR(os.fstat(fd).st_mode):
             rights &= FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV  # file rights only
         rule = struct.pack("=Qi", rights, fd)  # struct landlock_path_beneath_attr is packed
-        _check(_libc.syscall(SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH),
+        _check(_libc().syscall(SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(LANDLOCK_RULE_PATH_BENEATH),
                              ctypes.create_string_buffer(rule, len(rule)), ctypes.c_uint32(0)), f"landlock rule {path}")
     finally:
         os.close(fd)
@@ -172,7 +179,7 @@ def _allow(ruleset: int, path: str, rights: int) -> None:
 def unshare_all() -> None:
     """New user, mount, PID, network and IPC namespaces; inside, uid 0 stands for this process's uid."""
     uid, gid = os.geteuid(), os.getegid()
-    _check(_libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC), "unshare")
+    _check(_libc().unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC), "unshare")
     prctl(PR_SET_DUMPABLE, 1)  # a non-dumpable process's /proc/self files are root's: it could not write its maps
     try:
         for name, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
@@ -183,7 +190,7 @@ def unshare_all() -> None:
 
 
 def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    _check(_libc.mount(source and source.encode(), target.encode(), fstype and fstype.encode(), ctypes.c_ulong(flags),
+    _check(_libc().mount(source and source.encode(), target.encode(), fstype and fstype.encode(), ctypes.c_ulong(flags),
                        data and data.encode()), f"mount {target}")
 
 
@@ -305,7 +312,7 @@ def drop_capabilities() -> None:
             pass  # already out of the set, or this namespace cannot drop it: capset below still zeroes it
     header = struct.pack("Ii", CAPABILITY_VERSION_3, 0)
     data = bytes(24)  # two struct __user_cap_data_struct, all zero
-    _check(_libc.syscall(SYS_CAPSET[platform.machine()], ctypes.create_string_buffer(header, 8),
+    _check(_libc().syscall(SYS_CAPSET[platform.machine()], ctypes.create_string_buffer(header, 8),
                          ctypes.create_string_buffer(data, 24)), "capset")
     prctl(PR_SET_NO_NEW_PRIVS, 1)
 

@@ -114,7 +114,7 @@ def bundle(probes: dict, modules: set[str], secret: set[str]) -> dict:
 
 @functools.lru_cache(maxsize=64)
 def _bundle(keys: tuple[str, ...], secret_names: tuple[str, ...], _ids: tuple[int, ...]) -> dict:
-    from grader.sandbox.process import PROBES
+    from grader.sandbox.probes import PROBES
 
     secret = set(secret_names)
     shipped: dict[str, dict] = {}

@@ -1,18 +1,19 @@
 """The sandbox process: the learner's code is loaded here as a module and answers the judge's `call` and
 `probe` requests, in plain data, until the judge closes the connection.
 
-Runs in: the sandbox, a process forked from the zygote (or from the judge) with its own session, namespaces,
-Landlock, seccomp and limits (isolation.py) applied before any learner code runs. Untrusted from the first line
-of learner code on: nothing here is believed by the judge beyond the plain data it replies (wire.py).
+Runs in: the sandbox only. On the Linux backend, a process forked from the zygote (or from the judge) with its own
+session, namespaces, Landlock, seccomp and limits (isolation.py) applied before any learner code runs
+(`sandbox_main`); on the portable backend, a process started by `spawn` (portable.py), which then serves as here
+(`serve`). Untrusted from the first line of learner code on: nothing here is believed by the judge beyond the plain
+data it replies (wire.py). The probe registry the judge imports is probes.py; nothing Linux-only is imported until
+`sandbox_main` runs.
 """
 
 from __future__ import annotations
 
-import fcntl
 import io
 import os
 import random
-import resource
 import select
 import signal
 import socket
@@ -21,32 +22,22 @@ import tempfile
 import time
 import traceback
 import types
+from typing import Any
 
 import torch
 
 from grader.sandbox import isolation, scrub, wire
+from grader.sandbox import limits as limiting
 from grader.sandbox.frames import frame
 from grader.sandbox.limits import Limits
 from grader.sandbox.notebook_shell import NotebookShell
+from grader.sandbox.probes import PROBES, seed_torch
 from grader.sandbox.source import Source
 
-PROBES: dict[str, types.FunctionType] = {}
 JUDGE: socket.socket | None = None  # the connection to the judge, while this process serves it
 SERVING: list = []  # [the learner's module, its Source, the watched objects' baseline] that it serves
 SHIPPED = False  # started by the zygote: no module of a hidden folder, the probes rebuilt from shipped code (scrub.py)
 QUICK_IMPORT = True  # the learner's code loaded in under a quarter of a call's time: a probe may load it again
-
-
-def probe(fn):
-    """Mark a check-module function as a probe: trusted code run inside the sandbox.
-
-    A probe receives the learner's module first, then the plain-data arguments the judge sent,
-    and returns plain data. It is how checks observe behaviour (count zero_grad calls, record a
-    loss curve) without the judge ever importing learner code.
-    """
-    PROBES[f"{fn.__module__}.{fn.__name__}"] = fn
-    fn.probe_name = f"{fn.__module__}.{fn.__name__}"
-    return fn
 
 
 def ask_judge(header: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
@@ -73,16 +64,6 @@ def _reply(header: dict, blobs: list[bytes]) -> None:
     wire.send(JUDGE, reply, out_blobs)  # type: ignore[arg-type]  # set before SERVING
 
 
-def seed_torch(seed: int, gpu: bool) -> None:
-    """Seed torch: the CPU's generator, and the GPU's where the process may use one. torch.manual_seed seeds every
-    device torch knows of, and for each one not initialised yet records the caller's stack to seed it later (about
-    3 ms from a judge's stack): a process that cannot reach a GPU seeds the CPU's alone, the same numbers."""
-    if gpu:
-        torch.manual_seed(seed)
-    else:
-        torch.default_generator.manual_seed(seed)
-
-
 def _tensors_travel_by_value() -> None:
     """DataLoader workers (and any multiprocessing queue) send tensors to their parent by value, through the queue's
     pipe. torch's own reducers hand over a shared-memory file descriptor through a unix socket, and a sandbox can
@@ -91,20 +72,6 @@ def _tensors_travel_by_value() -> None:
 
     for cls in [c for c in ForkingPickler._extra_reducers if c.__module__.split(".")[0] == "torch"]:  # type: ignore[attr-defined]
         del ForkingPickler._extra_reducers[cls]  # type: ignore[attr-defined]
-
-
-def _set_limits(limits: Limits) -> None:
-    for name, value in (
-        ("RLIMIT_AS", limits.address_space()),
-        ("RLIMIT_CPU", limits.cpu),
-        ("RLIMIT_FSIZE", limits.file_size),
-        ("RLIMIT_CORE", 0),
-    ):
-        res = getattr(resource, name)
-        soft, hard = resource.getrlimit(res)
-        value = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(res, (value, value))
-    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a too-large write fails instead of killing
 
 
 def _hide_solutions() -> None:
@@ -126,7 +93,8 @@ WATCHED = {
     "_pytest.python": ["Function"],
     "_pytest.reports": ["TestReport"],
     "grader.sandbox.wire": ["encode", "send", "recv"],
-    "grader.sandbox.process": ["_answer", "_error_reply", "_reply", "ask_judge"],
+    "grader.sandbox.process": ["_answer", "_error_reply", "_reply", "ask_judge", "serve"],
+    "grader.sandbox.probes": ["probe"],
     "os": ["_exit", "write"],
 }
 
@@ -148,7 +116,7 @@ def _watched_objects() -> dict[str, object]:
         for name in names:
             found[f"{owner_name}.{name}"] = (owner.__dict__.get(name) if isinstance(owner, type)
                                              else getattr(owner, name, None))
-    found["grader.sandbox.process.PROBES"] = sys.modules["grader.sandbox.process"].__dict__.get("PROBES")
+    found["grader.sandbox.probes.PROBES"] = sys.modules["grader.sandbox.probes"].__dict__.get("PROBES")
     return found | _probe_objects()
 
 
@@ -358,6 +326,17 @@ def _end_as(status: int) -> None:
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 3)
 
 
+def setup_of(setup: dict) -> tuple[Source, Limits, int]:
+    """The source, limits and seed of a sandbox's setup as its judge sent them (handle.py's `setup`)."""
+    from pathlib import Path
+
+    source = Source(chunks=[(label, code) for label, code in setup["source"]["chunks"]],
+                    filename=setup["source"]["filename"], path=Path(setup["source"]["path"]),
+                    notebook=setup["source"]["notebook"], cells=setup["source"]["cells"])
+    limits = Limits(**{**setup["limits"], "hidden": tuple(setup["limits"]["hidden"])})
+    return source, limits, int(setup["seed"])
+
+
 def learner_environment(workdir: str) -> dict[str, str]:
     """The environment learner code sees: nothing of the grader's (tokens, keys, paths), only what Python
     and torch need, with the work dir as home and temp dir."""
@@ -369,12 +348,14 @@ def learner_environment(workdir: str) -> dict[str, str]:
 
 def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, seed: int,
            report: isolation.Report, out: int) -> None:
-    """The process that runs learner code: load it, then answer calls and probes. Never returns.
+    """The Linux backend's last step before learner code: only the connection and the output file stay open, the
+    environment is the learner's, what the process inherited is forgotten (`_forget`); then `serve`. Never returns.
 
     `out` is the output file the judge opened before the fork: stdout and stderr go there, and the
     judge reads it back through its own descriptor, whatever learner code does to names in its work dir."""
-    global JUDGE, QUICK_IMPORT
-    status = 0
+    import fcntl
+    import resource
+
     try:
         os.chdir(workdir)
         # only the connection and the output stay open, at the top of the range: an object of the judge's or the
@@ -382,7 +363,6 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
         top = min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 4096) - 2
         out = fcntl.fcntl(out, fcntl.F_DUPFD, top + 1)
         sock = socket.socket(fileno=fcntl.fcntl(sock.detach(), fcntl.F_DUPFD, top))
-        JUDGE = sock
         os.closerange(0, top)
         env = learner_environment(workdir)
         os.environ.clear()
@@ -393,6 +373,20 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
         os.dup2(out, 2)
         os.close(out)
         os.closerange(3, sock.fileno())
+    except BaseException:  # the sandbox reports through its exit status only
+        os._exit(3)
+    serve(sock, source, limits, seed, {"applied": report.applied, "missing": report.missing})
+
+
+def serve(sock: socket.socket, source: Source, limits: Limits, seed: int, walls: dict[str, Any]) -> None:
+    """The process that runs learner code, its descriptors (stdout and stderr: the output file; the judge's
+    connection `sock`) and environment set by its backend: load the code, then answer calls and probes until the
+    judge closes the connection. `walls`: the isolation layers applied and missing, as the load reply tells the
+    judge. Never returns."""
+    global JUDGE, QUICK_IMPORT
+    status = 0
+    try:
+        JUDGE = sock
         sys.stdout = open(1, "w", buffering=1, closefd=False)
         sys.stderr = open(2, "w", buffering=1, closefd=False)
         tempfile.tempdir = None  # tempfile reads TMPDIR again
@@ -401,7 +395,8 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
         seed_torch(seed, limits.cuda)
         random.seed(seed)
         _hide_solutions()
-        _set_limits(limits)
+        unset = limiting.apply(limits)
+        walls = {**walls, "missing": {**walls.get("missing", {}), **unset}}
         sys.argv = [source.filename]
         baseline = _watched_objects()
         try:
@@ -413,7 +408,7 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
             module = None
             ready = _error_reply(exc, source)
         ready["tampered"] = _tampered(baseline)
-        ready["isolation"] = {"applied": report.applied, "missing": report.missing}
+        ready["isolation"] = walls
         wire.send(sock, ready)
         SERVING[:] = [module, source, baseline]
         while module is not None:
@@ -425,9 +420,3 @@ def _serve(sock: socket.socket, source: Source, workdir: str, limits: Limits, se
     except BaseException:  # the sandbox reports through its exit status only
         status = 3
     os._exit(status)
-
-
-# -- judge side ----------------------------------------------------------------------------
-
-
-

@@ -13,8 +13,10 @@ import errno
 import os
 import stat
 
-NOFOLLOW_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# each flag where the platform has it (Windows has none of them: a link there is no file a user makes by chance)
+NO_LINK = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+NOFOLLOW_READ = os.O_RDONLY | NO_LINK | getattr(os, "O_NONBLOCK", 0)
+_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | NO_LINK
 
 
 class NotRegular(OSError):
@@ -27,7 +29,11 @@ def read_fd(fd: int, limit: int) -> bytes:
         raise NotRegular(errno.EINVAL, "not a regular file")
     chunks, at = [], 0
     while at < limit:
-        chunk = os.pread(fd, min(limit - at, 1 << 20), at)
+        if hasattr(os, "pread"):
+            chunk = os.pread(fd, min(limit - at, 1 << 20), at)
+        else:  # pragma: no cover (Windows): the judge's own descriptor, read by it alone
+            os.lseek(fd, at, os.SEEK_SET)
+            chunk = os.read(fd, min(limit - at, 1 << 20))
         if not chunk:
             break
         chunks.append(chunk)
@@ -54,6 +60,9 @@ def _open_dir(name: str, dir_fd: int | None) -> int:
     try:
         return os.open(name, _DIR, dir_fd=dir_fd)
     except PermissionError:
+        if not hasattr(os, "O_PATH"):  # macOS: the name itself, its link never followed
+            os.chmod(name, 0o700, dir_fd=dir_fd, follow_symlinks=False)
+            return os.open(name, _DIR, dir_fd=dir_fd)
         path_fd = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
         try:
             os.chmod(f"/proc/self/fd/{path_fd}", 0o700)  # the inode we hold, never a link's target
@@ -67,7 +76,12 @@ def remove_tree(path: str) -> None:
 
     Iterative (a learner can nest folders deeper than any recursion limit), relative to one open folder at a
     time (no path grows past PATH_MAX, no descriptor limit is reached): down by name without following links,
-    back up by `..`, checked to be the folder it came from."""
+    back up by `..`, checked to be the folder it came from. Where folders cannot be opened (Windows), shutil's."""
+    if os.open not in os.supports_dir_fd:  # pragma: no cover (Windows)
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)
+        return
     try:
         fd = _open_dir(path, None)
     except OSError:

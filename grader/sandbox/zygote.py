@@ -12,7 +12,7 @@ its setup (the learner's source, the isolation plan, the limits, the probes' cod
 connection, straight from the judge, then applies the isolation layers and serves the judge exactly as a forked
 sandbox does. The zygote never reads a submission. It reports each child's exit status to its judge (`wait`),
 and kills the sandboxes of a judge whose connection closes. Set TORCH_KATAS_ZYGOTE=0 to fork sandboxes from the
-judge as before.
+judge as before. The Linux backend's (backend.py): the portable backend has no zygote (`enabled` is False there).
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ BOOT = ("import json, sys; sys.path[:] = json.loads(sys.argv[1]); "
 
 
 def enabled() -> bool:
-    return os.environ.get(SWITCH, "1") != "0"
+    from grader.sandbox import backend
+
+    return os.environ.get(SWITCH, "1") != "0" and not backend.portable()
 
 
 def clean_environment() -> dict[str, str]:
@@ -294,7 +296,7 @@ def _kill(pid: int) -> None:
 def _spawn(request: dict, fds: list[int], selector: selectors.BaseSelector, spare: Spare) -> int:
     """A sandbox for the descriptors a judge handed over (its connection, its output file): the spare when it has
     every module the request preloads, else a fork."""
-    if _preload(request.get("preload", []), tuple(request.get("hidden", []))):
+    if preload(request.get("preload", []), tuple(request.get("hidden", []))):
         spare.discard()  # forked before these imports: it would import them itself, for seconds
     pid = spare.take(fds)
     if pid is None:
@@ -314,7 +316,7 @@ def _spawn(request: dict, fds: list[int], selector: selectors.BaseSelector, spar
         os._exit(4)
 
 
-def _preload(names: list[str], hidden: tuple[str, ...]) -> bool:
+def preload(names: list[str], hidden: tuple[str, ...]) -> bool:
     """Import the public modules an exercise needs (torch._dynamo) once, here; never one from a folder sandboxes
     must not see (a checks folder, the solutions): the sandbox imports such a name itself, and fails there. So the
     zygote holds no module of a hidden folder, and its sandboxes have none to look for (`process.SHIPPED`).
@@ -415,21 +417,13 @@ def _lies_in(name: str, hidden: tuple[str, ...]) -> bool:
 
 def _sandbox(conn: socket.socket, out: int) -> None:  # pragma: no cover - runs in the zygote's child
     """Read the setup the judge sends, rebuild the probes, and become the sandbox (`process.sandbox_main`)."""
-    from pathlib import Path
-
-    from grader.sandbox import isolation, probe_shipping, process, wire
-    from grader.sandbox.limits import Limits
-    from grader.sandbox.source import Source
+    from grader.sandbox import isolation, probe_shipping, probes, process, wire
 
     setup, _ = wire.recv(conn)
-    source = Source(chunks=[(label, code) for label, code in setup["source"]["chunks"]],
-                    filename=setup["source"]["filename"], path=Path(setup["source"]["path"]),
-                    notebook=setup["source"]["notebook"], cells=setup["source"]["cells"])
-    limits = Limits(**{**setup["limits"], "hidden": tuple(setup["limits"]["hidden"])})
+    source, limits, seed = process.setup_of(setup)
     plan = isolation.Plan(**{**setup["plan"], **{key: tuple(setup["plan"][key])
                                                   for key in ("private", "allowed", "emptied", "sockets")}})
-    seed = int(setup["seed"])
-    sys.modules.update(probe_shipping.install(setup["probes"], process.PROBES))  # a probe's objects pickle by name
-    process.SHIPPED = True  # we never imported a module of a hidden folder (`_preload`), and rebuilt the probes
+    sys.modules.update(probe_shipping.install(setup["probes"], probes.PROBES))  # a probe's objects pickle by name
+    process.SHIPPED = True  # we never imported a module of a hidden folder (`preload`), and rebuilt the probes
     del setup
     process.sandbox_main(conn, source, plan, limits, seed, out)

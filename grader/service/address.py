@@ -52,9 +52,14 @@ class Refused(ServiceError):
 REFUSED: list[str] = []  # folders whose service did not prove itself to this process: not asked again
 
 def wanted() -> bool:
-    """Whether `grade` may start and use the service: not with TORCH_KATAS_NO_SERVER set, nor in CI."""
+    """Whether `grade` may start and use the service: not with TORCH_KATAS_NO_SERVER set, nor in CI, nor on the
+    portable isolation backend (the service forks its front's commands and its judges, and believes a peer by its
+    unix socket's credentials: Linux's; there, each command grades in its own process, its judges spawned)."""
+    from grader.sandbox import backend
+
     off = ("", "0", "false", "no")
-    return os.environ.get(NO_SERVER_ENV, "").lower() in off and os.environ.get("CI", "").lower() in off
+    return os.environ.get(NO_SERVER_ENV, "").lower() in off and os.environ.get("CI", "").lower() in off \
+        and not backend.portable()
 
 
 def folder_path() -> str:

@@ -13,7 +13,6 @@ service); it is neither started nor used with --no-server, TORCH_KATAS_NO_SERVER
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import signal
@@ -158,7 +157,10 @@ def ask(folder: Path, message: dict, timeout: float | None = None, until_closed=
 
 @contextlib.contextmanager
 def starting(folder: Path):
-    """Only one client starts the service at a time (a lock on the folder itself: no lock file left)."""
+    """Only one client starts the service at a time (a lock on the folder itself: no lock file left). The Linux
+    backend's alone (address.wanted)."""
+    import fcntl
+
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

@@ -60,16 +60,28 @@ def scores(out: Path) -> dict[tuple[str, str], float | None]:
     return {(row["student"], ex): cell["score"] for row in rows for ex, cell in row["cells"].items()}
 
 
+def graded_by(cluster, isolation: str) -> dict:
+    """How this batch isolated student code, as batch.json records it (each result also names its sandbox's
+    layers, shown on the class page)."""
+    if cluster is not None:
+        return {"backend": "cluster"}  # each worker's: its results say which layers
+    from grader.sandbox import backend
+
+    return {"backend": backend.name(), "file_walls": backend.file_walls(), "waived": isolation == "none"}
+
+
 def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *, workers: int, force: bool = False,
               roster: list[dict] | None = None, similarity: float | None = None, pick: str | None = None,
-              assignment_name: str | None = None, cluster=None, collected: str | None = None, **options) -> dict:
+              assignment_name: str | None = None, cluster=None, collected: str | None = None,
+              isolation: str = "files", **options) -> dict:
     """Grade every student's files as `exercises` (None: the exercises they handed in); write out/;
     return a summary of counts. `roster` names the students; `similarity` is the threshold above which
     pairs of submissions of one exercise are listed for a person to look at; `pick` ("latest") resolves two
     files for one exercise (review.toml's `file` does it for one student); `cluster` (a grader.cluster.dispatch.Target)
     grades on a Dask cluster's workers instead of `workers` here; `collected` (ISO 8601 with an offset) is when the
-    teacher collected the files. LateError (before any grading) where the late policy names a student nobody in the
-    class is."""
+    teacher collected the files; `isolation` ("none": the teacher accepted grading where nothing keeps student code
+    from their files) is recorded in batch.json with the backend that graded. LateError (before any grading) where the
+    late policy names a student nobody in the class is."""
     from grader.teacher.consistency import code_hash, exercise_seeds
     from grader.teacher.graded_against import changed, regrade, verdict_hashes, why
     from grader.teacher.late import check_class, late_policy, submission
@@ -147,7 +159,8 @@ def run_batch(submissions: Path, exercises: list[Exercise] | None, out: Path, *,
 
             similar = find_similar(found.jobs, similarity)
             write_similarity(similar, out)
-    save_state(out, chosen, found.problems, found.students, similar, options.get("lang", "en"), assignment_name, seeds)
+    save_state(out, chosen, found.problems, found.students, similar, options.get("lang", "en"), assignment_name, seeds,
+               graded_by(cluster, isolation))
     book = write_gradebook(out, chosen, found.problems, found.students, roster, similar,
                            lang=options.get("lang", "en"), assignment=assignment_name)
     now = scores(out)

@@ -26,7 +26,6 @@ Also here: the state a batch leaves for `grade review` to rebuild the outputs wi
 from __future__ import annotations
 
 import difflib
-import fcntl
 import json
 import math
 import os
@@ -291,14 +290,17 @@ def kept_copy(path: Path, out: Path, student: str) -> str:
 
 
 def save_state(out: Path, exercises: list[Exercise], problems: list[dict], students: dict, similar, lang: str,
-               assignment: str | None = None, seeds: dict[str, int] | None = None) -> None:
+               assignment: str | None = None, seeds: dict[str, int] | None = None,
+               isolation: dict | None = None) -> None:
     """What `grade review` needs to write the outputs again without the submissions (the course too, wherever it
-    runs), and the seed of each exercise (grader/teacher/consistency.py), which the next run grades with."""
+    runs), the seed of each exercise (grader/teacher/consistency.py), which the next run grades with, and how student
+    code was isolated (`batch.graded_by`)."""
     from grader.course.exercises import current_course
 
     problems = [{**p, "message": Text.of(p["message"]).render(lang)} for p in problems]  # JSON: in the batch's words
     state = {"course": current_course().spec, "exercises": [ex.id for ex in exercises], "assignment": assignment,
-             "problems": problems, "students": students, "similar": similar, "lang": lang, "seeds": seeds or {}}
+             "problems": problems, "students": students, "similar": similar, "lang": lang, "seeds": seeds or {},
+             "isolation": isolation}
     (Path(out) / STATE_FILE).write_text(json.dumps(state, indent=1, ensure_ascii=False), encoding="utf-8")
 
 
@@ -314,13 +316,39 @@ def students_of(out: Path) -> list[str] | None:
 def locked(out: Path):
     """One writer of out/review.toml at a time, and a rebuild that reads what was written: an exclusive flock on the
     grades folder, held while the block runs. A flock belongs to an open file description, so it excludes the review
-    page's concurrent requests (threads of one process) as it excludes `grade review` in another process."""
+    page's concurrent requests (threads of one process) as it excludes `grade review` in another process. Where
+    there is no flock (Windows), the first byte of a lock file in the folder is locked instead (msvcrt)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover (Windows)
+        with _windows_lock(Path(out) / ".review.lock"):
+            yield
+        return
     fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
         os.close(fd)  # and the lock with it
+
+
+@contextmanager
+def _windows_lock(path: Path):  # pragma: no cover (Windows)
+    import msvcrt
+
+    with open(path, "a+b") as lock:
+        while True:
+            try:
+                lock.seek(0)
+                msvcrt.locking(lock.fileno(), msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]  # retries for 10 s
+                break
+            except OSError:
+                continue
+        try:
+            yield
+        finally:
+            lock.seek(0)
+            msvcrt.locking(lock.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
 
 
 def history(out: Path, student: str, exercise: str) -> list[dict]:
