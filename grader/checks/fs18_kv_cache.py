@@ -156,7 +156,7 @@ def run(submission, x_chunks, w, h, cache=None):
     except LearnerError as exc:  # the cache's shapes only where the first call, with nothing cached, runs
         if "must match the size" in exc.message and len(x_chunks) > 1 and cache is None \
                 and runs(lambda: probed(x_chunks[:1])):
-            fail("{cause} ({error})", "{cause}（{error}）", cause=SHAPES, error=exc.text, key="mask-shape")
+            fail("{cause} ({error})", "{cause}（{error}）", cause=SHAPES, error=exc.text, key="cache-shapes")
         raise
     if not info["is_module"]:
         fail("CachedSelfAttention(...) should be an nn.Module, got a {type}.", "CachedSelfAttention(...) 应该是 "
