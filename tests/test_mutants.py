@@ -1,8 +1,10 @@
 """Generated mutants: each is one learner slip with a stable id, and the checks kill a fast sample of them
 (the whole course: `grade validate --mutants`)."""
 
-import pytest
 import ast
+import re
+
+import pytest
 
 from grader.course.exercises import all_exercises, find_exercise
 from grader.author.mutants import equivalent_marks, generate, given_code, mutants_of, run_mutants
@@ -173,7 +175,7 @@ def test_validate_mutants_prints_the_score_per_family(tmp_path):
 
     proc = run_grade("validate", "ex03", "--mutants", "--family", "spec")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "ex03_broadcasting: 100% (2 of 2 killed; 0 equivalent; 2 mutants) ok" in proc.stdout
+    assert "ex03_broadcasting: 100% (2 of 2 killed; 0 equivalent; 2 mutants; 0 false causes) ok" in proc.stdout
     assert "by family: spec 100% (2/2)" in proc.stdout
     alone = run_grade("validate", "ex03", "--family", "spec")
     assert alone.returncode == 2 and alone.stderr.strip() == "grade: error: --family goes with --mutants"
@@ -192,3 +194,56 @@ def test_a_sample_of_each_new_family_is_killed():
         [report] = run_mutants([exercise], only=ids, workers=2)
         assert report["killed"] == len(ids), report["survivors"]
         assert set(report["families"]) <= {"spec", "device", "edge"}
+
+
+def test_a_message_blaming_a_mutant_for_another_mistake_is_a_false_cause():
+    """A mutant's mistake lies in the code it changed: a check naming a cause that code does not touch is reported
+    beside the survivors, and fails the exercise's verdict."""
+    from grader.author.causes import false
+
+    [seeded] = [m for m in generate(FAMILY_CODE) if m.operator == "drop-statement" and m.before == "loss.backward()"]
+    assert "backward" in seeded.changed
+    assert not false("graph-cut", seeded.changed, seeded.operator), "a dropped backward may cut the graph"
+    assert false("moved-to-gpu", seeded.changed, seeded.operator), "it sends nothing to the GPU"
+    assert false("seed-ignored", seeded.changed, seeded.operator)
+    assert not false("wrong-values", seeded.changed, seeded.operator), "a value's description names no cause"
+    assert false("check-error", seeded.changed, seeded.operator), "the grader's own error blames the learner"
+    [gpu] = [m for m in generate(FAMILY_CODE) if m.operator == "gpu-only"]
+    assert not false("moved-to-gpu", gpu.changed, gpu.operator) and not false("seed-ignored", gpu.changed, "gpu-only")
+    in_loop = [m for m in generate("def f(x):\n    for t in range(x.shape[1]):\n        y = g(x[:, t])\n    "
+                                   "return torch.stack(y, dim=1)\n") if m.operator == "off-by-one"]
+    assert {m.before for m in in_loop if not false("wrong-time-axis", m.changed, m.operator)} == {"1"}
+    stacked = [m for m in in_loop if "stack" in m.context]
+    assert stacked and all(false("wrong-time-axis", m.changed, m.operator) for m in stacked), \
+        "a wrong stacking is not a loop over the wrong axis"
+
+
+BLAMING_CHECKS = '''
+import torch
+
+from grader.checking import check, fail
+
+
+@check("double(x) returns twice x", points=3)
+def test_double(submission, rng):
+    x = torch.randn(4, 3, generator=rng)
+    if not torch.allclose(submission.double(x), 2 * x):
+        fail("double(x) sent tensors to the GPU.", "double(x) 把 tensor 放到了 GPU 上。", key="moved-to-gpu")
+'''
+
+
+def test_validate_mutants_reports_a_check_that_blames_another_cause(tmp_path):
+    """The whole way: a check that names the GPU for any wrong value kills every mutant of `2 * x`, and each is
+    listed as a false cause (none of them touches a device); the exercise fails its verdict."""
+    from conftest import run_grade
+
+    made = run_grade("new", "hw1_double", "--course", tmp_path / "c", cwd=tmp_path)
+    assert made.returncode == 0, made.stderr
+    (tmp_path / "c" / "checks" / "hw1_double.py").write_text(BLAMING_CHECKS)
+    proc = run_grade("validate", "hw1", "--mutants", cwd=tmp_path / "c")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    killed = re.search(r"\((\d+) of \d+ killed; \d+ equivalent; \d+ mutants; (\d+) false causes\) FAILED",
+                       proc.stdout)
+    assert killed and int(killed.group(1)) >= 2 and killed.group(2) == killed.group(1), proc.stdout
+    assert "false cause double.flip-operator." in proc.stdout
+    assert "double name moved-to-gpu: double(x) sent tensors to the GPU." in proc.stdout

@@ -33,7 +33,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from grader.author import families
+from grader.author import causes, families
 from grader.course.exercises import Exercise
 from grader.judge.result import Result
 from grader.text import Text
@@ -225,6 +225,13 @@ class Mutant:
     after: str
     code: str
     family: str = "slip"  # slip, spec, device or edge (families.py)
+    operator: str = ""
+    context: str = ""  # the header of the statement the change sits in (a `for` line, not its body)
+
+    @property
+    def changed(self) -> set[str]:
+        """The words of the code this mutant changed, where the mistake it makes lies (causes.py)."""
+        return causes.words("\n".join((self.before, self.after, self.context)))
 
     @property
     def description(self) -> str:
@@ -364,8 +371,25 @@ def generate(code: str, given: Set[tuple[str, str]] = frozenset(), rules: dict[s
                 n += 1
             seen_ids.add(mutant_id)
             mutants.append(Mutant(mutant_id, getattr(node, "lineno", 0), before, after, mutant_code,
-                                  families.family(operator)))
+                                  families.family(operator), operator, _context(tree, path)))
     return mutants
+
+
+def _context(tree: ast.AST, path: tuple) -> str:
+    """The code of the innermost statement holding the node at `path`; of a compound statement, its header only."""
+    node, found = tree, None
+    for name, i in path:
+        node = getattr(node, name) if i is None else getattr(node, name)[i]
+        if isinstance(node, ast.stmt):
+            found = node
+    if found is None:
+        return ""
+    header = copy.copy(found)
+    for field in ("body", "orelse", "finalbody", "handlers"):
+        if isinstance(getattr(header, field, None), list):
+            setattr(header, field, [])
+    return ast.unparse(header) if not isinstance(found, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+        else ""
 
 
 def _changed_lines(before: str, after: str) -> tuple[str, str]:
@@ -404,8 +428,10 @@ def run_mutants(exercises: list[Exercise], *, seeds: Sequence[int] = (0,), worke
                 kinds: Set[str] | None = None) -> list[dict]:
     """Grade every mutant of each exercise's solution with each seed, in a warm batch; return per exercise
     {exercise, name, total, killed, equivalent, survivors: [{id, description}], unmarked..., score,
-    families: {family: {total, killed, judged, score}}}. A mutant is killed when every seed scores it less than
-    full; `only` picks mutants by id, `kinds` by family, `limit` takes the first few (a fast sample)."""
+    families: {family: {total, killed, judged, score}}, false_causes: [{id, description, blamed}]}. A mutant is
+    killed when every seed scores it less than full; a false cause is a mutant with a failed check ({check, key,
+    message} in `blamed`) that names a mistake the mutant does not make (causes.py); `only` picks mutants by id,
+    `kinds` by family, `limit` takes the first few (a fast sample)."""
     from grader.judge.job import Job
     from grader.judge.pool import grade_all
     from grader.judge.grading import prewarm
@@ -439,7 +465,8 @@ def run_mutants(exercises: list[Exercise], *, seeds: Sequence[int] = (0,), worke
     for exercise in exercises:
         marks = equivalent_marks(exercise)
         row: dict[str, Any] = {"exercise": exercise.id, "name": exercise.name, "killed": 0, "equivalent": [],
-                               "survivors": [], "failures": [], "stale_marks": [], "families": {}}
+                               "survivors": [], "failures": [], "stale_marks": [], "families": {},
+                               "false_causes": []}
         for mutant in chosen[exercise.id]:
             graded = results.get((exercise.id, mutant.id), [])
             tally = row["families"].setdefault(mutant.family, {"total": 0, "killed": 0, "judged": 0})
@@ -448,6 +475,11 @@ def run_mutants(exercises: list[Exercise], *, seeds: Sequence[int] = (0,), worke
             if any(r.grader_failure for r in graded):
                 row["failures"].append(entry)
                 continue
+            blamed = {(c.id, c.key): c.message.render("en") for r in graded for c in r.checks if not c.passed}
+            blames = causes.false_causes(mutant.changed, mutant.operator,
+                                         [(check, key, said) for (check, key), said in blamed.items()])
+            if blames:
+                row["false_causes"].append({**entry, "blamed": blames})
             if graded and not any(r.full for r in graded):
                 row["killed"] += 1
                 tally["killed"] += 1
@@ -484,14 +516,22 @@ def render_mutants(reports: list[dict], minimum: float, lang: str = "en") -> str
     for r in reports:
         judged = r["total"] - len(r["equivalent"]) - len(r["failures"])
         verdict = say("ok", "已通过") if mutation_ok(r, minimum) else say("FAILED", "失败")
-        lines.append(say("{name}: {score} ({killed} of {judged} killed; {equivalent} equivalent; {total} mutants) "
-                         "{verdict}", "{name}：{score}（{judged} 个中杀死 {killed} 个；{equivalent} 个等价；共 {total} "
-                         "个变异体）{verdict}", name=r["name"], score=f"{r['score']:.0%}", killed=r["killed"],
-                         judged=judged, equivalent=len(r["equivalent"]), total=r["total"], verdict=verdict))
+        lines.append(say("{name}: {score} ({killed} of {judged} killed; {equivalent} equivalent; {total} mutants; "
+                         "{false} false causes) {verdict}", "{name}：{score}（{judged} 个中杀死 {killed} 个；"
+                         "{equivalent} 个等价；共 {total} 个变异体；{false} 处错误归因）{verdict}", name=r["name"],
+                         score=f"{r['score']:.0%}", killed=r["killed"], judged=judged, equivalent=len(r["equivalent"]),
+                         total=r["total"], false=len(r.get("false_causes", [])), verdict=verdict))
         if r["families"]:
             lines.append("  " + by_family(r["families"]))
         for s in r["survivors"]:
             lines.append(f"  {say('survived', '存活')} {s['id']:<44} {s['description']}")
+        for s in r.get("false_causes", []):
+            lines.append(f"  {say('false cause', '错误归因')} {s['id']:<41} {s['description']}")
+            for key in dict.fromkeys(b["key"] for b in s["blamed"]):
+                named = [b for b in s["blamed"] if b["key"] == key]
+                lines.append("    " + say("{checks} name {key}: {message}", "{checks} 说是 {key}：{message}",
+                                          checks=", ".join(b["check"] for b in named), key=key,
+                                          message=_short(named[0]["message"], 160)))
         for s in r["failures"]:
             lines.append(f"  {say('grader failure', '评分程序出错')} {s['id']:<38} {s['description']}")
         for mark in r["stale_marks"]:
@@ -521,6 +561,7 @@ FAMILY_ZH = {"slip": "笔误", "spec": "规定", "device": "设备", "edge": "�
 
 
 def mutation_ok(report: dict, minimum: float) -> bool:
-    """Whether an exercise's checks pass: every family at `minimum` or more, no grader failure, no stale mark."""
+    """Whether an exercise's checks pass: every family at `minimum` or more, no grader failure, no stale mark, no
+    message blaming a mutant for a mistake it does not make."""
     return report["score"] >= minimum and all(t["score"] >= minimum for t in report["families"].values()) \
-        and not report["failures"] and not report["stale_marks"]
+        and not report["failures"] and not report["stale_marks"] and not report.get("false_causes")

@@ -72,10 +72,14 @@ def cuda_run(module, calls):
     return {"calls": found, "anew": imported_with_gpu(module, run)}
 
 
+SEEDING = {"manual_seed", "manual_seed_all", "seed", "seed_all"}  # torch.cuda's seeding: it moves no tensor
+
+
 def fail_if_gpu(cuda: list[str], what: str | Text, at_import: bool = False) -> None:
     """Fail when, with a GPU pretended, `what` (a call, every input on the CPU) did something that names CUDA;
     `at_import`: it did so only where the learner's code was imported with the GPU there."""
     what = what if isinstance(what, Text) else verbatim(what)
+    cuda = [c for c in cuda if c.rsplit(".", 1)[-1] not in SEEDING]  # a seed sends no tensor anywhere
     calls = verbatim(", ".join(dict.fromkeys(cuda)))
     if cuda and at_import:
         fail("With a GPU present when your file is imported, {what} uses it (`{calls}`), although every input is on "

@@ -174,23 +174,33 @@ def call_center(submission, x):
         return call(submission, "center_rows", {"x": x}, row_means_cause(x), key="keepdim-missing")
 
 
+def is_slip(value, slip) -> bool:
+    """Whether `value` is what the wrong formula `slip()` gives; a slip that cannot broadcast on this x gives nothing
+    (the judge's own error never reaches a message)."""
+    try:
+        wrong = slip()
+    except RuntimeError:
+        return False
+    return matches(value, wrong)
+
+
 def expect_centered(value, x, what):
     expected = x.double() - statistic(x.double(), dim=1, keepdim=True)
     value = expect_tensor(value, what, shape=x.shape, floating=True)
     if matches(value, expected):
         return
-    if matches(value, x.double() - statistic(x.double(), dim=0)):
+    if is_slip(value, lambda: x.double() - statistic(x.double(), dim=0)):
         fail("{what} subtracted each column's {stat} (over dim=0) from x; a row's {stat} is taken over the "
              "columns of that row (dim=1).",
              "{what} 减去的是每一列的{stat}（在 dim=0 上归约）；一行的{stat}是在该行的各列上取的（dim=1）。",
              what=what, key="column-means", **words())
-    if matches(value, x.double() - statistic(x.double())):
+    if is_slip(value, lambda: x.double() - statistic(x.double())):
         fail("{what} subtracted the {stat} of all of x, one number, from every entry: {whole} reduces every entry. "
              "Each row needs its own {stat}, over dim=1, kept as a column (keepdim=True).",
              "{what} 从每个元素中减去的是整个 x 的{stat}（一个数）：{whole} 会对所有元素归约。"
              "每一行需要自己的{stat}：在 dim=1 上归约，并保留为一列（keepdim=True）。", what=what, key="global-mean",
              **words())
-    if matches(value, x.double() - statistic(x.double(), dim=1)):
+    if is_slip(value, lambda: x.double() - statistic(x.double(), dim=1)):
         fail("{what} has wrong values, and no error was raised: on a square x the row {stats} of shape [{n}] "
              "broadcast along the LAST axis, so column j lost row j's {stat}. Keep the reduced axis (keepdim=True) "
              "so the {stats} form a column [{n}, 1].",

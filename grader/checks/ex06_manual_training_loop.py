@@ -287,7 +287,9 @@ def _param_history(params: list, result) -> tuple[list, list]:
 
 @probe
 def observe_train(module, x, y, epochs):
-    return _observe_train(module, x, y, epochs)
+    """_observe_train's record, with the module's LR (a number, else None): the learning rate the learner chose."""
+    lr = getattr(module, "LR", None)
+    return {**_observe_train(module, x, y, epochs), "LR": float(lr) if is_number(lr, (int, float)) else None}
 
 
 @probe
@@ -672,7 +674,11 @@ def test_train_converges(submission, rng):
              "old gradients. Zero w.grad and b.grad every step.",
              "train 中梯度在累积：第 {k} 步 backward 之前，参数的 .grad 仍保留着旧梯度。请每一步都清零 w.grad 和 b.grad。",
              k=stale[0], key="zero-grad-missing")
-    losses = seen["losses"] or [float(v) for v in seen["result"][2]]
+    losses = seen["losses"] or [float(v) for v in seen["result"][2] if is_number(v, (int, float), tensor=True)]
+    if not losses:
+        fail("train returned no losses after {epochs} epochs: append each step's loss to the list it returns.",
+             "train 在 {epochs} 个 epoch 之后没有返回任何损失：请把每一步的损失加到它返回的列表里。", epochs=EPOCHS,
+             key="wrong-return")
     w, b = (float(t.reshape(-1)[0]) for t in seen["result"][:2])
     best_w, best_b = least_squares(x, y)
     first, last = losses[0], losses[-1]
@@ -686,6 +692,15 @@ def test_train_converges(submission, rng):
                              "w -= lr * w.grad.",
                              "每一步都让 w 和 b 沿梯度方向移动，也就是往上坡走。梯度下降要减去梯度：w -= lr * w.grad。"),
                  key="sign")
+        chosen = seen.get("LR")  # the learner's LR: a step with it is no learning rate's fault
+        if lr is not None and chosen and matches(lr, chosen * len(x), rtol=1e-2, atol=0):
+            fail(grew + Text("your steps move w and b by lr = {asked:g} times the gradient of the loss summed over the "
+                             "{n} samples, {n} times the gradient of their mean, which the statement's loss is: "
+                             "each step is {n} times too big and training diverges. The learning rate is right; take "
+                             "the mean squared error, .mean(), not .sum().",
+                             "你的每一步让 w 和 b 移动 lr = {asked:g} 乘以 {n} 个样本上求和的损失的梯度，它是均值梯度的 "
+                             "{n} 倍，而题目的损失是均值：每一步都大了 {n} 倍，训练发散。学习率没有问题；请用均方误差 "
+                             ".mean()，而不是 .sum()。", asked=chosen, n=len(x)), key="factor-N")
         if lr is not None and not _converges(x, y, lr):
             fail(grew + Text("your steps are gradient-descent steps with lr = {lr:.3g}, and the learning rate is too "
                              "large for x spread like randn * 5: each step overshoots and training diverges. Try one "

@@ -20,8 +20,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from grader.checking import (Text, check, expect_close, expect_tensor, explain, fail, probe, recording_calls, variant,
-                             verbatim)
+from grader.checking import (LearnerError, Text, check, expect_close, expect_tensor, explain, fail, probe,
+                             recording_calls, variant, verbatim)
 from grader.checking import base_name, forbidden_calls  # the built-ins a rule forbids, by meaning (checking/equivalents.py)
 
 FUNCTIONS = ("softmax", "log_softmax")
@@ -108,9 +108,26 @@ def call(submission, fn: str, x: torch.Tensor, dim=None):
     (what, value)."""
     args = (x,) if dim is None else (x, dim)
     what = f"{fn}(x{list(x.shape)}" + ("" if dim is None else f", dim={dim}") + ")"
-    with explain({"must match the size": KEEPDIM}, key="max-without-keepdim"), \
-            explain({"return_types": MAX_PAIR}, key="max-returns-pair"):
-        return what, getattr(submission, fn)(*args)
+    with explain({"return_types": MAX_PAIR}, key="max-returns-pair"):
+        try:
+            return what, getattr(submission, fn)(*args)
+        except LearnerError as exc:
+            if "must match the size" in exc.message and reduced_dim_lost(submission, fn, x, dim):
+                fail("{cause} ({error})", "{cause}（{error}）", cause=KEEPDIM, error=exc.text, key="max-without-keepdim")
+            raise
+
+
+def reduced_dim_lost(submission, fn: str, x: torch.Tensor, dim) -> bool:
+    """Whether a size mismatch is the max's lost dimension: the same call on x without size-1 dimensions (each made 2)
+    mismatches too. A mismatch only size-1 dimensions bring (x squeezed first) is not keepdim's."""
+    if 1 not in x.shape:
+        return True
+    wide = torch.randn([2 if n == 1 else n for n in x.shape], dtype=x.dtype)
+    try:
+        getattr(submission, fn)(*((wide,) if dim is None else (wide, dim)))
+    except LearnerError as exc:
+        return "must match the size" in exc.message
+    return False
 
 
 KEEPDIM = Text("x - max does not line up with x: the max (or the sum) lost the reduced dimension. Keep it with "
@@ -156,12 +173,22 @@ def reference(x, dim, log=False):
 def expect_result(value, x, what):
     """A floating tensor of x's shape, the lost or kept dimensions named."""
     value = expect_tensor(value, what, floating=True)
-    if value.shape != x.shape:
+    if value.shape == x.shape:
+        return value
+    got, want = list(value.shape), list(x.shape)
+    reduced = [want[:d] + want[d + 1:] for d in range(len(want)) if want[d] > 1]  # a dimension reduced away
+    if got in reduced:
         fail("{what} should have the shape of x, {want}, got {got}: softmax normalises along dim, it does not "
              "reduce it (keep it with keepdim=True in the max and the sum).",
              "{what} 的形状应与 x 相同，即 {want}，实际为 {got}：softmax 沿 dim 归一化，并不会把这一维归约掉"
-             "（max 和 sum 都用 keepdim=True 保留它）。",
-             what=what, want=list(x.shape), got=list(value.shape), key="wrong-shape")
+             "（max 和 sum 都用 keepdim=True 保留它）。", what=what, want=want, got=got, key="wrong-shape")
+    if got == [n for n in want if n != 1]:
+        fail("{what} should have the shape of x, {want}, got {got}: the size-1 dimensions of x are gone (a squeeze()). "
+             "Keep x's shape: the result has one value per entry of x.",
+             "{what} 的形状应与 x 相同，即 {want}，实际为 {got}：x 中大小为 1 的维度不见了（squeeze()）。"
+             "请保持 x 的形状：x 的每个元素对应结果中的一个值。", what=what, want=want, got=got,
+             key="squeeze-without-dim")
+    expect_tensor(value, what, shape=want)
     return value
 
 

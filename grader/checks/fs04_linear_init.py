@@ -400,6 +400,12 @@ def test_fresh_draws(submission, rng):
     seed = int(torch.randint(0, 2 ** 30, (), generator=rng))
     d = submission.probe(draws, fan_in, fan_out, seed, what=what(fan_in, fan_out))
     layer = what(fan_in, fan_out)
+    if torch.equal(d["first"], d["second"]) and d["first"].unique().numel() == 1:  # no draw at all: no seed either
+        fail("Two {layer} built one after the other have the same weights, all {value:.4g}: nothing was drawn at "
+             "random. Fill them with uniform draws (nn.init.uniform_ or kaiming_uniform_).",
+             "先后创建的两个 {layer} 权重相同，全都是 {value:.4g}：没有任何随机抽取。请用均匀分布抽取来填充"
+             "（nn.init.uniform_ 或 kaiming_uniform_）。", layer=layer, value=float(d["first"].flatten()[0]),
+             key="not-random")
     if torch.equal(d["first"], d["second"]):
         fail("Two {layer} built one after the other have the same weights: a fixed seed inside __init__ or "
              "reset_parameters (torch.manual_seed there resets everyone's generator). Draw from torch's generator "

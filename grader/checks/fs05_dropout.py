@@ -152,7 +152,8 @@ def judge_train(out, x, p_drop, what) -> None:
             if abs(scale / factor - 1) < 1e-3 and abs(factor * (1 - p_drop) - 1) > 1e-3:
                 fail("{what} is wrong: " + en, "{what} 不对：" + zh, **values, key=key)
     rows = zeroed.all(dim=1) | kept.all(dim=1)
-    if float(rows.double().mean()) > 0.5:
+    # one draw per row shows rows of both kinds: all zeroed and all kept (every entry zeroed, or none, is no row draw)
+    if float(rows.double().mean()) > 0.5 and bool(zeroed.all(dim=1).any()) and bool(kept.all(dim=1).any()):
         fail("{what} drops whole rows ({k} of {n} rows all zeroed or all kept): one draw per row, not per entry. "
              "Draw a mask of x's full shape.",
              "{what} 整行整行地丢弃（{n} 行中有 {k} 行全为 0 或全被保留）：每行只抽了一次，而不是每个元素抽一次。"
@@ -252,7 +253,8 @@ def test_generator(submission, rng):
     seed = int(torch.randint(0, 2 ** 30, (), generator=rng))
     what = call_text(value, generator=True)
     first, again, other = (submission.probe(run, x, value, True, s, 7, what=what) for s in (seed, seed, seed + 1))
-    if torch.equal(first["out"], other["out"]):
+    drawn = first["out"] != 0
+    if torch.equal(first["out"], other["out"]) and bool(drawn.any()) and not bool(drawn.all()):  # a mask to compare
         if first["global_moved"]:
             fail("{what} gives the same mask for generators seeded {a} and {b}, and draws from torch's global generator "
                  "instead: the generator passed in is not used. Pass it to the draw: torch.rand(x.shape, "

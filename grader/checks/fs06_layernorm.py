@@ -251,13 +251,17 @@ def test_save_for_backward(submission, rng):
              key="nothing-saved")
 
 
-def backward_inputs(rng, batch3=False):
-    """float64 (x, weight, bias) and grad_output for backward: small, never square, weight and bias far from 1 and 0."""
+BACKWARD_CASES = ("rows", "batch3", "shape2d")  # [N, D]; [2, 3, D]; [2, 3, D] normalized over [3, D]
+
+
+def backward_inputs(rng, case="rows"):
+    """float64 (x, weight, bias) and grad_output for backward: small, never square, weight and bias far from 1 and 0;
+    `case` one of BACKWARD_CASES (a layout normalizing the channels has one of its own)."""
     d = int(torch.randint(4, 6, (), generator=rng))
     if channels_first():
         shape, wshape = ((2, d, 3), (d,))
     else:
-        shape, wshape = ((2, 3, d), (d,)) if batch3 else ((3, d), (d,))
+        shape, wshape = {"rows": ((3, d), (d,)), "batch3": ((2, 3, d), (d,)), "shape2d": ((2, 3, d), (3, d))}[case]
     x = 2 * torch.randn(shape, generator=rng, dtype=torch.float64) + 0.5
     w, b = draw_affine(rng, wshape, torch.float64)
     return [x, w, b], torch.randn(shape, generator=rng, dtype=torch.float64)
@@ -287,8 +291,8 @@ def raw_grads(submission, tensors, eps, g, by_hand=False) -> list:
        points=1, zh="backward 返回四个值：形状与各自输入相同的 grad_x、grad_weight、grad_bias，以及 eps 对应的 None",
        depends="forward")
 def test_backward_shapes(submission, rng):
-    for batch3 in (False, True):
-        tensors, g = backward_inputs(rng, batch3)
+    for case in BACKWARD_CASES:
+        tensors, g = backward_inputs(rng, case)
         grads = raw_grads(submission, tensors, 1e-5, g)
         if len(grads) != 4:
             fail("LayerNormFunction.backward returned {n} value(s); forward takes four inputs after ctx (x, weight, "
@@ -364,8 +368,8 @@ GRAD_HINTS = {
 def judge_grads(submission, rng, which) -> None:
     """The gradients `which` (indices into x, weight, bias) against autograd and finite differences, twice."""
     by_hand_only(submission, rng)
-    for batch3 in (False, True):
-        tensors, g = backward_inputs(rng, batch3)
+    for case in BACKWARD_CASES:
+        tensors, g = backward_inputs(rng, case)
         eps = 1e-5
         grads = raw_grads(submission, tensors, eps, g, by_hand=True)
         expected = vjp_expected(tensors, g, eps)

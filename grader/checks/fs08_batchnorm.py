@@ -19,8 +19,8 @@ import torch
 from torch import nn
 import torch.nn.functional as F
 
-from grader.checking import (Text, check, describe, expect_close, expect_tensor, fail, learner_call, matches, probe,
-                             recording_calls, relation, relation_key, relation_text, variant, verbatim, where)
+from grader.checking import (Text, check, describe, expect_close, expect_tensor, fail, fail_raised, learner_call,
+                             matches, probe, recording_calls, relation, relation_key, relation_text, variant, verbatim, where)
 from grader.checking import forbidden_calls  # the built-ins a rule forbids, by meaning (checking/equivalents.py)
 from grader.devices import expect_cpu_module
 
@@ -460,6 +460,9 @@ def expect_running(setup, steps, result, ref) -> None:
             continue
         step = Text("after training batch {i} (x {shape})", "在第 {i} 个训练 batch（x {shape}）之后", i=i + 1,
                     shape=shape_of(x))
+        if "error" in record:  # a batch that raised updated nothing: its error, not "not updated", is the lesson
+            fail_raised(record["error"], Text("the forward on x {shape} in training", "训练模式下 x {shape} 上的 "
+                                              "forward", shape=shape_of(x)))
         for name in STATS:
             state = record[name]
             if state is None:
@@ -570,6 +573,13 @@ def test_gradient(submission, rng):
         for (train, x, g), record, want in zip(steps, result["records"], ref):
             if not train:
                 continue
+            if "error" in record:  # the forward raised: the train_values check names it; no graph to judge here
+                fail_raised(record["error"], Text("the forward on x {shape} in training", "训练模式下 x {shape} 上的 "
+                                                  "forward", shape=shape_of(x)))
+            out = record.get("out")
+            if not isinstance(out, torch.Tensor) or out.shape != g.shape:
+                expect_tensor(out, Text("the output on x {shape} in training", "训练模式下 x {shape} 上的输出",
+                                        shape=shape_of(x)), shape=list(g.shape))
             if "grads" not in record:
                 fail("The output on x {shape} in training does not require grad: the graph from x to the output was cut "
                      "(.detach(), torch.no_grad() around the whole forward, or .data).",
@@ -633,7 +643,7 @@ def test_by_hand(submission, rng):
     for seq in (False, True):
         _, steps, result, ref = run(submission, rng, seq)
         by_hand_only(result)
-        if not all(matches(record["out"], want["out"], rtol=1e-6, atol=1e-8)
+        if not all(matches(record.get("out"), want["out"], rtol=1e-6, atol=1e-8)  # a step that raised has no out
                    for (train, _, _), record, want in zip(steps, result["records"], ref)
                    if train):
             fail("BatchNorm1d's outputs are not right yet, so there is no hand-written batch norm to credit: this point "

@@ -133,6 +133,12 @@ def run(submission, key: str, draw) -> tuple[list, dict]:
     return submission.once(key, make)
 
 
+def plain_runs(submission, rng) -> bool:
+    """Whether conv2d ran on every case without groups (the basic check's): then an error only groups bring is theirs."""
+    _, result = run(submission, "basic", lambda: draw_plain(rng))
+    return not any("error" in record for record in result["records"])
+
+
 def conv_builtins(calls: list[str]) -> list[str]:
     """The convolutions of torch among the functions called (unfold and fold are not)."""
     return forbidden_calls("conv2d", calls)
@@ -391,7 +397,8 @@ def test_groups(submission, rng):
     cases, result = run(submission, "groups", lambda: draw_grouped(rng))
     by_hand_only(result)
     for record, c in zip(result["records"], cases):
-        if "error" in record and "cannot be multiplied" in record["error"]["message"]:
+        if "error" in record and "cannot be multiplied" in record["error"]["message"] and c["groups"] > 1 \
+                and plain_runs(submission, rng):
             fail("{what} raised {type}: {message}{where}. With groups=G, output channel block g sees only input channel "
                  "block g: split F.unfold's columns into G blocks of C_in / G * kH * kW rows, the kernels into G blocks "
                  "of C_out / G, and multiply block by block (a batched matmul over a group axis).",
@@ -464,6 +471,11 @@ def test_gradient(submission, rng):
         for name, got, expected in zip(("x", "weight", "bias"), record["grads"], want):
             label = Text("d(sum(out * g))/d {name} of {what}", "{what} 的 `d(sum(out * g))/d {name}`", name=name,
                          what=call_text(c))
+            if got is None and name == "bias" and matches(out, reference(c, bias=None), rtol=1e-6, atol=1e-8):
+                fail("{label} is None: the output is the convolution without the bias, so the bias never takes part. "
+                     "Add bias[o] to every position of output channel o.",
+                     "{label} 是 None：输出是没有 bias 的卷积，bias 根本没有参与计算。请把 bias[o] 加到输出通道 o 的每个位置上。",
+                     label=label, key="bias-missing")
             if got is None:
                 fail("{label} is None: {name} got no gradient; compute the output from {name} with tensor operations.",
                      "{label} 是 None：{name} 没有得到梯度；请用张量运算从 {name} 算出输出。", label=label, name=name,

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.checking import (Text, check, expect_tensor, fail, learner_call, matches, probe, recording_calls, relation,
+from grader.checking import (Text, check, expect_tensor, fail, fail_raised, learner_call, matches, probe, recording_calls, relation,
                              relation_key, relation_text, variant, verbatim, where)
 from grader.checking import forbidden_calls  # the built-ins a rule forbids, by meaning (checking/equivalents.py)
 from grader.devices import expect_cpu_module
@@ -294,14 +294,18 @@ def test_gradient(submission, rng):
         for (ids, g), record in zip(cases, result["records"]):
             what = call_text(num, dim, padding_idx, ids)
             label = Text("the gradient of weight after {what}", "{what} 之后 weight 的梯度", what=what)
-            if ids.numel() and not record["graph"]:
+            if "error" in record:  # the lookup raised: its error is the lesson (the lookup check names it too)
+                fail_raised(record["error"], what)
+            leaf = weight.clone().requires_grad_(True)
+            out = F.embedding(ids, leaf, padding_idx=padding_idx)
+            (want,) = torch.autograd.grad((out * g).sum(), leaf) if ids.numel() else (torch.zeros_like(weight),)
+            if not record["graph"]:
+                expect_tensor(record["out"], what, shape=list(g.shape), floating=True)  # no graph judged on a misfit
+            if not record["graph"] and bool(want.any()):  # a gradient is due (not only padding ids): none came
                 fail("The output of {what} does not require grad: the lookup was cut from weight (.data, .detach(), or "
                      "torch.no_grad() around it), so the embedding can never learn.",
                      "{what} 的输出不需要梯度：查表与 weight 断开了（`.data`、`.detach()`，或包在 `torch.no_grad()` 里），"
                      "嵌入永远学不到东西。", what=what, key="graph-cut")
-            leaf = weight.clone().requires_grad_(True)
-            out = F.embedding(ids, leaf, padding_idx=padding_idx)
-            (want,) = torch.autograd.grad((out * g).sum(), leaf) if ids.numel() else (torch.zeros_like(weight),)
             got = record["grad"] if record["grad"] is not None else torch.zeros_like(weight)
             got = expect_tensor(got, label, shape=list(weight.shape), floating=True)
             if matches(got, want, rtol=1e-7, atol=1e-9):

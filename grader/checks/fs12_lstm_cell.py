@@ -473,12 +473,13 @@ def test_sequence(submission, rng):
             outputs, (h_n, c_n) = reference(xs, None if state is None else tuple(s.unsqueeze(0) for s in state))
         outs = expect_tensor(result["outputs"], Text("the outputs of {what}", "{what} 的 outputs", what=what),
                              floating=True)
-        if list(outs.shape) == list(outputs.transpose(0, 1).shape) and list(outs.shape) != list(outputs.shape):
-            fail("The outputs of {what} have shape {got}, expected {want}: the loop went over the wrong axis. xs is "
-                 "{layout}: step along the time axis, and stack the outputs along it.",
-                 "{what} 的 outputs 形状为 {got}，应为 {want}：循环走错了维度。xs 是 {layout}：要沿时间维逐步计算，"
-                 "并沿这一维把输出堆叠起来。", what=what, got=list(outs.shape), want=list(outputs.shape),
-                 layout=layout_text(), key="wrong-time-axis")
+        if list(outs.shape) == list(outputs.transpose(0, 1).shape) and list(outs.shape) != list(outputs.shape) \
+                and matches(outs.transpose(0, 1), outputs, rtol=1e-6, atol=1e-8):  # each step right: the stacking
+            fail("The outputs of {what} have shape {got}, expected {want}: every step's h is right, but they are "
+                 "stacked along the wrong axis. xs is {layout}: stack the outputs along its time axis.",
+                 "{what} 的 outputs 形状为 {got}，应为 {want}：每一步的 h 都对，但堆叠的维度错了。xs 是 {layout}："
+                 "要沿它的时间维把输出堆叠起来。", what=what, got=list(outs.shape), want=list(outputs.shape),
+                 layout=layout_text(), key="stacked-wrong-axis")
         outs = expect_tensor(outs, Text("the outputs of {what}", "{what} 的 outputs", what=what),
                              shape=list(outputs.shape))
         if length > 1 and not matches(outs, outputs, rtol=1e-7, atol=1e-9):

@@ -23,7 +23,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from grader.checking import (Text, check, describe, expect_close, expect_tensor, explain, fail, matches, probe,
+from grader.checking import (LearnerError, Text, check, describe, expect_close, expect_tensor, fail, matches, probe,
                              recording_calls, variant, verbatim)
 from grader.checking import forbidden_calls  # the built-ins a rule forbids, by meaning (checking/equivalents.py)
 from grader.devices import expect_cpu_only
@@ -93,7 +93,7 @@ def reference(q, k, v, causal=False, padded=None):
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
 
-def by_formula(q, k, v, allowed=None, scale=None, dim=-1, fill=-math.inf):
+def by_formula(q, k, v, allowed=None, scale=None, dim=-1, fill=-math.inf, empty_nan=False):
     """Attention written out in float64 with one slip at a time: another scale, a softmax over another dim,
     another fill value; a query with no key left gets zeros (NaN rows come from `fill` only)."""
     q, k, v = q.double(), k.double(), v.double()
@@ -101,7 +101,7 @@ def by_formula(q, k, v, allowed=None, scale=None, dim=-1, fill=-math.inf):
     if allowed is not None:
         scores = scores.masked_fill(~allowed, fill)
     weights = torch.softmax(scores, dim=dim)
-    if allowed is not None and fill == -math.inf:
+    if allowed is not None and fill == -math.inf and not empty_nan:  # empty_nan: softmax's 0/0 left in such rows
         weights = weights.masked_fill(~allowed.any(-1, keepdim=True), 0.0)
     return weights @ v
 
@@ -114,13 +114,27 @@ def first_wrong(got, want, rtol=1e-4, atol=1e-5) -> dict:
 
 
 def call(submission, q, k, v, causal=False, mask=None, what=None):
-    """The learner's attention on these inputs, with the classic errors of the mask explained."""
+    """The learner's attention on these inputs, with the classic errors of the masks explained: only when the same
+    call without the masks runs (an error the scores raise anyway is not the mask's)."""
     kwargs = {"causal": causal} if causal else {}
     if mask is not None:
         kwargs[mask_arg()] = mask
-    with explain({"without overflow": FILL_OVERFLOW}, key="fill-overflow"), \
-            explain({"must match the size": BROADCAST}, key="mask-shape"):
+    try:
         return submission.attention(q, k, v, **kwargs)
+    except LearnerError as exc:
+        cause = next(((text, key) for needle, (text, key) in MASK_ERRORS.items() if needle in exc.message), None)
+        if kwargs and cause and runs_unmasked(submission, q, k, v):
+            fail("{cause} ({error})", "{cause}（{error}）", cause=cause[0], error=exc.text, key=cause[1])
+        raise
+
+
+def runs_unmasked(submission, q, k, v) -> bool:
+    """Whether `attention(q, k, v)` with no mask at all returns (the detector of a mask's own error)."""
+    try:
+        submission.attention(q, k, v)
+    except LearnerError:
+        return False
+    return True
 
 
 FILL_OVERFLOW = Text("A finite fill such as -1e9 does not fit in float16 (its largest magnitude is 65504): fill with "
@@ -131,6 +145,8 @@ BROADCAST = Text("The mask does not broadcast to the scores [B, H, Tq, Tk]: the 
                  "[B, 1, 1, Tk] (mask[:, None, None, :]), the causal mask [Tq, Tk].",
                  "掩码无法广播到分数的形状 [B, H, Tq, Tk]：键掩码 [B, Tk] 要变成 [B, 1, 1, Tk]"
                  "（mask[:, None, None, :]），因果掩码是 [Tq, Tk]。")
+
+MASK_ERRORS = {"without overflow": (FILL_OVERFLOW, "fill-overflow"), "must match the size": (BROADCAST, "mask-shape")}
 
 
 def expect_output(value, q, v, what) -> torch.Tensor:
@@ -244,7 +260,7 @@ def test_values(submission, rng):
     # d_head >= 4 > H, and Tk not d_head nor H * d_head: each wrong scale differs from the right one and the others
     d = [n for n in (4, 5, 6, 7) if n != tk and n * h != tk][randint(rng, 0, 1)]
     cases = [(randint(rng, 1, 2), h, tq, tk, d, randint(rng, 2, 5)),
-             (1, 1, 1, 1, 1, 2), (2, 2, 3, 1, 4, 3), (1, 2, 0, 3, 4, 2)]  # one key only; no query at all
+             (1, 1, 1, 1, 1, 2), (2, 2, 3, 1, 4, 3)]  # one key only (no query at all: the shape check's edge)
     for b, h, tq, tk, d, dv in cases:
         q, k, v = qkv(rng, b, h, tq, tk, d, dv)
         what = f"attention(q{list(q.shape)}, k{list(k.shape)}, v{list(v.shape)})"
@@ -290,13 +306,16 @@ def causal_slips(q, k, v) -> list:
             "may see key j only when j <= i.",
             "它与方向反了的掩码一致：每个查询关注的是键 i..T-1（triu），而不是 0..i（tril）。查询 i 只能看到 j <= i "
             "的键 j。"), "causal-inverted"),
-        (by_formula(q, k, v, allowed=lower.tril(-1)), Text(
-            "it matches a mask that hides the diagonal too: query i must see key i itself (tril, diagonal=0).",
-            "它与连对角线也挡住的掩码一致：查询 i 必须能看到它自己的键 i（tril，diagonal=0）。"), "causal-diagonal"),
+        (by_formula(q, k, v, allowed=lower.tril(-1)), DIAGONAL, "causal-diagonal"),
+        (by_formula(q, k, v, allowed=lower.tril(-1), empty_nan=True), DIAGONAL, "causal-diagonal"),  # query 0: NaN
         (by_formula(q, k, v, allowed=lower, fill=0.0), MASK_ZEROS, "mask-zeros"),
     ]
 
 
+DIAGONAL = Text("it matches a mask that hides the diagonal too: query i must see key i itself (tril, diagonal=0; "
+                "or hide triu(diagonal=1), the keys after i). Query 0 then has no key left.",
+                "它与连对角线也挡住的掩码一致：查询 i 必须能看到它自己的键 i（tril，diagonal=0；或者挡住 "
+                "triu(diagonal=1)，即 i 之后的键）。这样查询 0 就没有键可关注了。")
 MASK_ZEROS = Text("it matches masked scores set to 0 instead of -inf: exp(0) = 1, so every masked key still gets "
                   "weight. Fill them with float('-inf'): exp(-inf) = 0.",
                   "它与把被掩盖的分数设为 0 而不是 -inf 的结果一致：exp(0) = 1，所以每个被掩盖的键仍然有权重。"
@@ -359,7 +378,8 @@ def queries_masked(got, q, k, v, padded) -> bool:
     real = ~padded[:, None, :, None].expand_as(got)
     free = by_formula(q, k, v)
     return bool(torch.allclose(got.double()[real], free[real], rtol=1e-4, atol=1e-5)) \
-        and not matches(got, reference(q, k, v, padded=padded), atol=1e-5, equal_nan=True)
+        and not matches(got, reference(q, k, v, padded=padded), atol=1e-5, equal_nan=True) \
+        and not matches(got, free, rtol=1e-4, atol=1e-5, equal_nan=True)  # no mask at all: mask-ignored's lesson
 
 
 @check("the key mask hides the padding keys", points=2, zh="键掩码挡住了填充的键", depends="values")

@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from grader.checking import Text, check, describe, expect_close, explain, fail, matches, probe, variant, verbatim
+from grader.checking import LearnerError, Text, check, describe, expect_close, fail, matches, probe, variant, verbatim
 from grader.devices import expect_cpu_module
 
 NAMES = ("q_proj", "k_proj", "v_proj", "out_proj")
@@ -145,10 +145,19 @@ def attend(x, w, h, past_k=None, past_v=None, mask="shifted"):
 def run(submission, x_chunks, w, h, cache=None):
     """The learner's layer over the chunks, with its structure judged."""
     e = x_chunks[0].shape[-1]
-    with explain({"must match the size": SHAPES}, key="mask-shape"):
-        info = submission.probe(run_steps, e, h, learner_weights(w), x_chunks, cache,
+
+    def probed(chunks):
+        return submission.probe(run_steps, e, h, learner_weights(w), chunks, cache,
                                 what=Text("`CachedSelfAttention({e}, {h})` and its calls", "`CachedSelfAttention({e}, "
                                           "{h})` 及其调用", e=e, h=h))
+
+    try:
+        info = probed(x_chunks)
+    except LearnerError as exc:  # the cache's shapes only where the first call, with nothing cached, runs
+        if "must match the size" in exc.message and len(x_chunks) > 1 and cache is None \
+                and runs(lambda: probed(x_chunks[:1])):
+            fail("{cause} ({error})", "{cause}（{error}）", cause=SHAPES, error=exc.text, key="cache-shapes")
+        raise
     if not info["is_module"]:
         fail("CachedSelfAttention(...) should be an nn.Module, got a {type}.", "CachedSelfAttention(...) 应该是 "
              "nn.Module，实际是 {type}。", type=verbatim(info["type"]), key="not-a-module")
@@ -158,6 +167,15 @@ def run(submission, x_chunks, w, h, cache=None):
              "CachedSelfAttention({e}, {h}) 应恰好含有 {want}；实际含有 {got}。", e=e, h=h,
              want=verbatim(", ".join(want)), got=verbatim(", ".join(info["params"]) or "-"), key="parameters")
     return info["steps"]
+
+
+def runs(call) -> bool:
+    """Whether `call()` returns without the learner's code raising."""
+    try:
+        call()
+    except LearnerError:
+        return False
+    return True
 
 
 SHAPES = Text("Shapes that do not line up with a cache: the scores are [B, H, T_new, T_past + T_new], so the causal mask "

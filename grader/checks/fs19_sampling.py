@@ -29,7 +29,7 @@ import math
 
 import torch
 
-from grader.checking import Text, check, expect_close, expect_tensor, fail, matches, probe, variant, verbatim
+from grader.checking import LearnerError, Text, check, expect_close, expect_tensor, fail, matches, probe, variant, verbatim
 
 # -- probes (run in the sandbox) --------------------------------------------------------------
 
@@ -266,6 +266,7 @@ def test_top_k(submission, rng):
     expect_probs(submission, logits, temperature=t, top_k=k)
     expect_probs(submission, draw_logits(rng, 2, v), temperature=0.8, top_k=1)
     expect_probs(submission, draw_logits(rng, 2, v), top_k=v)  # k = V: nothing to drop
+    expect_probs(submission, draw_logits(rng, 2, v), top_k=v + randint(rng, 1, 4))  # k > V: nothing either
 
 
 @check("top-p keeps the smallest set of most probable tokens that reaches p, renormalised", points=2,
@@ -349,6 +350,19 @@ def test_sample_shape(submission, rng):
              "V - 1 = {last} 之间。", got=tokens.tolist(), last=logits.shape[-1] - 1, key="token-out-of-range")
 
 
+def own_probs(submission, row, kwargs) -> torch.Tensor | None:
+    """The learner's own sampling_probs on `row` in float64 ([V]), or None where it raises or returns no such tensor:
+    what their sample draws from, when it calls it."""
+    try:
+        got = submission.sampling_probs(row.reshape(1, -1), **kwargs)
+    except LearnerError:
+        return None
+    if not isinstance(got, torch.Tensor) or list(got.shape) != [1, row.shape[-1]] or not got.is_floating_point():
+        return None
+    got = got[0].double()
+    return got if bool(torch.isfinite(got).all()) and bool((got >= 0).all()) else None
+
+
 @check("sample draws only the kept tokens, as often as their probabilities say", points=2,
        zh="sample 只抽取保留下来的词元，频率与其概率相符", depends=("combined", "sample_shape"))
 def test_support(submission, rng):
@@ -363,6 +377,13 @@ def test_support(submission, rng):
     probs = expected(row, **kwargs)[0]
     kept = (probs > 0).nonzero().flatten().tolist()
     outside = sorted(set(tokens.tolist()) - set(kept))
+    own = own_probs(submission, row, kwargs)
+    if outside and own is not None and float(own[outside[0]]) > 0:
+        fail("{what} drew token {token}, which top-k/top-p drop (the kept tokens: {kept}): your sampling_probs(...) "
+             "gives it probability {p:.3g}, and sample draws from it. Fix sampling_probs first.",
+             "{what} 抽到了词元 {token}，而它已被 top-k/top-p 丢弃（保留的词元：{kept}）：你的 sampling_probs(...) "
+             "给了它 {p:.3g} 的概率，而 sample 是从它抽样的。请先改好 sampling_probs。", what=what, token=outside[0],
+             kept=kept, p=float(own[outside[0]]), key="probs-support-wrong")
     if outside:
         fail("{what} drew token {token}, which top-k/top-p drop (the kept tokens: {kept}): draw from "
              "sampling_probs(...), not from the softmax of the logits.", "{what} 抽到了词元 {token}，而它已被 top-k/top-p "
@@ -376,6 +397,13 @@ def test_support(submission, rng):
              "torch.multinomial(probs, 1, generator=generator) 抽样。", what=what, token=int(tokens[0]), key="greedy")
     band = 5 * torch.sqrt(probs * (1 - probs) / n) + 2 / n
     off = ((counts - probs).abs() > band).nonzero().flatten().tolist()
+    if off and own is not None and not ((counts - own).abs() > 5 * torch.sqrt(own * (1 - own) / n) + 2 / n).any():
+        i = off[0]
+        fail("{what} drew token {token} with frequency {got:.3f} over {n} draws; its probability is {want:.3f}: the "
+             "draws follow your sampling_probs(...), which gives it {p:.3f}. Fix sampling_probs first.",
+             "{what} 在 {n} 次抽样中抽到词元 {token} 的频率是 {got:.3f}；它的概率是 {want:.3f}：抽样符合你的 "
+             "sampling_probs(...)，它给出的是 {p:.3f}。请先改好 sampling_probs。", what=what, token=i,
+             got=float(counts[i]), n=n, want=float(probs[i]), p=float(own[i]), key="probs-support-wrong")
     if off:
         i = off[0]
         fail("{what} drew token {token} with frequency {got:.3f} over {n} draws; its probability is {want:.3f} (5 "
