@@ -1,0 +1,22 @@
+# Mistake: sums -(1 - p) ** gamma * log p over every class, the one-hot target forgotten.
+# Expect: summed over every class
+import torch
+import torch.nn.functional as F
+
+
+def sigmoid_focal_loss(logits, targets, alpha=0.25, gamma=2.0):
+    ce = F.binary_cross_entropy_with_logits(logits, targets, reduction="none")
+    p = torch.sigmoid(logits)
+    p_t = p * targets + (1 - p) * (1 - targets)
+    loss = ce * (1 - p_t) ** gamma
+    if alpha is not None:
+        loss = (alpha * targets + (1 - alpha) * (1 - targets)) * loss
+    return loss.mean()
+
+
+def focal_loss(logits, targets, alpha=None, gamma=2.0):
+    logp = torch.log_softmax(logits, dim=1)
+    loss = (-(1 - logp.exp()) ** gamma * logp).sum(dim=1)
+    if alpha is not None:
+        loss = alpha[targets] * loss
+    return loss.mean()

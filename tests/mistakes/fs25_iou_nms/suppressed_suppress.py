@@ -1,0 +1,28 @@
+# Mistake: each box is compared with every box visited before it, suppressed ones included.
+# Expect: already suppressed still suppressed
+import torch
+
+
+def corners(boxes):
+    return boxes
+
+
+def box_iou(boxes1, boxes2):
+    b1, b2 = corners(boxes1), corners(boxes2)
+    area1 = (b1[:, 2] - b1[:, 0]) * (b1[:, 3] - b1[:, 1])
+    area2 = (b2[:, 2] - b2[:, 0]) * (b2[:, 3] - b2[:, 1])
+    lt = torch.max(b1[:, None, :2], b2[None, :, :2])
+    rb = torch.min(b1[:, None, 2:], b2[None, :, 2:])
+    wh = (rb - lt).clamp(min=0)
+    inter = wh[..., 0] * wh[..., 1]
+    return inter / (area1[:, None] + area2[None, :] - inter)
+
+
+def nms(boxes, scores, iou_threshold):
+    iou = box_iou(boxes, boxes)
+    order = torch.argsort(scores, descending=True, stable=True).tolist()
+    keep = []
+    for rank, i in enumerate(order):
+        if all(iou[i, j] <= iou_threshold for j in order[:rank]):
+            keep.append(i)
+    return torch.tensor(keep, dtype=torch.int64)
