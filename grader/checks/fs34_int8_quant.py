@@ -260,3 +260,11 @@ def test_edges(submission, rng):
     expect_ints(submission.quantize(w, scale), quantize_ref(w.float() / scale), Text(
         "quantize(w, scale) for w in float16 and a float32 scale", "w 为 float16、scale 为 float32 时的 "
         "quantize(w, scale)"), w.float() / scale)
+    # A 0-dim float32 scale does not promote a float16 w: the division must be made in float32. The entries are
+    # those of a float16 grid whose quotient rounds otherwise in float16.
+    grid, scale = torch.arange(40, 60, 1 / 32).half(), torch.tensor(0.7)
+    differ = grid[(grid / scale).round().float() != (grid.float() / scale).round()]
+    w = differ[torch.randperm(len(differ), generator=rng)[:8]].reshape(2, 4)
+    expect_ints(submission.quantize(w, scale), quantize_ref(w.float() / scale), Text(
+        "quantize(w, scale) for w in float16 and a 0-dim float32 scale", "w 为 float16、scale 为 0 维 float32 时的 "
+        "quantize(w, scale)"), w.float() / scale)
