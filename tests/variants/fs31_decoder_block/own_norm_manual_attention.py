@@ -1,0 +1,53 @@
+"""A correct variant: its own RMSNorm module, the attention written out with a boolean mask, SiLU as
+x * sigmoid(x)."""
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim, eps):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + self.eps) * self.weight
+
+
+class DecoderBlock(nn.Module):
+    def __init__(self, d_model, n_heads, d_hidden, eps=1e-6):
+        super().__init__()
+        if d_model % n_heads != 0:
+            raise ValueError("the head sizes do not divide")
+        self.n_heads, self.n_kv_heads = n_heads, n_heads
+        self.head_dim = d_model // n_heads
+        self.attn_norm = RMSNorm(d_model, eps)
+        self.q_proj = nn.Linear(d_model, n_heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(d_model, self.n_kv_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(d_model, self.n_kv_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(n_heads * self.head_dim, d_model, bias=False)
+        self.ffn_norm = RMSNorm(d_model, eps)
+        self.gate_proj = nn.Linear(d_model, d_hidden, bias=False)
+        self.up_proj = nn.Linear(d_model, d_hidden, bias=False)
+        self.down_proj = nn.Linear(d_hidden, d_model, bias=False)
+
+    def attention(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, _ = x.shape
+        q = self.q_proj(x).view(b, t, self.n_heads, self.head_dim).transpose(1, 2)  # [B, H, T, D]
+        k = self.k_proj(x).view(b, t, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(x).view(b, t, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.head_dim)
+        allowed = torch.ones(t, t, dtype=torch.bool, device=x.device).tril()
+        out = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1) @ v
+        return self.o_proj(out.transpose(1, 2).reshape(b, t, self.n_heads * self.head_dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # Pre-norm: each sub-layer reads a normed copy; its output is added to the stream x itself.
+        h = x + self.attention(self.attn_norm(x))
+        n = self.ffn_norm(h)
+        # SwiGLU: the SiLU goes on the gate only.
+        return h + self.down_proj(self.gate_proj(n) * torch.sigmoid(self.gate_proj(n)) * self.up_proj(n))
