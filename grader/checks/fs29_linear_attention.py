@@ -180,7 +180,7 @@ def test_causal(submission, rng):
        zh="逐步运行 linear_attention_step 得到因果输出，状态就是这些和", depends="causal")
 def test_step(submission, rng):
     t = randint(rng, 3, 5)
-    q, k, v = qkv(rng, 1, 2, t, t, 4, 3)  # B = 1: a squeeze() without a dim shows
+    q, k, v = qkv(rng, 1, 2, t, t, 4, 1)  # B = 1 and Dv = 1: a squeeze() without a dim shows
     eps = [1e-6, 0.5][randint(rng, 0, 1)]
     want = quadratic(q, k, v, True, eps=eps)
     state, outs = None, []
@@ -197,7 +197,7 @@ def test_step(submission, rng):
                  "(to branch, or to retry a step). Return a new state: S = S + ..., z = z + ....",
                  "{what} 修改了传入的状态（原地的 +=）：调用者可能还需要旧的状态（用于分支或重试某一步）。"
                  "请返回新的状态：S = S + ...，z = z + ...。", what=what, key="state-in-place")
-        outs.append(expect_tensor(value[0], what, shape=[1, 2, 3], floating=True))
+        outs.append(expect_tensor(value[0], what, shape=[1, 2, 1], floating=True))
         state = value[1]
     got = torch.stack(outs, dim=2)
     what = Text("the outputs of linear_attention_step over {t} steps", "linear_attention_step 运行 {t} 步的输出", t=t)
