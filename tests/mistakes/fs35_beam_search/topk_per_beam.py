@@ -1,0 +1,29 @@
+# Mistake: takes topk along each beam's row and keeps the first row, as if the best beam held the best candidates.
+# Expect: taken from the best beam's row
+
+import torch
+
+
+def length_penalty(length, alpha):
+    return ((5 + length) / 6) ** alpha  # GNMT's (Wu et al., 2016)
+
+
+def beam_search(log_probs_fn, bos, eos, beam_size, max_len, alpha=1.0):
+    tokens = torch.tensor([[bos]])  # the live beams, [N, T]: bos, then the tokens chosen so far
+    scores = torch.zeros(1, dtype=torch.float64)  # each live beam's summed log-prob
+    finished = []  # (tokens after bos, summed log-prob / length penalty)
+    for step in range(1, max_len + 1):
+        width = beam_size - len(finished)  # a finished hypothesis keeps its slot
+        totals = scores[:, None] + log_probs_fn(tokens).double()  # every live beam extended by every token
+        best, top = totals.topk(width, dim=-1)  # each beam's best tokens
+        best, top = best[0], top[0]  # the first beam is the best one
+        tokens = torch.cat([tokens[[0] * width], top[:, None]], dim=1)
+        done = tokens[:, -1] == eos
+        for seq, score in zip(tokens[done].tolist(), best[done].tolist()):
+            finished.append((seq[1:], score / length_penalty(step, alpha)))
+        tokens, scores = tokens[~done], best[~done]
+        if len(tokens) == 0:  # every slot holds a finished hypothesis
+            break
+    for seq, score in zip(tokens.tolist(), scores.tolist()):  # max_len reached: the live beams end there
+        finished.append((seq[1:], score / length_penalty(max_len, alpha)))
+    return sorted(finished, key=lambda hypothesis: hypothesis[1], reverse=True)
