@@ -25,11 +25,11 @@ try:
 except ImportError:
     pass
 
-frame = sys._getframe()
+frame = sys._getframe()  # the sandbox's own frames (serve, _serve: its source, limits, connection) are its own
 while frame is not None:
     if frame.f_code.co_filename != __file__ and frame.f_locals is not frame.f_globals \
             and any(v is not None for v in frame.f_locals.values()) \
-            and "grader" in frame.f_code.co_filename and frame.f_code.co_name not in ("_serve", "_load_module"):
+            and "grader" in frame.f_code.co_filename and frame.f_code.co_name not in ("_serve", "serve", "_load_module"):
         found.append(f"the locals of {frame.f_code.co_name}")
     frame = frame.f_back
 
