@@ -254,7 +254,7 @@ def test_the_command_says_what_is_wrong_in_one_line(tmp_path, grades):
                        ((grades, "s9", "ex05", "--comment", "x"), "no student s9 in " + str(grades)),
                        ((grades, "s09", "ex5", "--comment", "x"), "no exercise ex5 in " + str(grades)),
                        ((grades, "s09", "ex03", "--comment", "x"), "no exercise ex03 in")]:
-        proc = grade_here("review", *args)
+        proc = run_grade("review", *args)
         assert proc.returncode == 2 and said in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, args
     assert not (grades / "review.toml").exists()
     for args, said in [(("s09x", "ex05"), "(the student column of grades.csv); did you mean s09?"),

@@ -17,7 +17,7 @@ import math
 
 import torch
 
-from grader.checking import check, fail, fail_raised, is_number, learner_call, probe, variant, verbatim
+from grader.checking import Text, check, fail, fail_raised, is_number, learner_call, matches, probe, variant, verbatim
 
 # -- probes (run in the sandbox) ----------------------------------------------------------------
 
@@ -110,8 +110,8 @@ def candidates(steps, w, total, m) -> list:
     ]
 
 
-def close(a, b) -> bool:
-    return a is not None and math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-6)  # float32 arithmetic is right too
+def agrees(a, b) -> bool:
+    return a is not None and matches(a, b, rtol=1e-5, atol=1e-6)  # float32 arithmetic is right too
 
 
 def expect_schedule(submission, steps, w, total, m) -> None:
@@ -124,16 +124,16 @@ def expect_schedule(submission, steps, w, total, m) -> None:
                      "warmup_steps 可以是 0：没有预热，也不能除以它。") if w == 0 else None)
     values = got["values"]
     want = [reference(s, w, total, m) for s in steps]
-    if all(close(v, e) for v, e in zip(values, want)):
+    if all(agrees(v, e) for v, e in zip(values, want)):
         return
     draw = variant("warmup")
     for wrong, key, en, zh in candidates(steps, w, total, m):
-        if all(close(v, e) for v, e in zip(values, wrong)):
+        if all(agrees(v, e) for v, e in zip(values, wrong)):
             fail("{call} over steps {first}..{last} gives {got}, expected {want}: " + en,
                  "{call} 在第 {first}..{last} 步给出 {got}，应为 {want}：" + zh, call=verbatim(call), first=steps[0],
                  last=steps[-1], got=rounded(values), want=rounded(want), ramp=verbatim(draw["ramp"]),
                  other_ramp=verbatim(draw["other_ramp"]), key=key)
-    i = next(i for i, (v, e) in enumerate(zip(values, want)) if not close(v, e))
+    i = next(i for i, (v, e) in enumerate(zip(values, want)) if not agrees(v, e))
     fail("warmup_cosine({step}, {w}, {total}, {m}) is {got}, expected {want:.6g} (the run over steps {first}..{last}: "
          "{gots}, expected {wants}).",
          "warmup_cosine({step}, {w}, {total}, {m}) 为 {got}，应为 {want:.6g}（第 {first}..{last} 步：{gots}，应为 "
@@ -219,14 +219,16 @@ def test_scheduler(submission, rng):
     lrs = [0.1, round(float(torch.empty(()).uniform_(0.01, 0.05, generator=rng)), 4)]
     steps = total + 3
     got = submission.probe(scheduled, lrs, w, total, m, steps,
-                           what=f"`make_scheduler(optimizer, {w}, {total}, {m:g})` and {steps} steps")
+                           what=Text("`make_scheduler(optimizer, {w}, {total}, {m})` and {steps} steps",
+                                     "`make_scheduler(optimizer, {w}, {total}, {m})` 再走 {steps} 步", w=w, total=total,
+                                     m=f"{m:g}", steps=steps))
     if "error" in got:
         fail_raised(got["error"], f"`make_scheduler(optimizer, {w}, {total}, {m:g})`, `scheduler.step()`")
     seen = got["lrs"]
     want = [[lr * reference(s, w, total, m) for lr in lrs] for s in range(steps)]
 
     def matches(rows):
-        return all(close(v, e) for row, exp in zip(seen, rows) for v, e in zip(row, exp))
+        return all(agrees(v, e) for row, exp in zip(seen, rows) for v, e in zip(row, exp))
 
     if matches(want):
         return
@@ -251,7 +253,7 @@ def test_scheduler(submission, rng):
     for rows, key, en, zh in known:
         if matches(rows):
             fail("The lrs seen by the optimizer: " + en, "优化器看到的 lr：" + zh, key=key)
-    i = next(i for i, (row, exp) in enumerate(zip(seen, want)) if not all(close(v, e) for v, e in zip(row, exp)))
+    i = next(i for i, (row, exp) in enumerate(zip(seen, want)) if not all(agrees(v, e) for v, e in zip(row, exp)))
     fail("Before optimizer.step() number {i} the param groups' lrs are {got}, expected {want} (base lrs {lrs} times "
          "warmup_cosine({i}, {w}, {total}, {m})).",
          "第 {i} 次 optimizer.step() 之前，各参数组的 lr 为 {got}，应为 {want}（基础 lr {lrs} 乘以 "

@@ -135,8 +135,8 @@ def test_shapes(submission, rng):
         fail("linear_attention_step should return (out_t, (S, z)).", "linear_attention_step 应返回 (out_t, (S, z))。",
              key="wrong-shape")
     expect_tensor(out[0], "linear_attention_step(...)[0] (out_t)", shape=[2, 2, 6], floating=True)
-    expect_tensor(out[1][0], "the state S", shape=[2, 2, 4, 6], floating=True)
-    expect_tensor(out[1][1], "the state z", shape=[2, 2, 4], floating=True)
+    expect_tensor(out[1][0], Text("the state S", "状态 S"), shape=[2, 2, 4, 6], floating=True)
+    expect_tensor(out[1][1], Text("the state z", "状态 z"), shape=[2, 2, 4], floating=True)
 
 
 @check("feature_map is the statement's phi", points=1, zh="feature_map 就是题目的 phi", depends="shapes")

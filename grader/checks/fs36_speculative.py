@@ -326,6 +326,7 @@ def test_rejected(submission, rng):
         fail("{what} should return {want}, got {got}: max(0, p - q) at the rejected position is one-hot at token "
              "{t}.", "{what} 应返回 {want}，实际为 {got}：被拒绝位置上的 max(0, p - q) 只在词元 {t} 上不为 0。", what=what,
              got=verbatim(str(got)), want=verbatim(str(want)), t=t, key="wrong-tokens")
+    expect_cpu_only(submission, [("speculative_step", [target, q, x])])  # the rejection's path too, with a GPU at hand
 
 
 @check("over 6000 steps the output is distributed as the target: first token ~ p, acceptance sum(min(p, q)), bonus ~ "

@@ -47,7 +47,7 @@ def dpo(pc, pr, rc, rr, beta=0.1, slip=None):
         chosen, rejected = rejected, chosen
     margin = chosen - rejected
     losses = -beta * F.logsigmoid(margin) if slip == "beta-outside" else -F.logsigmoid(beta * margin)
-    return losses.sum() if slip == "sum" else losses.mean()
+    return losses.sum() if slip == "sum-not-mean" else losses.mean()
 
 
 def ppo(new, old, adv, mask, clip_eps=0.2, slip=None):
@@ -94,7 +94,7 @@ SLIPS = {
                                 "即 -logsigmoid(beta * (chosen - rejected))。"),
     "beta-outside": ("beta outside the log-sigmoid: it scales the margin inside, -logsigmoid(beta * margin).",
                      "beta 放在了 log-sigmoid 外面：它应在里面缩放差值，-logsigmoid(beta * margin)。"),
-    "sum": ("the sum over the batch: the loss is the mean.", "对批次求和：损失是平均值。"),
+    "sum-not-mean": ("the sum over the batch: the loss is the mean.", "对批次求和：损失是平均值。"),
     "ratio-inverted": ("the ratio inverted, exp(logp_old - logp_new): the ratio is pi_new / pi_old = "
                        "exp(logp_new - logp_old).", "比值取反了，exp(logp_old - logp_new)：比值是 pi_new / pi_old = "
                        "exp(logp_new - logp_old)。"),
@@ -184,7 +184,7 @@ def ppo_batch(rng, b, t, clip_eps):
 
 # -- the checks -------------------------------------------------------------------------------------
 
-DPO_SLIPS = ["reference-ignored", "reference-sign", "chosen-rejected-swapped", "beta-outside", "sum"]
+DPO_SLIPS = ["reference-ignored", "reference-sign", "chosen-rejected-swapped", "beta-outside", "sum-not-mean"]
 PPO_SLIPS = ["ratio-inverted", "ratio-of-logps", "max-not-min", "unclipped-only", "clipped-only", "not-negated",
              "mask-ignored", "mask-mean-all", "mean-per-sequence"]
 GRPO_SLIPS = ["global-normalisation", "groups-interleaved", "std-biased"]
@@ -209,7 +209,7 @@ def test_dpo(submission, rng):
         batch = dpo_batch(rng, b)
         what = Text("dpo_loss(4 tensors [{b}], beta={beta:.3g})", "dpo_loss(4 个 [{b}] 的 tensor, beta={beta:.3g})",
                     b=b, beta=beta)
-        wrongs = {slip: dpo(*batch, beta, slip) for slip in DPO_SLIPS if not (slip == "sum" and b == 1)}
+        wrongs = {slip: dpo(*batch, beta, slip) for slip in DPO_SLIPS if not (slip == "sum-not-mean" and b == 1)}
         expect_loss(submission.dpo_loss(*batch, beta=beta), dpo(*batch, beta), what, wrongs)
 
 

@@ -168,8 +168,10 @@ def _assigned_keys(node: ast.AST) -> list[str]:
 def _paired_keys(node: ast.AST) -> list[str]:
     """Key-like strings (`graph-reused`: lower case, hyphenated) in a tuple or as a dict's values, as tables of
     diagnosed causes hold them (`(needle, "graph-reused", Text(...))`, `return "cuda", "cuda-hard-coded"`)."""
-    if isinstance(node, ast.Dict):  # {"never stepped": "last-group-dropped", ...}
+    if isinstance(node, ast.Dict):  # {"never stepped": "last-group-dropped", ...}; {"never-accept": (Text...), ...}
         elements = [v for v in node.values if v is not None]
+        if node.values and all(isinstance(v, ast.Tuple) for v in node.values):  # a table keyed by key: (en, zh)
+            elements += [k for k in node.keys if k is not None]
     elif isinstance(node, ast.Tuple):
         elements = node.elts
     else:
